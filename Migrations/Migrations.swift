@@ -1,0 +1,17 @@
+import Foundation
+
+/// The SQL migration files shipped with Stockroom, in the order they must be applied.
+public enum MigrationFiles {
+    /// Each migration's identifier (the file name without `.sql`) and its SQL text, sorted by name.
+    public static func all() throws -> [(identifier: String, sql: String)] {
+        guard let directory = Bundle.module.url(forResource: "sql", withExtension: nil) else {
+            throw CocoaError(.fileNoSuchFile)
+        }
+        let files = try FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: nil)
+            .filter { $0.pathExtension == "sql" }
+            .sorted { $0.lastPathComponent < $1.lastPathComponent }
+        return try files.map { url in
+            (url.deletingPathExtension().lastPathComponent, try String(contentsOf: url, encoding: .utf8))
+        }
+    }
+}

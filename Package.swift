@@ -1,0 +1,94 @@
+// swift-tools-version:6.2
+import PackageDescription
+
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+let package = Package(
+    name: "stockroom",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "stockroom", targets: ["stockroom"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket.git", from: "2.8.1"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-configuration.git", from: "1.4.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
+    ],
+    targets: [
+        .target(
+            name: "StockroomCore",
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "StockroomMigrations",
+            path: "Migrations",
+            exclude: ["README.md"],
+            resources: [.copy("sql")],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "StockroomStore",
+            dependencies: [
+                "StockroomCore",
+                "StockroomMigrations",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "StockroomServer",
+            dependencies: [
+                "StockroomCore",
+                "StockroomStore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ],
+            resources: [.copy("Resources")],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "stockroom",
+            dependencies: [
+                "StockroomServer",
+                "StockroomStore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Configuration", package: "swift-configuration"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "StockroomCoreTests",
+            dependencies: ["StockroomCore"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "StockroomStoreTests",
+            dependencies: ["StockroomStore", "StockroomCore"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "StockroomServerTests",
+            dependencies: [
+                "StockroomServer",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Configuration", package: "swift-configuration"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+    ]
+)

@@ -1,0 +1,87 @@
+import Foundation
+
+/// An RGB colour with a display name; components are in 0...1.
+public struct Color: Hashable, Sendable, Codable {
+    /// The colour's display name (1-50 characters when valid).
+    public var name: String
+    /// Red component, 0...1.
+    public var red: Double
+    /// Green component, 0...1.
+    public var green: Double
+    /// Blue component, 0...1.
+    public var blue: Double
+
+    /// Creates a colour.
+    public init(name: String, red: Double, green: Double, blue: Double) {
+        self.name = name
+        self.red = red
+        self.green = green
+        self.blue = blue
+    }
+}
+
+/// Whether an item is in stock, and how many or whether it is back-ordered.
+public enum Status: Hashable, Sendable, Codable {
+    case inStock(quantity: Int)
+    case outOfStock(isOnBackOrder: Bool)
+}
+
+/// An inventory item as stored: its editable fields plus identity and bookkeeping.
+public struct Item: Hashable, Sendable {
+    /// The item's identifier.
+    public var id: ItemID
+    /// The item's name, trimmed.
+    public var name: String
+    /// The item's colour, if any.
+    public var color: Color?
+    /// Stock status.
+    public var status: Status
+    /// Starts at 1 and grows by one on every write.
+    public var version: Int
+    /// When the item was created.
+    public var createdAt: Date
+    /// When the item was last written.
+    public var updatedAt: Date
+
+    /// Creates an item.
+    public init(id: ItemID, name: String, color: Color?, status: Status, version: Int, createdAt: Date, updatedAt: Date) {
+        self.id = id
+        self.name = name
+        self.color = color
+        self.status = status
+        self.version = version
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+    }
+
+    /// The item's editable fields, as an edit draft starts out.
+    public var draft: Draft { Draft(name: name, color: color, status: status) }
+}
+
+extension Item: Codable {
+    private enum CodingKeys: String, CodingKey { case id, name, color, status, version, createdAt, updatedAt }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            id: try c.decode(ItemID.self, forKey: .id),
+            name: try c.decode(String.self, forKey: .name),
+            color: try c.decodeIfPresent(Color.self, forKey: .color),
+            status: try c.decode(Status.self, forKey: .status),
+            version: try c.decode(Int.self, forKey: .version),
+            createdAt: try c.decode(Date.self, forKey: .createdAt),
+            updatedAt: try c.decode(Date.self, forKey: .updatedAt)
+        )
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(id, forKey: .id)
+        try c.encode(name, forKey: .name)
+        try c.encode(color, forKey: .color)
+        try c.encode(status, forKey: .status)
+        try c.encode(version, forKey: .version)
+        try c.encode(createdAt, forKey: .createdAt)
+        try c.encode(updatedAt, forKey: .updatedAt)
+    }
+}

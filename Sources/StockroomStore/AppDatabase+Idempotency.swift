@@ -1,0 +1,167 @@
+import Foundation
+import GRDB
+import StockroomCore
+
+/// Where an Idempotency-Key lives: per user, and per client for commands.
+public struct IdempotencyKey: Hashable, Sendable {
+    /// The user whose token sent the request.
+    public var user: String
+    /// `items`, or `client:<clientID>` for commands.
+    public var scope: String
+    /// The header's value.
+    public var key: String
+
+    /// Creates a key.
+    public init(user: String, scope: String, key: String) {
+        self.user = user
+        self.scope = scope
+        self.key = key
+    }
+}
+
+/// A decided response kept for retries of the same request.
+public struct StoredResponse: Hashable, Sendable {
+    /// HTTP status.
+    public var status: Int
+    /// Response headers worth replaying (ETag, Location, Content-Type).
+    public var headers: [String: String]
+    /// Response body.
+    public var body: Data
+
+    /// Creates a stored response.
+    public init(status: Int, headers: [String: String], body: Data) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+}
+
+/// A request carrying an Idempotency-Key, and how to render its outcome for storage.
+public struct IdempotentRequest<Value: Sendable>: Sendable {
+    /// The key and its scope.
+    public var key: IdempotencyKey
+    /// Identifies the request (method, path, canonical body); a reuse with another fingerprint is refused.
+    public var fingerprint: String
+    /// Renders an outcome as the response to store, or nil for outcomes that are not stored.
+    public var render: @Sendable (Result<Value, any Error>) -> StoredResponse?
+
+    /// Creates an idempotent request.
+    public init(key: IdempotencyKey, fingerprint: String, render: @escaping @Sendable (Result<Value, any Error>) -> StoredResponse?) {
+        self.key = key
+        self.fingerprint = fingerprint
+        self.render = render
+    }
+}
+
+/// Either the outcome of running a request now, or the stored response of its first run.
+public enum Replayable<Value: Sendable>: Sendable {
+    case fresh(Value)
+    case replayed(StoredResponse)
+}
+
+extension AppDatabase {
+    /// How long idempotency records are kept at least.
+    public static let minimumIdempotencyRetention: Duration = .seconds(24 * 3600)
+
+    /// Runs `body` in one write transaction. With an idempotency key: a retry returns the stored
+    /// response and applies nothing; a first run stores its decided outcome in the same transaction.
+    func perform<Value: Sendable>(
+        _ idempotency: IdempotentRequest<Value>?,
+        _ body: @escaping @Sendable (Database) throws -> Value
+    ) async throws -> Replayable<Value> {
+        guard let idempotency else { return .fresh(try await write(body)) }
+        try inFlight.claim(idempotency.key)
+        defer { inFlight.release(idempotency.key) }
+        let outcome: Replayable<Result<Value, any Error>> = try await write { db in
+            let key = idempotency.key
+            if let row = try Row.fetchOne(
+                db,
+                sql: "SELECT fingerprint, status, headers, body FROM idempotency_records WHERE user = ? AND scope = ? AND key = ?",
+                arguments: [key.user, key.scope, key.key]
+            ) {
+                guard row["fingerprint"] as String == idempotency.fingerprint else { throw StoreError.idempotencyKeyReused }
+                let headers = try JSONDecoder().decode([String: String].self, from: Data((row["headers"] as String).utf8))
+                return .replayed(StoredResponse(status: row["status"], headers: headers, body: row["body"]))
+            }
+            var result: Result<Value, any Error>
+            do {
+                var value: Value?
+                try db.inSavepoint {
+                    value = try body(db)
+                    return .commit
+                }
+                guard let value else { throw StoreError.unavailable("the write produced no result") }
+                result = .success(value)
+            } catch let error as DatabaseError {
+                throw error
+            } catch {
+                result = .failure(error)
+            }
+            guard let response = idempotency.render(result) else {
+                if case .failure(let error) = result { throw error }
+                return .fresh(result)
+            }
+            try db.execute(
+                sql: """
+                    INSERT INTO idempotency_records (user, scope, key, fingerprint, status, headers, body, created_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    key.user, key.scope, key.key, idempotency.fingerprint, response.status,
+                    String(decoding: try JSONEncoder().encode(response.headers), as: UTF8.self), response.body,
+                    Timestamp.milliseconds(Date()),
+                ]
+            )
+            return .fresh(result)
+        }
+        switch outcome {
+        case .replayed(let response): return .replayed(response)
+        case .fresh(.success(let value)): return .fresh(value)
+        case .fresh(.failure(let error)): throw error
+        }
+    }
+
+    /// Deletes idempotency records older than `age` (at least 24 hours); returns how many.
+    @discardableResult
+    public func purgeIdempotencyRecords(olderThan age: Duration) async throws -> Int {
+        let age = max(age, Self.minimumIdempotencyRetention)
+        let cutoff = Timestamp.milliseconds(Date()) - Int64(age.components.seconds) * 1000
+        return try await write { db in
+            try db.execute(sql: "DELETE FROM idempotency_records WHERE created_at < ?", arguments: [cutoff])
+            return db.changesCount
+        }
+    }
+
+    // MARK: Idempotent variants of the writes
+
+    /// `createItem`, with an optional idempotency key.
+    public func createItem(id: ItemID?, draft: Draft, origin: Origin, idempotency: IdempotentRequest<Item>?) async throws -> Replayable<Item> {
+        try await perform(idempotency) { db in try Self.createItem(db, id: id, draft: draft, origin: origin) }
+    }
+
+    /// `updateItem`, with an optional idempotency key.
+    public func updateItem(
+        _ id: ItemID, draft: Draft, precondition: VersionPrecondition?, origin: Origin, idempotency: IdempotentRequest<Item>?
+    ) async throws -> Replayable<Item> {
+        try await perform(idempotency) { db in
+            try Self.updateItem(db, id: id, draft: draft, precondition: precondition, origin: origin)
+        }
+    }
+
+    /// `deleteItem`, with an optional idempotency key.
+    public func deleteItem(
+        _ id: ItemID, precondition: VersionPrecondition?, origin: Origin, idempotency: IdempotentRequest<Bool>?
+    ) async throws -> Replayable<Bool> {
+        try await perform(idempotency) { db in
+            try Self.deleteItem(db, id: id, precondition: precondition, origin: origin)
+            return true
+        }
+    }
+
+    /// `runCommand`, with an optional idempotency key.
+    public func runCommand(
+        _ command: Command, clientID: String, origin: Origin, idempotency: IdempotentRequest<CommandOutcome>?
+    ) async throws -> Replayable<CommandOutcome> {
+        try await perform(idempotency) { db in try Self.runCommand(db, command, clientID: clientID, origin: origin) }
+    }
+}

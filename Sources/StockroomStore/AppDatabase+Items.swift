@@ -1,0 +1,137 @@
+import Foundation
+import GRDB
+import StockroomCore
+
+/// Which items a list returns, by status.
+public enum StatusFilter: String, Sendable, CaseIterable {
+    case inStock
+    case outOfStock
+}
+
+/// One page of items in creation order.
+public struct ItemPage: Sendable, Hashable {
+    /// The items of the page.
+    public var items: [Item]
+    /// The creation-order position to continue after, nil on the last page.
+    public var next: Int64?
+}
+
+extension AppDatabase {
+    /// A page of live items after position `after`, optionally filtered by name substring and status.
+    public func listItems(after: Int64?, limit: Int, query: String?, status: StatusFilter?) async throws -> ItemPage {
+        try await read { db in
+            var request = ItemRecord.filter(ItemRecord.Columns.deletedAt == nil)
+            if let after { request = request.filter(ItemRecord.Columns.seq > after) }
+            if let query, !query.isEmpty {
+                request = request.filter(sql: "instr(search_name, ?) > 0", arguments: [query.lowercased()])
+            }
+            if let status { request = request.filter(ItemRecord.Columns.inStock == (status == .inStock)) }
+            let records = try request.order(ItemRecord.Columns.seq).limit(limit + 1).fetchAll(db)
+            let page = records.prefix(limit)
+            return ItemPage(
+                items: try page.map { try $0.item },
+                next: records.count > limit ? page.last?.seq : nil
+            )
+        }
+    }
+
+    /// The live item `id`, or nil when it does not exist or was deleted.
+    public func item(_ id: ItemID) async throws -> Item? {
+        try await read { db in try ItemRecord.live(db, id: id)?.item }
+    }
+
+    /// Inserts a new item; an id that exists or ever existed is refused.
+    public func createItem(id: ItemID?, draft: Draft, origin: Origin) async throws -> Item {
+        try await write { db in try Self.createItem(db, id: id, draft: draft, origin: origin) }
+    }
+
+    static func createItem(_ db: Database, id: ItemID?, draft: Draft, origin: Origin) throws -> Item {
+        let id = id ?? .random()
+        if try ItemRecord.filter(ItemRecord.Columns.id == id.description).fetchCount(db) > 0 {
+            throw StoreError.alreadyExists(id)
+        }
+        let fields = try validated(draft)
+        return try insertItem(db, id: id, fields: fields, origin: origin)
+    }
+
+    static func insertItem(_ db: Database, id: ItemID, fields: ValidDraft, origin: Origin) throws -> Item {
+        let now = Timestamp.milliseconds(Date())
+        var record = ItemRecord(id: id, fields: fields, at: now)
+        try record.insert(db)
+        let item = try record.item
+        try ChangeLog.append(db, entity: .item, op: .upsert, id: item.id.description, owner: nil, value: item, origin: origin, at: now)
+        return item
+    }
+
+    /// Replaces the item's editable fields, if it exists and `precondition` holds.
+    public func updateItem(_ id: ItemID, draft: Draft, precondition: VersionPrecondition?, origin: Origin) async throws -> Item {
+        try await write { db in try Self.updateItem(db, id: id, draft: draft, precondition: precondition, origin: origin) }
+    }
+
+    static func updateItem(_ db: Database, id: ItemID, draft: Draft, precondition: VersionPrecondition?, origin: Origin) throws -> Item {
+        guard let record = try ItemRecord.live(db, id: id) else { throw StoreError.notFound("no item \(id)") }
+        if let precondition, !precondition.matches(record.version) {
+            throw StoreError.preconditionFailed(currentVersion: record.version)
+        }
+        return try writeItem(db, record, fields: try validated(draft), origin: origin)
+    }
+
+    static func writeItem(_ db: Database, _ record: ItemRecord, fields: ValidDraft, origin: Origin) throws -> Item {
+        var record = record
+        record.apply(fields)
+        record.version += 1
+        record.updatedAt = max(Timestamp.milliseconds(Date()), record.updatedAt)
+        try record.update(db)
+        let item = try record.item
+        try ChangeLog.append(db, entity: .item, op: .upsert, id: item.id.description, owner: nil, value: item, origin: origin, at: record.updatedAt)
+        return item
+    }
+
+    /// Deletes the item (a tombstone) and repairs every navigation state pointing at it.
+    public func deleteItem(_ id: ItemID, precondition: VersionPrecondition?, origin: Origin) async throws {
+        try await write { db in try Self.deleteItem(db, id: id, precondition: precondition, origin: origin) }
+    }
+
+    static func deleteItem(_ db: Database, id: ItemID, precondition: VersionPrecondition?, origin: Origin) throws {
+        guard let record = try ItemRecord.live(db, id: id) else { throw StoreError.notFound("no item \(id)") }
+        if let precondition, !precondition.matches(record.version) {
+            throw StoreError.preconditionFailed(currentVersion: record.version)
+        }
+        try tombstone(db, record, origin: origin, exceptClient: nil)
+    }
+
+    static func tombstone(_ db: Database, _ record: ItemRecord, origin: Origin, exceptClient: String?) throws {
+        let now = Timestamp.milliseconds(Date())
+        try db.execute(sql: "UPDATE items SET deleted_at = ? WHERE seq = ?", arguments: [now, record.seq])
+        try ChangeLog.append(db, entity: .item, op: .delete, id: record.id, owner: nil, value: Item?.none, origin: origin, at: now)
+        let id = try record.item.id
+        try repairNavigation(db, afterDeleting: id, origin: origin, exceptClient: exceptClient, at: now)
+    }
+
+    /// Seeds the four items of the inventory example into a database that has never held an item.
+    @discardableResult
+    public func seedDemoItems() async throws -> Bool {
+        try await write { db in
+            guard try ItemRecord.fetchCount(db) == 0 else { return false }
+            let origin = Origin(user: "demo")
+            let demo: [Draft] = [
+                Draft(name: "Keyboard", color: Color(name: "Red", red: 1, green: 0, blue: 0), status: .inStock(quantity: 100)),
+                Draft(name: "Mouse", color: Color(name: "Blue", red: 0, green: 0, blue: 1), status: .inStock(quantity: 200)),
+                Draft(name: "Monitor", color: Color(name: "Green", red: 0, green: 1, blue: 0), status: .inStock(quantity: 20)),
+                Draft(name: "Chair", color: Color(name: "Yellow", red: 1, green: 1, blue: 0), status: .outOfStock(isOnBackOrder: true)),
+            ]
+            for draft in demo {
+                _ = try Self.insertItem(db, id: .random(), fields: try Self.validated(draft), origin: origin)
+            }
+            return true
+        }
+    }
+
+    static func validated(_ draft: Draft) throws -> ValidDraft {
+        do {
+            return try ValidDraft(draft)
+        } catch {
+            throw StoreError.domain(error)
+        }
+    }
+}

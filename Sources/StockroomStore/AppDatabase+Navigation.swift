@@ -1,0 +1,157 @@
+import Foundation
+import GRDB
+import StockroomCore
+
+/// The result of a navigation command.
+public struct CommandOutcome: Sendable, Hashable {
+    /// The device's navigation after the command.
+    public var navigation: Navigation
+    /// The item the command wrote, if it wrote one (nil for a delete).
+    public var item: Item?
+    /// The change-log head after the command.
+    public var seq: Int64
+}
+
+extension AppDatabase {
+    /// The caller's navigation of `clientID`; the root state if never written; `notFound` if another user's.
+    public func navigation(clientID: String, user: String) async throws -> Navigation {
+        try await read { db in try Self.ownedNavigation(db, clientID: clientID, user: user) }
+    }
+
+    /// Every written navigation of `user`, the one the user changed most recently first.
+    public func navigations(user: String) async throws -> [Navigation] {
+        try await read { db in
+            try ClientRecord
+                .filter(ClientRecord.Columns.owner == user)
+                .order(ClientRecord.Columns.ownerChangeSeq.desc)
+                .fetchAll(db)
+                .map { try $0.navigation }
+        }
+    }
+
+    /// Replaces the whole navigation of `clientID`, as a deep link does; every item it names must exist.
+    public func replaceNavigation(
+        clientID: String,
+        state: NavigationState,
+        precondition: VersionPrecondition?,
+        origin: Origin
+    ) async throws -> Navigation {
+        try await write { db in
+            try Self.replaceNavigation(db, clientID: clientID, state: state, precondition: precondition, origin: origin)
+        }
+    }
+
+    static func replaceNavigation(
+        _ db: Database, clientID: String, state: NavigationState, precondition: VersionPrecondition?, origin: Origin
+    ) throws -> Navigation {
+        let current = try ownedNavigation(db, clientID: clientID, user: origin.user)
+        if let precondition, !precondition.matches(current.version) {
+            throw StoreError.preconditionFailed(currentVersion: current.version)
+        }
+        for id in state.referencedItemIDs where try ItemRecord.live(db, id: id) == nil {
+            let field = state.path.contains(.item(id: id)) ? "path" : "destination"
+            throw StoreError.domain(.validationFailed(field: field, message: "no item \(id)"))
+        }
+        if current.version > 0, current.state == state { return current }
+        return try saveNavigation(db, clientID: clientID, owner: origin.user, state: state, previous: current, origin: origin)
+    }
+
+    /// Applies one command to `clientID`'s navigation in one transaction: the navigation change,
+    /// any item change, the repair of other devices, and their change entries.
+    public func runCommand(_ command: Command, clientID: String, origin: Origin) async throws -> CommandOutcome {
+        try await write { db in try Self.runCommand(db, command, clientID: clientID, origin: origin) }
+    }
+
+    static func runCommand(_ db: Database, _ command: Command, clientID: String, origin: Origin) throws -> CommandOutcome {
+        let current = try ownedNavigation(db, clientID: clientID, user: origin.user)
+        var items: [ItemID: Item] = [:]
+        var records: [ItemID: ItemRecord] = [:]
+        for id in command.itemsToLookUp(in: current.state) {
+            if let record = try ItemRecord.live(db, id: id) {
+                records[id] = record
+                items[id] = try record.item
+            }
+        }
+        var restoreSource: NavigationState?
+        if case .restore(let sourceID) = command,
+            let source = try ClientRecord.find(db, clientID: sourceID), source.owner == origin.user
+        {
+            restoreSource = try source.navigation.state
+        }
+        let transition: Transition
+        do {
+            transition = try Transition.decide(command, on: current.state, items: items, restoreSource: restoreSource)
+        } catch {
+            throw StoreError.domain(error)
+        }
+        var written: Item?
+        switch transition.effect {
+        case .none:
+            break
+        case .insert(let fields):
+            written = try insertItem(db, id: .random(), fields: fields, origin: origin)
+        case .update(let id, let fields, let expectedVersion):
+            guard let record = records[id], record.version == expectedVersion else {
+                throw StoreError.domain(.invalidTransition("item \(id) changed during the command"))
+            }
+            written = try writeItem(db, record, fields: fields, origin: origin)
+        case .delete(let id):
+            guard let record = records[id] else { throw StoreError.domain(.itemDeleted(id)) }
+            try tombstone(db, record, origin: origin, exceptClient: clientID)
+        }
+        var navigation = current
+        if transition.state != current.state {
+            navigation = try saveNavigation(db, clientID: clientID, owner: origin.user, state: transition.state, previous: current, origin: origin)
+        }
+        return CommandOutcome(navigation: navigation, item: written, seq: try ChangeLog.head(db))
+    }
+
+    /// Repairs every navigation state pointing at a deleted item (but `exceptClient`, which the command itself handled).
+    static func repairNavigation(_ db: Database, afterDeleting id: ItemID, origin: Origin, exceptClient: String?, at: Int64) throws {
+        let clientIDs = try String.fetchAll(
+            db, sql: "SELECT client_id FROM client_item_refs WHERE item_id = ? ORDER BY client_id", arguments: [id.description])
+        for clientID in clientIDs where clientID != exceptClient {
+            guard let record = try ClientRecord.find(db, clientID: clientID) else { continue }
+            let current = try record.navigation
+            let repaired = current.state.repaired(afterDeleting: id)
+            guard repaired != current.state else { continue }
+            _ = try saveNavigation(db, clientID: clientID, owner: record.owner, state: repaired, previous: current, origin: origin)
+        }
+    }
+
+    /// Writes a new version of a navigation, its item references and its change entry.
+    static func saveNavigation(
+        _ db: Database, clientID: String, owner: String, state: NavigationState, previous: Navigation, origin: Origin
+    ) throws -> Navigation {
+        let now = max(Timestamp.milliseconds(Date()), previous.updatedAt.map(Timestamp.milliseconds) ?? 0)
+        let navigation = Navigation(
+            clientID: clientID, state: state, version: previous.version + 1, updatedAt: Timestamp.date(milliseconds: now))
+        let seq = try ChangeLog.append(
+            db, entity: .navigation, op: .upsert, id: clientID, owner: owner, value: navigation, origin: origin, at: now)
+        let ownerChangeSeq: Int64 =
+            origin.user == owner
+            ? seq : (try Int64.fetchOne(db, sql: "SELECT owner_change_seq FROM clients WHERE client_id = ?", arguments: [clientID]) ?? seq)
+        let record = ClientRecord(
+            clientID: clientID,
+            owner: owner,
+            state: String(decoding: try JSONCoding.encoder().encode(state), as: UTF8.self),
+            version: navigation.version,
+            updatedAt: now,
+            ownerChangeSeq: ownerChangeSeq
+        )
+        try record.upsert(db)
+        try db.execute(sql: "DELETE FROM client_item_refs WHERE client_id = ?", arguments: [clientID])
+        for id in state.referencedItemIDs {
+            try db.execute(
+                sql: "INSERT INTO client_item_refs (item_id, client_id) VALUES (?, ?)", arguments: [id.description, clientID])
+        }
+        return navigation
+    }
+
+    /// The navigation of `clientID` if `user` owns it, the root state if nobody wrote it, else `notFound`.
+    static func ownedNavigation(_ db: Database, clientID: String, user: String) throws -> Navigation {
+        guard let record = try ClientRecord.find(db, clientID: clientID) else { return .unwritten(clientID: clientID) }
+        guard record.owner == user else { throw StoreError.notFound("no client \(clientID)") }
+        return try record.navigation
+    }
+}

@@ -1,0 +1,116 @@
+import Crypto
+import Foundation
+import GRDB
+import StockroomCore
+
+/// A bearer token as listed: never its secret.
+public struct TokenInfo: Sendable, Hashable, Codable {
+    /// The token's public identifier.
+    public var id: String
+    /// The user the token acts for.
+    public var user: String
+    /// What the token may do.
+    public var role: Role
+    /// When it was created.
+    public var createdAt: Date
+    /// When it was revoked, if it was.
+    public var revokedAt: Date?
+
+    private enum CodingKeys: String, CodingKey { case id, user, role, createdAt, revokedAt }
+
+    /// Creates token information.
+    public init(id: String, user: String, role: Role, createdAt: Date, revokedAt: Date?) {
+        self.id = id
+        self.user = user
+        self.role = role
+        self.createdAt = createdAt
+        self.revokedAt = revokedAt
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(id, forKey: .id)
+        try c.encode(user, forKey: .user)
+        try c.encode(role, forKey: .role)
+        try c.encode(createdAt, forKey: .createdAt)
+        try c.encode(revokedAt, forKey: .revokedAt)
+    }
+}
+
+/// A freshly created token, with the secret shown this once.
+public struct NewToken: Sendable, Hashable {
+    /// The token's information.
+    public var info: TokenInfo
+    /// The bearer secret.
+    public var secret: String
+}
+
+extension AppDatabase {
+    /// Creates a token for `user` with `role`; the secret is returned once and stored only as a hash.
+    public func createToken(user: String, role: Role) async throws -> NewToken {
+        let secret = "sr_" + Self.randomBase64URL(bytes: 32)
+        let info = TokenInfo(
+            id: "tok_" + Self.randomBase64URL(bytes: 9), user: user, role: role, createdAt: Timestamp.now(), revokedAt: nil)
+        try await write { db in
+            try db.execute(
+                sql: "INSERT INTO tokens (id, user, role, secret_hash, created_at) VALUES (?, ?, ?, ?, ?)",
+                arguments: [info.id, info.user, info.role.rawValue, Self.hash(secret), Timestamp.milliseconds(info.createdAt)]
+            )
+        }
+        return NewToken(info: info, secret: secret)
+    }
+
+    /// Every token, oldest first, revoked ones included.
+    public func listTokens() async throws -> [TokenInfo] {
+        try await read { db in
+            try Row.fetchAll(db, sql: "SELECT id, user, role, created_at, revoked_at FROM tokens ORDER BY created_at, id")
+                .map(Self.tokenInfo)
+        }
+    }
+
+    /// Revokes a token; false when there is no such token.
+    public func revokeToken(id: String) async throws -> Bool {
+        try await write { db in
+            guard try Int.fetchOne(db, sql: "SELECT 1 FROM tokens WHERE id = ?", arguments: [id]) != nil else { return false }
+            try db.execute(
+                sql: "UPDATE tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL",
+                arguments: [Timestamp.milliseconds(Date()), id])
+            return true
+        }
+    }
+
+    /// The live token whose secret is `secret`, or nil.
+    public func authenticate(secret: String) async throws -> TokenInfo? {
+        let hash = Self.hash(secret)
+        return try await read { db in
+            try Row.fetchOne(
+                db,
+                sql: "SELECT id, user, role, created_at, revoked_at FROM tokens WHERE secret_hash = ? AND revoked_at IS NULL",
+                arguments: [hash]
+            ).map(Self.tokenInfo)
+        }
+    }
+
+    static func tokenInfo(_ row: Row) throws -> TokenInfo {
+        guard let role = Role(rawValue: row["role"]) else { throw DatabaseError(message: "corrupt token role") }
+        let revokedAt: Int64? = row["revoked_at"]
+        return TokenInfo(
+            id: row["id"], user: row["user"], role: role,
+            createdAt: Timestamp.date(milliseconds: row["created_at"]),
+            revokedAt: revokedAt.map(Timestamp.date(milliseconds:))
+        )
+    }
+
+    static func hash(_ secret: String) -> Data {
+        Data(SHA256.hash(data: Data(secret.utf8)))
+    }
+
+    static func randomBase64URL(bytes count: Int) -> String {
+        var generator = SystemRandomNumberGenerator()
+        let bytes = (0..<count).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
+        return Data(bytes).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-")
+            .replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+}

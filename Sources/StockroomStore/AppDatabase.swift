@@ -1,0 +1,116 @@
+import Foundation
+import GRDB
+import Logging
+import StockroomCore
+import StockroomMigrations
+
+/// Stockroom's database: one writer (SQLite in WAL mode), readers in parallel, and
+/// intent-named write transactions that keep every invariant.
+public struct AppDatabase: Sendable {
+    /// How hard SQLite syncs a commit to disk.
+    public enum Synchronous: String, Sendable, CaseIterable {
+        /// An fsync on every commit: an acknowledged write survives a crash of the process and of the machine.
+        case full = "FULL"
+        /// WAL is synced at checkpoints only: a commit survives a crash of the process, not a power loss.
+        case normal = "NORMAL"
+    }
+
+    let writer: any DatabaseWriter
+    let inFlight = InFlightKeys()
+    let logger: Logger
+    /// The database epoch: created with the database, named in every feed cursor.
+    public let epoch: String
+
+    /// Wraps a database connection and migrates it to the newest schema.
+    public init(_ writer: any DatabaseWriter, logger: Logger = Logger(label: "stockroom.store")) throws {
+        self.writer = writer
+        self.logger = logger
+        try Self.migrator().migrate(writer)
+        self.epoch = try writer.read { db in
+            try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'epoch'")
+        } ?? ""
+    }
+
+    /// Opens (creating it and its folder if missing) and migrates the database file at `path`.
+    public static func open(
+        path: String,
+        synchronous: Synchronous = .full,
+        busyTimeout: Duration = .seconds(5),
+        logger: Logger = Logger(label: "stockroom.store")
+    ) throws -> AppDatabase {
+        let url = URL(fileURLWithPath: path)
+        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        var configuration = Configuration()
+        configuration.foreignKeysEnabled = true
+        configuration.busyMode = .timeout(TimeInterval(busyTimeout.components.seconds))
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = \(synchronous.rawValue)")
+        }
+        let pool = try DatabasePool(path: url.path, configuration: configuration)
+        return try AppDatabase(pool, logger: logger)
+    }
+
+    /// The migrator over the SQL files of `Migrations/`, one transaction each.
+    static func migrator() throws -> DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        for migration in try MigrationFiles.all() {
+            let sql = migration.sql
+            migrator.registerMigration(migration.identifier) { db in
+                try db.execute(sql: sql)
+            }
+        }
+        return migrator
+    }
+
+    /// The identifiers of the migrations applied to this database, in order.
+    public func appliedMigrations() throws -> [String] {
+        try writer.read { db in try Self.migrator().appliedMigrations(db) }
+    }
+
+    /// Whether the database accepts a write right now.
+    public func isWritable() async -> Bool {
+        do {
+            try await write { db in
+                try db.execute(sql: "UPDATE meta SET value = value WHERE key = 'epoch'")
+            }
+            return true
+        } catch {
+            return false
+        }
+    }
+
+    /// Copies the WAL into the main file and truncates it; run on shutdown.
+    public func checkpoint() throws {
+        try writer.writeWithoutTransaction { db in
+            _ = try db.checkpoint(.truncate)
+        }
+    }
+
+    /// Runs `updates` in one write transaction, mapping storage failures to `unavailable`.
+    func write<T: Sendable>(_ updates: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        do {
+            return try await writer.write(updates)
+        } catch let error as DatabaseError {
+            throw Self.mapped(error)
+        }
+    }
+
+    /// Runs `value` in one read transaction, mapping storage failures to `unavailable`.
+    func read<T: Sendable>(_ value: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        do {
+            return try await writer.read(value)
+        } catch let error as DatabaseError {
+            throw Self.mapped(error)
+        }
+    }
+
+    static func mapped(_ error: DatabaseError) -> any Error {
+        switch error.resultCode {
+        case .SQLITE_FULL, .SQLITE_READONLY, .SQLITE_IOERR, .SQLITE_CANTOPEN, .SQLITE_BUSY, .SQLITE_LOCKED,
+            .SQLITE_PERM, .SQLITE_NOMEM, .SQLITE_CORRUPT, .SQLITE_NOTADB:
+            return StoreError.unavailable("storage cannot be written: \(error.message ?? "\(error.resultCode)")")
+        default:
+            return error
+        }
+    }
+}

@@ -1,0 +1,46 @@
+import Foundation
+import GRDB
+import StockroomCore
+
+/// The kind of entity a change entry is about.
+public enum ChangeEntity: String, Sendable, Codable, CaseIterable {
+    case item
+    case navigation
+}
+
+/// Whether an entity was written or deleted.
+public enum ChangeOp: String, Sendable, Codable {
+    case upsert
+    case delete
+}
+
+/// Appends change entries inside the write's own transaction.
+enum ChangeLog {
+    /// Appends one entry and returns its seq.
+    @discardableResult
+    static func append(
+        _ db: Database,
+        entity: ChangeEntity,
+        op: ChangeOp,
+        id: String,
+        owner: String?,
+        value: (some Encodable)?,
+        origin: Origin,
+        at: Int64
+    ) throws -> Int64 {
+        let json = try value.map { String(decoding: try JSONCoding.encoder().encode($0), as: UTF8.self) }
+        try db.execute(
+            sql: """
+                INSERT INTO changes (entity, op, entity_id, owner, value, origin_client_id, origin_idempotency_key, at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                """,
+            arguments: [entity.rawValue, op.rawValue, id, owner, json, origin.clientID, origin.idempotencyKey, at]
+        )
+        return db.lastInsertedRowID
+    }
+
+    /// The seq of the newest entry ever appended (0 before the first).
+    static func head(_ db: Database) throws -> Int64 {
+        try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'changes'") ?? 0
+    }
+}

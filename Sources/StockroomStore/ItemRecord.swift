@@ -1,0 +1,101 @@
+import Foundation
+import GRDB
+import StockroomCore
+
+/// A row of `items`; the raw columns stay behind `Item`.
+struct ItemRecord: Codable, FetchableRecord, PersistableRecord {
+    static let databaseTableName = "items"
+
+    var seq: Int64?
+    var id: String
+    var name: String
+    var searchName: String
+    var colorName: String?
+    var colorRed: Double?
+    var colorGreen: Double?
+    var colorBlue: Double?
+    var inStock: Bool
+    var quantity: Int?
+    var isOnBackOrder: Bool?
+    var version: Int
+    var createdAt: Int64
+    var updatedAt: Int64
+    var deletedAt: Int64?
+
+    enum CodingKeys: String, CodingKey {
+        case seq, id, name
+        case searchName = "search_name"
+        case colorName = "color_name"
+        case colorRed = "color_red"
+        case colorGreen = "color_green"
+        case colorBlue = "color_blue"
+        case inStock = "in_stock"
+        case quantity
+        case isOnBackOrder = "is_on_back_order"
+        case version
+        case createdAt = "created_at"
+        case updatedAt = "updated_at"
+        case deletedAt = "deleted_at"
+    }
+
+    enum Columns {
+        static let seq = Column(CodingKeys.seq)
+        static let id = Column(CodingKeys.id)
+        static let searchName = Column(CodingKeys.searchName)
+        static let inStock = Column(CodingKeys.inStock)
+        static let deletedAt = Column(CodingKeys.deletedAt)
+    }
+
+    /// A new record at version 1.
+    init(id: ItemID, fields: ValidDraft, at: Int64) {
+        self.id = id.description
+        self.name = ""
+        self.searchName = ""
+        self.inStock = true
+        self.version = 1
+        self.createdAt = at
+        self.updatedAt = at
+        apply(fields)
+    }
+
+    /// Writes validated fields into the record.
+    mutating func apply(_ fields: ValidDraft) {
+        name = fields.name
+        searchName = fields.name.lowercased()
+        colorName = fields.color?.name
+        colorRed = fields.color?.red
+        colorGreen = fields.color?.green
+        colorBlue = fields.color?.blue
+        switch fields.status {
+        case .inStock(let count):
+            inStock = true
+            quantity = count
+            isOnBackOrder = nil
+        case .outOfStock(let backOrdered):
+            inStock = false
+            quantity = nil
+            isOnBackOrder = backOrdered
+        }
+    }
+
+    /// The domain value of the row.
+    var item: Item {
+        get throws {
+            guard let itemID = ItemID(id) else { throw DatabaseError(message: "corrupt item id \(id)") }
+            var color: Color?
+            if let colorName, let colorRed, let colorGreen, let colorBlue {
+                color = Color(name: colorName, red: colorRed, green: colorGreen, blue: colorBlue)
+            }
+            let status: Status = inStock ? .inStock(quantity: quantity ?? 0) : .outOfStock(isOnBackOrder: isOnBackOrder ?? false)
+            return Item(
+                id: itemID, name: name, color: color, status: status, version: version,
+                createdAt: Timestamp.date(milliseconds: createdAt), updatedAt: Timestamp.date(milliseconds: updatedAt)
+            )
+        }
+    }
+
+    /// The live (not deleted) record of `id`, if any.
+    static func live(_ db: Database, id: ItemID) throws -> ItemRecord? {
+        try ItemRecord.filter(Columns.id == id.description && Columns.deletedAt == nil).fetchOne(db)
+    }
+}

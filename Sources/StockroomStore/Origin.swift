@@ -1,0 +1,32 @@
+/// Who caused a write: recorded on every change entry so a device can recognise its own echoes.
+public struct Origin: Hashable, Sendable {
+    /// The user whose token made the request.
+    public var user: String
+    /// The device that sent it, for navigation commands.
+    public var clientID: String?
+    /// The request's Idempotency-Key, if it had one.
+    public var idempotencyKey: String?
+
+    /// Creates an origin.
+    public init(user: String, clientID: String? = nil, idempotencyKey: String? = nil) {
+        self.user = user
+        self.clientID = clientID
+        self.idempotencyKey = idempotencyKey
+    }
+}
+
+/// An `If-Match` condition on a resource's version.
+public enum VersionPrecondition: Hashable, Sendable {
+    /// `*`: the resource must exist.
+    case any
+    /// The current version must be one of these.
+    case oneOf([Int])
+
+    /// Whether `version` satisfies the condition.
+    public func matches(_ version: Int) -> Bool {
+        switch self {
+        case .any: true
+        case .oneOf(let versions): versions.contains(version)
+        }
+    }
+}
