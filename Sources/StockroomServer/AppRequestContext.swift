@@ -1,0 +1,23 @@
+import Hummingbird
+import StockroomStore
+
+/// The request context of every route: Hummingbird's core storage plus the caller's identity.
+public struct AppRequestContext: RequestContext {
+    public var coreContext: CoreRequestContextStorage
+    /// The authenticated token, set by `AuthMiddleware` on `/v1` routes.
+    public var identity: TokenInfo?
+
+    public init(source: Source) {
+        self.coreContext = .init(source: source)
+        self.identity = nil
+    }
+
+    /// Request bodies over 1 MiB are refused with 413.
+    public var maxUploadSize: Int { 1 << 20 }
+
+    /// The authenticated caller; routes behind `AuthMiddleware` always have one.
+    func caller() throws -> TokenInfo {
+        guard let identity else { throw APIError.unauthorized("missing bearer token") }
+        return identity
+    }
+}

@@ -1,0 +1,73 @@
+import Configuration
+import Hummingbird
+import Logging
+import ServiceLifecycle
+import StockroomStore
+
+/// Builds the whole application from configuration: the server and the tests call this same function.
+public func buildApplication(reader: ConfigReader) async throws -> some ApplicationProtocol {
+    let settings = try Settings(reader: reader)
+    var logger = Logger(label: "stockroom")
+    logger.logLevel = settings.logLevel
+    let database = try settings.openDatabase(logger: logger)
+    if settings.demo, try await database.seedDemoItems() {
+        logger.info("seeded the demo items")
+    }
+    return buildApplication(settings: settings, database: database, logger: logger)
+}
+
+/// Builds the application around an open database.
+public func buildApplication(settings: Settings, database: AppDatabase, logger: Logger) -> some ApplicationProtocol {
+    StockroomMetrics.bootstrap()
+    let router = buildRouter(database: database)
+    return Application(
+        router: router,
+        configuration: ApplicationConfiguration(address: .hostname(settings.host, port: settings.port), serverName: "stockroom"),
+        services: [
+            DatabaseMaintenanceService(
+                database: database, idempotencyRetention: .seconds(settings.idempotencyRetentionHours * 3600), logger: logger)
+        ],
+        logger: logger
+    )
+}
+
+/// The router with every route and middleware of the contract.
+func buildRouter(database: AppDatabase) -> Router<AppRequestContext> {
+    let router = Router(context: AppRequestContext.self)
+    router.add(middleware: RequestLogMiddleware())
+    router.add(middleware: MetricsMiddleware())
+    router.add(middleware: ErrorMiddleware())
+    OperationsController(database: database).addRoutes(to: router)
+    let v1 = router.group("v1").add(middleware: AuthMiddleware(database: database, queryTokenPaths: []))
+    v1.addRoutes(ItemsController(database: database).endpoints, atPath: "items")
+    v1.addRoutes(TokensController(database: database).endpoints, atPath: "tokens")
+    v1.addRoutes(NavigationController(database: database).endpoints)
+    return router
+}
+
+/// Purges expired idempotency records hourly, and checkpoints the database on shutdown,
+/// after the HTTP server has finished its in-flight requests.
+struct DatabaseMaintenanceService: Service {
+    let database: AppDatabase
+    let idempotencyRetention: Duration
+    let logger: Logger
+
+    func run() async throws {
+        while !Task.isShuttingDownGracefully && !Task.isCancelled {
+            do {
+                let purged = try await database.purgeIdempotencyRecords(olderThan: idempotencyRetention)
+                if purged > 0 { logger.info("purged expired idempotency records", metadata: ["count": "\(purged)"]) }
+            } catch {
+                logger.warning("could not purge idempotency records", metadata: ["error": "\(error)"])
+            }
+            try? await gracefulShutdown()
+            try? await Task.sleep(for: .seconds(3600))
+        }
+        do {
+            try database.checkpoint()
+            logger.info("database checkpointed")
+        } catch {
+            logger.warning("checkpoint on shutdown failed", metadata: ["error": "\(error)"])
+        }
+    }
+}

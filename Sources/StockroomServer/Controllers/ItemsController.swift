@@ -1,0 +1,140 @@
+import Foundation
+import Hummingbird
+import StockroomCore
+import StockroomStore
+
+/// `/v1/items`: list, get, create, replace and delete inventory items.
+struct ItemsController {
+    let database: AppDatabase
+
+    var endpoints: RouteCollection<AppRequestContext> {
+        let routes = RouteCollection(context: AppRequestContext.self)
+        routes.get(use: list)
+        routes.post(use: create)
+        routes.get(":id", use: get)
+        routes.put(":id", use: replace)
+        routes.delete(":id", use: delete)
+        return routes
+    }
+
+    struct Page: Encodable {
+        let items: [Item]
+        let next: String?
+
+        enum CodingKeys: String, CodingKey { case items, next }
+
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(items, forKey: .items)
+            try c.encode(next, forKey: .next)
+        }
+    }
+
+    struct NewItem: Decodable {
+        let id: ItemID?
+        let name: String
+        let color: Color?
+        let status: Status
+
+        var draft: Draft { Draft(name: name, color: color, status: status) }
+    }
+
+    @Sendable func list(_ request: Request, context: AppRequestContext) async throws -> Response {
+        _ = try context.caller()
+        let limit = try request.intQuery("limit", default: 50, range: 1...500)
+        let after = try request.query("after").map { raw in
+            guard let seq = PageCursor.decode(raw) else { throw APIError.invalidParameter("after", "after is not a valid cursor") }
+            return seq
+        }
+        let status = try request.query("status").map { raw in
+            guard let status = StatusFilter(rawValue: raw) else {
+                throw APIError.invalidParameter("status", "status must be inStock or outOfStock")
+            }
+            return status
+        }
+        let page = try await database.listItems(after: after, limit: limit, query: request.query("q"), status: status)
+        return try Reply.json(Page(items: page.items, next: page.next.map(PageCursor.encode))).response
+    }
+
+    @Sendable func get(_ request: Request, context: AppRequestContext) async throws -> Response {
+        _ = try context.caller()
+        let id = try Self.itemID(context)
+        guard let item = try await database.item(id) else { throw APIError.notFound("no item \(id)") }
+        return try Self.itemReply(item).response
+    }
+
+    @Sendable func create(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let user = try Self.editor(context)
+        let body = try await request.decodeJSON(NewItem.self, context: context)
+        let idempotency = try request.idempotency(user: user, scope: "items", body: body.bytes, render: Self.createdReply)
+        let origin = Origin(user: user, idempotencyKey: idempotency?.key.key)
+        switch try await database.createItem(id: body.value.id, draft: body.value.draft, origin: origin, idempotency: idempotency) {
+        case .fresh(let item): return try Self.createdReply(item).response
+        case .replayed(let stored): return Reply(replaying: stored).response
+        }
+    }
+
+    @Sendable func replace(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let user = try Self.editor(context)
+        let body = try await request.decodeJSON(Draft.self, context: context)
+        let id = try Self.itemID(context)
+        let idempotency = try request.idempotency(user: user, scope: "items", body: body.bytes, render: Self.itemReply)
+        let origin = Origin(user: user, idempotencyKey: idempotency?.key.key)
+        switch try await database.updateItem(
+            id, draft: body.value, precondition: request.versionPrecondition, origin: origin, idempotency: idempotency)
+        {
+        case .fresh(let item): return try Self.itemReply(item).response
+        case .replayed(let stored): return Reply(replaying: stored).response
+        }
+    }
+
+    @Sendable func delete(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let user = try Self.editor(context)
+        let idempotency = try request.idempotency(user: user, scope: "items", body: Data()) { (_: Bool) in Reply.empty() }
+        let id = try Self.itemID(context)
+        let origin = Origin(user: user, idempotencyKey: idempotency?.key.key)
+        switch try await database.deleteItem(id, precondition: request.versionPrecondition, origin: origin, idempotency: idempotency) {
+        case .fresh: return Reply.empty().response
+        case .replayed(let stored): return Reply(replaying: stored).response
+        }
+    }
+
+    /// The caller's user, if the caller may write items.
+    static func editor(_ context: AppRequestContext) throws -> String {
+        let caller = try context.caller()
+        guard caller.role >= .editor else { throw APIError.forbidden("role \(caller.role.rawValue) may not write items") }
+        return caller.user
+    }
+
+    /// The item id of the path; a malformed one names no item (404).
+    static func itemID(_ context: AppRequestContext) throws -> ItemID {
+        let raw = context.parameters.get("id") ?? ""
+        guard let id = ItemID(raw) else { throw APIError.notFound("no item \(raw)") }
+        return id
+    }
+
+    @Sendable static func itemReply(_ item: Item) throws -> Reply {
+        try Reply.json(item, headers: [.eTag: Reply.etag(item.version)])
+    }
+
+    @Sendable static func createdReply(_ item: Item) throws -> Reply {
+        try Reply.json(item, status: .created, headers: [.eTag: Reply.etag(item.version), .location: "/v1/items/\(item.id)"])
+    }
+}
+
+/// The opaque cursor of item pages: a creation-order position, base64url-encoded.
+enum PageCursor {
+    static func encode(_ seq: Int64) -> String {
+        Data("i:\(seq)".utf8).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+    }
+
+    static func decode(_ cursor: String) -> Int64? {
+        var base64 = cursor.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
+        guard let data = Data(base64Encoded: base64), let text = String(data: data, encoding: .utf8), text.hasPrefix("i:"),
+            let seq = Int64(text.dropFirst(2)), seq >= 0
+        else { return nil }
+        return seq
+    }
+}

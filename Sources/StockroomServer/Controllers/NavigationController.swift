@@ -1,0 +1,142 @@
+import Foundation
+import Hummingbird
+import Metrics
+import StockroomCore
+import StockroomStore
+
+/// `/v1/clients/{clientID}/...` and `/v1/users/me/navigation`: each device's navigation state and its commands.
+struct NavigationController {
+    let database: AppDatabase
+
+    var endpoints: RouteCollection<AppRequestContext> {
+        let routes = RouteCollection(context: AppRequestContext.self)
+        routes.get("clients/:clientID/navigation", use: get)
+        routes.put("clients/:clientID/navigation", use: replace)
+        routes.post("clients/:clientID/commands", use: command)
+        routes.get("users/me/navigation", use: mine)
+        return routes
+    }
+
+    struct Replacement: Decodable {
+        let clientID: String?
+        let tab: Tab
+        let path: [Route]
+        let destination: Destination?
+
+        var state: NavigationState { NavigationState(tab: tab, path: path, destination: destination) }
+    }
+
+    struct CommandRequest: Decodable {
+        let command: Command
+    }
+
+    struct CommandResponse: Encodable {
+        let navigation: Navigation
+        let item: Item?
+        let cursor: String
+
+        enum CodingKeys: String, CodingKey { case navigation, item, cursor }
+
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(navigation, forKey: .navigation)
+            try c.encode(item, forKey: .item)
+            try c.encode(cursor, forKey: .cursor)
+        }
+    }
+
+    struct Clients: Encodable {
+        let clients: [Navigation]
+    }
+
+    @Sendable func get(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let caller = try context.caller()
+        let clientID = try Self.clientID(context)
+        return try Self.navigationReply(try await database.navigation(clientID: clientID, user: caller.user)).response
+    }
+
+    @Sendable func replace(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let caller = try context.caller()
+        let clientID = try Self.clientID(context)
+        let body = try await request.decodeJSON(Replacement.self, context: context).value
+        if let bodyClientID = body.clientID, bodyClientID != clientID {
+            throw APIError.validationFailed("clientID", "clientID in the body must match the path")
+        }
+        let navigation = try await database.replaceNavigation(
+            clientID: clientID, state: body.state, precondition: request.versionPrecondition,
+            origin: Origin(user: caller.user, clientID: clientID))
+        return try Self.navigationReply(navigation).response
+    }
+
+    @Sendable func mine(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let caller = try context.caller()
+        return try Reply.json(Clients(clients: try await database.navigations(user: caller.user))).response
+    }
+
+    @Sendable func command(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let caller = try context.caller()
+        let clientID = try Self.clientID(context)
+        let body = try await request.decodeJSON(CommandRequest.self, context: context)
+        let command = body.value.command
+        if command.writesItems, caller.role < .editor {
+            throw APIError.forbidden("role \(caller.role.rawValue) may not \(command.name): it writes an item")
+        }
+        let epoch = database.epoch
+        let idempotency = try request.idempotency(user: caller.user, scope: "client:\(clientID)", body: body.bytes) {
+            (outcome: CommandOutcome) in try Self.commandReply(outcome, epoch: epoch)
+        }
+        let origin = Origin(user: caller.user, clientID: clientID, idempotencyKey: idempotency?.key.key)
+        let result: Replayable<CommandOutcome>
+        do {
+            result = try await database.runCommand(command, clientID: clientID, origin: origin, idempotency: idempotency)
+        } catch {
+            Counter(label: "stockroom_commands_total", dimensions: [("command", command.name), ("outcome", APIError(error).code)]).increment()
+            throw error
+        }
+        Counter(label: "stockroom_commands_total", dimensions: [("command", command.name), ("outcome", "ok")]).increment()
+        switch result {
+        case .fresh(let outcome): return try Self.commandReply(outcome, epoch: epoch).response
+        case .replayed(let stored): return Reply(replaying: stored).response
+        }
+    }
+
+    /// The path's clientID; `400 invalidParameter` when malformed.
+    static func clientID(_ context: AppRequestContext) throws -> String {
+        let raw = context.parameters.get("clientID") ?? ""
+        guard ClientID.isValid(raw) else {
+            throw APIError.invalidParameter("clientID", "clientID must be 1-64 characters of [A-Za-z0-9._-]")
+        }
+        return raw
+    }
+
+    static func navigationReply(_ navigation: Navigation) throws -> Reply {
+        try Reply.json(navigation, headers: [.eTag: Reply.etag(navigation.version)])
+    }
+
+    @Sendable static func commandReply(_ outcome: CommandOutcome, epoch: String) throws -> Reply {
+        let body = CommandResponse(
+            navigation: outcome.navigation, item: outcome.item, cursor: FeedCursor(epoch: epoch, seq: outcome.seq).encoded)
+        return try Reply.json(body, headers: [.eTag: Reply.etag(outcome.navigation.version)])
+    }
+}
+
+extension Command {
+    /// The command's name as it appears on the wire.
+    var name: String {
+        switch self {
+        case .selectTab: "selectTab"
+        case .push: "push"
+        case .pop: "pop"
+        case .popToRoot: "popToRoot"
+        case .openAdd: "openAdd"
+        case .openEdit: "openEdit"
+        case .openDuplicate: "openDuplicate"
+        case .openDeleteAlert: "openDeleteAlert"
+        case .updateDraft: "updateDraft"
+        case .save: "save"
+        case .cancel: "cancel"
+        case .confirmDelete: "confirmDelete"
+        case .restore: "restore"
+        }
+    }
+}

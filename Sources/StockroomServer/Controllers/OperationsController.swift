@@ -1,0 +1,42 @@
+import Prometheus
+import Foundation
+import Hummingbird
+import StockroomStore
+
+/// `/health`, `/ready`, `/metrics` and `/openapi.yaml`: open without a token.
+struct OperationsController {
+    let database: AppDatabase
+
+    func addRoutes(to router: Router<AppRequestContext>) {
+        router.get("health") { _, _ in try Reply.json(["status": "ok"]).response }
+        router.get("ready") { _, _ in
+            guard await database.isWritable() else {
+                throw APIError(.serviceUnavailable, "unavailable", "the database cannot be written")
+            }
+            return try Reply.json(["status": "ok"]).response
+        }
+        router.get("metrics") { _, _ in
+            var buffer: [UInt8] = []
+            StockroomMetrics.registry.emit(into: &buffer)
+            return Response(
+                status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                body: .init(byteBuffer: ByteBuffer(bytes: buffer)))
+        }
+        router.get("openapi.yaml") { _, _ in
+            Response(
+                status: .ok, headers: [.contentType: "application/yaml; charset=utf-8"],
+                body: .init(byteBuffer: ByteBuffer(bytes: try OpenAPIDocument.bytes())))
+        }
+    }
+}
+
+/// The OpenAPI 3.1 document shipped with the server.
+public enum OpenAPIDocument {
+    /// The document's bytes, read from the resource bundle.
+    public static func bytes() throws -> [UInt8] {
+        guard let url = Bundle.module.url(forResource: "openapi", withExtension: "yaml", subdirectory: "Resources") else {
+            throw CocoaError(.fileNoSuchFile)
+        }
+        return [UInt8](try Data(contentsOf: url))
+    }
+}

@@ -1,0 +1,61 @@
+import Foundation
+import Hummingbird
+import StockroomCore
+import StockroomStore
+
+/// `/v1/tokens`: admins create, list and revoke bearer tokens.
+struct TokensController {
+    let database: AppDatabase
+
+    var endpoints: RouteCollection<AppRequestContext> {
+        let routes = RouteCollection(context: AppRequestContext.self)
+        routes.post(use: create)
+        routes.get(use: list)
+        routes.delete(":id", use: revoke)
+        return routes
+    }
+
+    struct NewToken: Decodable {
+        let user: String
+        let role: Role
+    }
+
+    struct Created: Encodable {
+        let id: String
+        let user: String
+        let role: Role
+        let token: String
+        let createdAt: Date
+    }
+
+    struct List: Encodable {
+        let tokens: [TokenInfo]
+    }
+
+    @Sendable func create(_ request: Request, context: AppRequestContext) async throws -> Response {
+        try Self.admin(context)
+        let body = try await request.decodeJSON(NewToken.self, context: context).value
+        let user = body.user.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard (1...64).contains(user.count) else { throw APIError.validationFailed("user", "user must be 1-64 characters") }
+        let token = try await database.createToken(user: user, role: body.role)
+        let created = Created(id: token.info.id, user: token.info.user, role: token.info.role, token: token.secret, createdAt: token.info.createdAt)
+        return try Reply.json(created, status: .created, headers: [.location: "/v1/tokens/\(token.info.id)"]).response
+    }
+
+    @Sendable func list(_ request: Request, context: AppRequestContext) async throws -> Response {
+        try Self.admin(context)
+        return try Reply.json(List(tokens: try await database.listTokens())).response
+    }
+
+    @Sendable func revoke(_ request: Request, context: AppRequestContext) async throws -> Response {
+        try Self.admin(context)
+        let id = context.parameters.get("id") ?? ""
+        guard try await database.revokeToken(id: id) else { throw APIError.notFound("no token \(id)") }
+        return Reply.empty().response
+    }
+
+    static func admin(_ context: AppRequestContext) throws {
+        let caller = try context.caller()
+        guard caller.role == .admin else { throw APIError.forbidden("only admins manage tokens") }
+    }
+}

@@ -1,0 +1,37 @@
+import Foundation
+import Hummingbird
+import StockroomStore
+
+/// Authenticates `/v1` requests by bearer token (hashed lookup; a revoked token is refused at once).
+/// Streaming routes also accept `?access_token=`, since browsers cannot set headers there.
+struct AuthMiddleware: RouterMiddleware {
+    typealias Context = AppRequestContext
+
+    let database: AppDatabase
+    let queryTokenPaths: Set<String>
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        guard let secret = bearerSecret(request) else {
+            throw APIError.unauthorized("missing bearer token")
+        }
+        guard let token = try await database.authenticate(secret: secret) else {
+            throw APIError.unauthorized("invalid or revoked token")
+        }
+        var context = context
+        context.identity = token
+        return try await next(request, context)
+    }
+
+    private func bearerSecret(_ request: Request) -> String? {
+        if let header = request.headers[.authorization] {
+            let parts = header.split(separator: " ", maxSplits: 1)
+            guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
+            let secret = parts[1].trimmingCharacters(in: .whitespaces)
+            return secret.isEmpty ? nil : secret
+        }
+        if queryTokenPaths.contains(request.uri.path), let secret = request.uri.queryParameters.get("access_token"), !secret.isEmpty {
+            return String(secret)
+        }
+        return nil
+    }
+}

@@ -1,0 +1,64 @@
+import Configuration
+import Foundation
+import Logging
+import StockroomStore
+
+/// Every setting of the daemon, read from CLI flags, then the environment, then the config file, then defaults.
+public struct Settings: Sendable {
+    /// Address to listen on (`http.host`, `HTTP_HOST`, `--http-host`).
+    public var host: String
+    /// Port to listen on; 0 picks a free one (`http.port`, `HTTP_PORT`, `--http-port`).
+    public var port: Int
+    /// The SQLite file (`db.path`, `DB_PATH`, `--db-path`).
+    public var databasePath: String
+    /// SQLite's `synchronous` level (`db.synchronous`, `DB_SYNCHRONOUS`): `full` or `normal`.
+    public var synchronous: AppDatabase.Synchronous
+    /// How long a write waits for the lock before answering 503 (`db.busyTimeoutSeconds`).
+    public var busyTimeoutSeconds: Int
+    /// Log level (`log.level`, `LOG_LEVEL`).
+    public var logLevel: Logger.Level
+    /// How long idempotency records are kept, at least 24 (`idempotency.retentionHours`).
+    public var idempotencyRetentionHours: Int
+    /// Seed the demo items into an empty database (`demo`, `--demo`).
+    public var demo: Bool
+
+    /// The built-in default database path.
+    public static let defaultDatabasePath = "./data/stockroom.sqlite"
+
+    /// Reads and checks every setting; throws a `SettingsError` naming the bad one.
+    public init(reader: ConfigReader) throws {
+        host = reader.string(forKey: "http.host", default: "127.0.0.1")
+        port = reader.int(forKey: "http.port", default: 8080)
+        guard (0...65535).contains(port) else { throw SettingsError("http.port must be 0-65535, got \(port)") }
+        databasePath = reader.string(forKey: "db.path", default: Self.defaultDatabasePath)
+        guard !databasePath.isEmpty else { throw SettingsError("db.path must not be empty") }
+        let sync = reader.string(forKey: "db.synchronous", default: "full")
+        guard let level = AppDatabase.Synchronous(rawValue: sync.uppercased()) else {
+            throw SettingsError("db.synchronous must be full or normal, got \(sync)")
+        }
+        synchronous = level
+        busyTimeoutSeconds = reader.int(forKey: "db.busyTimeoutSeconds", default: 5)
+        guard busyTimeoutSeconds >= 0 else { throw SettingsError("db.busyTimeoutSeconds must be >= 0") }
+        let levelName = reader.string(forKey: "log.level", default: "info")
+        guard let logLevel = Logger.Level(rawValue: levelName.lowercased()) else {
+            throw SettingsError("log.level must be one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        self.logLevel = logLevel
+        idempotencyRetentionHours = reader.int(forKey: "idempotency.retentionHours", default: 24)
+        guard idempotencyRetentionHours >= 24 else { throw SettingsError("idempotency.retentionHours must be at least 24") }
+        demo = reader.bool(forKey: "demo", default: false)
+    }
+
+    /// Opens the configured database, creating and migrating it if needed.
+    public func openDatabase(logger: Logger) throws -> AppDatabase {
+        try AppDatabase.open(
+            path: databasePath, synchronous: synchronous, busyTimeout: .seconds(busyTimeoutSeconds), logger: logger)
+    }
+}
+
+/// A setting with a value that cannot be used.
+public struct SettingsError: Error, CustomStringConvertible {
+    /// What is wrong.
+    public var description: String
+    init(_ description: String) { self.description = description }
+}

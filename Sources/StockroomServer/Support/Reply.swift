@@ -1,0 +1,59 @@
+import HTTPTypes
+import NIOFoundationCompat
+import Foundation
+import Hummingbird
+import StockroomCore
+import StockroomStore
+
+/// A complete response: what a handler returns and what an idempotency record replays.
+struct Reply: Sendable {
+    static let jsonContentType = "application/json; charset=utf-8"
+    static let replayedHeader = HTTPField.Name("Idempotency-Replayed")!
+
+    var status: HTTPResponse.Status
+    var headers: HTTPFields
+    var body: ByteBuffer
+
+    /// A JSON reply of `value`.
+    static func json(_ value: some Encodable, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) throws -> Reply {
+        var headers = headers
+        headers[.contentType] = jsonContentType
+        return Reply(status: status, headers: headers, body: ByteBuffer(data: try JSONCoding.encoder().encode(value)))
+    }
+
+    /// A reply with no body.
+    static func empty(_ status: HTTPResponse.Status = .noContent, headers: HTTPFields = [:]) -> Reply {
+        Reply(status: status, headers: headers, body: ByteBuffer())
+    }
+
+    /// The Hummingbird response.
+    var response: Response {
+        Response(status: status, headers: headers, body: .init(byteBuffer: body))
+    }
+
+    /// The reply as an idempotency record keeps it.
+    var stored: StoredResponse {
+        var kept: [String: String] = [:]
+        for field in headers { kept[field.name.canonicalName] = field.value }
+        return StoredResponse(status: status.code, headers: kept, body: Data(buffer: body))
+    }
+
+    /// A stored reply being replayed, marked as such.
+    init(replaying stored: StoredResponse) {
+        var headers = HTTPFields()
+        for (name, value) in stored.headers.sorted(by: { $0.key < $1.key }) {
+            if let name = HTTPField.Name(name) { headers[name] = value }
+        }
+        headers[Self.replayedHeader] = "true"
+        self.init(status: HTTPResponse.Status(code: stored.status), headers: headers, body: ByteBuffer(data: stored.body))
+    }
+
+    init(status: HTTPResponse.Status, headers: HTTPFields, body: ByteBuffer) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
+    /// The ETag of a version: `"3"`.
+    static func etag(_ version: Int) -> String { "\"\(version)\"" }
+}

@@ -1,0 +1,141 @@
+import HTTPTypes
+import NIOFoundationCompat
+import Crypto
+import Foundation
+import Hummingbird
+import StockroomCore
+import StockroomStore
+
+/// A decoded JSON body and the bytes it came from.
+struct JSONBody<Value: Decodable> {
+    var value: Value
+    var bytes: Data
+}
+
+extension Request {
+    /// Decodes a JSON body of at most 1 MiB: `415` for a non-JSON content type, `413` when too large,
+    /// `400 invalidJSON` when it is not JSON or not of the expected shape.
+    func decodeJSON<Value: Decodable>(_ type: Value.Type, context: AppRequestContext) async throws -> JSONBody<Value> {
+        if let contentType = headers[.contentType] {
+            let mediaType = contentType.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+            guard mediaType == "application/json" || mediaType.hasSuffix("+json") else {
+                throw APIError(.unsupportedMediaType, "unsupportedMediaType", "request bodies must be application/json")
+            }
+        }
+        var request = self
+        let buffer = try await request.collectBody(upTo: context.maxUploadSize)
+        let bytes = Data(buffer: buffer)
+        do {
+            return JSONBody(value: try JSONCoding.decoder().decode(Value.self, from: bytes), bytes: bytes)
+        } catch let error as DecodingError {
+            throw APIError.invalidJSON(error)
+        }
+    }
+
+    /// A query parameter, nil when absent.
+    func query(_ name: String) -> String? {
+        uri.queryParameters.get(name).map { String($0) }
+    }
+
+    /// An integer query parameter: `400` when it does not parse, `422` when outside `range`.
+    func intQuery(_ name: String, default value: Int, range: ClosedRange<Int>) throws -> Int {
+        guard let raw = query(name) else { return value }
+        guard let number = Int(raw) else { throw APIError.invalidParameter(name, "\(name) must be an integer") }
+        guard range.contains(number) else {
+            throw APIError.validationFailed(name, "\(name) must be between \(range.lowerBound) and \(range.upperBound)")
+        }
+        return number
+    }
+
+    /// The `If-Match` condition, if the header is present.
+    var versionPrecondition: VersionPrecondition? {
+        let values = headers[values: .ifMatch]
+        guard !values.isEmpty else { return nil }
+        var versions: [Int] = []
+        for value in values {
+            for tag in value.split(separator: ",") {
+                let tag = tag.trimmingCharacters(in: .whitespaces)
+                if tag == "*" { return .any }
+                // Strong comparison: weak tags (W/"3") never match.
+                guard tag.count >= 2, tag.hasPrefix("\""), tag.hasSuffix("\""), let version = Int(tag.dropFirst().dropLast()) else {
+                    continue
+                }
+                versions.append(version)
+            }
+        }
+        return .oneOf(versions)
+    }
+
+    /// The `Idempotency-Key` header: nil when absent, `400` when empty or over 255 characters.
+    func idempotencyKey() throws -> String? {
+        guard let key = headers[Self.idempotencyKeyField] else { return nil }
+        guard (1...255).contains(key.count) else {
+            throw APIError.invalidParameter("Idempotency-Key", "Idempotency-Key must be 1-255 characters")
+        }
+        return key
+    }
+
+    static let idempotencyKeyField = HTTPField.Name("Idempotency-Key")!
+
+    /// Identifies a request for idempotency: method, path and the body compared as JSON, key order aside.
+    func fingerprint(body: Data) -> String {
+        var canonical = Data()
+        if !body.isEmpty, let object = try? JSONSerialization.jsonObject(with: body, options: [.fragmentsAllowed]),
+            let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .fragmentsAllowed])
+        {
+            canonical = data
+        } else {
+            canonical = body
+        }
+        var hasher = SHA256()
+        hasher.update(data: Data("\(method.rawValue) \(uri.path)\n".utf8))
+        hasher.update(data: canonical)
+        return hasher.finalize().map { String(format: "%02x", $0) }.joined()
+    }
+
+    /// An idempotent request for the store when the request has an `Idempotency-Key`.
+    func idempotency<Value: Sendable>(
+        user: String, scope: String, body: Data, render: @escaping @Sendable (Value) throws -> Reply
+    ) throws -> IdempotentRequest<Value>? {
+        guard let key = try idempotencyKey() else { return nil }
+        return IdempotentRequest(
+            key: IdempotencyKey(user: user, scope: scope, key: key),
+            fingerprint: fingerprint(body: body),
+            render: { result in
+                switch result {
+                case .success(let value):
+                    return try? render(value).stored
+                case .failure(let error):
+                    let apiError = APIError(error)
+                    return apiError.isDecided ? apiError.reply.stored : nil
+                }
+            }
+        )
+    }
+}
+
+extension APIError {
+    /// `400 invalidJSON` describing a decoding failure and the field it happened at.
+    static func invalidJSON(_ error: DecodingError) -> APIError {
+        func path(_ codingPath: [any CodingKey]) -> String? {
+            let parts = codingPath.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }
+            guard !parts.isEmpty else { return nil }
+            return parts.reduce("") { result, part in
+                part.hasPrefix("[") ? result + part : (result.isEmpty ? part : result + "." + part)
+            }
+        }
+        switch error {
+        case .keyNotFound(let key, let context):
+            let field = path(context.codingPath + [key])
+            return .invalidJSON("missing field '\(field ?? key.stringValue)'", field: field)
+        case .typeMismatch(_, let context), .valueNotFound(_, let context):
+            let field = path(context.codingPath)
+            return .invalidJSON("field '\(field ?? "body")' has the wrong type or is null", field: field)
+        case .dataCorrupted(let context):
+            guard let field = path(context.codingPath) else { return .invalidJSON("body is not valid JSON") }
+            return .invalidJSON("field '\(field)' is invalid: \(context.debugDescription)", field: field)
+        @unknown default:
+            return .invalidJSON("body is not valid JSON")
+        }
+    }
+}

@@ -1,0 +1,25 @@
+/// A position in the change feed of one database epoch; opaque and URL-safe on the wire.
+public struct FeedCursor: Hashable, Sendable {
+    /// The database epoch the position belongs to.
+    public var epoch: String
+    /// The seq of the last change before the position.
+    public var seq: Int64
+
+    /// Creates a cursor.
+    public init(epoch: String, seq: Int64) {
+        self.epoch = epoch
+        self.seq = seq
+    }
+
+    /// `c1.<epoch>.<seq>`.
+    public var encoded: String { "c1.\(epoch).\(seq)" }
+
+    /// Parses an encoded cursor; nil when malformed.
+    public init?(encoded: String) {
+        let parts = encoded.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0] == "c1", !parts[1].isEmpty, parts[1].allSatisfy(\.isHexDigit),
+            let seq = Int64(parts[2]), seq >= 0
+        else { return nil }
+        self.init(epoch: String(parts[1]), seq: seq)
+    }
+}

@@ -1,0 +1,65 @@
+import ArgumentParser
+import Foundation
+import StockroomCore
+import StockroomStore
+
+/// `stockroom token create|list|revoke`.
+struct Token: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Manage bearer tokens.", subcommands: [Create.self, List.self, Revoke.self])
+
+    struct Create: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Create a token; its secret is the last line of output.")
+
+        @Option(help: "The user the token acts for.")
+        var user: String
+
+        @Option(help: "viewer, editor or admin.")
+        var role: Role
+
+        @OptionGroup var storage: StorageOptions
+
+        func validate() throws {
+            let trimmed = user.trimmingCharacters(in: .whitespacesAndNewlines)
+            guard (1...64).contains(trimmed.count) else { throw ValidationError("--user must be 1-64 characters") }
+        }
+
+        func run() async throws {
+            let database = try await storage.openDatabase()
+            let token = try await database.createToken(user: user.trimmingCharacters(in: .whitespacesAndNewlines), role: role)
+            print("Created token \(token.info.id) for \(token.info.user) (\(token.info.role.rawValue)). The secret is shown once:")
+            print(token.secret)
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List tokens (never their secrets).")
+
+        @OptionGroup var storage: StorageOptions
+
+        func run() async throws {
+            let database = try await storage.openDatabase()
+            for token in try await database.listTokens() {
+                let state = token.revokedAt.map { "revoked \(Timestamp.format($0))" } ?? "active"
+                print("\(token.id)\t\(token.user)\t\(token.role.rawValue)\t\(Timestamp.format(token.createdAt))\t\(state)")
+            }
+        }
+    }
+
+    struct Revoke: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Revoke a token; it is refused on its next request.")
+
+        @Argument(help: "The token's id (see `token list`).")
+        var id: String
+
+        @OptionGroup var storage: StorageOptions
+
+        func run() async throws {
+            let database = try await storage.openDatabase()
+            guard try await database.revokeToken(id: id) else { throw ValidationError("no token \(id)") }
+            print("Revoked \(id).")
+        }
+    }
+}
+
+extension Role: ExpressibleByArgument {}
