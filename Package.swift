@@ -93,6 +93,8 @@ let package = Package(
             name: "StockroomServerTests",
             dependencies: [
                 "StockroomServer",
+                "StockroomStore",
+                "StockroomCore",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Configuration", package: "swift-configuration"),
             ],

@@ -5,6 +5,7 @@ public enum JSONCoding {
     /// An encoder writing times as `2026-11-22T06:00:00.123Z`.
     public static func encoder() -> JSONEncoder {
         let encoder = JSONEncoder()
+        encoder.outputFormatting = [.withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .custom { date, encoder in
             var container = encoder.singleValueContainer()
             try container.encode(Timestamp.format(date))
@@ -29,9 +30,10 @@ public enum JSONCoding {
 
 /// Millisecond-precision UTC times, as stored and as written on the wire.
 public enum Timestamp {
-    /// The milliseconds since 1970 of `date`, rounded down.
+    /// The milliseconds since 1970 of `date`, truncated. A `Date` made from whole milliseconds is a
+    /// binary fraction a hair below them, so a microsecond of slack keeps it from losing one.
     public static func milliseconds(_ date: Date) -> Int64 {
-        Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
+        Int64((date.timeIntervalSince1970 * 1000 + 0.001).rounded(.down))
     }
 
     /// The date of a millisecond count.
@@ -60,7 +62,10 @@ public enum Timestamp {
 
     /// Parses an RFC 3339 time; nil when it is not one.
     public static func parse(_ string: String) -> Date? {
-        if let date = try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(string) { return date }
-        return try? Date.ISO8601FormatStyle().parse(string)
+        guard
+            let parsed = (try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(string))
+                ?? (try? Date.ISO8601FormatStyle().parse(string))
+        else { return nil }
+        return date(milliseconds: Int64((parsed.timeIntervalSince1970 * 1000).rounded()))
     }
 }

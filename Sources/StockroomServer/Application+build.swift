@@ -34,14 +34,16 @@ public func buildApplication(settings: Settings, database: AppDatabase, logger: 
 /// The router with every route and middleware of the contract.
 func buildRouter(database: AppDatabase) -> Router<AppRequestContext> {
     let router = Router(context: AppRequestContext.self)
+    let routes = RouteTable()
     router.add(middleware: RequestLogMiddleware())
     router.add(middleware: MetricsMiddleware())
-    router.add(middleware: ErrorMiddleware())
+    router.add(middleware: ErrorMiddleware(routes: routes))
     OperationsController(database: database).addRoutes(to: router)
     let v1 = router.group("v1").add(middleware: AuthMiddleware(database: database, queryTokenPaths: []))
     v1.addRoutes(ItemsController(database: database).endpoints, atPath: "items")
     v1.addRoutes(TokensController(database: database).endpoints, atPath: "tokens")
     v1.addRoutes(NavigationController(database: database).endpoints)
+    routes.record(router.routes.map { ("\($0.path)", $0.method) })
     return router
 }
 
@@ -53,15 +55,16 @@ struct DatabaseMaintenanceService: Service {
     let logger: Logger
 
     func run() async throws {
-        while !Task.isShuttingDownGracefully && !Task.isCancelled {
-            do {
-                let purged = try await database.purgeIdempotencyRecords(olderThan: idempotencyRetention)
-                if purged > 0 { logger.info("purged expired idempotency records", metadata: ["count": "\(purged)"]) }
-            } catch {
-                logger.warning("could not purge idempotency records", metadata: ["error": "\(error)"])
+        await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                do {
+                    let purged = try await database.purgeIdempotencyRecords(olderThan: idempotencyRetention)
+                    if purged > 0 { logger.info("purged expired idempotency records", metadata: ["count": "\(purged)"]) }
+                } catch {
+                    logger.warning("could not purge idempotency records", metadata: ["error": "\(error)"])
+                }
+                try? await Task.sleep(for: .seconds(3600))
             }
-            try? await gracefulShutdown()
-            try? await Task.sleep(for: .seconds(3600))
         }
         do {
             try database.checkpoint()

@@ -1,19 +1,57 @@
+import HTTPTypes
 import Hummingbird
 import Logging
+import Synchronization
 
 /// Turns every error into the contract's JSON error; anything unexpected is logged and answered 500.
+/// A path that exists under other methods answers `405 methodNotAllowed` with `Allow`.
 struct ErrorMiddleware: RouterMiddleware {
     typealias Context = AppRequestContext
+
+    let routes: RouteTable
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
             return try await next(request, context)
         } catch {
-            let apiError = APIError(error)
+            var apiError = APIError(error)
+            if let http = error as? HTTPError, http.status == .notFound {
+                let allowed = routes.methods(forPath: request.uri.path)
+                if !allowed.isEmpty {
+                    apiError = APIError(.methodNotAllowed, "methodNotAllowed", "\(request.method.rawValue) is not allowed here")
+                    apiError.headers[.allow] = allowed.map(\.rawValue).joined(separator: ", ")
+                }
+            }
             if apiError.status == .internalServerError {
                 context.logger.error("unhandled error", metadata: ["error": "\(String(reflecting: error))"])
             }
             return apiError.reply.response
         }
+    }
+}
+
+/// The router's routes, recorded once they are all added, to tell a wrong method from a wrong path.
+final class RouteTable: Sendable {
+    private let entries = Mutex<[(components: [Substring], method: HTTPRequest.Method)]>([])
+
+    /// Records the router's routes (`/v1/items/{id}` style paths).
+    func record(_ routes: [(path: String, method: HTTPRequest.Method)]) {
+        entries.withLock { $0 = routes.map { (Self.components($0.path), $0.method) } }
+    }
+
+    /// The methods a route of `path` answers to, in a stable order.
+    func methods(forPath path: String) -> [HTTPRequest.Method] {
+        let requested = Self.components(path)
+        let methods = entries.withLock { entries in
+            entries.filter { entry in
+                entry.components.count == requested.count
+                    && zip(entry.components, requested).allSatisfy { pattern, part in pattern.hasPrefix("{") || pattern == part }
+            }.map(\.method)
+        }
+        return Array(Set(methods.map(\.rawValue))).sorted().compactMap { HTTPRequest.Method($0) }
+    }
+
+    private static func components(_ path: String) -> [Substring] {
+        path.split(separator: "/", omittingEmptySubsequences: true)
     }
 }

@@ -1,0 +1,312 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import StockroomCore
+import StockroomStore
+import Testing
+
+@Suite("Items routes")
+struct ItemsRouteTests {
+    @Test func createThenGetReturnsTheSameItemWithETagAndLocation() async throws {
+        try await withTestApp { app in
+            try await app.test { client in
+                let created = try await client.send(.post, "/v1/items", token: app.editor, json: draftJSON(name: "  Lamp  ", color: "Teal"))
+                #expect(created.status == .created)
+                let item: Item = try created.decode()
+                #expect(created.headers[.location] == "/v1/items/\(item.id)")
+                #expect(created.headers[.eTag] == "\"1\"")
+                #expect(created.headers[.contentType] == "application/json; charset=utf-8")
+                #expect(item.name == "Lamp")
+                #expect(item.color == Color(name: "Teal", red: 0.5, green: 0.25, blue: 1))
+                #expect(item.status == .inStock(quantity: 1))
+                #expect(item.version == 1)
+                #expect(item.createdAt == item.updatedAt)
+
+                let fetched = try await client.send(.get, "/v1/items/\(item.id.description.uppercased())", token: app.viewer)
+                #expect(fetched.status == .ok)
+                #expect(fetched.headers[.eTag] == "\"1\"")
+                #expect(try fetched.decode(Item.self) == item)
+            }
+        }
+    }
+
+    @Test func nullFieldsAreWrittenAsNull() async throws {
+        try await withTestApp { app in
+            try await app.test { client in
+                let created = try await client.send(.post, "/v1/items", token: app.editor, json: draftJSON(name: "Plain"))
+                let json = try created.json
+                #expect(json["color"] is NSNull)
+            }
+        }
+    }
+
+    @Test func createWithClientIDUsesItAndRefusesReuseEvenAfterDelete() async throws {
+        try await withTestApp { app in
+            try await app.test { client in
+                let id = "8E1A5B3C-1111-4222-8333-944455556666"
+                let created = try await client.send(.post, "/v1/items", token: app.editor, json: draftJSON(name: "Desk", id: id))
+                #expect(created.status == .created)
+                #expect(try created.decode(Item.self).id.description == id.lowercased())
+
+                let again = try await client.send(.post, "/v1/items", token: app.editor, json: draftJSON(name: "Desk", id: id))
+                #expect(again.status == .conflict)
+                #expect(again.errorCode == "alreadyExists")
+
+                #expect(try await client.send(.delete, "/v1/items/\(id)", token: app.editor).status == .noContent)
+                let afterDelete = try await client.send(.post, "/v1/items", token: app.editor, json: draftJSON(name: "Desk", id: id))
+                #expect(afterDelete.status == .conflict)
+                #expect(afterDelete.errorCode == "alreadyExists")
+            }
+        }
+    }
+
+    @Test func putWritesTheDraftAndBumpsTheVersion() async throws {
+        try await withTestApp { app in
+            try await app.test { client in
+                let item: Item = try await client.send(.post, "/v1/items", token: app.editor, json: draftJSON(name: "Mug")).decode()
+                let put = try await client.send(
+                    .put, "/v1/items/\(item.id)", token: app.editor, json: draftJSON(name: "Big Mug", quantity: nil, backOrdered: true),
+                    headers: [.ifMatch: "\"1\""])
+                #expect(put.status == .ok)
+                #expect(put.headers[.eTag] == "\"2\"")
+                let updated: Item = try put.decode()
+                #expect(updated.id == item.id)
+                #expect(updated.name == "Big Mug")
+                #expect(updated.status == .outOfStock(isOnBackOrder: true))
+                #expect(updated.version == 2)
+                #expect(updated.createdAt == item.createdAt)
+                #expect(try await client.send(.get, "/v1/items/\(item.id)", token: app.viewer).decode(Item.self) == updated)
+
+                let star = try await client.send(.put, "/v1/items/\(item.id)", token: app.editor, json: draftJSON(name: "Mug 3"), headers: [.ifMatch: "*"])
+                #expect(try star.decode(Item.self).version == 3)
+            }
+        }
+    }
+
+    @Test func staleIfMatchIs412AndChangesNothing() async throws {
+        try await withTestApp { app in
+            try await app.test { client in
+                let item: Item = try await client.send(.post, "/v1/items", token: app.editor, json: draftJSON(name: "Mug")).decode()
+                for tag in ["\"7\"", "W/\"1\"", "garbage"] {
+                    let put = try await client.send(.put, "/v1/items/\(item.id)", token: app.editor, json: draftJSON(name: "X"), headers: [.ifMatch: tag])
+                    #expect(put.status == .preconditionFailed, "If-Match: \(tag)")
+                    #expect(put.errorCode == "preconditionFailed")
+                }
+                let delete = try await client.send(.delete, "/v1/items/\(item.id)", token: app.editor, headers: [.ifMatch: "\"2\""])
+                #expect(delete.status == .preconditionFailed)
+                #expect(try await client.send(.get, "/v1/items/\(item.id)", token: app.viewer).decode(Item.self) == item)
+            }
+        }
+    }
+
+    @Test func deleteIsATombstoneThatReadsAsMissing() async throws {
+        try await withTestApp { app in
+            try await app.test { client in
+                let item: Item = try await client.send(.post, "/v1/items", token: app.editor, json: draftJSON(name: "Mug")).decode()
+                let delete = try await client.send(.delete, "/v1/items/\(item.id)", token: app.editor, headers: [.ifMatch: "\"1\""])
+                #expect(delete.status == .noContent)
+                #expect(delete.body.readableBytes == 0)
+                for (method, json) in [(HTTPRequest.Method.get, nil), (.put, draftJSON(name: "Y")), (.delete, nil)] as [(HTTPRequest.Method, String?)] {
+                    let response = try await client.send(method, "/v1/items/\(item.id)", token: app.editor, json: json)
+                    #expect(response.status == .notFound)
+                    #expect(response.errorCode == "notFound")
+                }
+                let list: [String: Any] = try await client.send(.get, "/v1/items", token: app.viewer).json
+                #expect((list["items"] as? [Any])?.isEmpty == true)
+            }
+        }
+    }
+
+    @Test func malformedOrUnknownItemIDIs404() async throws {
+        try await withTestApp { app in
+            try await app.test { client in
+                for path in ["/v1/items/not-a-uuid", "/v1/items/\(UUID().uuidString)"] {
+                    let response = try await client.send(.get, path, token: app.viewer)
+                    #expect(response.status == .notFound)
+                    #expect(response.errorCode == "notFound")
+                }
+            }
+        }
+    }
+
+    @Test(arguments: [
+        ("", "name"),
+        ("   ", "name"),
+        (String(repeating: "x", count: 201), "name"),
+    ])
+    func invalidNameIs422(name: String, field: String) async throws {
+        try await withTestApp { app in
+            try await app.test { client in
+                let response = try await client.send(.post, "/v1/items", token: app.editor, json: draftJSON(name: name))
+                #expect(response.status == .unprocessableContent)
+                #expect(response.errorCode == "validationFailed")
+                #expect(response.errorField == field)
+            }
+        }
+    }
+
+    @Test func outOfRangeValuesAre422AndChangeNothing() async throws {
+        try await withTestApp { app in
+            try await app.test { client in
+                let item: Item = try await client.send(.post, "/v1/items", token: app.editor, json: draftJSON(name: "Mug")).decode()
+                let bodies = [
+                    draftJSON(name: "Mug", quantity: -1),
+                    draftJSON(name: "Mug", quantity: 1_000_000_001),
+                    #"{"name":"Mug","color":{"name":"","red":0,"green":0,"blue":0},"status":{"inStock":{"quantity":1}}}"#,
+                    #"{"name":"Mug","color":{"name":"Red","red":1.5,"green":0,"blue":0},"status":{"inStock":{"quantity":1}}}"#,
+                ]
+                for body in bodies {
+                    let response = try await client.send(.put, "/v1/items/\(item.id)", token: app.editor, json: body)
+                    #expect(response.status == .unprocessableContent, "\(body)")
+                    #expect(response.errorCode == "validationFailed")
+                }
+                #expect(try await client.send(.get, "/v1/items/\(item.id)", token: app.viewer).decode(Item.self) == item)
+            }
+        }
+    }
+
+    @Test(arguments: [
+        "not json",
+        "{}",
+        #"{"name":"A"}"#,
+        #"{"name":3,"status":{"inStock":{"quantity":1}}}"#,
+        #"{"name":"A","status":{"sold":{}}}"#,
+        #"{"name":"A","status":{"inStock":{"quantity":"many"}}}"#,
+        #"{"name":"A","status":{"inStock":{"quantity":1}},"id":"nope"}"#,
+        "[]",
+    ])
+    func malformedBodyIs400InvalidJSON(body: String) async throws {
+        try await withTestApp { app in
+            try await app.test { client in
+                let response = try await client.send(.post, "/v1/items", token: app.editor, json: body)
+                #expect(response.status == .badRequest)
+                #expect(response.errorCode == "invalidJSON")
+                let list: [String: Any] = try await client.send(.get, "/v1/items", token: app.viewer).json
+                #expect((list["items"] as? [Any])?.isEmpty == true)
+            }
+        }
+    }
+
+    @Test func missingFieldNamesTheField() async throws {
+        try await withTestApp { app in
+            try await app.test { client in
+                let response = try await client.send(.post, "/v1/items", token: app.editor, json: #"{"name":"A"}"#)
+                #expect(response.errorField == "status")
+            }
+        }
+    }
+
+    @Test func nonJSONContentTypeIs415() async throws {
+        try await withTestApp { app in
+            try await app.test { client in
+                let response = try await client.send(
+                    .post, "/v1/items", token: app.editor, json: draftJSON(name: "A"), headers: [.contentType: "text/plain"])
+                #expect(response.status == .unsupportedMediaType)
+                #expect(response.errorCode == "unsupportedMediaType")
+            }
+        }
+    }
+
+    @Test func bodyOverOneMebibyteIs413() async throws {
+        try await withTestApp { app in
+            try await app.test { client in
+                let huge = draftJSON(name: String(repeating: "a", count: 1 << 20))
+                let response = try await client.send(.post, "/v1/items", token: app.editor, json: huge)
+                #expect(response.status == .contentTooLarge)
+                #expect(response.errorCode == "payloadTooLarge")
+            }
+        }
+    }
+
+    @Test func listPaginatesInCreationOrderWithKeysetCursors() async throws {
+        try await withTestApp { app in
+            try await app.test { client in
+                var created: [Item] = []
+                for index in 0..<7 {
+                    created.append(try await client.send(.post, "/v1/items", token: app.editor, json: draftJSON(name: "Item \(index)")).decode())
+                }
+                // A deleted item in the middle does not disturb the pages.
+                try await client.send(.delete, "/v1/items/\(created[3].id)", token: app.editor)
+                let expected = created.enumerated().filter { $0.offset != 3 }.map(\.element)
+
+                var seen: [Item] = []
+                var cursor: String?
+                var pages = 0
+                repeat {
+                    let uri = "/v1/items?limit=2" + (cursor.map { "&after=\($0)" } ?? "")
+                    let page = try await client.send(.get, uri, token: app.viewer)
+                    #expect(page.status == .ok)
+                    let json = try page.json
+                    let items = try JSONCoding.decoder().decode([Item].self, from: JSONSerialization.data(withJSONObject: json["items"] ?? []))
+                    seen += items
+                    cursor = json["next"] as? String
+                    #expect(json["next"] != nil, "next is present, as null on the last page")
+                    pages += 1
+                } while cursor != nil && pages < 10
+                #expect(seen == expected)
+                #expect(pages == 3)
+            }
+        }
+    }
+
+    @Test func listFiltersByCaseInsensitiveNameAndStatus() async throws {
+        try await withTestApp { app in
+            try await app.test { client in
+                try await client.send(.post, "/v1/items", token: app.editor, json: draftJSON(name: "Red Keyboard"))
+                try await client.send(.post, "/v1/items", token: app.editor, json: draftJSON(name: "keyboard tray", quantity: nil))
+                try await client.send(.post, "/v1/items", token: app.editor, json: draftJSON(name: "Mouse"))
+                try await client.send(.post, "/v1/items", token: app.editor, json: draftJSON(name: "100% wool"))
+
+                func names(_ query: String) async throws -> [String] {
+                    let json = try await client.send(.get, "/v1/items?\(query)", token: app.viewer).json
+                    return (json["items"] as? [[String: Any]] ?? []).compactMap { $0["name"] as? String }
+                }
+                #expect(try await names("q=KEYBOARD") == ["Red Keyboard", "keyboard tray"])
+                #expect(try await names("q=keyboard&status=outOfStock") == ["keyboard tray"])
+                #expect(try await names("status=inStock") == ["Red Keyboard", "Mouse", "100% wool"])
+                #expect(try await names("q=%25") == ["100% wool"])
+                #expect(try await names("q=_") == [])
+            }
+        }
+    }
+
+    @Test(arguments: [
+        ("limit=abc", HTTPResponse.Status.badRequest, "invalidParameter"),
+        ("limit=0", .unprocessableContent, "validationFailed"),
+        ("limit=501", .unprocessableContent, "validationFailed"),
+        ("after=%%%", .badRequest, "invalidParameter"),
+        ("after=bm9wZQ", .badRequest, "invalidParameter"),
+        ("status=sold", .badRequest, "invalidParameter"),
+    ])
+    func badListParameters(query: String, status: HTTPResponse.Status, code: String) async throws {
+        try await withTestApp { app in
+            try await app.test { client in
+                let response = try await client.send(.get, "/v1/items?\(query)", token: app.viewer)
+                #expect(response.status == status)
+                #expect(response.errorCode == code)
+            }
+        }
+    }
+
+    @Test func unknownRouteIsJSON404() async throws {
+        try await withTestApp { app in
+            try await app.test { client in
+                let response = try await client.send(.get, "/nowhere")
+                #expect(response.status == .notFound)
+                #expect(response.errorCode == "notFound")
+            }
+        }
+    }
+
+    @Test func aRestartOnTheSameFileKeepsTheData() async throws {
+        try await withTestApp { app in
+            let item: Item = try await app.test { client in
+                try await client.send(.post, "/v1/items", token: app.editor, json: draftJSON(name: "Survivor")).decode()
+            }
+            try await app.test { client in
+                let fetched = try await client.send(.get, "/v1/items/\(item.id)", token: app.editor)
+                #expect(try fetched.decode(Item.self) == item)
+            }
+        }
+    }
+}
