@@ -24,6 +24,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-system.git", from: "1.8.1"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
     ],
     targets: [
         .target(
@@ -86,7 +87,7 @@ let package = Package(
         ),
         .testTarget(
             name: "StockroomStoreTests",
-            dependencies: ["StockroomStore", "StockroomCore"],
+            dependencies: ["StockroomStore", "StockroomCore", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -95,7 +96,10 @@ let package = Package(
                 "StockroomServer",
                 "StockroomStore",
                 "StockroomCore",
+                // Built so that the process tests can run the real binary.
+                "stockroom",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ],

@@ -1,0 +1,131 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import StockroomCore
+import Testing
+
+/// The real `stockroom` binary, run as a child process from another working directory.
+struct StockroomProcess {
+    static var binary: URL {
+        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("stockroom")
+    }
+
+    /// Runs a subcommand to completion and returns its exit status and standard output.
+    static func run(_ arguments: [String], in directory: URL) throws -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        process.currentDirectoryURL = directory
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+
+    let process: Process
+    let port: Int
+
+    /// Starts `serve` on a free port and waits until it listens.
+    static func serve(databasePath: String, in directory: URL) async throws -> StockroomProcess {
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = ["serve", "--db-path", databasePath, "--http-port", "0"]
+        process.currentDirectoryURL = directory
+        process.environment = ProcessInfo.processInfo.environment.merging(["LOG_LEVEL": "info"]) { $1 }
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        let port = try await Task.detached {
+            // Read the log until the server says where it listens.
+            var log = ""
+            while true {
+                let chunk = pipe.fileHandleForReading.availableData
+                if chunk.isEmpty { throw ProcessError.exitedEarly(log) }
+                log += String(decoding: chunk, as: UTF8.self)
+                if let range = log.range(of: #"listening on 127\.0\.0\.1:(\d+)"#, options: .regularExpression),
+                    let port = Int(log[range].split(separator: ":").last ?? "")
+                {
+                    return port
+                }
+            }
+        }.value
+        return StockroomProcess(process: process, port: port)
+    }
+
+    enum ProcessError: Error { case exitedEarly(String) }
+
+    /// Waits for the process to exit and returns its status.
+    func waitForExit() async -> Int32 {
+        await Task.detached {
+            process.waitUntilExit()
+            return process.terminationStatus
+        }.value
+    }
+}
+
+@Suite("The stockroom binary", .serialized)
+struct ProcessTests {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("stockroom-process-\(UUID().uuidString)")
+    var databasePath: String { directory.appendingPathComponent("db/stockroom.sqlite").path }
+
+    init() throws {
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    }
+
+    @Test func migrateAndTokenCommandsCreateTheDatabaseFromAnyDirectory() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let migrate = try StockroomProcess.run(["migrate", "--db-path", databasePath], in: directory)
+        #expect(migrate.status == 0)
+        #expect(FileManager.default.fileExists(atPath: databasePath))
+
+        let create = try StockroomProcess.run(["token", "create", "--user", "ada", "--role", "admin", "--db-path", databasePath], in: directory)
+        #expect(create.status == 0)
+        let secret = try #require(create.output.split(separator: "\n").last.map(String.init))
+        #expect(secret.hasPrefix("sr_") && !secret.contains(" "))
+
+        let list = try StockroomProcess.run(["token", "list", "--db-path", databasePath], in: directory)
+        #expect(list.output.contains("\tada\tadmin\t"))
+        #expect(!list.output.contains(secret))
+        let id = try #require(list.output.split(separator: "\t").first.map(String.init))
+        #expect(try StockroomProcess.run(["token", "revoke", id, "--db-path", databasePath], in: directory).status == 0)
+        #expect(try StockroomProcess.run(["token", "list", "--db-path", databasePath], in: directory).output.contains("revoked"))
+        #expect(try StockroomProcess.run(["token", "revoke", "tok_missing", "--db-path", databasePath], in: directory).status != 0)
+        #expect(try StockroomProcess.run(["token", "create", "--user", "x", "--role", "root", "--db-path", databasePath], in: directory).status != 0)
+    }
+
+    @Test func anAcknowledgedWriteSurvivesKillDashNine() async throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let token = try #require(
+            try StockroomProcess.run(["token", "create", "--user", "erin", "--role", "editor", "--db-path", databasePath], in: directory)
+                .output.split(separator: "\n").last.map(String.init))
+        let first = try await StockroomProcess.serve(databasePath: databasePath, in: directory)
+        var request = HTTPClientRequest(url: "http://127.0.0.1:\(first.port)/v1/items")
+        request.method = .POST
+        request.headers.add(name: "Authorization", value: "Bearer \(token)")
+        request.headers.add(name: "Content-Type", value: "application/json")
+        request.body = .bytes(ByteBuffer(string: draftJSON(name: "Durable")))
+        let created = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
+        #expect(created.status == .created)
+        let item = try JSONCoding.decoder().decode(Item.self, from: Data(buffer: try await created.body.collect(upTo: 1 << 20)))
+
+        kill(first.process.processIdentifier, SIGKILL)
+        #expect(await first.waitForExit() == SIGKILL)
+
+        let second = try await StockroomProcess.serve(databasePath: databasePath, in: directory)
+        var get = HTTPClientRequest(url: "http://127.0.0.1:\(second.port)/v1/items/\(item.id)")
+        get.headers.add(name: "Authorization", value: "Bearer \(token)")
+        let fetched = try await HTTPClient.shared.execute(get, timeout: .seconds(30))
+        #expect(fetched.status == .ok)
+        #expect(try JSONCoding.decoder().decode(Item.self, from: Data(buffer: try await fetched.body.collect(upTo: 1 << 20))) == item)
+
+        // SIGTERM: the server stops accepting, finishes, checkpoints the WAL into the file and exits cleanly.
+        kill(second.process.processIdentifier, SIGTERM)
+        #expect(await second.waitForExit() == 0)
+        let wal = (try? FileManager.default.attributesOfItem(atPath: databasePath + "-wal")[.size] as? Int) ?? 0
+        #expect(wal == 0, "the WAL was checkpointed and truncated on shutdown")
+    }
+}
