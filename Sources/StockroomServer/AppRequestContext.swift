@@ -1,11 +1,14 @@
 import Hummingbird
+import HummingbirdWebSocket
 import StockroomStore
 
 /// The request context of every route: Hummingbird's core storage plus the caller's identity.
-public struct AppRequestContext: RequestContext {
+public struct AppRequestContext: RequestContext, WebSocketRequestContext {
     public var coreContext: CoreRequestContextStorage
     /// The authenticated token, set by `AuthMiddleware` on `/v1` routes.
     public var identity: TokenInfo?
+    /// Where a WebSocket upgrade keeps its handler.
+    public let webSocket = WebSocketHandlerReference<AppRequestContext>()
 
     public init(source: Source) {
         self.coreContext = .init(source: source)

@@ -1,5 +1,6 @@
 import Configuration
 import Hummingbird
+import HummingbirdWebSocket
 import Logging
 import ServiceLifecycle
 import StockroomStore
@@ -19,39 +20,43 @@ public func buildApplication(reader: ConfigReader) async throws -> some Applicat
 /// Builds the application around an open database.
 public func buildApplication(settings: Settings, database: AppDatabase, logger: Logger) -> some ApplicationProtocol {
     StockroomMetrics.bootstrap()
-    let router = buildRouter(database: database)
+    let router = buildRouter(database: database, feed: settings.feed)
     return Application(
         router: router,
+        server: .http1WebSocketUpgrade(webSocketRouter: router),
         configuration: ApplicationConfiguration(address: .hostname(settings.host, port: settings.port), serverName: "stockroom"),
         services: [
             DatabaseMaintenanceService(
-                database: database, idempotencyRetention: .seconds(settings.idempotencyRetentionHours * 3600), logger: logger)
+                database: database, idempotencyRetention: .seconds(settings.idempotencyRetentionHours * 3600),
+                feed: settings.feed, logger: logger)
         ],
         logger: logger
     )
 }
 
 /// The router with every route and middleware of the contract.
-func buildRouter(database: AppDatabase) -> Router<AppRequestContext> {
+func buildRouter(database: AppDatabase, feed: FeedSettings) -> Router<AppRequestContext> {
     let router = Router(context: AppRequestContext.self)
     let routes = RouteTable()
     router.add(middleware: RequestLogMiddleware())
     router.add(middleware: MetricsMiddleware())
     router.add(middleware: ErrorMiddleware(routes: routes))
     OperationsController(database: database).addRoutes(to: router)
-    let v1 = router.group("v1").add(middleware: AuthMiddleware(database: database, queryTokenPaths: []))
+    let v1 = router.group("v1").add(middleware: AuthMiddleware(database: database, queryTokenPaths: FeedController.streamingPaths))
     v1.addRoutes(ItemsController(database: database).endpoints, atPath: "items")
     v1.addRoutes(TokensController(database: database).endpoints, atPath: "tokens")
     v1.addRoutes(NavigationController(database: database).endpoints)
+    FeedController(database: database, settings: feed).addRoutes(to: v1)
     routes.record(router.routes.map { ("\($0.path)", $0.method) })
     return router
 }
 
-/// Purges expired idempotency records hourly, and checkpoints the database on shutdown,
-/// after the HTTP server has finished its in-flight requests.
+/// Trims the change log and purges expired idempotency records on a schedule, and checkpoints
+/// the database on shutdown, after the HTTP server has finished its in-flight requests.
 struct DatabaseMaintenanceService: Service {
     let database: AppDatabase
     let idempotencyRetention: Duration
+    let feed: FeedSettings
     let logger: Logger
 
     func run() async throws {
@@ -60,12 +65,15 @@ struct DatabaseMaintenanceService: Service {
                 do {
                     let purged = try await database.purgeIdempotencyRecords(olderThan: idempotencyRetention)
                     if purged > 0 { logger.info("purged expired idempotency records", metadata: ["count": "\(purged)"]) }
+                    let trimmed = try await database.trimChanges(maxAge: feed.retentionMaxAge, maxEntries: feed.retentionMaxEntries)
+                    if trimmed > 0 { logger.info("trimmed the change log", metadata: ["count": "\(trimmed)"]) }
                 } catch {
-                    logger.warning("could not purge idempotency records", metadata: ["error": "\(error)"])
+                    logger.warning("maintenance failed; retrying next round", metadata: ["error": "\(error)"])
                 }
-                try? await Task.sleep(for: .seconds(3600))
+                try? await Task.sleep(for: feed.trimInterval)
             }
         }
+        database.hub.closeAll()
         do {
             try database.checkpoint()
             logger.info("database checkpointed")

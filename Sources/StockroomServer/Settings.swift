@@ -21,6 +21,8 @@ public struct Settings: Sendable {
     public var idempotencyRetentionHours: Int
     /// Seed the demo items into an empty database (`demo`, `--demo`).
     public var demo: Bool
+    /// Change-feed settings (`feed.*`).
+    public var feed: FeedSettings
 
     /// The built-in default database path.
     public static let defaultDatabasePath = "./data/stockroom.sqlite"
@@ -47,6 +49,7 @@ public struct Settings: Sendable {
         idempotencyRetentionHours = reader.int(forKey: "idempotency.retentionHours", default: 24)
         guard idempotencyRetentionHours >= 24 else { throw SettingsError("idempotency.retentionHours must be at least 24") }
         demo = reader.bool(forKey: "demo", default: false)
+        feed = try FeedSettings(reader: reader)
     }
 
     /// Opens the configured database, creating and migrating it if needed.
@@ -61,4 +64,34 @@ public struct SettingsError: Error, CustomStringConvertible {
     /// What is wrong.
     public var description: String
     init(_ description: String) { self.description = description }
+}
+
+/// How the change feed streams and how long its log is kept.
+public struct FeedSettings: Sendable {
+    /// Idle streams get a heartbeat this often (`feed.heartbeatSeconds`, default 15).
+    public var heartbeat: Duration
+    /// A subscriber whose socket takes longer than this to accept one write is disconnected; it
+    /// resumes from its cursor (`feed.writeTimeoutSeconds`, default 30).
+    public var writeTimeout: Duration
+    /// Entries older than this are trimmed (`feed.retention.maxAgeHours`, default 168 = 7 days).
+    public var retentionMaxAge: Duration
+    /// At most this many entries are kept (`feed.retention.maxEntries`, default 1,000,000).
+    public var retentionMaxEntries: Int
+    /// How often trimming runs (`feed.retention.intervalSeconds`, default 60).
+    public var trimInterval: Duration
+
+    init(reader: ConfigReader) throws {
+        func seconds(_ key: String, default value: Int, range: ClosedRange<Int>) throws -> Int {
+            let number = reader.int(forKey: ConfigKey(key), default: value)
+            guard range.contains(number) else {
+                throw SettingsError("\(key) must be \(range.lowerBound)-\(range.upperBound), got \(number)")
+            }
+            return number
+        }
+        heartbeat = .seconds(try seconds("feed.heartbeatSeconds", default: 15, range: 1...3600))
+        writeTimeout = .seconds(try seconds("feed.writeTimeoutSeconds", default: 30, range: 1...3600))
+        retentionMaxAge = .seconds(try seconds("feed.retention.maxAgeHours", default: 168, range: 1...87_600) * 3600)
+        retentionMaxEntries = try seconds("feed.retention.maxEntries", default: 1_000_000, range: 1...Int(Int32.max))
+        trimInterval = .seconds(try seconds("feed.retention.intervalSeconds", default: 60, range: 1...86_400))
+    }
 }

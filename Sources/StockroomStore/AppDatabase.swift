@@ -20,6 +20,8 @@ public struct AppDatabase: Sendable {
     let logger: Logger
     /// The database epoch: created with the database, named in every feed cursor.
     public let epoch: String
+    /// The observation layer over committed change entries.
+    public let hub: ChangeHub
 
     /// Wraps a database connection and migrates it to the newest schema.
     public init(_ writer: any DatabaseWriter, logger: Logger = Logger(label: "stockroom.store")) throws {
@@ -29,6 +31,13 @@ public struct AppDatabase: Sendable {
         self.epoch = try writer.read { db in
             try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'epoch'")
         } ?? ""
+        let hub = try writer.write { db in
+            // Registered inside a write, so no commit can fall between reading the head and observing.
+            let hub = ChangeHub(head: try ChangeLog.head(db))
+            db.add(transactionObserver: ChangeObserver(hub: hub), extent: .databaseLifetime)
+            return hub
+        }
+        self.hub = hub
     }
 
     /// Opens (creating it and its folder if missing) and migrates the database file at `path`.

@@ -1,6 +1,7 @@
 import Prometheus
 import Foundation
 import Hummingbird
+import Metrics
 import StockroomStore
 
 /// `/health`, `/ready`, `/metrics` and `/openapi.yaml`: open without a token.
@@ -16,6 +17,10 @@ struct OperationsController {
             return try Reply.json(["status": "ok"]).response
         }
         router.get("metrics") { _, _ in
+            if let statistics = try? await database.logStatistics() {
+                Gauge(label: "stockroom_change_log_entries").record(statistics.entries)
+                Gauge(label: "stockroom_change_log_oldest_seq").record(statistics.oldestSeq ?? 0)
+            }
             var buffer: [UInt8] = []
             StockroomMetrics.registry.emit(into: &buffer)
             return Response(

@@ -1,0 +1,293 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdWebSocket
+import Logging
+import Metrics
+import NIOCore
+import ServiceLifecycle
+import StockroomCore
+import StockroomStore
+import Synchronization
+
+/// `/v1/changes`, `/v1/changes/stream`, `/v1/changes/ws` and `/v1/snapshot`: following committed changes.
+struct FeedController {
+    let database: AppDatabase
+    let settings: FeedSettings
+
+    static let lastEventID = HTTPField.Name("Last-Event-ID")!
+
+    /// The routes that accept `?access_token=`.
+    static let streamingPaths: Set<String> = ["/v1/changes/stream", "/v1/changes/ws"]
+
+    func addRoutes(to group: RouterGroup<AppRequestContext>) {
+        group.get("changes", use: batch)
+        group.get("changes/stream", use: stream)
+        group.get("snapshot", use: snapshot)
+        group.ws("changes/ws", shouldUpgrade: shouldUpgrade, onUpgrade: webSocket)
+    }
+
+    struct SnapshotBody: Encodable {
+        let items: [Item]
+        let navigation: [Navigation]
+        let cursor: String
+    }
+
+    /// A feed request's parsed parameters.
+    struct Subscription: Sendable {
+        let filter: FeedFilter
+        let seq: Int64
+    }
+
+    @Sendable func batch(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let caller = try context.caller()
+        let limit = try request.intQuery("limit", default: 100, range: 1...1000)
+        let wait = try request.intQuery("wait", default: 0, range: 0...60)
+        let start = try await parse(request, user: caller.user, lastEventID: nil)
+        let subscription = database.hub.subscribe(start.filter)
+        Self.subscribers.increment(transport: "longpoll")
+        defer {
+            subscription.cancel()
+            Self.subscribers.decrement(transport: "longpoll")
+        }
+        var page = try await database.readChanges(after: start.seq, filter: start.filter, limit: limit)
+        let deadline = ContinuousClock.now.advanced(by: .seconds(wait))
+        while page.changes.isEmpty, ContinuousClock.now < deadline {
+            let woke = await subscription.wait(timeout: deadline - ContinuousClock.now)
+            if Task.isCancelled || Task.isShuttingDownGracefully { break }
+            if woke || ContinuousClock.now >= deadline {
+                page = try await database.readChanges(after: page.cursor.seq, filter: start.filter, limit: limit)
+            }
+        }
+        Self.sent(page.changes.count, transport: "longpoll")
+        // Built by hand: each change's value is spliced in as stored, not decoded and encoded again.
+        let changes = page.changes.map { $0.json(epoch: database.epoch) }.joined(separator: ",")
+        let body = #"{"changes":[\#(changes)],"cursor":"\#(page.cursor.encoded)","hasMore":\#(page.hasMore)}"#
+        return Reply(status: .ok, headers: [.contentType: Reply.jsonContentType], body: ByteBuffer(string: body)).response
+    }
+
+    @Sendable func snapshot(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let caller = try context.caller()
+        let snapshot = try await database.snapshot(user: caller.user)
+        return try Reply.json(SnapshotBody(items: snapshot.items, navigation: snapshot.navigation, cursor: snapshot.cursor.encoded)).response
+    }
+
+    @Sendable func stream(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let caller = try context.caller()
+        let start = try await parse(request, user: caller.user, lastEventID: request.headers[Self.lastEventID])
+        let database = self.database
+        let settings = self.settings
+        let logger = context.logger
+        return Response(
+            status: .ok,
+            headers: [.contentType: "text/event-stream; charset=utf-8", .cacheControl: "no-store", .connection: "keep-alive"],
+            body: ResponseBody { writer in
+                Self.subscribers.increment(transport: "sse")
+                defer { Self.subscribers.decrement(transport: "sse") }
+                let box = BodyWriterBox(writer)
+                do {
+                    try await Self.follow(database: database, start: start, settings: settings, transport: "sse") { event in
+                        switch event {
+                        case .change(let entry):
+                            let cursor = FeedCursor(epoch: database.epoch, seq: entry.seq).encoded
+                            try await box.write("id: \(cursor)\nevent: change\ndata: \(entry.json(epoch: database.epoch))\n\n")
+                        case .heartbeat:
+                            try await box.write(": heartbeat\n\n")
+                        case .open:
+                            try await box.write(": open\n\n")
+                        case .resync(let message):
+                            let body = #"{"error":{"code":"resyncRequired","message":\#(JSONStringLiteral(message)),"field":null}}"#
+                            try await box.write("event: error\ndata: \(body)\n\n")
+                        }
+                    }
+                } catch {
+                    logger.debug("SSE subscriber ended", metadata: ["reason": "\(error)"])
+                }
+                writer = box.writer
+                try? await writer.finish(nil)
+            }
+        )
+    }
+
+    @Sendable func shouldUpgrade(_ request: Request, context: AppRequestContext) async throws -> RouterShouldUpgrade {
+        let caller = try context.caller()
+        // Validated before upgrading, so a bad cursor is an HTTP error (400, 410), not a closed socket.
+        _ = try await parse(request, user: caller.user, lastEventID: nil)
+        return .upgrade([:])
+    }
+
+    @Sendable func webSocket(
+        inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, context: WebSocketRouterContext<AppRequestContext>
+    ) async throws {
+        let request = context.request
+        guard let caller = context.requestContext.identity else { return }
+        let start = try await parse(request, user: caller.user, lastEventID: nil)
+        Self.subscribers.increment(transport: "ws")
+        defer { Self.subscribers.decrement(transport: "ws") }
+        do {
+            try await Self.follow(database: database, start: start, settings: settings, transport: "ws") { event in
+                switch event {
+                case .change(let entry):
+                    try await outbound.write(.text(entry.json(epoch: database.epoch)))
+                case .heartbeat:
+                    try await outbound.write(.custom(.init(fin: true, opcode: .ping, data: ByteBuffer())))
+                case .open:
+                    break
+                case .resync(let message):
+                    try await outbound.close(.unexpectedServerError, reason: "resyncRequired: \(message)".prefix(120).description)
+                }
+            }
+        } catch {
+            context.logger.debug("WebSocket subscriber ended", metadata: ["reason": "\(error)"])
+        }
+        try? await outbound.close(.normalClosure, reason: nil)
+    }
+
+    enum FollowEvent: Sendable {
+        case open
+        case change(ChangeEntry)
+        case heartbeat
+        case resync(String)
+    }
+
+    /// Delivers every visible change after `start` in commit order, then waits for commits, with a
+    /// heartbeat when idle. Ends on graceful shutdown, when a write has not finished within the write
+    /// timeout (a stalled subscriber is cut off, bounding what it holds; it resumes from its cursor),
+    /// or when its cursor is trimmed away.
+    static func follow(
+        database: AppDatabase, start: Subscription, settings: FeedSettings, transport: String,
+        send: @escaping @Sendable (FollowEvent) async throws -> Void
+    ) async throws {
+        let subscription = database.hub.subscribe(start.filter)
+        defer { subscription.cancel() }
+        let watch = WriteWatch()
+        try await cancelWhenGracefulShutdown {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    let deliver: @Sendable (FollowEvent) async throws -> Void = { event in
+                        watch.begin()
+                        defer { watch.end() }
+                        try await send(event)
+                    }
+                    try await deliver(.open)
+                    var seq = start.seq
+                    var idle = false
+                    while !Task.isCancelled, !subscription.isClosed {
+                        let page: FeedPage
+                        do {
+                            page = try await database.readChanges(after: seq, filter: start.filter, limit: 200)
+                        } catch StoreError.resyncRequired(let message) {
+                            try await deliver(.resync(message))
+                            return
+                        }
+                        for entry in page.changes {
+                            try await deliver(.change(entry))
+                        }
+                        sent(page.changes.count, transport: transport)
+                        seq = page.cursor.seq
+                        if page.hasMore { continue }
+                        if idle { try await deliver(.heartbeat) }
+                        idle = !(await subscription.wait(timeout: settings.heartbeat))
+                    }
+                }
+                group.addTask {
+                    // The watchdog: fails the group, cancelling the stuck write, once one write outlasts the timeout.
+                    let tick = min(settings.writeTimeout / 4, .seconds(1))
+                    while true {
+                        try await Task.sleep(for: tick)
+                        if watch.stalled(longerThan: settings.writeTimeout) { throw WriteTimeout() }
+                    }
+                }
+                try await group.next()
+                group.cancelAll()
+            }
+        }
+    }
+
+    struct WriteTimeout: Error {}
+
+    /// Where the request starts: `Last-Event-ID` wins over `since`; none means the beginning of the log.
+    func start(of request: Request, lastEventID: String? = nil) throws -> FeedStart {
+        guard let raw = lastEventID ?? request.query("since") else { return .beginning }
+        if raw == "now" { return .now }
+        guard let cursor = FeedCursor(encoded: raw) else {
+            throw APIError.invalidParameter(lastEventID == nil ? "since" : "Last-Event-ID", "not a valid feed cursor")
+        }
+        return .after(cursor)
+    }
+
+    func filter(_ request: Request, user: String) throws -> FeedFilter {
+        guard let raw = request.query("topics") else { return FeedFilter(user: user, topics: [.item, .navigation]) }
+        var topics = Set<ChangeEntity>()
+        for name in raw.split(separator: ",", omittingEmptySubsequences: false) {
+            switch name.trimmingCharacters(in: .whitespaces) {
+            case "items": topics.insert(.item)
+            case "navigation": topics.insert(.navigation)
+            default: throw APIError.invalidParameter("topics", "topics must be a comma-separated list of items and navigation")
+            }
+        }
+        return FeedFilter(user: user, topics: topics)
+    }
+
+    func parse(_ request: Request, user: String, lastEventID: String?) async throws -> Subscription {
+        let filter = try filter(request, user: user)
+        let start = try start(of: request, lastEventID: lastEventID)
+        return Subscription(filter: filter, seq: try await database.resolve(start))
+    }
+
+    static let subscribers = SubscriberGauges()
+
+    static func sent(_ count: Int, transport: String) {
+        guard count > 0 else { return }
+        Counter(label: "stockroom_feed_changes_sent_total", dimensions: [("transport", transport)]).increment(by: count)
+    }
+}
+
+/// Subscribers per transport, as gauges.
+final class SubscriberGauges: Sendable {
+    private let counts = Mutex<[String: Int]>([:])
+
+    func increment(transport: String) { update(transport, by: 1) }
+    func decrement(transport: String) { update(transport, by: -1) }
+
+    private func update(_ transport: String, by delta: Int) {
+        let value = counts.withLock { counts in
+            counts[transport, default: 0] += delta
+            return counts[transport, default: 0]
+        }
+        Gauge(label: "stockroom_feed_subscribers", dimensions: [("transport", transport)]).record(value)
+    }
+}
+
+/// A JSON string literal for hand-built JSON.
+func JSONStringLiteral(_ value: String) -> String {
+    String(decoding: (try? JSONEncoder().encode(value)) ?? Data(#""""#.utf8), as: UTF8.self)
+}
+
+/// When the write in progress, if any, began.
+final class WriteWatch: Sendable {
+    private let started = Mutex<ContinuousClock.Instant?>(nil)
+
+    func begin() { started.withLock { $0 = .now } }
+    func end() { started.withLock { $0 = nil } }
+
+    /// Whether a write has been in progress for longer than `limit`.
+    func stalled(longerThan limit: Duration) -> Bool {
+        started.withLock { start in start.map { ContinuousClock.now - $0 > limit } ?? false }
+    }
+}
+
+/// Holds an SSE response's body writer for the task that streams into it.
+final class BodyWriterBox: @unchecked Sendable {
+    // Safe without a lock: the handler hands the writer to the follow loop's single task and takes it
+    // back only after that task's group has ended, so no two tasks ever touch it at once.
+    var writer: any ResponseBodyWriter
+
+    init(_ writer: any ResponseBodyWriter) {
+        self.writer = writer
+    }
+
+    func write(_ text: String) async throws {
+        try await writer.write(ByteBuffer(string: text))
+    }
+}

@@ -1,0 +1,202 @@
+import Foundation
+import GRDB
+import StockroomCore
+
+/// One committed change, as the log keeps it.
+public struct ChangeEntry: Sendable, Hashable {
+    /// Commit-order position, without gaps.
+    public var seq: Int64
+    /// What kind of entity changed.
+    public var entity: ChangeEntity
+    /// Written or deleted.
+    public var op: ChangeOp
+    /// The item id or clientID.
+    public var id: String
+    /// The user a navigation change belongs to.
+    public var owner: String?
+    /// The JSON of the Item or Navigation after the change; nil for a delete.
+    public var valueJSON: String?
+    /// The device that caused it.
+    public var originClientID: String?
+    /// The Idempotency-Key of the request that caused it.
+    public var originIdempotencyKey: String?
+    /// When it was committed (milliseconds since 1970).
+    public var at: Int64
+
+    /// The contract's `Change` JSON object, built from the stored value without re-encoding it.
+    public func json(epoch: String) -> String {
+        var out = #"{"seq":\#(seq),"cursor":"\#(FeedCursor(epoch: epoch, seq: seq).encoded)","entity":"\#(entity.rawValue)""#
+        out += #","op":"\#(op.rawValue)","id":"# + JSONText.string(id)
+        out += #","value":"# + (valueJSON ?? "null")
+        out += #","origin":{"clientID":"# + (originClientID.map(JSONText.string) ?? "null")
+        out += #","idempotencyKey":"# + (originIdempotencyKey.map(JSONText.string) ?? "null")
+        out += #"},"at":""# + Timestamp.format(Timestamp.date(milliseconds: at)) + #""}"#
+        return out
+    }
+
+    init(row: Row) throws {
+        guard let entity = ChangeEntity(rawValue: row["entity"]), let op = ChangeOp(rawValue: row["op"]) else {
+            throw DatabaseError(message: "corrupt change entry")
+        }
+        seq = row["seq"]
+        self.entity = entity
+        self.op = op
+        id = row["entity_id"]
+        owner = row["owner"]
+        valueJSON = row["value"]
+        originClientID = row["origin_client_id"]
+        originIdempotencyKey = row["origin_idempotency_key"]
+        at = row["at"]
+    }
+}
+
+/// JSON string literals for hand-built JSON.
+enum JSONText {
+    static func string(_ value: String) -> String {
+        var out = "\""
+        for scalar in value.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where scalar.value < 0x20: out += String(format: "\\u%04x", scalar.value)
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out + "\""
+    }
+}
+
+/// A batch of the feed.
+public struct FeedPage: Sendable, Hashable {
+    /// The visible changes after the requested position, in commit order.
+    public var changes: [ChangeEntry]
+    /// Where to continue: past the last change returned, or past everything up to the head when complete.
+    public var cursor: FeedCursor
+    /// Whether more visible changes wait past `cursor`.
+    public var hasMore: Bool
+}
+
+/// Everything a client needs to start following the feed.
+public struct Snapshot: Sendable, Hashable {
+    /// Every live item, in creation order.
+    public var items: [Item]
+    /// The caller's written navigation states.
+    public var navigation: [Navigation]
+    /// The feed position the snapshot is consistent with.
+    public var cursor: FeedCursor
+}
+
+/// Where a subscriber starts reading.
+public enum FeedStart: Sendable, Hashable {
+    /// The beginning of the log.
+    case beginning
+    /// The head: only changes committed from now on.
+    case now
+    /// After this cursor.
+    case after(FeedCursor)
+}
+
+extension AppDatabase {
+    /// Resolves a start position to a seq, refusing (410) a cursor of another epoch, beyond the head or trimmed away.
+    public func resolve(_ start: FeedStart) async throws -> Int64 {
+        try await read { db in try Self.resolve(db, start, epoch: self.epoch) }
+    }
+
+    static func resolve(_ db: Database, _ start: FeedStart, epoch: String) throws -> Int64 {
+        let head = try ChangeLog.head(db)
+        let trimmed = try trimmedThrough(db)
+        switch start {
+        case .now:
+            return head
+        case .beginning:
+            guard trimmed == 0 else {
+                throw StoreError.resyncRequired("the beginning of the log was trimmed; start from a snapshot")
+            }
+            return 0
+        case .after(let cursor):
+            guard cursor.epoch == epoch else {
+                throw StoreError.resyncRequired("the cursor belongs to another database epoch; start from a snapshot")
+            }
+            guard cursor.seq <= head else { throw StoreError.resyncRequired("the cursor is beyond the head of the log") }
+            guard cursor.seq >= trimmed else {
+                throw StoreError.resyncRequired("the cursor is older than the retained log; start from a snapshot")
+            }
+            return cursor.seq
+        }
+    }
+
+    /// Up to `limit` visible changes after `seq`, read in one transaction; 410 if `seq` was trimmed meanwhile.
+    public func readChanges(after seq: Int64, filter: FeedFilter, limit: Int) async throws -> FeedPage {
+        try await read { db in
+            let head = try ChangeLog.head(db)
+            guard seq >= (try Self.trimmedThrough(db)) else {
+                throw StoreError.resyncRequired("the cursor is older than the retained log; start from a snapshot")
+            }
+            var conditions: [String] = []
+            var arguments: StatementArguments = [seq]
+            if filter.topics.contains(.item) { conditions.append("entity = 'item'") }
+            if filter.topics.contains(.navigation) {
+                conditions.append("(entity = 'navigation' AND owner = ?)")
+                arguments += [filter.user]
+            }
+            guard !conditions.isEmpty else { return FeedPage(changes: [], cursor: FeedCursor(epoch: self.epoch, seq: head), hasMore: false) }
+            arguments += [limit + 1]
+            let rows = try Row.fetchAll(
+                db,
+                sql: "SELECT * FROM changes WHERE seq > ? AND (\(conditions.joined(separator: " OR "))) ORDER BY seq LIMIT ?",
+                arguments: arguments)
+            let changes = try rows.prefix(limit).map(ChangeEntry.init(row:))
+            let hasMore = rows.count > limit
+            let position = hasMore ? (changes.last?.seq ?? seq) : max(head, seq)
+            return FeedPage(changes: changes, cursor: FeedCursor(epoch: self.epoch, seq: position), hasMore: hasMore)
+        }
+    }
+
+    /// Every live item and the user's navigation states with the feed position they are consistent with.
+    public func snapshot(user: String) async throws -> Snapshot {
+        try await read { db in
+            let items = try ItemRecord.filter(ItemRecord.Columns.deletedAt == nil).order(ItemRecord.Columns.seq).fetchAll(db).map { try $0.item }
+            let navigation = try ClientRecord.filter(ClientRecord.Columns.owner == user)
+                .order(ClientRecord.Columns.ownerChangeSeq.desc).fetchAll(db).map { try $0.navigation }
+            return Snapshot(items: items, navigation: navigation, cursor: FeedCursor(epoch: self.epoch, seq: try ChangeLog.head(db)))
+        }
+    }
+
+    /// The head of the log as a cursor.
+    public func headCursor() async throws -> FeedCursor {
+        try await read { db in FeedCursor(epoch: self.epoch, seq: try ChangeLog.head(db)) }
+    }
+
+    /// Trims the log to entries younger than `maxAge` and at most `maxEntries`; returns how many went.
+    @discardableResult
+    public func trimChanges(maxAge: Duration, maxEntries: Int) async throws -> Int {
+        let cutoffTime = Timestamp.milliseconds(Date()) - Int64(maxAge.components.seconds) * 1000
+        return try await write { db in
+            let head = try ChangeLog.head(db)
+            let byAge = try Int64.fetchOne(db, sql: "SELECT max(seq) FROM changes WHERE at < ?", arguments: [cutoffTime]) ?? 0
+            let bySize = head - Int64(maxEntries)
+            let through = max(byAge, bySize, try Self.trimmedThrough(db))
+            guard through > (try Self.trimmedThrough(db)) else { return 0 }
+            try db.execute(sql: "DELETE FROM changes WHERE seq <= ?", arguments: [through])
+            let removed = db.changesCount
+            try db.execute(sql: "UPDATE meta SET value = ? WHERE key = 'trimmed_through'", arguments: ["\(through)"])
+            return removed
+        }
+    }
+
+    /// The log's size and oldest retained seq (the log has no gaps, so both follow from the watermarks).
+    public func logStatistics() async throws -> (entries: Int64, oldestSeq: Int64?) {
+        try await read { db in
+            let head = try ChangeLog.head(db)
+            let trimmed = try Self.trimmedThrough(db)
+            return (head - trimmed, head > trimmed ? trimmed + 1 : nil)
+        }
+    }
+
+    static func trimmedThrough(_ db: Database) throws -> Int64 {
+        Int64(try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'trimmed_through'") ?? "0") ?? 0
+    }
+}
