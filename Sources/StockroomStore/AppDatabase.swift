@@ -51,11 +51,15 @@ public struct AppDatabase: Sendable {
         try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
         var configuration = Configuration()
         configuration.foreignKeysEnabled = true
-        configuration.busyMode = .timeout(TimeInterval(busyTimeout.components.seconds))
+        configuration.busyMode = .timeout(Double(busyTimeout.components.seconds) + Double(busyTimeout.components.attoseconds) / 1e18)
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = \(synchronous.rawValue)")
         }
         let pool = try DatabasePool(path: url.path, configuration: configuration)
+        // Set again on the one writer connection: switching it to WAL mode resets it to NORMAL.
+        try pool.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA synchronous = \(synchronous.rawValue)")
+        }
         return try AppDatabase(pool, logger: logger)
     }
 
