@@ -100,13 +100,34 @@ struct FeedController {
                             try await box.write("event: error\ndata: \(body)\n\n")
                         }
                     }
+                } catch let error as WriteTimeout {
+                    // The client stopped reading: drop the connection rather than finishing the body
+                    // into a socket that will not take it. The client resumes from its last event id.
+                    logger.debug("SSE subscriber stalled; disconnecting")
+                    throw error
                 } catch {
                     logger.debug("SSE subscriber ended", metadata: ["reason": "\(error)"])
                 }
-                writer = box.writer
-                try? await writer.finish(nil)
+                try await Self.withDeadline(settings.writeTimeout) { try await box.finish() }
             }
         )
+    }
+
+    /// Runs `operation`, cancelling it and throwing `WriteTimeout` when it outlasts `timeout`.
+    static func withDeadline(_ timeout: Duration, _ operation: @escaping @Sendable () async throws -> Void) async throws {
+        try await withThrowingTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                try await operation()
+                return true
+            }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                return false
+            }
+            let finished = try await group.next() ?? false
+            group.cancelAll()
+            guard finished else { throw WriteTimeout() }
+        }
     }
 
     @Sendable func shouldUpgrade(_ request: Request, context: AppRequestContext) async throws -> RouterShouldUpgrade {
@@ -124,23 +145,34 @@ struct FeedController {
         let start = try await parse(request, user: caller.user, lastEventID: nil)
         Self.subscribers.increment(transport: "ws")
         defer { Self.subscribers.decrement(transport: "ws") }
-        do {
-            try await Self.follow(database: database, start: start, settings: settings, transport: "ws") { event in
-                switch event {
-                case .change(let entry):
-                    try await outbound.write(.text(entry.json(epoch: database.epoch)))
-                case .heartbeat:
-                    try await outbound.write(.custom(.init(fin: true, opcode: .ping, data: ByteBuffer())))
-                case .open:
-                    break
-                case .resync(let message):
-                    try await outbound.close(.unexpectedServerError, reason: "resyncRequired: \(message)".prefix(120).description)
+        let database = self.database
+        let settings = self.settings
+        let logger = context.logger
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                do {
+                    try await Self.follow(database: database, start: start, settings: settings, transport: "ws") { event in
+                        switch event {
+                        case .change(let entry):
+                            try await outbound.write(.text(entry.json(epoch: database.epoch)))
+                        case .heartbeat:
+                            try await outbound.write(.custom(.init(fin: true, opcode: .ping, data: ByteBuffer())))
+                        case .open:
+                            break
+                        case .resync(let message):
+                            try await outbound.close(.unexpectedServerError, reason: "resyncRequired: \(message)".prefix(120).description)
+                        }
+                    }
+                } catch {
+                    logger.debug("WebSocket subscriber ended", metadata: ["reason": "\(error)"])
                 }
+                try? await outbound.close(.normalClosure, reason: nil)
             }
-        } catch {
-            context.logger.debug("WebSocket subscriber ended", metadata: ["reason": "\(error)"])
+            // The client sends nothing we need, but its close (or a dropped connection) ends the inbound
+            // stream: stop following at once instead of at the next heartbeat.
+            for try await _ in inbound {}
+            group.cancelAll()
         }
-        try? await outbound.close(.normalClosure, reason: nil)
     }
 
     enum FollowEvent: Sendable {
@@ -289,5 +321,10 @@ final class BodyWriterBox: @unchecked Sendable {
 
     func write(_ text: String) async throws {
         try await writer.write(ByteBuffer(string: text))
+    }
+
+    func finish() async throws {
+        let writer = self.writer
+        try await writer.finish(nil)
     }
 }
