@@ -54,8 +54,11 @@ struct TestApp {
     }
 
     /// Runs `body` against a live server on loopback.
-    func live<Value: Sendable>(_ body: @escaping @Sendable (any TestClientProtocol) async throws -> Value) async throws -> Value {
-        let app = try await buildApplication(reader: reader())
+    func live<Value: Sendable>(
+        settings extra: [AbsoluteConfigKey: ConfigValue] = [:],
+        _ body: @escaping @Sendable (any TestClientProtocol) async throws -> Value
+    ) async throws -> Value {
+        let app = try await buildApplication(reader: reader(extra: extra))
         return try await app.test(.live, body)
     }
 

@@ -1,0 +1,240 @@
+import Foundation
+import GRDB
+import StockroomCore
+import Testing
+
+@testable import StockroomStore
+
+@Suite("Navigation commands run as one transaction each")
+struct CommandStoreTests {
+    @Test("the episode: edit, type, cancel leaves the item; edit, type, save writes version 2 and closes the sheet")
+    func episode() async throws {
+        try await withTemporaryDatabase { database in
+            let probe = Probe(database)
+            let erin = Sample.erin("phone")
+            let keyboard = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin)
+            func state(_ destination: Destination?) -> NavigationState {
+                NavigationState(tab: .inventory, path: [], destination: destination)
+            }
+            func navigation(_ outcome: CommandOutcome, _ destination: Destination?, version: Int) -> Navigation {
+                Navigation(clientID: "phone", state: state(destination), version: version, updatedAt: outcome.navigation.updatedAt)
+            }
+
+            // Given an edit sheet opened on the keyboard
+            let opened = try await database.runCommand(.openEdit(itemID: keyboard.id), clientID: "phone", origin: erin)
+            let editing = Destination.edit(itemID: keyboard.id, baseVersion: 1, draft: keyboard.draft)
+            #expect(opened == CommandOutcome(navigation: navigation(opened, editing, version: 1), item: nil, seq: 2))
+
+            // When the user types, the draft changes and the item does not
+            let typed = try await database.runCommand(.updateDraft(draft: Sample.bluetooth), clientID: "phone", origin: erin)
+            let typedEdit = Destination.edit(itemID: keyboard.id, baseVersion: 1, draft: Sample.bluetooth)
+            #expect(typed == CommandOutcome(navigation: navigation(typed, typedEdit, version: 2), item: nil, seq: 3))
+            #expect(try await database.item(keyboard.id) == keyboard)
+
+            // When they cancel, the draft is gone and the item is still untouched
+            let cancelled = try await database.runCommand(.cancel, clientID: "phone", origin: erin)
+            #expect(cancelled == CommandOutcome(navigation: navigation(cancelled, nil, version: 3), item: nil, seq: 4))
+            #expect(try await database.item(keyboard.id) == keyboard)
+
+            // When they edit, type and save, the item is written at version 2 and the sheet closes
+            let reopened = try await database.runCommand(.openEdit(itemID: keyboard.id), clientID: "phone", origin: erin)
+            #expect(reopened.navigation == navigation(reopened, editing, version: 4))
+            let retyped = try await database.runCommand(.updateDraft(draft: Sample.bluetooth), clientID: "phone", origin: erin)
+            #expect(retyped.navigation == navigation(retyped, typedEdit, version: 5))
+            let saved = try await database.runCommand(.save, clientID: "phone", origin: erin)
+            let written = try #require(saved.item)
+            #expect(
+                written
+                    == Item(
+                        id: keyboard.id, name: "Bluetooth Keyboard", color: nil, status: .inStock(quantity: 1000), version: 2,
+                        createdAt: keyboard.createdAt, updatedAt: written.updatedAt))
+            #expect(saved == CommandOutcome(navigation: navigation(saved, nil, version: 6), item: written, seq: 8))
+            #expect(try await database.item(keyboard.id) == written)
+            #expect(try await database.navigation(clientID: "phone", user: "erin") == saved.navigation)
+
+            #expect(
+                try await probe.changes() == [
+                    .itemUpsert(1, keyboard, Sample.erin),
+                    .navigationUpsert(2, opened.navigation, owner: "erin", erin),
+                    .navigationUpsert(3, typed.navigation, owner: "erin", erin),
+                    .navigationUpsert(4, cancelled.navigation, owner: "erin", erin),
+                    .navigationUpsert(5, reopened.navigation, owner: "erin", erin),
+                    .navigationUpsert(6, retyped.navigation, owner: "erin", erin),
+                    .itemUpsert(7, written, erin),
+                    .navigationUpsert(8, saved.navigation, owner: "erin", erin),
+                ])
+        }
+    }
+
+    @Test("a save over a changed item fails with conflict(current:) and leaves no trace")
+    func failedSaveLeavesNoTrace() async throws {
+        try await withTemporaryDatabase { database in
+            let probe = Probe(database)
+            let erin = Sample.erin("phone")
+            let keyboard = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin)
+            _ = try await database.runCommand(.openEdit(itemID: keyboard.id), clientID: "phone", origin: erin)
+            let typed = try await database.runCommand(.updateDraft(draft: Sample.bluetooth), clientID: "phone", origin: erin)
+            let changedElsewhere = try await database.updateItem(keyboard.id, draft: Sample.mouse, precondition: nil, origin: Sample.otto)
+            let before = try await probe.snapshot()
+
+            #expect(
+                await failure { try await database.runCommand(.save, clientID: "phone", origin: erin) }
+                    == .domain(.conflict(current: changedElsewhere)))
+
+            #expect(try await probe.snapshot() == before)
+            #expect(try await database.navigation(clientID: "phone", user: "erin") == typed.navigation)
+            #expect(try await database.item(keyboard.id) == changedElsewhere)
+        }
+    }
+
+    @Test("a save of an invalid draft or a command that does not fit fails and leaves no trace, not even a client row")
+    func otherFailedCommandsLeaveNoTrace() async throws {
+        try await withTemporaryDatabase { database in
+            let probe = Probe(database)
+            let erin = Sample.erin("phone")
+            let keyboard = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin)
+
+            var before = try await probe.snapshot()
+            #expect(
+                await failure { try await database.runCommand(.save, clientID: "phone", origin: erin) }
+                    == .domain(.invalidTransition("save needs an open add, edit or duplicate")))
+            #expect(await failure { try await database.runCommand(.pop, clientID: "phone", origin: erin) } == .domain(.invalidTransition("pop needs a non-empty path")))
+            let missing = ItemID.random()
+            #expect(await failure { try await database.runCommand(.openEdit(itemID: missing), clientID: "phone", origin: erin) } == .domain(.itemNotFound(missing)))
+            #expect(try await probe.snapshot() == before)
+            #expect(try await probe.clientIDs() == [])
+
+            _ = try await database.runCommand(.openEdit(itemID: keyboard.id), clientID: "phone", origin: erin)
+            let typed = try await database.runCommand(.updateDraft(draft: Sample.blankName), clientID: "phone", origin: erin)
+            before = try await probe.snapshot()
+            #expect(await failure { try await database.runCommand(.save, clientID: "phone", origin: erin) } == .domain(Sample.blankNameError))
+            #expect(try await probe.snapshot() == before)
+            #expect(try await database.navigation(clientID: "phone", user: "erin") == typed.navigation)
+            #expect(try await database.item(keyboard.id) == keyboard)
+        }
+    }
+
+    @Test("cancel with nothing open and popToRoot on an empty path create no version, no entry and no client row")
+    func noOpCommands() async throws {
+        try await withTemporaryDatabase { database in
+            let probe = Probe(database)
+            let keyboard = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin)
+            let before = try await probe.snapshot()
+
+            for command in [Command.cancel, .popToRoot, .selectTab(tab: .inventory)] {
+                let outcome = try await database.runCommand(command, clientID: "fresh", origin: Sample.erin("fresh"))
+                #expect(outcome == CommandOutcome(navigation: .unwritten(clientID: "fresh"), item: nil, seq: 1))
+            }
+            #expect(try await probe.snapshot() == before)
+            #expect(try await database.navigations(user: "erin") == [])
+            #expect(try await database.navigation(clientID: "fresh", user: "erin") == .unwritten(clientID: "fresh"))
+
+            // On a written client too: nothing new.
+            let tab = try await database.runCommand(.selectTab(tab: .settings), clientID: "phone", origin: Sample.erin("phone"))
+            let written = try await probe.snapshot()
+            for command in [Command.cancel, .popToRoot, .selectTab(tab: .settings)] {
+                let outcome = try await database.runCommand(command, clientID: "phone", origin: Sample.erin("phone"))
+                #expect(outcome == CommandOutcome(navigation: tab.navigation, item: nil, seq: 2))
+            }
+            #expect(try await probe.snapshot() == written)
+            _ = keyboard
+        }
+    }
+
+    @Test("another user's client does not exist: commands and reads answer notFound and write nothing")
+    func anotherUsersClientIsNotFound() async throws {
+        try await withTemporaryDatabase { database in
+            let probe = Probe(database)
+            let keyboard = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin)
+            let mine = try await database.runCommand(.push(route: .item(id: keyboard.id)), clientID: "phone", origin: Sample.erin("phone"))
+            let before = try await probe.snapshot()
+
+            for command in [Command.cancel, .popToRoot, .pop, .openAdd, .selectTab(tab: .settings), .restore(fromClientID: "phone")] {
+                #expect(await failure { try await database.runCommand(command, clientID: "phone", origin: Sample.otto("phone")) } == .notFound)
+            }
+            #expect(await failure { try await database.navigation(clientID: "phone", user: "otto") } == .notFound)
+            #expect(try await database.navigations(user: "otto") == [])
+            #expect(try await probe.snapshot() == before)
+            #expect(try await database.navigation(clientID: "phone", user: "erin") == mine.navigation)
+        }
+    }
+
+    @Test("restore copies the same user's client, drafts included, and refuses another user's with clientNotFound")
+    func restore() async throws {
+        try await withTemporaryDatabase { database in
+            let probe = Probe(database)
+            let keyboard = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin)
+            _ = try await database.runCommand(.selectTab(tab: .settings), clientID: "phone", origin: Sample.erin("phone"))
+            _ = try await database.runCommand(.push(route: .item(id: keyboard.id)), clientID: "phone", origin: Sample.erin("phone"))
+            _ = try await database.runCommand(.openEdit(itemID: keyboard.id), clientID: "phone", origin: Sample.erin("phone"))
+            let phone = try await database.runCommand(.updateDraft(draft: Sample.bluetooth), clientID: "phone", origin: Sample.erin("phone"))
+            let expected = NavigationState(
+                tab: .settings, path: [.item(id: keyboard.id)],
+                destination: .edit(itemID: keyboard.id, baseVersion: 1, draft: Sample.bluetooth))
+            #expect(phone.navigation.state == expected)
+
+            // Otto cannot pick up Erin's phone, nor a client nobody wrote.
+            let before = try await probe.snapshot()
+            #expect(
+                await failure { try await database.runCommand(.restore(fromClientID: "phone"), clientID: "tablet", origin: Sample.otto("tablet")) }
+                    == .domain(.clientNotFound("phone")))
+            #expect(
+                await failure { try await database.runCommand(.restore(fromClientID: "nowhere"), clientID: "laptop", origin: Sample.erin("laptop")) }
+                    == .domain(.clientNotFound("nowhere")))
+            #expect(try await probe.snapshot() == before)
+
+            // Erin continues on her laptop where the phone left off.
+            let laptop = try await database.runCommand(.restore(fromClientID: "phone"), clientID: "laptop", origin: Sample.erin("laptop"))
+            #expect(laptop == CommandOutcome(
+                navigation: Navigation(clientID: "laptop", state: expected, version: 1, updatedAt: laptop.navigation.updatedAt),
+                item: nil, seq: phone.seq + 1))
+            #expect(try await probe.changes(after: phone.seq) == [.navigationUpsert(phone.seq + 1, laptop.navigation, owner: "erin", Sample.erin("laptop"))])
+            #expect(try await database.navigation(clientID: "phone", user: "erin") == phone.navigation)
+
+            // …and saves from there.
+            let saved = try await database.runCommand(.save, clientID: "laptop", origin: Sample.erin("laptop"))
+            #expect(saved.item?.name == "Bluetooth Keyboard")
+            #expect(saved.item?.version == 2)
+            #expect(saved.navigation.state == NavigationState(tab: .settings, path: [.item(id: keyboard.id)], destination: nil))
+        }
+    }
+
+    @Test("add and duplicate saves insert a new item; confirmDelete deletes and closes the alert")
+    func addDuplicateAndConfirmDelete() async throws {
+        try await withTemporaryDatabase { database in
+            let probe = Probe(database)
+            let erin = Sample.erin("phone")
+            let keyboard = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin)
+
+            let add = try await database.runCommand(.openAdd, clientID: "phone", origin: erin)
+            #expect(add.navigation.state.destination == .add(draft: .blank))
+            _ = try await database.runCommand(.updateDraft(draft: Sample.mouse), clientID: "phone", origin: erin)
+            let added = try await database.runCommand(.save, clientID: "phone", origin: erin)
+            let mouse = try #require(added.item)
+            #expect(mouse == Item(id: mouse.id, name: "Mouse", color: Sample.mouse.color, status: Sample.mouse.status, version: 1, createdAt: mouse.createdAt, updatedAt: mouse.createdAt))
+            #expect(try await database.item(mouse.id) == mouse)
+            #expect(added.navigation.state == .root)
+
+            let duplicate = try await database.runCommand(.openDuplicate(itemID: keyboard.id), clientID: "phone", origin: erin)
+            #expect(duplicate.navigation.state.destination == .duplicate(itemID: keyboard.id, draft: keyboard.draft))
+            let duplicated = try await database.runCommand(.save, clientID: "phone", origin: erin)
+            let copy = try #require(duplicated.item)
+            #expect(copy.id != keyboard.id)
+            #expect(copy.draft == keyboard.draft)
+            #expect(try await database.item(keyboard.id) == keyboard)
+
+            _ = try await database.runCommand(.push(route: .item(id: keyboard.id)), clientID: "phone", origin: erin)
+            let alert = try await database.runCommand(.openDeleteAlert(itemID: keyboard.id), clientID: "phone", origin: erin)
+            let deleted = try await database.runCommand(.confirmDelete, clientID: "phone", origin: erin)
+            #expect(deleted == CommandOutcome(
+                navigation: Navigation(clientID: "phone", state: .root, version: alert.navigation.version + 1, updatedAt: deleted.navigation.updatedAt),
+                item: nil, seq: alert.seq + 2))
+            #expect(try await database.item(keyboard.id) == nil)
+            #expect(
+                try await probe.changes(after: alert.seq) == [
+                    .itemDelete(alert.seq + 1, keyboard.id, erin),
+                    .navigationUpsert(alert.seq + 2, deleted.navigation, owner: "erin", erin),
+                ])
+        }
+    }
+}

@@ -1,0 +1,67 @@
+import Foundation
+import GRDB
+import StockroomCore
+import Testing
+
+@testable import StockroomStore
+
+@Suite("Concurrent writers")
+struct ConcurrentSaveTests {
+    @Test("20 devices saving edits of the same item at the same base version: one wins, 19 get conflict")
+    func oneOfTwentySavesWins() async throws {
+        try await withTemporaryDatabase { database in
+            let probe = Probe(database)
+            let item = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin)
+            let clients = (0..<20).map { "device-\($0)" }
+            var typed: [String: Navigation] = [:]
+            for (index, client) in clients.enumerated() {
+                _ = try await database.runCommand(.openEdit(itemID: item.id), clientID: client, origin: Sample.erin(client))
+                let draft = Draft(name: "Keyboard \(index)", color: nil, status: .inStock(quantity: index))
+                typed[client] = try await database.runCommand(.updateDraft(draft: draft), clientID: client, origin: Sample.erin(client)).navigation
+            }
+            let head = try await probe.head()
+
+            let results = await withTaskGroup(of: (String, Result<CommandOutcome, Failure>).self) { group in
+                for client in clients {
+                    group.addTask {
+                        do {
+                            return (client, .success(try await database.runCommand(.save, clientID: client, origin: Sample.erin(client))))
+                        } catch {
+                            return (client, .failure(Failure(error)))
+                        }
+                    }
+                }
+                var results: [String: Result<CommandOutcome, Failure>] = [:]
+                for await (client, result) in group { results[client] = result }
+                return results
+            }
+
+            let winners = results.compactMap { client, result in (try? result.get()).map { (client, $0) } }
+            try #require(winners.count == 1)
+            let (winner, outcome) = winners[0]
+            let saved = try #require(outcome.item)
+            let index = try #require(clients.firstIndex(of: winner))
+            #expect(
+                saved
+                    == Item(
+                        id: item.id, name: "Keyboard \(index)", color: nil, status: .inStock(quantity: index), version: 2,
+                        createdAt: item.createdAt, updatedAt: saved.updatedAt))
+            #expect(try await database.item(item.id) == saved)
+
+            for client in clients where client != winner {
+                guard case .failure(let failure) = results[client] else {
+                    Issue.record("\(client) has no failure")
+                    continue
+                }
+                #expect(failure == .domain(.conflict(current: saved)), "\(client)")
+                #expect(try await database.navigation(clientID: client, user: "erin") == typed[client])
+            }
+            #expect(outcome.navigation.state == .root)
+            #expect(
+                try await probe.changes(after: head) == [
+                    .itemUpsert(head + 1, saved, Sample.erin(winner)),
+                    .navigationUpsert(head + 2, outcome.navigation, owner: "erin", Sample.erin(winner)),
+                ])
+        }
+    }
+}

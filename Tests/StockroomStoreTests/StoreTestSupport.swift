@@ -1,0 +1,269 @@
+import Foundation
+import GRDB
+import StockroomCore
+import Testing
+
+@testable import StockroomStore
+
+// MARK: - Fixtures shared by the StockroomStore tests
+
+enum Sample {
+    static let keyboard = Draft(name: "Keyboard", color: nil, status: .inStock(quantity: 100))
+    static let mouse = Draft(
+        name: "Mouse", color: Color(name: "Graphite", red: 0.2, green: 0.2, blue: 0.25), status: .outOfStock(isOnBackOrder: true))
+    /// What the user types in the episode of the brief.
+    static let bluetooth = Draft(name: "Bluetooth Keyboard", color: nil, status: .inStock(quantity: 1000))
+    /// An invalid draft: a whitespace-only name.
+    static let blankName = Draft(name: "   ", color: nil, status: .inStock(quantity: 1))
+    static let blankNameError = DomainError.validationFailed(field: "name", message: "name must not be empty")
+
+    static let erin = Origin(user: "erin")
+    static func erin(_ clientID: String, key: String? = nil) -> Origin { Origin(user: "erin", clientID: clientID, idempotencyKey: key) }
+    static let otto = Origin(user: "otto")
+    static func otto(_ clientID: String, key: String? = nil) -> Origin { Origin(user: "otto", clientID: clientID, idempotencyKey: key) }
+}
+
+// MARK: - Temporary database files
+
+/// A fresh, empty folder under the temporary directory, removed when `body` returns or throws.
+func withTemporaryFolder<T>(_ body: (URL) async throws -> T) async throws -> T {
+    let folder = FileManager.default.temporaryDirectory
+        .appendingPathComponent("stockroom-store-tests-\(UUID().uuidString)", isDirectory: true)
+    defer { try? FileManager.default.removeItem(at: folder) }
+    return try await body(folder)
+}
+
+/// A database on a fresh SQLite file of its own (WAL, real disk), removed afterwards.
+func withTemporaryDatabase<T>(
+    synchronous: AppDatabase.Synchronous = .full,
+    _ body: (AppDatabase) async throws -> T
+) async throws -> T {
+    try await withTemporaryFolder { folder in
+        let database = try AppDatabase.open(
+            path: folder.appendingPathComponent("stockroom.sqlite").path, synchronous: synchronous)
+        return try await body(database)
+    }
+}
+
+// MARK: - Failures as comparable values
+
+/// A `StoreError` (or its absence) as a value a test can compare whole. Free-text messages of
+/// `notFound`, `resyncRequired` and `unavailable` are not part of the contract and are dropped.
+enum Failure: Error, Hashable, Sendable, CustomStringConvertible {
+    case none
+    case domain(DomainError)
+    case notFound
+    case alreadyExists(ItemID)
+    case preconditionFailed(currentVersion: Int)
+    case idempotencyKeyReused
+    case requestInProgress
+    case resyncRequired
+    case unavailable
+    case other(String)
+
+    init(_ error: any Error) {
+        switch error {
+        case StoreError.domain(let error): self = .domain(error)
+        case StoreError.notFound: self = .notFound
+        case StoreError.alreadyExists(let id): self = .alreadyExists(id)
+        case StoreError.preconditionFailed(let version): self = .preconditionFailed(currentVersion: version)
+        case StoreError.idempotencyKeyReused: self = .idempotencyKeyReused
+        case StoreError.requestInProgress: self = .requestInProgress
+        case StoreError.resyncRequired: self = .resyncRequired
+        case StoreError.unavailable: self = .unavailable
+        default: self = .other(String(describing: error))
+        }
+    }
+
+    var description: String {
+        switch self {
+        case .none: "no error"
+        case .domain(let error): "domain(\(error))"
+        case .notFound: "notFound"
+        case .alreadyExists(let id): "alreadyExists(\(id))"
+        case .preconditionFailed(let version): "preconditionFailed(currentVersion: \(version))"
+        case .idempotencyKeyReused: "idempotencyKeyReused"
+        case .requestInProgress: "requestInProgress"
+        case .resyncRequired: "resyncRequired"
+        case .unavailable: "unavailable"
+        case .other(let text): "other(\(text))"
+        }
+    }
+}
+
+/// How `body` fails, or `.none` when it succeeds.
+func failure<T>(_ body: () async throws -> T) async -> Failure {
+    do {
+        _ = try await body()
+        return .none
+    } catch {
+        return Failure(error)
+    }
+}
+
+// MARK: - Reading the store behind its back
+
+/// One row of the `changes` table, with its JSON value decoded; `at` kept apart.
+struct LoggedChange: Hashable, Sendable, CustomStringConvertible {
+    var seq: Int64
+    var entity: String
+    var op: String
+    var entityID: String
+    var owner: String?
+    var value: LoggedValue?
+    var originClientID: String?
+    var originIdempotencyKey: String?
+
+    static func itemUpsert(_ seq: Int64, _ item: Item, _ origin: Origin) -> LoggedChange {
+        LoggedChange(
+            seq: seq, entity: "item", op: "upsert", entityID: item.id.description, owner: nil, value: .item(item),
+            originClientID: origin.clientID, originIdempotencyKey: origin.idempotencyKey)
+    }
+
+    static func itemDelete(_ seq: Int64, _ id: ItemID, _ origin: Origin) -> LoggedChange {
+        LoggedChange(
+            seq: seq, entity: "item", op: "delete", entityID: id.description, owner: nil, value: nil,
+            originClientID: origin.clientID, originIdempotencyKey: origin.idempotencyKey)
+    }
+
+    static func navigationUpsert(_ seq: Int64, _ navigation: Navigation, owner: String, _ origin: Origin) -> LoggedChange {
+        LoggedChange(
+            seq: seq, entity: "navigation", op: "upsert", entityID: navigation.clientID, owner: owner, value: .navigation(navigation),
+            originClientID: origin.clientID, originIdempotencyKey: origin.idempotencyKey)
+    }
+
+    /// The same entry without its seq, for comparing entries whose relative order the contract leaves open.
+    var unsequenced: LoggedChange {
+        var copy = self
+        copy.seq = 0
+        return copy
+    }
+
+    var description: String {
+        "#\(seq) \(entity).\(op) \(entityID) owner=\(owner ?? "nil") origin=(\(originClientID ?? "nil"), \(originIdempotencyKey ?? "nil")) value=\(value.map { "\($0)" } ?? "nil")"
+    }
+}
+
+enum LoggedValue: Hashable, Sendable {
+    case item(Item)
+    case navigation(Navigation)
+}
+
+/// Raw SQL access to a store's tables, for asserting what was (not) written.
+struct Probe {
+    let database: AppDatabase
+
+    init(_ database: AppDatabase) { self.database = database }
+
+    /// The change log past `seq`, in seq order.
+    func changes(after seq: Int64 = 0) async throws -> [LoggedChange] {
+        let rows = try await database.writer.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM changes WHERE seq > ? ORDER BY seq", arguments: [seq]).map(PlainRow.init)
+        }
+        return try rows.map { row in
+            let entity: String = row["entity"] ?? "?"
+            let json: String? = row["value"]
+            var value: LoggedValue?
+            if let json {
+                let data = Data(json.utf8)
+                switch entity {
+                case "item": value = .item(try JSONCoding.decoder().decode(Item.self, from: data))
+                case "navigation": value = .navigation(try JSONCoding.decoder().decode(Navigation.self, from: data))
+                default: Issue.record("unknown entity \(entity)")
+                }
+            }
+            return LoggedChange(
+                seq: row["seq"] ?? -1, entity: entity, op: row["op"] ?? "?", entityID: row["entity_id"] ?? "?", owner: row["owner"], value: value,
+                originClientID: row["origin_client_id"], originIdempotencyKey: row["origin_idempotency_key"])
+        }
+    }
+
+    /// The raw `value` and `at` columns of one entry.
+    func rawChange(seq: Int64) async throws -> (value: String?, at: Int64)? {
+        try await database.writer.read { db in
+            try Row.fetchOne(db, sql: "SELECT value, at FROM changes WHERE seq = ?", arguments: [seq])
+                .map { (value: $0["value"] as String?, at: $0["at"] as Int64) }
+        }
+    }
+
+    func changeCount() async throws -> Int {
+        try await count("changes")
+    }
+
+    func changeSeqs() async throws -> [Int64] {
+        try await database.writer.read { db in try Int64.fetchAll(db, sql: "SELECT seq FROM changes ORDER BY seq") }
+    }
+
+    func head() async throws -> Int64 {
+        try await database.writer.read { db in try Int64.fetchOne(db, sql: "SELECT max(seq) FROM changes") ?? 0 }
+    }
+
+    func count(_ table: String) async throws -> Int {
+        try await database.writer.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM \(table)") ?? -1 }
+    }
+
+    /// Every row of `items`, tombstones included, in creation order.
+    func itemRows() async throws -> [PlainRow] {
+        try await rows("SELECT * FROM items ORDER BY seq")
+    }
+
+    /// The rows of a query, copied out of the connection.
+    func rows(_ sql: String) async throws -> [PlainRow] {
+        try await database.writer.read { db in try Row.fetchAll(db, sql: sql).map(PlainRow.init) }
+    }
+
+    func clientIDs() async throws -> [String] {
+        try await database.writer.read { db in try String.fetchAll(db, sql: "SELECT client_id FROM clients ORDER BY client_id") }
+    }
+
+    /// Everything a failed write must leave untouched, as one comparable value.
+    func snapshot() async throws -> Snapshot {
+        try await database.writer.read { db in
+            func rows(_ sql: String) throws -> [PlainRow] { try Row.fetchAll(db, sql: sql).map(PlainRow.init) }
+            return Snapshot(
+                items: try rows("SELECT * FROM items ORDER BY seq"),
+                clients: try rows("SELECT * FROM clients ORDER BY client_id"),
+                refs: try rows("SELECT * FROM client_item_refs ORDER BY item_id, client_id"),
+                changes: try rows("SELECT * FROM changes ORDER BY seq"),
+                idempotency: try rows("SELECT * FROM idempotency_records ORDER BY user, scope, key"),
+                sequence: try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'changes'") ?? 0
+            )
+        }
+    }
+}
+
+/// The whole content of the tables a write touches.
+struct Snapshot: Hashable, Sendable {
+    var items: [PlainRow]
+    var clients: [PlainRow]
+    var refs: [PlainRow]
+    var changes: [PlainRow]
+    var idempotency: [PlainRow]
+    var sequence: Int64
+}
+
+/// A database row copied into a sendable value (GRDB's `Row` is not `Sendable`).
+struct PlainRow: Hashable, Sendable, CustomStringConvertible {
+    var values: [String: DatabaseValue]
+
+    init(values: [String: DatabaseValue]) { self.values = values }
+
+    init(_ row: Row) {
+        values = Dictionary(row.map { ($0.0, $0.1) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// The column's value converted to `T`; nil when absent or NULL.
+    subscript<T: DatabaseValueConvertible>(_ column: String) -> T? {
+        values[column].flatMap { T.fromDatabaseValue($0) }
+    }
+
+    var description: String { values.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ") }
+}
+
+extension NavigationState {
+    func with(_ change: (inout NavigationState) -> Void) -> NavigationState {
+        var copy = self
+        change(&copy)
+        return copy
+    }
+}
