@@ -14,6 +14,25 @@ public enum Command: Hashable, Sendable, Codable {
     case confirmDelete
     case restore(fromClientID: String)
 
+    /// The command's case name as it appears on the wire.
+    public var name: String {
+        switch self {
+        case .selectTab: "selectTab"
+        case .push: "push"
+        case .pop: "pop"
+        case .popToRoot: "popToRoot"
+        case .openAdd: "openAdd"
+        case .openEdit: "openEdit"
+        case .openDuplicate: "openDuplicate"
+        case .openDeleteAlert: "openDeleteAlert"
+        case .updateDraft: "updateDraft"
+        case .save: "save"
+        case .cancel: "cancel"
+        case .confirmDelete: "confirmDelete"
+        case .restore: "restore"
+        }
+    }
+
     /// Whether the command may write an item, and so needs the editor role.
     public var writesItems: Bool {
         switch self {

@@ -69,24 +69,8 @@ extension NavigationState {
     }
 }
 
-/// The name of a command's case; exhaustive, so a new case fails to compile until covered.
-func caseName(_ command: Command) -> String {
-    switch command {
-    case .selectTab: "selectTab"
-    case .push: "push"
-    case .pop: "pop"
-    case .popToRoot: "popToRoot"
-    case .openAdd: "openAdd"
-    case .openEdit: "openEdit"
-    case .openDuplicate: "openDuplicate"
-    case .openDeleteAlert: "openDeleteAlert"
-    case .updateDraft: "updateDraft"
-    case .save: "save"
-    case .cancel: "cancel"
-    case .confirmDelete: "confirmDelete"
-    case .restore: "restore"
-    }
-}
+/// The name of a command's case (the domain's own switch over every case).
+func caseName(_ command: Command) -> String { command.name }
 
 let allCommandCaseNames: Set<String> = [
     "selectTab", "push", "pop", "popToRoot", "openAdd", "openEdit", "openDuplicate",

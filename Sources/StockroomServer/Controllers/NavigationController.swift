@@ -119,24 +119,3 @@ struct NavigationController {
         return try Reply.json(body, headers: [.eTag: Reply.etag(outcome.navigation.version)])
     }
 }
-
-extension Command {
-    /// The command's name as it appears on the wire.
-    var name: String {
-        switch self {
-        case .selectTab: "selectTab"
-        case .push: "push"
-        case .pop: "pop"
-        case .popToRoot: "popToRoot"
-        case .openAdd: "openAdd"
-        case .openEdit: "openEdit"
-        case .openDuplicate: "openDuplicate"
-        case .openDeleteAlert: "openDeleteAlert"
-        case .updateDraft: "updateDraft"
-        case .save: "save"
-        case .cancel: "cancel"
-        case .confirmDelete: "confirmDelete"
-        case .restore: "restore"
-        }
-    }
-}
