@@ -1,5 +1,6 @@
 import Hummingbird
 import HummingbirdWebSocket
+import NIOCore
 import StockroomStore
 
 /// The request context of every route: Hummingbird's core storage plus the caller's identity.
@@ -10,9 +11,13 @@ public struct AppRequestContext: RequestContext, WebSocketRequestContext {
     /// Where a WebSocket upgrade keeps its handler.
     public let webSocket = WebSocketHandlerReference<AppRequestContext>()
 
+    /// The connection, so that streams can see whether it still takes writes.
+    public let channel: any Channel
+
     public init(source: Source) {
         self.coreContext = .init(source: source)
         self.identity = nil
+        self.channel = source.channel
     }
 
     /// Request bodies over 1 MiB are refused with 413.

@@ -78,6 +78,7 @@ struct FeedController {
         let database = self.database
         let settings = self.settings
         let logger = context.logger
+        let channel = context.channel
         return Response(
             status: .ok,
             headers: [.contentType: "text/event-stream; charset=utf-8", .cacheControl: "no-store", .connection: "keep-alive"],
@@ -86,7 +87,7 @@ struct FeedController {
                 defer { Self.subscribers.decrement(transport: "sse") }
                 let box = BodyWriterBox(writer)
                 do {
-                    try await Self.follow(database: database, start: start, settings: settings, transport: "sse") { event in
+                    try await Self.follow(database: database, start: start, settings: settings, transport: "sse", channel: channel) { event in
                         switch event {
                         case .change(let entry):
                             let cursor = FeedCursor(epoch: database.epoch, seq: entry.seq).encoded
@@ -148,10 +149,11 @@ struct FeedController {
         let database = self.database
         let settings = self.settings
         let logger = context.logger
+        let channel = context.requestContext.channel
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
                 do {
-                    try await Self.follow(database: database, start: start, settings: settings, transport: "ws") { event in
+                    try await Self.follow(database: database, start: start, settings: settings, transport: "ws", channel: channel) { event in
                         switch event {
                         case .change(let entry):
                             try await outbound.write(.text(entry.json(epoch: database.epoch)))
@@ -187,7 +189,7 @@ struct FeedController {
     /// timeout (a stalled subscriber is cut off, bounding what it holds; it resumes from its cursor),
     /// or when its cursor is trimmed away.
     static func follow(
-        database: AppDatabase, start: Subscription, settings: FeedSettings, transport: String,
+        database: AppDatabase, start: Subscription, settings: FeedSettings, transport: String, channel: any Channel,
         send: @escaping @Sendable (FollowEvent) async throws -> Void
     ) async throws {
         let subscription = database.hub.subscribe(start.filter)
@@ -199,6 +201,11 @@ struct FeedController {
                     let deliver: @Sendable (FollowEvent) async throws -> Void = { event in
                         watch.begin()
                         defer { watch.end() }
+                        // Writes into an unwritable channel would only grow NIO's buffer: wait for the
+                        // client to drain it (the watchdog cuts it off if it never does).
+                        while !channel.isWritable, !Task.isCancelled {
+                            try await Task.sleep(for: .milliseconds(20))
+                        }
                         try await send(event)
                     }
                     try await deliver(.open)
@@ -223,11 +230,15 @@ struct FeedController {
                     }
                 }
                 group.addTask {
-                    // The watchdog: fails the group, cancelling the stuck write, once one write outlasts the timeout.
+                    // The watchdog: fails the group, cancelling the stuck write, once one write outlasts the timeout,
+                    // and closes the connection, so that nothing more is buffered for a client that stopped reading.
                     let tick = min(settings.writeTimeout / 4, .seconds(1))
                     while true {
                         try await Task.sleep(for: tick)
-                        if watch.stalled(longerThan: settings.writeTimeout) { throw WriteTimeout() }
+                        if watch.stalled(longerThan: settings.writeTimeout) {
+                            channel.close(mode: .all, promise: nil)
+                            throw WriteTimeout()
+                        }
                     }
                 }
                 try await group.next()
