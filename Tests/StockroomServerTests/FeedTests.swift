@@ -149,6 +149,8 @@ struct FeedTests {
                 #expect(gone.status == 410)
                 let sseGone = try await server.request(.GET, "/v1/changes/stream?since=c1.abcdef.0", token: app.viewer)
                 #expect(sseGone.status == 410)
+                let plain = try await server.request(.GET, "/v1/changes/ws", token: app.viewer)
+                #expect(plain.status == 426)
             }
         }
     }
@@ -161,6 +163,8 @@ struct FeedTests {
         ("limit=1001", 422, "validationFailed"),
         ("wait=61", 422, "validationFailed"),
         ("wait=soon", 400, "invalidParameter"),
+        ("limit=0&topics=bogus", 400, "invalidParameter"),
+        ("wait=61&since=bad", 400, "invalidParameter"),
     ])
     func badFeedParameters(query: String, status: Int, code: String) async throws {
         try await withTestApp { app in

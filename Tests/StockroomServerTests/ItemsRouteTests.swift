@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import StockroomCore
@@ -87,7 +88,7 @@ struct ItemsRouteTests {
         try await withTestApp { app in
             try await app.test { client in
                 let item: Item = try await client.send(.post, "/v1/items", token: app.editor, json: draftJSON(name: "Mug")).decode()
-                for tag in ["\"7\"", "W/\"1\"", "garbage"] {
+                for tag in ["\"7\"", "W/\"1\"", "\"01\"", "\"+1\"", ""] {
                     let put = try await client.send(.put, "/v1/items/\(item.id)", token: app.editor, json: draftJSON(name: "X"), headers: [.ifMatch: tag])
                     #expect(put.status == .preconditionFailed, "If-Match: \(tag)")
                     #expect(put.errorCode == "preconditionFailed")
@@ -95,6 +96,36 @@ struct ItemsRouteTests {
                 let delete = try await client.send(.delete, "/v1/items/\(item.id)", token: app.editor, headers: [.ifMatch: "\"2\""])
                 #expect(delete.status == .preconditionFailed)
                 #expect(try await client.send(.get, "/v1/items/\(item.id)", token: app.viewer).decode(Item.self) == item)
+            }
+        }
+    }
+
+    @Test(arguments: ["garbage", "1", "\"1", "\"1\"\"2\""])
+    func unparseableIfMatchIs400AndChangesNothing(tag: String) async throws {
+        try await withTestApp { app in
+            try await app.test { client in
+                let item: Item = try await client.send(.post, "/v1/items", token: app.editor, json: draftJSON(name: "Mug")).decode()
+                let put = try await client.send(.put, "/v1/items/\(item.id)", token: app.editor, json: draftJSON(name: "X"), headers: [.ifMatch: tag])
+                #expect(put.status == .badRequest)
+                #expect(put.errorCode == "invalidParameter")
+                #expect(put.errorField == "If-Match")
+                let delete = try await client.send(.delete, "/v1/items/\(item.id)", token: app.editor, headers: [.ifMatch: tag])
+                #expect(delete.status == .badRequest)
+                #expect(try await client.send(.get, "/v1/items/\(item.id)", token: app.viewer).decode(Item.self) == item)
+            }
+        }
+    }
+
+    @Test func parameterErrorsComeBeforeRangeErrorsAndMissingItems() async throws {
+        try await withTestApp { app in
+            try await app.test { client in
+                let list = try await client.send(.get, "/v1/items?limit=0&after=%25%25", token: app.viewer)
+                #expect(list.status == .badRequest)
+                let key = HTTPField.Name("Idempotency-Key")!
+                let put = try await client.send(
+                    .put, "/v1/items/not-a-uuid", token: app.editor, json: draftJSON(name: "X"), headers: [key: String(repeating: "k", count: 300)])
+                #expect(put.status == .badRequest)
+                #expect(put.errorField == "Idempotency-Key")
             }
         }
     }

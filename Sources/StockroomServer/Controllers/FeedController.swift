@@ -41,9 +41,13 @@ struct FeedController {
 
     @Sendable func batch(_ request: Request, context: AppRequestContext) async throws -> Response {
         let caller = try context.caller()
-        let limit = try request.intQuery("limit", default: 100, range: 1...1000)
-        let wait = try request.intQuery("wait", default: 0, range: 0...60)
-        let start = try await parse(request, user: caller.user, lastEventID: nil)
+        let rawLimit = try request.intQuery("limit")
+        let rawWait = try request.intQuery("wait")
+        let filter = try filter(request, user: caller.user)
+        let from = try start(of: request)
+        let limit = try APIError.checked("limit", rawLimit, default: 100, in: 1...1000)
+        let wait = try APIError.checked("wait", rawWait, default: 0, in: 0...60)
+        let start = Subscription(filter: filter, seq: try await database.resolve(from))
         let subscription = database.hub.subscribe(start.filter)
         Self.subscribers.increment(transport: "longpoll")
         defer {
@@ -135,6 +139,9 @@ struct FeedController {
         let caller = try context.caller()
         // Validated before upgrading, so a bad cursor is an HTTP error (400, 410), not a closed socket.
         _ = try await parse(request, user: caller.user, lastEventID: nil)
+        guard request.headers[.upgrade]?.lowercased() == "websocket" else {
+            throw APIError(HTTPResponse.Status(code: 426, reasonPhrase: "Upgrade Required"), "upgradeRequired", "this route speaks WebSocket only")
+        }
         return .upgrade([:])
     }
 

@@ -41,7 +41,7 @@ struct ItemsController {
 
     @Sendable func list(_ request: Request, context: AppRequestContext) async throws -> Response {
         _ = try context.caller()
-        let limit = try request.intQuery("limit", default: 50, range: 1...500)
+        let rawLimit = try request.intQuery("limit")
         let after = try request.query("after").map { raw in
             guard let seq = PageCursor.decode(raw) else { throw APIError.invalidParameter("after", "after is not a valid cursor") }
             return seq
@@ -52,6 +52,7 @@ struct ItemsController {
             }
             return status
         }
+        let limit = try APIError.checked("limit", rawLimit, default: 50, in: 1...500)
         let page = try await database.listItems(after: after, limit: limit, query: request.query("q"), status: status)
         return try Reply.json(Page(items: page.items, next: page.next.map(PageCursor.encode))).response
     }
@@ -77,11 +78,12 @@ struct ItemsController {
     @Sendable func replace(_ request: Request, context: AppRequestContext) async throws -> Response {
         let user = try Self.editor(context)
         let body = try await request.decodeJSON(Draft.self, context: context)
-        let id = try Self.itemID(context)
         let idempotency = try request.idempotency(user: user, scope: "items", body: body.bytes, render: Self.itemReply)
+        let precondition = try request.versionPrecondition()
+        let id = try Self.itemID(context)
         let origin = Origin(user: user, idempotencyKey: idempotency?.key.key)
         switch try await database.updateItem(
-            id, draft: body.value, precondition: request.versionPrecondition, origin: origin, idempotency: idempotency)
+            id, draft: body.value, precondition: precondition, origin: origin, idempotency: idempotency)
         {
         case .fresh(let item): return try Self.itemReply(item).response
         case .replayed(let stored): return Reply(replaying: stored).response
@@ -91,9 +93,10 @@ struct ItemsController {
     @Sendable func delete(_ request: Request, context: AppRequestContext) async throws -> Response {
         let user = try Self.editor(context)
         let idempotency = try request.idempotency(user: user, scope: "items", body: Data()) { (_: Bool) in Reply.empty() }
+        let precondition = try request.versionPrecondition()
         let id = try Self.itemID(context)
         let origin = Origin(user: user, idempotencyKey: idempotency?.key.key)
-        switch try await database.deleteItem(id, precondition: request.versionPrecondition, origin: origin, idempotency: idempotency) {
+        switch try await database.deleteItem(id, precondition: precondition, origin: origin, idempotency: idempotency) {
         case .fresh: return Reply.empty().response
         case .replayed(let stored): return Reply(replaying: stored).response
         }

@@ -59,11 +59,12 @@ struct NavigationController {
         let caller = try context.caller()
         let clientID = try Self.clientID(context)
         let body = try await request.decodeJSON(Replacement.self, context: context).value
+        let precondition = try request.versionPrecondition()
         if let bodyClientID = body.clientID, bodyClientID != clientID {
             throw APIError.validationFailed("clientID", "clientID in the body must match the path")
         }
         let navigation = try await database.replaceNavigation(
-            clientID: clientID, state: body.state, precondition: request.versionPrecondition,
+            clientID: clientID, state: body.state, precondition: precondition,
             origin: Origin(user: caller.user, clientID: clientID))
         return try Self.navigationReply(navigation).response
     }

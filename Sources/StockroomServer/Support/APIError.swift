@@ -44,6 +44,15 @@ public struct APIError: Error, HTTPResponseError, Sendable {
         APIError(.badRequest, "invalidJSON", message, field: field)
     }
     static func notFound(_ message: String) -> APIError { APIError(.notFound, "notFound", message) }
+
+    /// `422` unless `value` lies in `range`; absent values take `defaultValue`.
+    static func checked(_ name: String, _ value: Int?, default defaultValue: Int, in range: ClosedRange<Int>) throws -> Int {
+        guard let value else { return defaultValue }
+        guard range.contains(value) else {
+            throw validationFailed(name, "\(name) must be between \(range.lowerBound) and \(range.upperBound)")
+        }
+        return value
+    }
     static func validationFailed(_ name: String?, _ message: String) -> APIError {
         APIError(.unprocessableContent, "validationFailed", message, field: name)
     }

@@ -37,18 +37,16 @@ extension Request {
         uri.queryParameters.get(name).map { String($0) }
     }
 
-    /// An integer query parameter: `400` when it does not parse, `422` when outside `range`.
-    func intQuery(_ name: String, default value: Int, range: ClosedRange<Int>) throws -> Int {
-        guard let raw = query(name) else { return value }
+    /// An integer query parameter, nil when absent; `400` when it does not parse.
+    func intQuery(_ name: String) throws -> Int? {
+        guard let raw = query(name) else { return nil }
         guard let number = Int(raw) else { throw APIError.invalidParameter(name, "\(name) must be an integer") }
-        guard range.contains(number) else {
-            throw APIError.validationFailed(name, "\(name) must be between \(range.lowerBound) and \(range.upperBound)")
-        }
         return number
     }
 
-    /// The `If-Match` condition, if the header is present.
-    var versionPrecondition: VersionPrecondition? {
+    /// The `If-Match` condition, nil when the header is absent; `400` when it is not `*` or a list of
+    /// entity tags. Tags compare as strings (strong comparison): `"01"` or a weak `W/"1"` never match.
+    func versionPrecondition() throws -> VersionPrecondition? {
         let values = headers[values: .ifMatch]
         guard !values.isEmpty else { return nil }
         var versions: [Int] = []
@@ -56,11 +54,12 @@ extension Request {
             for tag in value.split(separator: ",") {
                 let tag = tag.trimmingCharacters(in: .whitespaces)
                 if tag == "*" { return .any }
-                // Strong comparison: weak tags (W/"3") never match.
-                guard tag.count >= 2, tag.hasPrefix("\""), tag.hasSuffix("\""), let version = Int(tag.dropFirst().dropLast()) else {
-                    continue
+                let opaque = tag.hasPrefix("W/") ? tag.dropFirst(2) : Substring(tag)
+                guard opaque.count >= 2, opaque.hasPrefix("\""), opaque.hasSuffix("\""), !opaque.dropFirst().dropLast().contains("\"") else {
+                    throw APIError.invalidParameter("If-Match", "If-Match must be * or a list of entity tags like \"3\"")
                 }
-                versions.append(version)
+                let content = opaque.dropFirst().dropLast()
+                if !tag.hasPrefix("W/"), let version = Int(content), String(version) == content { versions.append(version) }
             }
         }
         return .oneOf(versions)
