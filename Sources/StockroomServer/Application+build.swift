@@ -23,7 +23,7 @@ public func buildApplication(settings: Settings, database: AppDatabase, logger: 
     let router = buildRouter(database: database, feed: settings.feed)
     return Application(
         router: router,
-        server: .http1WebSocketUpgrade(webSocketRouter: router),
+        server: .http1WebSocketUpgradeAnsweringMalformedRequests(webSocketRouter: router),
         configuration: ApplicationConfiguration(address: .hostname(settings.host, port: settings.port), serverName: "stockroom"),
         services: [
             DatabaseMaintenanceService(

@@ -273,7 +273,7 @@ struct FeedTests {
         try await withTestApp { app in
             try await app.live(settings: Self.fastFeed) { client in
                 let server = LiveServer(port: try #require(client.port))
-                let stalled = try StalledSocket(port: server.port, path: "/v1/changes/stream?topics=navigation&access_token=\(app.editor)")
+                let stalled = try RawSocket(port: server.port, path: "/v1/changes/stream?topics=navigation&access_token=\(app.editor)")
                 let healthySeqs = ReceivedMessages()
                 let target = Mutex<Int?>(nil)
                 let healthy = Task {
@@ -376,11 +376,11 @@ final class ReceivedMessages: Sendable {
     var all: [String] { messages.withLock { $0 } }
 }
 
-/// A raw TCP client that sends one request and then never reads, with a tiny receive buffer.
-final class StalledSocket {
+/// A raw TCP client with a tiny receive buffer: sends one request, then reads only when told to.
+final class RawSocket {
     let descriptor: Int32
 
-    init(port: Int, path: String) throws {
+    init(port: Int, path: String, raw: String? = nil) throws {
         descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var size: Int32 = 4096
         setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
@@ -392,7 +392,7 @@ final class StalledSocket {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
         guard connected == 0 else { throw POSIXError(.ECONNREFUSED) }
-        let request = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+        let request = raw ?? "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
         _ = request.withCString { send(descriptor, $0, strlen($0), 0) }
     }
 

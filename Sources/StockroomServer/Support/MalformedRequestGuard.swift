@@ -1,0 +1,72 @@
+import Hummingbird
+import HummingbirdCore
+import HummingbirdWebSocket
+import Logging
+import NIOCore
+import NIOHTTP1
+
+extension HTTPServerBuilder {
+    /// HTTP/1 with WebSocket upgrade, plus an answer for a first request that does not parse.
+    ///
+    /// hummingbird-websocket's upgrade pipeline turns NIO's HTTP error handling off, and its upgrade
+    /// handler never completes when the first request is malformed, so such a request got no answer
+    /// and its connection stayed open. `MalformedRequestGuard` answers it with a 400 and closes.
+    static func http1WebSocketUpgradeAnsweringMalformedRequests(
+        webSocketRouter: Router<AppRequestContext>
+    ) -> HTTPServerBuilder {
+        let webSocketResponder = webSocketRouter.buildResponder()
+        return HTTPServerBuilder { responder in
+            GuardedChildChannel(
+                inner: HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: webSocketResponder, configuration: .init()))
+        }
+    }
+}
+
+/// Wraps a child channel and adds `MalformedRequestGuard` after its pipeline is configured.
+struct GuardedChildChannel<Inner: ServerChildChannel>: ServerChildChannel {
+    let inner: Inner
+
+    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Inner.Value> {
+        inner.setup(channel: channel, logger: logger).flatMapThrowing { value in
+            try channel.pipeline.syncOperations.addHandler(MalformedRequestGuard())
+            return value
+        }
+    }
+
+    func handle(value: Inner.Value, logger: Logger) async {
+        await inner.handle(value: value, logger: logger)
+    }
+}
+
+/// Answers `400 invalidRequest` and closes when the connection's first request does not parse.
+/// Everything else passes through untouched (it never unwraps what it forwards, so it is
+/// harmless after a WebSocket upgrade), and later parse errors are Hummingbird's to answer.
+final class MalformedRequestGuard: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    private var answered = false
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        answered = true
+        context.fireChannelRead(data)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        guard !answered, error is HTTPParserError else {
+            context.fireErrorCaught(error)
+            return
+        }
+        answered = true
+        let body = ByteBuffer(string: #"{"error":{"code":"invalidRequest","message":"the request is not valid HTTP/1.1","field":null}}"#)
+        var headers = HTTPHeaders()
+        headers.add(name: "Content-Type", value: "application/json; charset=utf-8")
+        headers.add(name: "Content-Length", value: "\(body.readableBytes)")
+        headers.add(name: "Connection", value: "close")
+        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .badRequest, headers: headers))), promise: nil)
+        context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
+        context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in
+            context.close(promise: nil)
+        }
+    }
+}

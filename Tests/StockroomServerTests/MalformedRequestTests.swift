@@ -1,0 +1,46 @@
+import Foundation
+import Testing
+
+@Suite("Malformed HTTP, against a live server")
+struct MalformedRequestTests {
+    /// Sends raw bytes and reads until the server closes the connection.
+    static func exchange(port: Int, _ request: String) throws -> String {
+        let socket = try RawSocket(port: port, raw: request)
+        return try socket.readAll()
+    }
+
+    @Test(arguments: [
+        "GET /health?x=a b HTTP/1.1\r\nHost: x\r\n\r\n",
+        "garbage\r\n\r\n",
+        "GET /health HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n",
+        "GET /health?x=\u{e4} HTTP/1.1\r\nHost: x\r\n\r\n",
+    ])
+    func aRequestThatIsNotHTTPGetsA400AndTheConnectionCloses(request: String) async throws {
+        try await withTestApp { app in
+            try await app.live { client in
+                let response = try Self.exchange(port: try #require(client.port), request)
+                #expect(response.hasPrefix("HTTP/1.1 400 Bad Request\r\n"))
+                #expect(response.contains(#""code":"invalidRequest""#))
+            }
+        }
+    }
+}
+
+extension RawSocket {
+    /// Connects and sends `raw` as is.
+    convenience init(port: Int, raw: String) throws {
+        try self.init(port: port, path: "", raw: raw)
+    }
+
+    /// Everything the server sends until it closes, as text.
+    func readAll() throws -> String {
+        var data = Data()
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = recv(descriptor, &buffer, buffer.count, 0)
+            if count <= 0 { break }
+            data.append(contentsOf: buffer[0..<count])
+        }
+        return String(decoding: data, as: UTF8.self)
+    }
+}
