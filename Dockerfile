@@ -7,11 +7,8 @@ RUN apt-get update \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 
-# Resolve dependencies in their own layer, so a source change does not refetch them.
-# Package.resolved is used when present (it is not committed).
-COPY Package.* ./
-RUN swift package resolve
-
+# One layer for sources and dependencies: the manifest names target folders (Migrations/),
+# so resolving before they are copied is not reliable.
 COPY . .
 RUN swift build -c release --product stockroom --static-swift-stdlib \
     && mkdir /staging \
