@@ -38,9 +38,11 @@ struct GuardedChildChannel<Inner: ServerChildChannel>: ServerChildChannel {
     }
 }
 
-/// Answers `400 invalidRequest` and closes when the connection's first request does not parse.
+/// Answers `400 invalidRequest` and closes when the connection's first request does not parse,
+/// and closes a connection that has not sent a request yet when the server shuts down (the
+/// upgrade pipeline ignores NIO's quiesce event, so graceful shutdown would wait on it forever).
 /// Everything else passes through untouched (it never unwraps what it forwards, so it is
-/// harmless after a WebSocket upgrade), and later parse errors are Hummingbird's to answer.
+/// harmless after a WebSocket upgrade); after the first request Hummingbird handles both.
 final class MalformedRequestGuard: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
@@ -50,6 +52,15 @@ final class MalformedRequestGuard: ChannelInboundHandler, RemovableChannelHandle
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         answered = true
         context.fireChannelRead(data)
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if event is ChannelShouldQuiesceEvent, !answered {
+            answered = true
+            context.close(promise: nil)
+            return
+        }
+        context.fireUserInboundEventTriggered(event)
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
