@@ -1,4 +1,6 @@
 import AsyncHTTPClient
+import HummingbirdWSClient
+import Logging
 import Foundation
 import NIOCore
 import StockroomCore
@@ -127,5 +129,34 @@ struct ProcessTests {
         #expect(await second.waitForExit() == 0)
         let wal = (try? FileManager.default.attributesOfItem(atPath: databasePath + "-wal")[.size] as? Int) ?? 0
         #expect(wal == 0, "the WAL was checkpointed and truncated on shutdown")
+    }
+
+    /// SIGTERM ends every feed stream cleanly (the SSE body finishes, the WebSocket closes) and the
+    /// process exits 0, instead of waiting on subscribers that would otherwise stay forever.
+    @Test(.timeLimit(.minutes(1)))
+    func sigtermEndsOpenFeedStreams() async throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let token = try #require(
+            try StockroomProcess.run(["token", "create", "--user", "erin", "--role", "viewer", "--db-path", databasePath], in: directory)
+                .output.split(separator: "\n").last.map(String.init))
+        let server = try await StockroomProcess.serve(databasePath: databasePath, in: directory)
+        let live = LiveServer(port: server.port)
+        let sse = try await SSEReader(server: live, token: token, query: "since=now")
+        #expect(sse.status == 200)
+        let closed = ReceivedMessages()
+        let webSocket = Task {
+            try await WebSocketClient.connect(
+                url: "ws://127.0.0.1:\(server.port)/v1/changes/ws?since=now&access_token=\(token)", logger: Logger(label: "test")
+            ) { inbound, _, _ in
+                for try await _ in inbound.messages(maxSize: 1 << 20) {}
+                closed.append("closed")
+            }
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        kill(server.process.processIdentifier, SIGTERM)
+        #expect(try await sse.next() == nil, "the SSE stream ended")
+        _ = try? await webSocket.value
+        #expect(closed.all == ["closed"], "the WebSocket was closed by the server")
+        #expect(await server.waitForExit() == 0)
     }
 }
