@@ -57,22 +57,12 @@ TMP="$(mktemp -d "${TMPDIR:-/tmp}/stockroom-bench.XXXXXX")"
 BASELINE_PID=""
 STOCKROOM_PID=""
 
-stop_pid() { # stop_pid PID NAME: SIGTERM, wait up to 10 s, then SIGKILL
-    local pid="$1" name="$2" i
-    [ -n "$pid" ] || return 0
-    kill -0 "$pid" 2>/dev/null || return 0
-    kill -TERM "$pid" 2>/dev/null || true
-    for i in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    if kill -0 "$pid" 2>/dev/null; then
-        log "$name (pid $pid) did not stop after SIGTERM; sending SIGKILL"
-        kill -KILL "$pid" 2>/dev/null || true
-    fi
-    wait "$pid" 2>/dev/null || true
-}
+# shellcheck source=../lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 cleanup() {
-    stop_pid "$STOCKROOM_PID" stockroom
-    stop_pid "$BASELINE_PID" BaselineServer
+    stop_pid "$STOCKROOM_PID" stockroom 100
+    stop_pid "$BASELINE_PID" BaselineServer 100
     if [ "$KEEP_TMP" = "1" ]; then log "kept $TMP"; else rm -rf "$TMP"; fi
 }
 trap cleanup EXIT
