@@ -51,8 +51,9 @@ public struct ChangeEntry: Sendable, Hashable {
 }
 
 /// JSON string literals for hand-built JSON.
-enum JSONText {
-    static func string(_ value: String) -> String {
+public enum JSONText {
+    /// `value` as a quoted, escaped JSON string.
+    public static func string(_ value: String) -> String {
         var out = "\""
         for scalar in value.unicodeScalars {
             switch scalar {
@@ -163,11 +164,6 @@ extension AppDatabase {
                 .order(ClientRecord.Columns.ownerChangeSeq.desc).fetchAll(db).map { try $0.navigation }
             return Snapshot(items: items, navigation: navigation, cursor: FeedCursor(epoch: self.epoch, seq: try ChangeLog.head(db)))
         }
-    }
-
-    /// The head of the log as a cursor.
-    public func headCursor() async throws -> FeedCursor {
-        try await read { db in FeedCursor(epoch: self.epoch, seq: try ChangeLog.head(db)) }
     }
 
     /// Trims the log to entries younger than `maxAge` and at most `maxEntries`; returns how many went.

@@ -42,9 +42,6 @@ public final class ChangeHub: Sendable {
     /// The newest committed seq.
     public var head: Int64 { state.withLock { $0.head } }
 
-    /// How many subscribers are waiting on the hub.
-    public var subscriberCount: Int { state.withLock { $0.subscribers.count } }
-
     /// Registers a subscriber; call before its first read so that no commit slips between the two.
     public func subscribe(_ filter: FeedFilter) -> FeedSubscription {
         let subscription = FeedSubscription(filter: filter, hub: self)

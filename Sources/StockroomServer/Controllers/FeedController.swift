@@ -101,7 +101,7 @@ struct FeedController {
                         case .open:
                             try await box.write(": open\n\n")
                         case .resync(let message):
-                            let body = #"{"error":{"code":"resyncRequired","message":\#(JSONStringLiteral(message)),"field":null}}"#
+                            let body = #"{"error":{"code":"resyncRequired","message":\#(JSONText.string(message)),"field":null}}"#
                             try await box.write("event: error\ndata: \(body)\n\n")
                         }
                     }
@@ -307,11 +307,6 @@ final class SubscriberGauges: Sendable {
         }
         Gauge(label: "stockroom_feed_subscribers", dimensions: [("transport", transport)]).record(value)
     }
-}
-
-/// A JSON string literal for hand-built JSON.
-func JSONStringLiteral(_ value: String) -> String {
-    String(decoding: (try? JSONEncoder().encode(value)) ?? Data(#""""#.utf8), as: UTF8.self)
 }
 
 /// When the write in progress, if any, began.
