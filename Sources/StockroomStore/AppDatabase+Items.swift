@@ -19,14 +19,26 @@ public struct ItemPage: Sendable, Hashable {
 extension AppDatabase {
     /// A page of live items after position `after`, optionally filtered by name substring and status.
     public func listItems(after: Int64?, limit: Int, query: String?, status: StatusFilter?) async throws -> ItemPage {
-        try await read { db in
-            var request = ItemRecord.filter(ItemRecord.Columns.deletedAt == nil)
-            if let after { request = request.filter(ItemRecord.Columns.seq > after) }
-            if let query, !query.isEmpty {
-                request = request.filter(sql: "instr(search_name, ?) > 0", arguments: [query.lowercased()])
-            }
-            if let status { request = request.filter(ItemRecord.Columns.inStock == (status == .inStock)) }
-            let records = try request.order(ItemRecord.Columns.seq).limit(limit + 1).fetchAll(db)
+        // SQL assembled from fixed fragments, so that each of the few shapes is one cached statement
+        // (the query interface prepares its statement anew on every call).
+        var sql = ItemRecord.selectSQL + " WHERE deleted_at IS NULL"
+        var arguments = StatementArguments()
+        if let after {
+            sql += " AND seq > ?"
+            arguments += [after]
+        }
+        if let query, !query.isEmpty {
+            sql += " AND instr(search_name, ?) > 0"
+            arguments += [query.lowercased()]
+        }
+        if let status {
+            sql += " AND in_stock = ?"
+            arguments += [status == .inStock]
+        }
+        sql += " ORDER BY seq LIMIT ?"
+        arguments += [limit + 1]
+        return try readNow { db in
+            let records = try ItemRecord.fetchAll(db.cachedStatement(sql: sql), arguments: arguments)
             let page = records.prefix(limit)
             return ItemPage(
                 items: try page.map { try $0.item },
@@ -37,7 +49,7 @@ extension AppDatabase {
 
     /// The live item `id`, or nil when it does not exist or was deleted.
     public func item(_ id: ItemID) async throws -> Item? {
-        try await read { db in try ItemRecord.live(db, id: id)?.item }
+        try readNow { db in try ItemRecord.live(db, id: id)?.item }
     }
 
     /// Inserts a new item; an id that exists or ever existed is refused.

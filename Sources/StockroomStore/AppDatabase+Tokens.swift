@@ -79,16 +79,30 @@ extension AppDatabase {
         }
     }
 
-    /// The live token whose secret is `secret`, or nil.
+    /// The live token whose secret is `secret`, or nil. Verified tokens are kept in memory; the
+    /// one read per call is the token generation (a single cached statement on the calling thread),
+    /// which every revocation bumps, so a token revoked by any process is refused on its next use.
     public func authenticate(secret: String) async throws -> TokenInfo? {
         let hash = Self.hash(secret)
-        return try await read { db in
-            try Row.fetchOne(
-                db,
-                sql: "SELECT id, user, role, created_at, revoked_at FROM tokens WHERE secret_hash = ? AND revoked_at IS NULL",
+        return try readNow { db in
+            let generation = try Self.tokenGeneration(db)
+            if let cached = tokenCache.token(hash: hash, generation: generation) { return cached }
+            let token = try Row.fetchOne(
+                db.cachedStatement(
+                    sql: "SELECT id, user, role, created_at, revoked_at FROM tokens WHERE secret_hash = ? AND revoked_at IS NULL"),
                 arguments: [hash]
             ).map(Self.tokenInfo)
+            if let token { tokenCache.keep(token, hash: hash, generation: generation) }
+            return token
         }
+    }
+
+    /// The count of token revocations so far (see `Migrations/sql/0004_token_generation.sql`).
+    static func tokenGeneration(_ db: Database) throws -> Int64 {
+        // A cached statement: this runs on every authenticated request.
+        let value = try String.fetchOne(db.cachedStatement(sql: "SELECT value FROM meta WHERE key = 'token_generation'"))
+        guard let value, let generation = Int64(value) else { throw DatabaseError(message: "missing token generation") }
+        return generation
     }
 
     static func tokenInfo(_ row: Row) throws -> TokenInfo {

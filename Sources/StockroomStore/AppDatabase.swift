@@ -22,6 +22,8 @@ public struct AppDatabase: Sendable {
     public let epoch: String
     /// The observation layer over committed change entries.
     public let hub: ChangeHub
+    /// Verified tokens, so that authenticating a request costs no token lookup.
+    let tokenCache = TokenCache()
 
     /// Wraps a database connection and migrates it to the newest schema.
     public init(_ writer: any DatabaseWriter, logger: Logger = Logger(label: "stockroom.store")) throws {
@@ -103,6 +105,17 @@ public struct AppDatabase: Sendable {
     func write<T: Sendable>(_ updates: @escaping @Sendable (Database) throws -> T) async throws -> T {
         do {
             return try await writer.write(updates)
+        } catch let error as DatabaseError {
+            throw Self.mapped(error)
+        }
+    }
+
+    /// Runs `value` on the calling thread, on a reader connection, mapping storage failures to
+    /// `unavailable`. For the short reads of the request path (one row, one page): GRDB's async
+    /// `read` hops to the reader's queue and back, which costs more than such a read itself.
+    func readNow<T>(_ value: (Database) throws -> T) throws -> T {
+        do {
+            return try writer.read(value)
         } catch let error as DatabaseError {
             throw Self.mapped(error)
         }

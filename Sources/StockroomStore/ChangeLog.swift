@@ -28,14 +28,21 @@ enum ChangeLog {
         origin: Origin,
         at: Int64
     ) throws -> Int64 {
-        let json = try value.map { String(decoding: try JSONCoding.encoder().encode($0), as: UTF8.self) }
-        try db.execute(
+        let json = try value.map { value in
+            if let writable = value as? any JSONWritable {
+                var writer = JSONWriter()
+                writable.write(to: &writer)
+                return writer.string
+            }
+            return String(decoding: try JSONCoding.encoder().encode(value), as: UTF8.self)
+        }
+        // A cached statement: every write appends at least one entry.
+        try db.cachedStatement(
             sql: """
                 INSERT INTO changes (entity, op, entity_id, owner, value, origin_client_id, origin_idempotency_key, at)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                """,
-            arguments: [entity.rawValue, op.rawValue, id, owner, json, origin.clientID, origin.idempotencyKey, at]
-        )
+                """
+        ).execute(arguments: [entity.rawValue, op.rawValue, id, owner, json, origin.clientID, origin.idempotencyKey, at])
         return db.lastInsertedRowID
     }
 

@@ -22,7 +22,7 @@ struct ItemRecord: Codable, FetchableRecord, PersistableRecord {
     var updatedAt: Int64
     var deletedAt: Int64?
 
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case seq, id, name
         case searchName = "search_name"
         case colorName = "color_name"
@@ -38,12 +38,36 @@ struct ItemRecord: Codable, FetchableRecord, PersistableRecord {
         case deletedAt = "deleted_at"
     }
 
+    /// Every column, in the order `init(row:)` reads them by position.
+    static var databaseSelection: [any SQLSelectable] { CodingKeys.allCases.map { Column($0) } }
+    /// The same selection as SQL, for the cached statements of the request path.
+    static let selectSQL = "SELECT " + CodingKeys.allCases.map(\.rawValue).joined(separator: ", ") + " FROM items"
+
     enum Columns {
         static let seq = Column(CodingKeys.seq)
         static let id = Column(CodingKeys.id)
         static let searchName = Column(CodingKeys.searchName)
         static let inStock = Column(CodingKeys.inStock)
         static let deletedAt = Column(CodingKeys.deletedAt)
+    }
+
+    /// Reads a row of `databaseSelection` by position: this runs for every item of every page.
+    init(row: Row) {
+        seq = row[0]
+        id = row[1]
+        name = row[2]
+        searchName = row[3]
+        colorName = row[4]
+        colorRed = row[5]
+        colorGreen = row[6]
+        colorBlue = row[7]
+        inStock = row[8]
+        quantity = row[9]
+        isOnBackOrder = row[10]
+        version = row[11]
+        createdAt = row[12]
+        updatedAt = row[13]
+        deletedAt = row[14]
     }
 
     /// A new record at version 1.
@@ -96,6 +120,8 @@ struct ItemRecord: Codable, FetchableRecord, PersistableRecord {
 
     /// The live (not deleted) record of `id`, if any.
     static func live(_ db: Database, id: ItemID) throws -> ItemRecord? {
-        try ItemRecord.filter(Columns.id == id.description && Columns.deletedAt == nil).fetchOne(db)
+        // A cached statement rather than the query interface: it runs on every item read and write.
+        try ItemRecord.fetchOne(
+            db.cachedStatement(sql: selectSQL + " WHERE id = ? AND deleted_at IS NULL"), arguments: [id.description])
     }
 }

@@ -1,7 +1,20 @@
 import ArgumentParser
+import NIOCore
+import NIOPosix
+
+/// The process entry point: makes NIO's event loops Swift's global executor, then runs the command.
+@main
+enum Entry {
+    static func main() async {
+        // Request handlers, GRDB continuations and NIO's I/O then share the same threads, so a request
+        // no longer crosses from an event loop to the concurrency pool and back (one wake-up each way).
+        // Must happen before any task runs on the global executor: hence first, here.
+        NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
+        await App.main()
+    }
+}
 
 /// The `stockroom` command: serve, migrate and manage tokens.
-@main
 struct App: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "stockroom",

@@ -17,16 +17,20 @@ struct ItemsController {
         return routes
     }
 
-    struct Page: Encodable {
+    /// `{"items": [Item], "next": cursor|null}`.
+    struct Page: JSONWritable {
         let items: [Item]
         let next: String?
 
-        enum CodingKeys: String, CodingKey { case items, next }
-
-        func encode(to encoder: any Encoder) throws {
-            var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(items, forKey: .items)
-            try c.encode(next, forKey: .next)
+        func write(to json: inout JSONWriter) {
+            json.raw(#"{"items":["#)
+            for (index, item) in items.enumerated() {
+                if index > 0 { json.raw(",") }
+                item.write(to: &json)
+            }
+            json.raw(#"],"next":"#)
+            json.string(next)
+            json.raw("}")
         }
     }
 
@@ -54,14 +58,16 @@ struct ItemsController {
         }
         let limit = try APIError.checked("limit", rawLimit, default: 50, in: 1...500)
         let page = try await database.listItems(after: after, limit: limit, query: request.query("q"), status: status)
-        return try Reply.json(Page(items: page.items, next: page.next.map(PageCursor.encode))).response
+        var json = JSONWriter(capacity: 64 + page.items.count * 256)
+        Page(items: page.items, next: page.next.map(PageCursor.encode)).write(to: &json)
+        return json.reply().response
     }
 
     @Sendable func get(_ request: Request, context: AppRequestContext) async throws -> Response {
         _ = try context.caller()
         let id = try Self.itemID(context)
         guard let item = try await database.item(id) else { throw APIError.notFound("no item \(id)") }
-        return try Self.itemReply(item).response
+        return Self.itemReply(item).response
     }
 
     @Sendable func create(_ request: Request, context: AppRequestContext) async throws -> Response {
@@ -70,7 +76,7 @@ struct ItemsController {
         let idempotency = try request.idempotency(user: user, scope: "items", body: body.bytes, render: Self.createdReply)
         let origin = Origin(user: user, idempotencyKey: idempotency?.key.key)
         switch try await database.createItem(id: body.value.id, draft: body.value.draft, origin: origin, idempotency: idempotency) {
-        case .fresh(let item): return try Self.createdReply(item).response
+        case .fresh(let item): return Self.createdReply(item).response
         case .replayed(let stored): return Reply(replaying: stored).response
         }
     }
@@ -85,7 +91,7 @@ struct ItemsController {
         switch try await database.updateItem(
             id, draft: body.value, precondition: precondition, origin: origin, idempotency: idempotency)
         {
-        case .fresh(let item): return try Self.itemReply(item).response
+        case .fresh(let item): return Self.itemReply(item).response
         case .replayed(let stored): return Reply(replaying: stored).response
         }
     }
@@ -116,12 +122,12 @@ struct ItemsController {
         return id
     }
 
-    @Sendable static func itemReply(_ item: Item) throws -> Reply {
-        try Reply.json(item, headers: [.eTag: Reply.etag(item.version)])
+    @Sendable static func itemReply(_ item: Item) -> Reply {
+        Reply.json(writing: item, headers: [.eTag: Reply.etag(item.version)])
     }
 
-    @Sendable static func createdReply(_ item: Item) throws -> Reply {
-        try Reply.json(item, status: .created, headers: [.eTag: Reply.etag(item.version), .location: "/v1/items/\(item.id)"])
+    @Sendable static func createdReply(_ item: Item) -> Reply {
+        Reply.json(writing: item, status: .created, headers: [.eTag: Reply.etag(item.version), .location: "/v1/items/\(item.id)"])
     }
 }
 

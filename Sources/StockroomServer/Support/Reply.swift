@@ -21,6 +21,13 @@ struct Reply: Sendable {
         return Reply(status: status, headers: headers, body: ByteBuffer(data: try JSONCoding.encoder().encode(value)))
     }
 
+    /// A JSON reply written by `JSONWriter`, without a trip through `JSONEncoder`.
+    static func json(writing value: some JSONWritable, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> Reply {
+        var json = JSONWriter()
+        value.write(to: &json)
+        return json.reply(status: status, headers: headers)
+    }
+
     /// A reply with no body.
     static func empty(_ status: HTTPResponse.Status = .noContent, headers: HTTPFields = [:]) -> Reply {
         Reply(status: status, headers: headers, body: ByteBuffer())
@@ -56,4 +63,13 @@ struct Reply: Sendable {
 
     /// The ETag of a version: `"3"`.
     static func etag(_ version: Int) -> String { "\"\(version)\"" }
+}
+
+extension JSONWriter {
+    /// The JSON written so far as a reply.
+    func reply(status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> Reply {
+        var headers = headers
+        headers[.contentType] = Reply.jsonContentType
+        return Reply(status: status, headers: headers, body: ByteBuffer(bytes: bytes))
+    }
 }

@@ -1,0 +1,242 @@
+import Foundation
+
+/// Writes the contract's JSON straight into bytes, for the hot paths where `JSONEncoder` costs
+/// more than the request itself (a page of 100 items, every change-log value). The output decodes
+/// to what `JSONCoding.encoder()` writes for the same value, with keys in declaration order;
+/// `JSONWriterTests` holds the two to that.
+public struct JSONWriter: Sendable {
+    /// The JSON written so far.
+    public private(set) var bytes: [UInt8]
+
+    /// An empty writer with room for `capacity` bytes.
+    public init(capacity: Int = 256) {
+        bytes = []
+        bytes.reserveCapacity(capacity)
+    }
+
+    /// The JSON as a string.
+    public var string: String { String(decoding: bytes, as: UTF8.self) }
+
+    /// Appends raw, already valid JSON (or punctuation).
+    public mutating func raw(_ text: StaticString) {
+        text.withUTF8Buffer { bytes.append(contentsOf: $0) }
+    }
+
+    /// Appends already encoded JSON bytes.
+    public mutating func raw(json: some Sequence<UInt8>) {
+        bytes.append(contentsOf: json)
+    }
+
+    /// A quoted, escaped string: `"`, `\` and U+0000-U+001F escaped, `/` and non-ASCII kept as they are.
+    public mutating func string(_ value: String) {
+        bytes.append(UInt8(ascii: "\""))
+        var value = value
+        value.withUTF8 { utf8 in
+            var start = 0
+            for index in 0..<utf8.count {
+                let byte = utf8[index]
+                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
+                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start..<index]))
+                start = index + 1
+                switch byte {
+                case UInt8(ascii: "\""): raw("\\\"")
+                case UInt8(ascii: "\\"): raw("\\\\")
+                case 0x0A: raw("\\n")
+                case 0x0D: raw("\\r")
+                case 0x09: raw("\\t")
+                case 0x08: raw("\\b")
+                case 0x0C: raw("\\f")
+                default:
+                    raw("\\u00")
+                    bytes.append(Self.hexDigit(byte >> 4))
+                    bytes.append(Self.hexDigit(byte & 0x0F))
+                }
+            }
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start...]))
+        }
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// An optional string, `null` when nil.
+    public mutating func string(_ value: String?) {
+        if let value { string(value) } else { raw("null") }
+    }
+
+    /// A whole number.
+    public mutating func int<I: BinaryInteger>(_ value: I) {
+        if value == 0 {
+            bytes.append(UInt8(ascii: "0"))
+            return
+        }
+        var magnitude = value.magnitude
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // room for 24 digits, reversed
+        var count = 0
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            while magnitude > 0 {
+                buffer[count] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+                count += 1
+            }
+            if value < 0 { bytes.append(UInt8(ascii: "-")) }
+            for index in stride(from: count - 1, through: 0, by: -1) { bytes.append(buffer[index]) }
+        }
+    }
+
+    /// A number as `JSONEncoder` writes a `Double`: the shortest form that reads back, without a trailing `.0`.
+    public mutating func double(_ value: Double) {
+        var text = value.description
+        if text.hasSuffix(".0") { text.removeLast(2) }
+        bytes.append(contentsOf: text.utf8)
+    }
+
+    /// An item id in its canonical lowercase form, quoted.
+    public mutating func itemID(_ id: ItemID) {
+        bytes.append(UInt8(ascii: "\""))
+        withUnsafeBytes(of: id.uuid.uuid) { uuid in
+            for (index, byte) in uuid.enumerated() {
+                if index == 4 || index == 6 || index == 8 || index == 10 { bytes.append(UInt8(ascii: "-")) }
+                bytes.append(Self.hexDigit(byte >> 4))
+                bytes.append(Self.hexDigit(byte & 0x0F))
+            }
+        }
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// A boolean.
+    public mutating func bool(_ value: Bool) {
+        if value { raw("true") } else { raw("false") }
+    }
+
+    /// A time in milliseconds since 1970 as `"2026-11-22T06:00:00.123Z"`.
+    public mutating func timestamp(milliseconds: Int64) {
+        var seconds = milliseconds / 1000
+        var millis = milliseconds % 1000
+        if millis < 0 {
+            millis += 1000
+            seconds -= 1
+        }
+        var days = seconds / 86_400
+        var secondOfDay = seconds % 86_400
+        if secondOfDay < 0 {
+            secondOfDay += 86_400
+            days -= 1
+        }
+        let (year, month, day) = Self.civil(daysSince1970: days)
+        bytes.append(UInt8(ascii: "\""))
+        fixed(year, width: 4)
+        bytes.append(UInt8(ascii: "-"))
+        fixed(month, width: 2)
+        bytes.append(UInt8(ascii: "-"))
+        fixed(day, width: 2)
+        bytes.append(UInt8(ascii: "T"))
+        fixed(secondOfDay / 3600, width: 2)
+        bytes.append(UInt8(ascii: ":"))
+        fixed(secondOfDay / 60 % 60, width: 2)
+        bytes.append(UInt8(ascii: ":"))
+        fixed(secondOfDay % 60, width: 2)
+        bytes.append(UInt8(ascii: "."))
+        fixed(millis, width: 3)
+        raw("Z\"")
+    }
+
+    /// A time as `"2026-11-22T06:00:00.123Z"`.
+    public mutating func timestamp(_ date: Date) {
+        timestamp(milliseconds: Timestamp.milliseconds(date))
+    }
+
+    private mutating func fixed(_ value: Int64, width: Int) {
+        var divisor: Int64 = 1
+        for _ in 1..<width { divisor *= 10 }
+        var rest = value
+        if rest >= divisor * 10 {  // a year past 9999: all its digits
+            int(rest)
+            return
+        }
+        while divisor > 0 {
+            bytes.append(UInt8(ascii: "0") + UInt8(rest / divisor))
+            rest %= divisor
+            divisor /= 10
+        }
+    }
+
+    /// The proleptic Gregorian date of a day count (Howard Hinnant's `civil_from_days`).
+    static func civil(daysSince1970 days: Int64) -> (year: Int64, month: Int64, day: Int64) {
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let mp = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * mp + 2) / 5 + 1
+        let month = mp < 10 ? mp + 3 : mp - 9
+        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
+    }
+
+    private static func hexDigit(_ nibble: UInt8) -> UInt8 {
+        nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
+    }
+}
+
+/// A value that writes its own contract JSON, the same value `JSONCoding.encoder()` writes.
+public protocol JSONWritable {
+    /// Appends the value's JSON.
+    func write(to json: inout JSONWriter)
+}
+
+extension JSONWritable {
+    /// The value's JSON bytes.
+    public var jsonBytes: [UInt8] {
+        var writer = JSONWriter()
+        write(to: &writer)
+        return writer.bytes
+    }
+}
+
+extension Color: JSONWritable {
+    public func write(to json: inout JSONWriter) {
+        json.raw(#"{"name":"#)
+        json.string(name)
+        json.raw(#","red":"#)
+        json.double(red)
+        json.raw(#","green":"#)
+        json.double(green)
+        json.raw(#","blue":"#)
+        json.double(blue)
+        json.raw("}")
+    }
+}
+
+extension Status: JSONWritable {
+    public func write(to json: inout JSONWriter) {
+        switch self {
+        case .inStock(let quantity):
+            json.raw(#"{"inStock":{"quantity":"#)
+            json.int(quantity)
+            json.raw("}}")
+        case .outOfStock(let isOnBackOrder):
+            json.raw(#"{"outOfStock":{"isOnBackOrder":"#)
+            json.bool(isOnBackOrder)
+            json.raw("}}")
+        }
+    }
+}
+
+extension Item: JSONWritable {
+    public func write(to json: inout JSONWriter) {
+        json.raw(#"{"id":"#)
+        json.itemID(id)
+        json.raw(#","name":"#)
+        json.string(name)
+        json.raw(#","color":"#)
+        if let color { color.write(to: &json) } else { json.raw("null") }
+        json.raw(#","status":"#)
+        status.write(to: &json)
+        json.raw(#","version":"#)
+        json.int(version)
+        json.raw(#","createdAt":"#)
+        json.timestamp(createdAt)
+        json.raw(#","updatedAt":"#)
+        json.timestamp(updatedAt)
+        json.raw("}")
+    }
+}

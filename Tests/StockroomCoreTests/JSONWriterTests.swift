@@ -1,0 +1,70 @@
+import Foundation
+import Testing
+@testable import StockroomCore
+
+/// `JSONWriter` writes the same documents as `JSONCoding.encoder()`, which it replaces on hot paths.
+@Suite struct JSONWriterTests {
+    static let id = ItemID("6F9619FF-8B86-D011-B42D-00C04FC964FF")!
+
+    static let items: [Item] = [
+        Item(
+            id: id, name: "Keyboard", color: Color(name: "Red", red: 1, green: 0, blue: 0.25),
+            status: .inStock(quantity: 100), version: 3,
+            createdAt: Timestamp.date(milliseconds: 1_763_791_200_123), updatedAt: Timestamp.date(milliseconds: 1_763_791_200_999)),
+        Item(
+            id: .random(), name: "quote \" backslash \\ slash / tab \t newline \n nul \u{0} bell \u{7} del \u{7F}",
+            color: nil, status: .outOfStock(isOnBackOrder: true), version: 1,
+            createdAt: Timestamp.date(milliseconds: 0), updatedAt: Timestamp.date(milliseconds: 951_782_400_000)),
+        Item(
+            id: .random(), name: "émoji 👩‍👩‍👧 RTL \u{200F}שלום e\u{301}", color: Color(name: "Ünïcode", red: 0.1, green: 1e-7, blue: 0.3333333333333333),
+            status: .inStock(quantity: 1_000_000_000), version: Int.max,
+            createdAt: Timestamp.date(milliseconds: -1), updatedAt: Timestamp.date(milliseconds: 253_402_300_799_999)),
+        Item(
+            id: .random(), name: "x", color: nil, status: .outOfStock(isOnBackOrder: false), version: 2,
+            createdAt: Timestamp.date(milliseconds: 4_107_542_400_000), updatedAt: Timestamp.date(milliseconds: 1_709_164_800_001)),
+    ]
+
+    @Test(arguments: items)
+    func anItemWritesTheDocumentTheEncoderWrites(item: Item) throws {
+        let written = Data(item.jsonBytes)
+        #expect(try JSON.parse(written) == JSON.parse(try JSONCoding.encoder().encode(item)))
+        #expect(try JSONCoding.decoder().decode(Item.self, from: written) == item)
+    }
+
+    @Test func keysComeInDeclarationOrderAndIdsInLowercase() {
+        let text = String(decoding: Self.items[0].jsonBytes, as: UTF8.self)
+        #expect(text == #"{"id":"6f9619ff-8b86-d011-b42d-00c04fc964ff","name":"Keyboard","color":{"name":"Red","red":1,"green":0,"blue":0.25},"status":{"inStock":{"quantity":100}},"version":3,"createdAt":"2025-11-22T06:00:00.123Z","updatedAt":"2025-11-22T06:00:00.999Z"}"#)
+    }
+
+    @Test func timestampsMatchTheFormatterAcrossLeapDaysAndBefore1970() {
+        // Dates in years 1900-2400, where a Date holds every millisecond exactly.
+        var milliseconds: [Int64] = [0, -1, -86_400_000, 951_782_400_000, 951_868_799_999, 4_107_542_400_000]
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<2000 { milliseconds.append(Int64.random(in: -2_208_988_800_000...13_569_465_600_000, using: &generator)) }
+        for value in milliseconds {
+            var json = JSONWriter()
+            json.timestamp(milliseconds: value)
+            #expect(json.string == "\"" + Timestamp.format(Timestamp.date(milliseconds: value)) + "\"", "at \(value) ms")
+        }
+    }
+
+    @Test(arguments: [
+        (Int64(-62_135_596_800_000), "0001-01-01T00:00:00.000Z"),
+        (Int64(253_402_300_799_999), "9999-12-31T23:59:59.999Z"),
+        (Int64(-1), "1969-12-31T23:59:59.999Z"),
+        (Int64(951_825_600_000), "2000-02-29T12:00:00.000Z"),
+    ])
+    func timestampsAtTheEdgesOfTheCalendar(milliseconds: Int64, expected: String) {
+        var json = JSONWriter()
+        json.timestamp(milliseconds: milliseconds)
+        #expect(json.string == "\"\(expected)\"")
+    }
+
+    @Test func integersOfEveryMagnitudeAndSign() {
+        for value in [0, 1, -1, 9, 10, 99, 100, 1_000_000_000, Int.max, Int.min, -42] {
+            var json = JSONWriter()
+            json.int(value)
+            #expect(json.string == String(value))
+        }
+    }
+}
