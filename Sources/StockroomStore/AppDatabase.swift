@@ -16,6 +16,8 @@ public struct AppDatabase: Sendable {
     }
 
     let writer: any DatabaseWriter
+    /// Where every write queues: many per transaction, one fsync per batch.
+    let committer: GroupCommitter
     let inFlight = InFlightKeys()
     let logger: Logger
     /// The database epoch: created with the database, named in every feed cursor.
@@ -28,6 +30,7 @@ public struct AppDatabase: Sendable {
     /// Wraps a database connection and migrates it to the newest schema.
     public init(_ writer: any DatabaseWriter, logger: Logger = Logger(label: "stockroom.store")) throws {
         self.writer = writer
+        self.committer = GroupCommitter(writer: writer)
         self.logger = logger
         try Self.migrator().migrate(writer)
         self.epoch = try writer.read { db in
@@ -101,10 +104,11 @@ public struct AppDatabase: Sendable {
         }
     }
 
-    /// Runs `updates` in one write transaction, mapping storage failures to `unavailable`.
+    /// Runs `updates` atomically (its own savepoint in the next group commit), answering once it is
+    /// durable, and mapping storage failures to `unavailable`.
     func write<T: Sendable>(_ updates: @escaping @Sendable (Database) throws -> T) async throws -> T {
         do {
-            return try await writer.write(updates)
+            return try await committer.write(updates)
         } catch let error as DatabaseError {
             throw Self.mapped(error)
         }

@@ -1,0 +1,137 @@
+import Foundation
+import GRDB
+import StockroomCore
+import Testing
+
+@testable import StockroomStore
+
+@Suite("Group commit")
+struct GroupCommitTests {
+    /// What one queued write asked for, and what it got.
+    enum Kind: Sendable {
+        case update(Int)
+        case create(ItemID, duplicate: Bool)
+        case insertThenFail(ItemID)
+    }
+
+    struct Boom: Error {}
+
+    @Test func writesQueuedTogetherShareOneCommitAndEachGetsItsOwnAnswer() async throws {
+        try await withTemporaryFolder { folder in
+            let path = folder.appendingPathComponent("stockroom.sqlite").path
+            let database = try AppDatabase.open(path: path)
+            let probe = Probe(database)
+            let target = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin)
+            let head = try await probe.head()
+            let before = database.committer.statistics
+
+            var kinds: [Kind] = []
+            for index in 0..<10 { kinds.append(.update(index)) }
+            for index in 0..<10 { kinds.append(.create(index < 5 ? target.id : .random(), duplicate: index < 5)) }
+            for _ in 0..<10 { kinds.append(.insertThenFail(.random())) }
+            kinds.shuffle()
+
+            // Given the writer held busy, so that every write below queues behind it.
+            let entered = DispatchSemaphore(value: 0)
+            let release = DispatchSemaphore(value: 0)
+            let holder = Task.detached {
+                try database.writer.writeWithoutTransaction { _ in
+                    entered.signal()
+                    release.wait()
+                }
+            }
+            await withCheckedContinuation { continuation in
+                DispatchQueue.global().async {
+                    entered.wait()
+                    continuation.resume()
+                }
+            }
+
+            // When 30 writes queue at once, a third of them failing in different ways.
+            let results = try await withThrowingTaskGroup(of: (Int, Result<Item, Failure>).self) { group in
+                for (index, kind) in kinds.enumerated() {
+                    group.addTask {
+                        do {
+                            switch kind {
+                            case .update(let n):
+                                let draft = Draft(name: "Keyboard \(n)", color: nil, status: .inStock(quantity: n))
+                                return (index, .success(try await database.updateItem(target.id, draft: draft, precondition: nil, origin: Sample.erin)))
+                            case .create(let id, _):
+                                return (index, .success(try await database.createItem(id: id, draft: Sample.mouse, origin: Sample.otto)))
+                            case .insertThenFail(let id):
+                                _ = try await database.write { db in
+                                    _ = try AppDatabase.insertItem(db, id: id, fields: try ValidDraft(Sample.mouse), origin: Sample.otto)
+                                    throw Boom()
+                                }
+                                return (index, .failure(.none))
+                            }
+                        } catch {
+                            return (index, .failure(Failure(error)))
+                        }
+                    }
+                }
+                while database.committer.pendingCount < kinds.count { try await Task.sleep(for: .milliseconds(1)) }
+                release.signal()
+                var results: [Int: Result<Item, Failure>] = [:]
+                for try await (index, result) in group { results[index] = result }
+                return results
+            }
+            try await holder.value
+
+            // Then they committed as one transaction,
+            let after = database.committer.statistics
+            #expect(after.batches - before.batches == 1)
+            #expect(after.writes - before.writes == kinds.count)
+
+            // each write got its own answer,
+            var updated: [Item] = []
+            var created: [Item] = []
+            for (index, kind) in kinds.enumerated() {
+                let result = try #require(results[index])
+                switch kind {
+                case .update:
+                    updated.append(try result.get())
+                case .create(let id, let duplicate):
+                    if duplicate {
+                        #expect(result == .failure(.alreadyExists(id)))
+                    } else {
+                        created.append(try result.get())
+                    }
+                case .insertThenFail:
+                    #expect(result == .failure(.other("Boom()")), "\(result)")
+                }
+            }
+            #expect(Set(updated.map(\.version)) == Set(2...11))
+            #expect(created.count == 5)
+
+            // the failing ones changed nothing, and the log holds exactly the rest, contiguous, in commit order.
+            let logged = try await probe.changes(after: head)
+            #expect(logged.map(\.seq) == Array(head + 1...head + 15))
+            let loggedUpdates = logged.compactMap { change -> Item? in
+                guard case .item(let item) = change.value, item.id == target.id else { return nil }
+                return item
+            }
+            #expect(loggedUpdates == updated.sorted { $0.version < $1.version })
+            #expect(Set(logged.compactMap { change -> ItemID? in
+                guard case .item(let item) = change.value, item.id != target.id else { return nil }
+                return item.id
+            }) == Set(created.map(\.id)))
+
+            // And everything acknowledged is on disk, as another connection to the file reads it.
+            let reopened = try AppDatabase.open(path: path)
+            #expect(try await reopened.item(target.id) == updated.max { $0.version < $1.version })
+            for item in created { #expect(try await reopened.item(item.id) == item) }
+            #expect(try await Probe(reopened).count("items") == 6)
+        }
+    }
+
+    @Test func aWriteAloneCommitsAtOnce() async throws {
+        try await withTemporaryDatabase { database in
+            let before = database.committer.statistics
+            _ = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin)
+            let after = database.committer.statistics
+            #expect(after.batches - before.batches == 1)
+            #expect(after.writes - before.writes == 1)
+        }
+    }
+}
