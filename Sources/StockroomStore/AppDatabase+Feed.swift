@@ -23,8 +23,14 @@ public struct ChangeEntry: Sendable, Hashable {
     /// When it was committed (milliseconds since 1970).
     public var at: Int64
 
-    /// The contract's `Change` JSON object, built from the stored value without re-encoding it.
-    public func json(epoch: String) -> String {
+    /// The contract's `Change` JSON object, encoded once when the entry is read.
+    public var json: String
+
+    /// The `Change` JSON of an entry, built from the stored value without re-encoding it.
+    static func json(
+        seq: Int64, epoch: String, entity: ChangeEntity, op: ChangeOp, id: String, valueJSON: String?,
+        originClientID: String?, originIdempotencyKey: String?, at: Int64
+    ) -> String {
         var out = #"{"seq":\#(seq),"cursor":"\#(FeedCursor(epoch: epoch, seq: seq).encoded)","entity":"\#(entity.rawValue)""#
         out += #","op":"\#(op.rawValue)","id":"# + JSONText.string(id)
         out += #","value":"# + (valueJSON ?? "null")
@@ -34,7 +40,8 @@ public struct ChangeEntry: Sendable, Hashable {
         return out
     }
 
-    init(row: Row) throws {
+    /// Reads a row of `changes` (every column) and encodes its JSON for `epoch`.
+    init(row: Row, epoch: String) throws {
         guard let entity = ChangeEntity(rawValue: row["entity"]), let op = ChangeOp(rawValue: row["op"]) else {
             throw DatabaseError(message: "corrupt change entry")
         }
@@ -47,6 +54,9 @@ public struct ChangeEntry: Sendable, Hashable {
         originClientID = row["origin_client_id"]
         originIdempotencyKey = row["origin_idempotency_key"]
         at = row["at"]
+        json = Self.json(
+            seq: seq, epoch: epoch, entity: entity, op: op, id: id, valueJSON: valueJSON,
+            originClientID: originClientID, originIdempotencyKey: originIdempotencyKey, at: at)
     }
 }
 
@@ -130,7 +140,15 @@ extension AppDatabase {
     }
 
     /// Up to `limit` visible changes after `seq`, read in one transaction; 410 if `seq` was trimmed meanwhile.
+    /// Recent changes come from the hub's memory (read once per commit for every subscriber);
+    /// older ones from the log.
     public func readChanges(after seq: Int64, filter: FeedFilter, limit: Int) async throws -> FeedPage {
+        if let page = hub.recentChanges(after: seq, filter: filter, limit: limit) { return page }
+        return try await readLoggedChanges(after: seq, filter: filter, limit: limit)
+    }
+
+    /// `readChanges` from the log itself.
+    func readLoggedChanges(after seq: Int64, filter: FeedFilter, limit: Int) async throws -> FeedPage {
         try await read { db in
             let head = try ChangeLog.head(db)
             guard seq >= (try Self.trimmedThrough(db)) else {
@@ -149,7 +167,7 @@ extension AppDatabase {
                 db,
                 sql: "SELECT * FROM changes WHERE seq > ? AND (\(conditions.joined(separator: " OR "))) ORDER BY seq LIMIT ?",
                 arguments: arguments)
-            let changes = try rows.prefix(limit).map(ChangeEntry.init(row:))
+            let changes = try rows.prefix(limit).map { try ChangeEntry(row: $0, epoch: self.epoch) }
             let hasMore = rows.count > limit
             let position = hasMore ? (changes.last?.seq ?? seq) : max(head, seq)
             return FeedPage(changes: changes, cursor: FeedCursor(epoch: self.epoch, seq: position), hasMore: hasMore)
@@ -170,17 +188,19 @@ extension AppDatabase {
     @discardableResult
     public func trimChanges(maxAge: Duration, maxEntries: Int) async throws -> Int {
         let cutoffTime = Timestamp.milliseconds(Date()) - Int64(maxAge.components.seconds) * 1000
-        return try await write { db in
+        let trimmed: (removed: Int, through: Int64) = try await write { db in
             let head = try ChangeLog.head(db)
             let byAge = try Int64.fetchOne(db, sql: "SELECT max(seq) FROM changes WHERE at < ?", arguments: [cutoffTime]) ?? 0
             let bySize = head - Int64(maxEntries)
             let through = max(byAge, bySize, try Self.trimmedThrough(db))
-            guard through > (try Self.trimmedThrough(db)) else { return 0 }
+            guard through > (try Self.trimmedThrough(db)) else { return (0, through) }
             try db.execute(sql: "DELETE FROM changes WHERE seq <= ?", arguments: [through])
             let removed = db.changesCount
             try db.execute(sql: "UPDATE meta SET value = ? WHERE key = 'trimmed_through'", arguments: ["\(through)"])
-            return removed
+            return (removed, through)
         }
+        hub.trimmed(through: trimmed.through)
+        return trimmed.removed
     }
 
     /// The log's size and oldest retained seq (the log has no gaps, so both follow from the watermarks).

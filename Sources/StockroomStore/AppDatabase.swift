@@ -33,12 +33,13 @@ public struct AppDatabase: Sendable {
         self.committer = GroupCommitter(writer: writer)
         self.logger = logger
         try Self.migrator().migrate(writer)
-        self.epoch = try writer.read { db in
+        let epoch = try writer.read { db in
             try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'epoch'")
         } ?? ""
+        self.epoch = epoch
         let hub = try writer.write { db in
             // Registered inside a write, so no commit can fall between reading the head and observing.
-            let hub = ChangeHub(head: try ChangeLog.head(db))
+            let hub = ChangeHub(head: try ChangeLog.head(db), trimmedThrough: try Self.trimmedThrough(db), epoch: epoch)
             db.add(transactionObserver: ChangeObserver(hub: hub), extent: .databaseLifetime)
             return hub
         }

@@ -24,19 +24,30 @@ public struct FeedFilter: Hashable, Sendable {
     }
 }
 
-/// The observation layer: learns each commit's new change entries from the commit itself and wakes
-/// exactly the subscribers whose filter they touch. A wake-up carries no data: subscribers read the
-/// log past their own cursor, so a coalesced or missed wake-up cannot lose an entry.
+/// The observation layer: reads each commit's new change entries once, from the commit itself,
+/// keeps the most recent ones in memory (already encoded), and wakes exactly the subscribers whose
+/// filter they touch. A wake-up carries no data: a subscriber asks for the changes past its own
+/// cursor, served from memory when they are recent and from the log otherwise, so a coalesced or
+/// missed wake-up cannot lose an entry, and N subscribers cost one read per commit, not N.
 public final class ChangeHub: Sendable {
+    /// How many recent entries are kept in memory.
+    static let recentCapacity = 4096
+
     private struct State {
         var head: Int64
+        /// Entries with contiguous seqs ending at `head` (possibly none).
+        var recent: [ChangeEntry] = []
+        var trimmedThrough: Int64
         var subscribers: [ObjectIdentifier: FeedSubscription] = [:]
     }
 
     private let state: Mutex<State>
+    /// The database epoch, named in every cursor.
+    let epoch: String
 
-    init(head: Int64) {
-        state = Mutex(State(head: head))
+    init(head: Int64, trimmedThrough: Int64, epoch: String) {
+        state = Mutex(State(head: head, trimmedThrough: trimmedThrough))
+        self.epoch = epoch
     }
 
     /// The newest committed seq.
@@ -53,14 +64,47 @@ public final class ChangeHub: Sendable {
         _ = state.withLock { $0.subscribers.removeValue(forKey: ObjectIdentifier(subscription)) }
     }
 
-    /// Called after a commit that appended entries up to `head`; `touched` lists their topics and owners.
-    func committed(head: Int64, touched: [(entity: ChangeEntity, owner: String?)]) {
+    /// Called after a commit with the entries it appended, in seq order.
+    func committed(_ entries: [ChangeEntry]) {
+        guard let last = entries.last else { return }
         let subscribers = state.withLock { state in
-            state.head = max(state.head, head)
+            if let first = entries.first, first.seq != state.head + 1 { state.recent.removeAll() }
+            state.recent.append(contentsOf: entries)
+            if state.recent.count > 2 * Self.recentCapacity { state.recent.removeFirst(state.recent.count - Self.recentCapacity) }
+            state.head = max(state.head, last.seq)
             return Array(state.subscribers.values)
         }
-        for subscriber in subscribers where touched.contains(where: { subscriber.filter.sees(entity: $0.entity, owner: $0.owner) }) {
+        for subscriber in subscribers where entries.contains(where: { subscriber.filter.sees(entity: $0.entity, owner: $0.owner) }) {
             subscriber.notify()
+        }
+    }
+
+    /// Records that the log was trimmed through `seq`: cursors before it must resync.
+    func trimmed(through seq: Int64) {
+        state.withLock { $0.trimmedThrough = max($0.trimmedThrough, seq) }
+    }
+
+    /// Up to `limit` visible changes after `seq` from memory, or nil when memory does not reach back
+    /// to `seq` (or `seq` is trimmed or beyond the head: the log then decides).
+    func recentChanges(after seq: Int64, filter: FeedFilter, limit: Int) -> FeedPage? {
+        state.withLock { state -> FeedPage? in
+            guard seq >= state.trimmedThrough, seq <= state.head else { return nil }
+            if seq < state.head {
+                guard let first = state.recent.first, first.seq <= seq + 1 else { return nil }
+            }
+            var changes: [ChangeEntry] = []
+            var hasMore = false
+            if let first = state.recent.first, seq < state.head {
+                for entry in state.recent[Int(seq + 1 - first.seq)...] where filter.sees(entity: entry.entity, owner: entry.owner) {
+                    if changes.count == limit {
+                        hasMore = true
+                        break
+                    }
+                    changes.append(entry)
+                }
+            }
+            let position = hasMore ? (changes.last?.seq ?? seq) : state.head
+            return FeedPage(changes: changes, cursor: FeedCursor(epoch: epoch, seq: position), hasMore: hasMore)
         }
     }
 
@@ -190,14 +234,11 @@ final class ChangeObserver: TransactionObserver {
     func databaseDidCommit(_ db: Database) {
         guard appended.withLock({ flag in defer { flag = false }; return flag }) else { return }
         do {
-            let rows = try Row.fetchAll(
-                db, sql: "SELECT seq, entity, owner FROM changes WHERE seq > ? ORDER BY seq", arguments: [hub.head])
-            guard let last = rows.last else { return }
-            let touched = rows.compactMap { row -> (entity: ChangeEntity, owner: String?)? in
-                guard let entity = ChangeEntity(rawValue: row["entity"]) else { return nil }
-                return (entity, row["owner"])
-            }
-            hub.committed(head: last["seq"], touched: touched)
+            // The one read of each commit's entries that every subscriber shares.
+            let entries = try Row.fetchAll(
+                db.cachedStatement(sql: "SELECT * FROM changes WHERE seq > ? ORDER BY seq"), arguments: [hub.head]
+            ).map { try ChangeEntry(row: $0, epoch: hub.epoch) }
+            hub.committed(entries)
         } catch {
             // Subscribers still read the log by cursor; the next commit or heartbeat catches them up.
         }

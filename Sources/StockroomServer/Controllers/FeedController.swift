@@ -65,7 +65,7 @@ struct FeedController {
         }
         Self.sent(page.changes.count, transport: "longpoll")
         // Built by hand: each change's value is spliced in as stored, not decoded and encoded again.
-        let changes = page.changes.map { $0.json(epoch: database.epoch) }.joined(separator: ",")
+        let changes = page.changes.map { $0.json }.joined(separator: ",")
         let body = #"{"changes":[\#(changes)],"cursor":"\#(page.cursor.encoded)","hasMore":\#(page.hasMore)}"#
         return Reply(status: .ok, headers: [.contentType: Reply.jsonContentType], body: ByteBuffer(string: body)).response
     }
@@ -95,7 +95,7 @@ struct FeedController {
                         switch event {
                         case .change(let entry):
                             let cursor = FeedCursor(epoch: database.epoch, seq: entry.seq).encoded
-                            try await box.write("id: \(cursor)\nevent: change\ndata: \(entry.json(epoch: database.epoch))\n\n")
+                            try await box.write("id: \(cursor)\nevent: change\ndata: \(entry.json)\n\n")
                         case .heartbeat:
                             try await box.write(": heartbeat\n\n")
                         case .open:
@@ -163,7 +163,7 @@ struct FeedController {
                     try await Self.follow(database: database, start: start, settings: settings, transport: "ws", channel: channel) { event in
                         switch event {
                         case .change(let entry):
-                            try await outbound.write(.text(entry.json(epoch: database.epoch)))
+                            try await outbound.write(.text(entry.json))
                         case .heartbeat:
                             try await outbound.write(.custom(.init(fin: true, opcode: .ping, data: ByteBuffer())))
                         case .open:
