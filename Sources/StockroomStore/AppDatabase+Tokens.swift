@@ -82,6 +82,8 @@ extension AppDatabase {
     /// The live token whose secret is `secret`, or nil. Verified tokens are kept in memory; the
     /// one read per call is the token generation (a single cached statement on the calling thread),
     /// which every revocation bumps, so a token revoked by any process is refused on its next use.
+    /// The generation is read before the token: a revocation committed in between leaves the
+    /// token unread (refused) or cached under the older generation, which the next read retires.
     public func authenticate(secret: String) async throws -> TokenInfo? {
         let hash = Self.hash(secret)
         return try readNow { db in

@@ -115,11 +115,14 @@ public struct AppDatabase: Sendable {
         }
     }
 
-    /// Runs `value` on the calling thread, on a reader connection, mapping storage failures to
-    /// `unavailable`. For the short reads of the request path (one row, one page): GRDB's async
-    /// `read` hops to the reader's queue and back, which costs more than such a read itself.
+    /// Runs `value` on the calling thread, on a reader connection, outside a transaction, mapping
+    /// storage failures to `unavailable`. For the short reads of the request path, whose every
+    /// statement stands alone (one row, one page): GRDB's async `read` hops to the reader's queue
+    /// and back and wraps the read in BEGIN and COMMIT, which cost more than such a read itself.
+    /// A read that needs several statements to agree uses `read`.
     func readNow<T>(_ value: (Database) throws -> T) throws -> T {
         do {
+            if let pool = writer as? DatabasePool { return try pool.unsafeRead(value) }
             return try writer.read(value)
         } catch let error as DatabaseError {
             throw Self.mapped(error)

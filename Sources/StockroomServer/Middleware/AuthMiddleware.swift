@@ -24,9 +24,10 @@ struct AuthMiddleware: RouterMiddleware {
 
     private func bearerSecret(_ request: Request) -> String? {
         if let header = request.headers[.authorization] {
-            let parts = header.split(separator: " ", maxSplits: 1)
-            guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
-            let secret = parts[1].trimmingCharacters(in: .whitespaces)
+            // `Bearer <secret>`, the scheme in any case, spaces around the secret ignored.
+            let utf8 = header.utf8
+            guard utf8.count > 7, header.prefix(7).lowercased() == "bearer " else { return nil }
+            let secret = header.dropFirst(7).trimmingCharacters(in: .whitespaces)
             return secret.isEmpty ? nil : secret
         }
         if queryTokenPaths.contains(request.uri.path), let secret = request.uri.queryParameters.get("access_token"), !secret.isEmpty {

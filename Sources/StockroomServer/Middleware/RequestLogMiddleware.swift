@@ -11,16 +11,22 @@ struct RequestLogMiddleware: RouterMiddleware {
         let start = ContinuousClock.now
         let response = try await next(request, context)
         let elapsed = ContinuousClock.now - start
-        let ms = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
         context.logger.info(
             "request",
             metadata: [
                 "http.method": "\(request.method.rawValue)",
                 "http.path": "\(request.uri.path)",
                 "http.status": "\(response.status.code)",
-                "duration_ms": "\(String(format: "%.2f", ms))",
+                "duration_ms": "\(Self.milliseconds(elapsed))",
             ]
         )
         return response
+    }
+
+    /// `elapsed` in milliseconds with two decimals (`0.42`), without `String(format:)`'s cost per request.
+    static func milliseconds(_ elapsed: Duration) -> String {
+        let hundredths = elapsed.components.seconds * 100_000 + elapsed.components.attoseconds / 10_000_000_000_000
+        let fraction = hundredths % 100
+        return "\(hundredths / 100).\(fraction < 10 ? "0" : "")\(fraction)"
     }
 }
