@@ -240,3 +240,87 @@ extension Item: JSONWritable {
         json.raw("}")
     }
 }
+
+extension Draft: JSONWritable {
+    public func write(to json: inout JSONWriter) {
+        json.raw(#"{"name":"#)
+        json.string(name)
+        json.raw(#","color":"#)
+        if let color { color.write(to: &json) } else { json.raw("null") }
+        json.raw(#","status":"#)
+        status.write(to: &json)
+        json.raw("}")
+    }
+}
+
+extension Route: JSONWritable {
+    public func write(to json: inout JSONWriter) {
+        switch self {
+        case .item(let id):
+            json.raw(#"{"item":{"id":"#)
+            json.itemID(id)
+            json.raw("}}")
+        }
+    }
+}
+
+extension Destination: JSONWritable {
+    public func write(to json: inout JSONWriter) {
+        switch self {
+        case .add(let draft):
+            json.raw(#"{"add":{"draft":"#)
+            draft.write(to: &json)
+        case .edit(let itemID, let baseVersion, let draft):
+            json.raw(#"{"edit":{"itemID":"#)
+            json.itemID(itemID)
+            json.raw(#","baseVersion":"#)
+            json.int(baseVersion)
+            json.raw(#","draft":"#)
+            draft.write(to: &json)
+        case .duplicate(let itemID, let draft):
+            json.raw(#"{"duplicate":{"itemID":"#)
+            json.itemID(itemID)
+            json.raw(#","draft":"#)
+            draft.write(to: &json)
+        case .deleteAlert(let itemID):
+            json.raw(#"{"deleteAlert":{"itemID":"#)
+            json.itemID(itemID)
+        }
+        json.raw("}}")
+    }
+}
+
+extension NavigationState: JSONWritable {
+    public func write(to json: inout JSONWriter) {
+        json.raw("{")
+        writeFields(to: &json)
+        json.raw("}")
+    }
+
+    /// `"tab":…,"path":[…],"destination":…`, shared with `Navigation`.
+    func writeFields(to json: inout JSONWriter) {
+        json.raw(#""tab":"#)
+        json.string(tab.rawValue)
+        json.raw(#","path":["#)
+        for (index, route) in path.enumerated() {
+            if index > 0 { json.raw(",") }
+            route.write(to: &json)
+        }
+        json.raw(#"],"destination":"#)
+        if let destination { destination.write(to: &json) } else { json.raw("null") }
+    }
+}
+
+extension Navigation: JSONWritable {
+    public func write(to json: inout JSONWriter) {
+        json.raw(#"{"clientID":"#)
+        json.string(clientID)
+        json.raw(",")
+        state.writeFields(to: &json)
+        json.raw(#","version":"#)
+        json.int(version)
+        json.raw(#","updatedAt":"#)
+        if let updatedAt { json.timestamp(updatedAt) } else { json.raw("null") }
+        json.raw("}")
+    }
+}

@@ -134,7 +134,7 @@ extension AppDatabase {
         let record = ClientRecord(
             clientID: clientID,
             owner: owner,
-            state: String(decoding: try JSONCoding.encoder().encode(state), as: UTF8.self),
+            state: String(decoding: state.jsonBytes, as: UTF8.self),
             version: navigation.version,
             updatedAt: now,
             ownerChangeSeq: ownerChangeSeq

@@ -39,6 +39,10 @@ struct ClientRecord: Codable, FetchableRecord, PersistableRecord {
     }
 
     static func find(_ db: Database, clientID: String) throws -> ClientRecord? {
-        try ClientRecord.filter(Columns.clientID == clientID).fetchOne(db)
+        // A cached statement: every command reads its client first.
+        try ClientRecord.fetchOne(
+            db.cachedStatement(
+                sql: "SELECT client_id, owner, state, version, updated_at, owner_change_seq FROM clients WHERE client_id = ?"),
+            arguments: [clientID])
     }
 }

@@ -31,6 +31,32 @@ import Testing
         #expect(try JSONCoding.decoder().decode(Item.self, from: written) == item)
     }
 
+    static let navigations: [Navigation] = {
+        let draft = Draft(name: "Key\"board\u{1}", color: Color(name: "Red", red: 1, green: 0.5, blue: 0), status: .inStock(quantity: 3))
+        let states: [NavigationState] = [
+            .root,
+            NavigationState(tab: .settings, path: [.item(id: id), .item(id: .random())], destination: .add(draft: .blank)),
+            NavigationState(tab: .inventory, path: [.item(id: id)], destination: .edit(itemID: id, baseVersion: 7, draft: draft)),
+            NavigationState(destination: .duplicate(itemID: id, draft: draft)),
+            NavigationState(destination: .deleteAlert(itemID: id)),
+        ]
+        return states.enumerated().map { index, state in
+            Navigation(
+                clientID: "device-\(index)", state: state, version: index,
+                updatedAt: index == 0 ? nil : Timestamp.date(milliseconds: 1_763_791_200_123 + Int64(index)))
+        }
+    }()
+
+    @Test(arguments: navigations)
+    func aNavigationWritesTheDocumentTheEncoderWrites(navigation: Navigation) throws {
+        let written = Data(navigation.jsonBytes)
+        #expect(try JSON.parse(written) == JSON.parse(try JSONCoding.encoder().encode(navigation)))
+        #expect(try JSONCoding.decoder().decode(Navigation.self, from: written) == navigation)
+        let state = Data(navigation.state.jsonBytes)
+        #expect(try JSON.parse(state) == JSON.parse(try JSONCoding.encoder().encode(navigation.state)))
+        #expect(try JSONCoding.decoder().decode(NavigationState.self, from: state) == navigation.state)
+    }
+
     @Test func keysComeInDeclarationOrderAndIdsInLowercase() {
         let text = String(decoding: Self.items[0].jsonBytes, as: UTF8.self)
         #expect(text == #"{"id":"6f9619ff-8b86-d011-b42d-00c04fc964ff","name":"Keyboard","color":{"name":"Red","red":1,"green":0,"blue":0.25},"status":{"inStock":{"quantity":100}},"version":3,"createdAt":"2025-11-22T06:00:00.123Z","updatedAt":"2025-11-22T06:00:00.999Z"}"#)

@@ -30,18 +30,20 @@ struct NavigationController {
         let command: Command
     }
 
-    struct CommandResponse: Encodable {
+    /// `{"navigation": Navigation, "item": Item|null, "cursor": String}`.
+    struct CommandResponse: JSONWritable {
         let navigation: Navigation
         let item: Item?
         let cursor: String
 
-        enum CodingKeys: String, CodingKey { case navigation, item, cursor }
-
-        func encode(to encoder: any Encoder) throws {
-            var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(navigation, forKey: .navigation)
-            try c.encode(item, forKey: .item)
-            try c.encode(cursor, forKey: .cursor)
+        func write(to json: inout JSONWriter) {
+            json.raw(#"{"navigation":"#)
+            navigation.write(to: &json)
+            json.raw(#","item":"#)
+            if let item { item.write(to: &json) } else { json.raw("null") }
+            json.raw(#","cursor":"#)
+            json.string(cursor)
+            json.raw("}")
         }
     }
 
@@ -111,12 +113,12 @@ struct NavigationController {
     }
 
     static func navigationReply(_ navigation: Navigation) throws -> Reply {
-        try Reply.json(navigation, headers: [.eTag: Reply.etag(navigation.version)])
+        Reply.json(writing: navigation, headers: [.eTag: Reply.etag(navigation.version)])
     }
 
     @Sendable static func commandReply(_ outcome: CommandOutcome, epoch: String) throws -> Reply {
         let body = CommandResponse(
             navigation: outcome.navigation, item: outcome.item, cursor: FeedCursor(epoch: epoch, seq: outcome.seq).encoded)
-        return try Reply.json(body, headers: [.eTag: Reply.etag(outcome.navigation.version)])
+        return Reply.json(writing: body, headers: [.eTag: Reply.etag(outcome.navigation.version)])
     }
 }
