@@ -225,12 +225,8 @@ extension Item: JSONWritable {
     public func write(to json: inout JSONWriter) {
         json.raw(#"{"id":"#)
         json.itemID(id)
-        json.raw(#","name":"#)
-        json.string(name)
-        json.raw(#","color":"#)
-        if let color { color.write(to: &json) } else { json.raw("null") }
-        json.raw(#","status":"#)
-        status.write(to: &json)
+        json.raw(",")
+        Draft.writeFields(name: name, color: color, status: status, to: &json)
         json.raw(#","version":"#)
         json.int(version)
         json.raw(#","createdAt":"#)
@@ -243,13 +239,19 @@ extension Item: JSONWritable {
 
 extension Draft: JSONWritable {
     public func write(to json: inout JSONWriter) {
-        json.raw(#"{"name":"#)
+        json.raw("{")
+        Self.writeFields(name: name, color: color, status: status, to: &json)
+        json.raw("}")
+    }
+
+    /// `"name":…,"color":…,"status":…`, the editable fields an `Item` writes too.
+    static func writeFields(name: String, color: Color?, status: Status, to json: inout JSONWriter) {
+        json.raw(#""name":"#)
         json.string(name)
         json.raw(#","color":"#)
         if let color { color.write(to: &json) } else { json.raw("null") }
         json.raw(#","status":"#)
         status.write(to: &json)
-        json.raw("}")
     }
 }
 

@@ -16,6 +16,12 @@ public struct AppDatabase: Sendable {
     }
 
     let writer: any DatabaseWriter
+    /// The read-only connections of `readNow`, apart from `writer`'s readers. `readNow` blocks its
+    /// thread (an event loop) until a connection is free; were those the readers that async reads
+    /// hold across a suspension, all event loops could wait for readers whose holders need an
+    /// event loop to resume and give them back. These are only ever held by `readNow`, which
+    /// never suspends, so a wait for one always ends.
+    let requestReader: (any DatabaseReader)?
     /// Where every write queues: many per transaction, one fsync per batch.
     let committer: GroupCommitter
     let inFlight = InFlightKeys()
@@ -28,8 +34,11 @@ public struct AppDatabase: Sendable {
     let tokenCache = TokenCache()
 
     /// Wraps a database connection and migrates it to the newest schema.
-    public init(_ writer: any DatabaseWriter, logger: Logger = Logger(label: "stockroom.store")) throws {
+    public init(
+        _ writer: any DatabaseWriter, requestReader: (any DatabaseReader)? = nil, logger: Logger = Logger(label: "stockroom.store")
+    ) throws {
         self.writer = writer
+        self.requestReader = requestReader
         self.committer = GroupCommitter(writer: writer)
         self.logger = logger
         try Self.migrator().migrate(writer)
@@ -66,7 +75,12 @@ public struct AppDatabase: Sendable {
         try pool.writeWithoutTransaction { db in
             try db.execute(sql: "PRAGMA synchronous = \(synchronous.rawValue)")
         }
-        return try AppDatabase(pool, logger: logger)
+        var readerConfiguration = Configuration()
+        readerConfiguration.readonly = true
+        readerConfiguration.maximumReaderCount = 4
+        readerConfiguration.busyMode = configuration.busyMode
+        let requestReader = try DatabasePool(path: url.path, configuration: readerConfiguration)
+        return try AppDatabase(pool, requestReader: requestReader, logger: logger)
     }
 
     /// The migrator over the SQL files of `Migrations/`, one transaction each.
@@ -122,8 +136,8 @@ public struct AppDatabase: Sendable {
     /// A read that needs several statements to agree uses `read`.
     func readNow<T>(_ value: (Database) throws -> T) throws -> T {
         do {
-            if let pool = writer as? DatabasePool { return try pool.unsafeRead(value) }
-            return try writer.read(value)
+            if let pool = requestReader as? DatabasePool { return try pool.unsafeRead(value) }
+            return try (requestReader ?? writer).read(value)
         } catch let error as DatabaseError {
             throw Self.mapped(error)
         }
