@@ -31,13 +31,27 @@ public struct ChangeEntry: Sendable, Hashable {
         seq: Int64, epoch: String, entity: ChangeEntity, op: ChangeOp, id: String, valueJSON: String?,
         originClientID: String?, originIdempotencyKey: String?, at: Int64
     ) -> String {
-        var out = #"{"seq":\#(seq),"cursor":"\#(FeedCursor(epoch: epoch, seq: seq).encoded)","entity":"\#(entity.rawValue)""#
-        out += #","op":"\#(op.rawValue)","id":"# + JSONText.string(id)
-        out += #","value":"# + (valueJSON ?? "null")
-        out += #","origin":{"clientID":"# + (originClientID.map(JSONText.string) ?? "null")
-        out += #","idempotencyKey":"# + (originIdempotencyKey.map(JSONText.string) ?? "null")
-        out += #"},"at":""# + Timestamp.format(Timestamp.date(milliseconds: at)) + #""}"#
-        return out
+        var json = JSONWriter(capacity: 160 + (valueJSON?.utf8.count ?? 4))
+        json.raw(#"{"seq":"#)
+        json.int(seq)
+        json.raw(#","cursor":"#)
+        json.string(FeedCursor(epoch: epoch, seq: seq).encoded)
+        json.raw(#","entity":"#)
+        json.string(entity.rawValue)
+        json.raw(#","op":"#)
+        json.string(op.rawValue)
+        json.raw(#","id":"#)
+        json.string(id)
+        json.raw(#","value":"#)
+        if let valueJSON { json.raw(json: valueJSON.utf8) } else { json.raw("null") }
+        json.raw(#","origin":{"clientID":"#)
+        json.string(originClientID)
+        json.raw(#","idempotencyKey":"#)
+        json.string(originIdempotencyKey)
+        json.raw(#"},"at":"#)
+        json.timestamp(milliseconds: at)
+        json.raw("}")
+        return json.string
     }
 
     /// Reads a row of `changes` (every column) and encodes its JSON for `epoch`.
@@ -57,26 +71,6 @@ public struct ChangeEntry: Sendable, Hashable {
         json = Self.json(
             seq: seq, epoch: epoch, entity: entity, op: op, id: id, valueJSON: valueJSON,
             originClientID: originClientID, originIdempotencyKey: originIdempotencyKey, at: at)
-    }
-}
-
-/// JSON string literals for hand-built JSON.
-public enum JSONText {
-    /// `value` as a quoted, escaped JSON string.
-    public static func string(_ value: String) -> String {
-        var out = "\""
-        for scalar in value.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20: out += String(format: "\\u%04x", scalar.value)
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
     }
 }
 

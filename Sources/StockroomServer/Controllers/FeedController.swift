@@ -101,8 +101,11 @@ struct FeedController {
                         case .open:
                             try await box.write(": open\n\n")
                         case .resync(let message):
-                            let body = #"{"error":{"code":"resyncRequired","message":\#(JSONText.string(message)),"field":null}}"#
-                            try await box.write("event: error\ndata: \(body)\n\n")
+                            var body = JSONWriter()
+                            body.raw(#"{"error":{"code":"resyncRequired","message":"#)
+                            body.string(message)
+                            body.raw(#","field":null}}"#)
+                            try await box.write("event: error\ndata: \(body.string)\n\n")
                         }
                     }
                 } catch let error as WriteTimeout {
