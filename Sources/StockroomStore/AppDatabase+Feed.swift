@@ -153,7 +153,7 @@ extension AppDatabase {
             if filter.topics.contains(.item) { conditions.append("entity = 'item'") }
             if filter.topics.contains(.navigation) {
                 conditions.append("(entity = 'navigation' AND owner = ?)")
-                arguments += [filter.user]
+                arguments += [filter.user.rawValue]
             }
             guard !conditions.isEmpty else { return FeedPage(changes: [], cursor: FeedCursor(epoch: self.epoch, seq: head), hasMore: false) }
             arguments += [limit + 1]
@@ -169,10 +169,10 @@ extension AppDatabase {
     }
 
     /// Every live item and the user's navigation states with the feed position they are consistent with.
-    public func snapshot(user: String) async throws -> Snapshot {
+    public func snapshot(user: UserID) async throws -> Snapshot {
         try await read { db in
             let items = try ItemRecord.filter(ItemRecord.Columns.deletedAt == nil).order(ItemRecord.Columns.seq).fetchAll(db).map { try $0.item }
-            let navigation = try ClientRecord.filter(ClientRecord.Columns.owner == user)
+            let navigation = try ClientRecord.filter(ClientRecord.Columns.owner == user.rawValue)
                 .order(ClientRecord.Columns.ownerChangeSeq.desc).fetchAll(db).map { try $0.navigation }
             return Snapshot(items: items, navigation: navigation, cursor: FeedCursor(epoch: self.epoch, seq: try ChangeLog.head(db)))
         }

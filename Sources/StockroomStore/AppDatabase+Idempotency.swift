@@ -5,14 +5,14 @@ import StockroomCore
 /// Where an Idempotency-Key lives: per user, and per client for commands.
 public struct IdempotencyKey: Hashable, Sendable {
     /// The user whose token sent the request.
-    public var user: String
+    public var user: UserID
     /// `items`, or `client:<clientID>` for commands.
     public var scope: String
     /// The header's value.
     public var key: String
 
     /// Creates a key.
-    public init(user: String, scope: String, key: String) {
+    public init(user: UserID, scope: String, key: String) {
         self.user = user
         self.scope = scope
         self.key = key
@@ -77,7 +77,7 @@ extension AppDatabase {
             if let row = try Row.fetchOne(
                 db,
                 sql: "SELECT fingerprint, status, headers, body FROM idempotency_records WHERE user = ? AND scope = ? AND key = ?",
-                arguments: [key.user, key.scope, key.key]
+                arguments: [key.user.rawValue, key.scope, key.key]
             ) {
                 guard row["fingerprint"] as String == idempotency.fingerprint else { throw StoreError.idempotencyKeyReused }
                 let headers = try JSONDecoder().decode([String: String].self, from: Data((row["headers"] as String).utf8))
@@ -107,7 +107,7 @@ extension AppDatabase {
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                     """,
                 arguments: [
-                    key.user, key.scope, key.key, idempotency.fingerprint, response.status,
+                    key.user.rawValue, key.scope, key.key, idempotency.fingerprint, response.status,
                     String(decoding: try JSONEncoder().encode(response.headers), as: UTF8.self), response.body,
                     Timestamp.milliseconds(Date()),
                 ]

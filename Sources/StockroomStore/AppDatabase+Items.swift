@@ -125,7 +125,7 @@ extension AppDatabase {
     public func seedDemoItems() async throws -> Bool {
         try await write { db in
             guard try ItemRecord.fetchCount(db) == 0 else { return false }
-            let origin = Origin(user: "demo")
+            let origin = Origin(user: UserID(stored: "demo"))
             let demo: [Draft] = [
                 Draft(name: "Keyboard", color: Color(name: "Red", red: 1, green: 0, blue: 0), status: .inStock(quantity: 100)),
                 Draft(name: "Mouse", color: Color(name: "Blue", red: 0, green: 0, blue: 1), status: .inStock(quantity: 200)),

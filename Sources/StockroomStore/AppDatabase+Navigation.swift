@@ -14,15 +14,15 @@ public struct CommandOutcome: Sendable, Hashable {
 
 extension AppDatabase {
     /// The caller's navigation of `clientID`; the root state if never written; `notFound` if another user's.
-    public func navigation(clientID: String, user: String) async throws -> Navigation {
+    public func navigation(clientID: String, user: UserID) async throws -> Navigation {
         try await read { db in try Self.ownedNavigation(db, clientID: clientID, user: user) }
     }
 
     /// Every written navigation of `user`, the one the user changed most recently first.
-    public func navigations(user: String) async throws -> [Navigation] {
+    public func navigations(user: UserID) async throws -> [Navigation] {
         try await read { db in
             try ClientRecord
-                .filter(ClientRecord.Columns.owner == user)
+                .filter(ClientRecord.Columns.owner == user.rawValue)
                 .order(ClientRecord.Columns.ownerChangeSeq.desc)
                 .fetchAll(db)
                 .map { try $0.navigation }
@@ -74,7 +74,7 @@ extension AppDatabase {
         }
         var restoreSource: NavigationState?
         if case .restore(let sourceID) = command,
-            let source = try ClientRecord.find(db, clientID: sourceID), source.owner == origin.user
+            let source = try ClientRecord.find(db, clientID: sourceID), UserID(stored: source.owner) == origin.user
         {
             restoreSource = try source.navigation.state
         }
@@ -115,13 +115,13 @@ extension AppDatabase {
             let current = try record.navigation
             let repaired = current.state.repaired(afterDeleting: id)
             guard repaired != current.state else { continue }
-            _ = try saveNavigation(db, clientID: clientID, owner: record.owner, state: repaired, previous: current, origin: origin)
+            _ = try saveNavigation(db, clientID: clientID, owner: UserID(stored: record.owner), state: repaired, previous: current, origin: origin)
         }
     }
 
     /// Writes a new version of a navigation, its item references and its change entry.
     static func saveNavigation(
-        _ db: Database, clientID: String, owner: String, state: NavigationState, previous: Navigation, origin: Origin
+        _ db: Database, clientID: String, owner: UserID, state: NavigationState, previous: Navigation, origin: Origin
     ) throws -> Navigation {
         let now = max(Timestamp.milliseconds(Date()), previous.updatedAt.map(Timestamp.milliseconds) ?? 0)
         let navigation = Navigation(
@@ -133,7 +133,7 @@ extension AppDatabase {
             ? seq : (try Int64.fetchOne(db, sql: "SELECT owner_change_seq FROM clients WHERE client_id = ?", arguments: [clientID]) ?? seq)
         let record = ClientRecord(
             clientID: clientID,
-            owner: owner,
+            owner: owner.rawValue,
             state: String(decoding: state.jsonBytes, as: UTF8.self),
             version: navigation.version,
             updatedAt: now,
@@ -149,9 +149,9 @@ extension AppDatabase {
     }
 
     /// The navigation of `clientID` if `user` owns it, the root state if nobody wrote it, else `notFound`.
-    static func ownedNavigation(_ db: Database, clientID: String, user: String) throws -> Navigation {
+    static func ownedNavigation(_ db: Database, clientID: String, user: UserID) throws -> Navigation {
         guard let record = try ClientRecord.find(db, clientID: clientID) else { return .unwritten(clientID: clientID) }
-        guard record.owner == user else { throw StoreError.notFound("no client \(clientID)") }
+        guard UserID(stored: record.owner) == user else { throw StoreError.notFound("no client \(clientID)") }
         return try record.navigation
     }
 }

@@ -8,7 +8,7 @@ public struct TokenInfo: Sendable, Hashable, Codable {
     /// The token's public identifier.
     public var id: String
     /// The user the token acts for.
-    public var user: String
+    public var user: UserID
     /// What the token may do.
     public var role: Role
     /// When it was created.
@@ -19,7 +19,7 @@ public struct TokenInfo: Sendable, Hashable, Codable {
     private enum CodingKeys: String, CodingKey { case id, user, role, createdAt, revokedAt }
 
     /// Creates token information.
-    public init(id: String, user: String, role: Role, createdAt: Date, revokedAt: Date?) {
+    public init(id: String, user: UserID, role: Role, createdAt: Date, revokedAt: Date?) {
         self.id = id
         self.user = user
         self.role = role
@@ -47,14 +47,14 @@ public struct NewToken: Sendable, Hashable {
 
 extension AppDatabase {
     /// Creates a token for `user` with `role`; the secret is returned once and stored only as a hash.
-    public func createToken(user: String, role: Role) async throws -> NewToken {
+    public func createToken(user: UserID, role: Role) async throws -> NewToken {
         let secret = "sr_" + Self.randomBase64URL(bytes: 32)
         let info = TokenInfo(
             id: "tok_" + Self.randomBase64URL(bytes: 9), user: user, role: role, createdAt: Timestamp.now(), revokedAt: nil)
         try await write { db in
             try db.execute(
                 sql: "INSERT INTO tokens (id, user, role, secret_hash, created_at) VALUES (?, ?, ?, ?, ?)",
-                arguments: [info.id, info.user, info.role.rawValue, Self.hash(secret), Timestamp.milliseconds(info.createdAt)]
+                arguments: [info.id, info.user.rawValue, info.role.rawValue, Self.hash(secret), Timestamp.milliseconds(info.createdAt)]
             )
         }
         return NewToken(info: info, secret: secret)
@@ -111,7 +111,7 @@ extension AppDatabase {
         guard let role = Role(rawValue: row["role"]) else { throw DatabaseError(message: "corrupt token role") }
         let revokedAt: Int64? = row["revoked_at"]
         return TokenInfo(
-            id: row["id"], user: row["user"], role: role,
+            id: row["id"], user: UserID(stored: row["user"]), role: role,
             createdAt: Timestamp.date(milliseconds: row["created_at"]),
             revokedAt: revokedAt.map(Timestamp.date(milliseconds:))
         )

@@ -1,16 +1,17 @@
 import Foundation
 import GRDB
+import StockroomCore
 import Synchronization
 
 /// Which changes a feed subscriber may see: items for everyone, navigation for its owner only.
 public struct FeedFilter: Hashable, Sendable {
     /// The subscriber's user.
-    public var user: String
+    public var user: UserID
     /// The topics it follows.
     public var topics: Set<ChangeEntity>
 
     /// Creates a filter.
-    public init(user: String, topics: Set<ChangeEntity>) {
+    public init(user: UserID, topics: Set<ChangeEntity>) {
         self.user = user
         self.topics = topics
     }
@@ -19,7 +20,7 @@ public struct FeedFilter: Hashable, Sendable {
     public func sees(entity: ChangeEntity, owner: String?) -> Bool {
         switch entity {
         case .item: topics.contains(.item)
-        case .navigation: topics.contains(.navigation) && owner == user
+        case .navigation: topics.contains(.navigation) && owner.map { UserID(stored: $0) == user } == true
         }
     }
 }

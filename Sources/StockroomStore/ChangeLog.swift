@@ -23,7 +23,7 @@ enum ChangeLog {
         entity: ChangeEntity,
         op: ChangeOp,
         id: String,
-        owner: String?,
+        owner: UserID?,
         value: (some Encodable)?,
         origin: Origin,
         at: Int64
@@ -42,7 +42,7 @@ enum ChangeLog {
                 INSERT INTO changes (entity, op, entity_id, owner, value, origin_client_id, origin_idempotency_key, at)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                 """
-        ).execute(arguments: [entity.rawValue, op.rawValue, id, owner, json, origin.clientID, origin.idempotencyKey, at])
+        ).execute(arguments: [entity.rawValue, op.rawValue, id, owner?.rawValue, json, origin.clientID, origin.idempotencyKey, at])
         return db.lastInsertedRowID
     }
 

@@ -1,14 +1,16 @@
+import StockroomCore
+
 /// Who caused a write: recorded on every change entry so a device can recognise its own echoes.
 public struct Origin: Hashable, Sendable {
     /// The user whose token made the request.
-    public var user: String
+    public var user: UserID
     /// The device that sent it, for navigation commands.
     public var clientID: String?
     /// The request's Idempotency-Key, if it had one.
     public var idempotencyKey: String?
 
     /// Creates an origin.
-    public init(user: String, clientID: String? = nil, idempotencyKey: String? = nil) {
+    public init(user: UserID, clientID: String? = nil, idempotencyKey: String? = nil) {
         self.user = user
         self.clientID = clientID
         self.idempotencyKey = idempotencyKey

@@ -1,6 +1,8 @@
 import ArgumentParser
+import Logging
 import NIOCore
 import NIOPosix
+import StockroomServer
 
 /// The process entry point: makes NIO's event loops Swift's global executor, then runs the command.
 @main
@@ -10,6 +12,8 @@ enum Entry {
         // no longer crosses from an event loop to the concurrency pool and back (one wake-up each way).
         // Must happen before any task runs on the global executor: hence first, here.
         NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
+        // Every log line goes through one handler that escapes control characters in stored values.
+        LoggingSystem.bootstrap { label in TerminalSafeLogHandler(wrapping: StreamLogHandler.standardOutput(label: label)) }
         await App.main()
     }
 }

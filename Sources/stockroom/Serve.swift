@@ -30,7 +30,7 @@ struct Serve: AsyncParsableCommand {
         if settings.demo {
             let database = try await storage.openDatabase()
             _ = try await database.seedDemoItems()
-            let token = try await database.createToken(user: "demo", role: .editor)
+            let token = try await database.createToken(user: UserID(stored: "demo"), role: .editor)
             // Written unbuffered: the server runs on, so buffered output would not show while it does.
             FileHandle.standardOutput.write(Data("Demo editor token (user demo): \(token.secret)\n  export TOKEN=\(token.secret)\n".utf8))
         }

@@ -20,14 +20,17 @@ struct Token: AsyncParsableCommand {
         @OptionGroup var storage: StorageOptions
 
         func validate() throws {
-            let trimmed = user.trimmingCharacters(in: .whitespacesAndNewlines)
-            guard (1...64).contains(trimmed.count) else { throw ValidationError("--user must be 1-64 characters") }
+            do {
+                _ = try UserID(validating: user)
+            } catch {
+                throw ValidationError("--user: \(error.message)")
+            }
         }
 
         func run() async throws {
             let database = try await storage.openDatabase()
-            let token = try await database.createToken(user: user.trimmingCharacters(in: .whitespacesAndNewlines), role: role)
-            print("Created token \(token.info.id) for \(token.info.user) (\(token.info.role.rawValue)). The secret is shown once:")
+            let token = try await database.createToken(user: try UserID(validating: user), role: role)
+            print("Created token \(token.info.id) for \(token.info.user.rawValue.terminalSafe) (\(token.info.role.rawValue)). The secret is shown once:")
             print(token.secret)
         }
     }
@@ -41,7 +44,7 @@ struct Token: AsyncParsableCommand {
             let database = try await storage.openDatabase()
             for token in try await database.listTokens() {
                 let state = token.revokedAt.map { "revoked \(Timestamp.format($0))" } ?? "active"
-                print("\(token.id)\t\(token.user)\t\(token.role.rawValue)\t\(Timestamp.format(token.createdAt))\t\(state)")
+                print("\(token.id)\t\(token.user.rawValue.terminalSafe)\t\(token.role.rawValue)\t\(Timestamp.format(token.createdAt))\t\(state)")
             }
         }
     }

@@ -26,7 +26,7 @@ private final class Rendered: Sendable {
     private let responses = Mutex<[StoredResponse?]>([])
     var all: [StoredResponse?] { responses.withLock { $0 } }
 
-    func request(user: String, key: String, fingerprint: String) -> IdempotentRequest<Item> {
+    func request(user: UserID, key: String, fingerprint: String) -> IdempotentRequest<Item> {
         IdempotentRequest(key: IdempotencyKey(user: user, scope: "items", key: key), fingerprint: fingerprint) { result in
             let response = render(result)
             self.responses.withLock { $0.append(response) }
@@ -35,7 +35,7 @@ private final class Rendered: Sendable {
     }
 }
 
-private func itemRequest(user: String, key: String, fingerprint: String) -> IdempotentRequest<Item> {
+private func itemRequest(user: UserID, key: String, fingerprint: String) -> IdempotentRequest<Item> {
     IdempotentRequest(key: IdempotencyKey(user: user, scope: "items", key: key), fingerprint: fingerprint) { render($0) }
 }
 

@@ -269,7 +269,7 @@ struct FeedController {
         return .after(cursor)
     }
 
-    func filter(_ request: Request, user: String) throws -> FeedFilter {
+    func filter(_ request: Request, user: UserID) throws -> FeedFilter {
         guard let raw = request.query("topics") else { return FeedFilter(user: user, topics: [.item, .navigation]) }
         var topics = Set<ChangeEntity>()
         for name in raw.split(separator: ",", omittingEmptySubsequences: false) {
@@ -282,7 +282,7 @@ struct FeedController {
         return FeedFilter(user: user, topics: topics)
     }
 
-    func parse(_ request: Request, user: String, lastEventID: String?) async throws -> Subscription {
+    func parse(_ request: Request, user: UserID, lastEventID: String?) async throws -> Subscription {
         let filter = try filter(request, user: user)
         let start = try start(of: request, lastEventID: lastEventID)
         return Subscription(filter: filter, seq: try await database.resolve(start))

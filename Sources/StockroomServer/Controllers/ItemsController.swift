@@ -109,7 +109,7 @@ struct ItemsController {
     }
 
     /// The caller's user, if the caller may write items.
-    static func editor(_ context: AppRequestContext) throws -> String {
+    static func editor(_ context: AppRequestContext) throws -> UserID {
         let caller = try context.caller()
         guard caller.role >= .editor else { throw APIError.forbidden("role \(caller.role.rawValue) may not write items") }
         return caller.user

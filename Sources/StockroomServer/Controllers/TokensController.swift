@@ -22,7 +22,7 @@ struct TokensController {
 
     struct Created: Encodable {
         let id: String
-        let user: String
+        let user: UserID
         let role: Role
         let token: String
         let createdAt: Date
@@ -35,8 +35,7 @@ struct TokensController {
     @Sendable func create(_ request: Request, context: AppRequestContext) async throws -> Response {
         try Self.admin(context)
         let body = try await request.decodeJSON(NewToken.self, context: context).value
-        let user = body.user.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard (1...64).contains(user.count) else { throw APIError.validationFailed("user", "user must be 1-64 characters") }
+        let user = try UserID(validating: body.user)
         let token = try await database.createToken(user: user, role: body.role)
         let created = Created(id: token.info.id, user: token.info.user, role: token.info.role, token: token.secret, createdAt: token.info.createdAt)
         return try Reply.json(created, status: .created, headers: [.location: "/v1/tokens/\(token.info.id)"]).response

@@ -1,0 +1,51 @@
+import Logging
+import StockroomCore
+
+/// A log handler that escapes control and bidirectional-override characters (`String.terminalSafe`)
+/// in every message and metadata value before the wrapped handler writes them, so a stored value
+/// (an item name, a user written before the input rule) can never move a terminal's cursor, change
+/// its colours or hide part of a log line. The process installs it for every logger at startup.
+public struct TerminalSafeLogHandler: LogHandler {
+    private var wrapped: any LogHandler
+
+    /// Wraps `handler`.
+    public init(wrapping handler: any LogHandler) {
+        self.wrapped = handler
+    }
+
+    public var logLevel: Logger.Level {
+        get { wrapped.logLevel }
+        set { wrapped.logLevel = newValue }
+    }
+
+    public var metadata: Logger.Metadata {
+        get { wrapped.metadata }
+        set { wrapped.metadata = newValue.mapValues(Self.safe) }
+    }
+
+    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { wrapped[metadataKey: key] }
+        set { wrapped[metadataKey: key] = newValue.map(Self.safe) }
+    }
+
+    public var metadataProvider: Logger.MetadataProvider? {
+        get { wrapped.metadataProvider }
+        set { wrapped.metadataProvider = newValue }
+    }
+
+    public func log(event: LogEvent) {
+        var event = event
+        event.message = Logger.Message(stringLiteral: event.message.description.terminalSafe)
+        event.metadata = event.metadata?.mapValues(Self.safe)
+        wrapped.log(event: event)
+    }
+
+    static func safe(_ value: Logger.Metadata.Value) -> Logger.Metadata.Value {
+        switch value {
+        case .string(let text): .string(text.terminalSafe)
+        case .stringConvertible(let convertible): .string(convertible.description.terminalSafe)
+        case .array(let values): .array(values.map(safe))
+        case .dictionary(let values): .dictionary(values.mapValues(safe))
+        }
+    }
+}
