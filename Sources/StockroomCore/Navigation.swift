@@ -33,6 +33,14 @@ public enum Destination: Hashable, Sendable, Codable {
         case .edit(let id, _, _), .duplicate(let id, _), .deleteAlert(let id): id
         }
     }
+
+    /// The draft the destination holds, if it holds one.
+    public var draft: Draft? {
+        switch self {
+        case .add(let draft), .edit(_, _, let draft), .duplicate(_, let draft): draft
+        case .deleteAlert: nil
+        }
+    }
 }
 
 /// What one device shows: tab, drill-down path and at most one destination.
@@ -53,6 +61,19 @@ public struct NavigationState: Hashable, Sendable {
 
     /// The state of a device that has never written one.
     public static let root = NavigationState()
+
+    /// The deepest drill-down path a state may hold: pushes beyond it are refused, so a stored
+    /// state (and every change entry and answer carrying it) stays a few KiB at most.
+    public static let maxPathDepth = 32
+
+    /// Throws when the state is larger than a device may hold: a path deeper than
+    /// `maxPathDepth`, or a draft with a field longer than an item may have.
+    public func checkSize() throws(DomainError) {
+        guard path.count <= Self.maxPathDepth else {
+            throw .validationFailed(field: "path", message: "path may hold at most \(Self.maxPathDepth) routes")
+        }
+        try destination?.draft?.checkSize()
+    }
 
     /// Every item this state points at, in order of first mention.
     public var referencedItemIDs: [ItemID] {

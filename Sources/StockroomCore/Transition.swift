@@ -43,6 +43,9 @@ public struct Transition: Hashable, Sendable {
 
         case .push(let route):
             _ = try liveItem(route.itemID)
+            guard next.path.count < NavigationState.maxPathDepth else {
+                throw .validationFailed(field: "path", message: "path may hold at most \(NavigationState.maxPathDepth) routes")
+            }
             next.path.append(route)
 
         case .pop:
@@ -67,6 +70,7 @@ public struct Transition: Hashable, Sendable {
             next.destination = .deleteAlert(itemID: id)
 
         case .updateDraft(let draft):
+            try draft.checkSize()
             switch state.destination {
             case .add:
                 next.destination = .add(draft: draft)

@@ -11,19 +11,22 @@ public struct ValidDraft: Hashable, Sendable {
     public static let maxQuantity = 1_000_000_000
     /// The longest item name, in characters, after trimming.
     public static let maxNameLength = 200
+    /// The longest item name, in UTF-8 bytes: one character may hold any number of combining
+    /// marks, so a count of characters alone does not bound what is stored.
+    public static let maxNameBytes = 8192
     /// The longest colour name, in characters.
     public static let maxColorNameLength = 50
+    /// The longest colour name, in UTF-8 bytes.
+    public static let maxColorNameBytes = 2048
 
     /// Validates a draft, trimming its name; throws the first rule it breaks.
     public init(_ draft: Draft) throws(DomainError) {
         let name = draft.name.trimmingWhitespace()
         guard !name.isEmpty else { throw .validationFailed(field: "name", message: "name must not be empty") }
-        guard name.count <= Self.maxNameLength else {
-            throw .validationFailed(field: "name", message: "name must be at most \(Self.maxNameLength) characters")
-        }
+        try draft.checkSize()
         if let color = draft.color {
-            guard !color.name.isEmpty, color.name.count <= Self.maxColorNameLength else {
-                throw .validationFailed(field: "color.name", message: "color name must be 1-\(Self.maxColorNameLength) characters")
+            guard !color.name.isEmpty else {
+                throw .validationFailed(field: "color.name", message: Draft.colorNameRule)
             }
             for (field, value) in [("red", color.red), ("green", color.green), ("blue", color.blue)] {
                 guard (0.0...1.0).contains(value) else {
@@ -52,5 +55,29 @@ extension String {
         while let first = slice.first, first.isWhitespace { slice.removeFirst() }
         while let last = slice.last, last.isWhitespace { slice.removeLast() }
         return String(slice)
+    }
+}
+
+extension Draft {
+    static let nameRule =
+        "name must be at most \(ValidDraft.maxNameLength) characters and \(ValidDraft.maxNameBytes) UTF-8 bytes"
+    static let colorNameRule =
+        "color name must be 1-\(ValidDraft.maxColorNameLength) characters and at most \(ValidDraft.maxColorNameBytes) UTF-8 bytes"
+
+    /// Throws when a field is longer than an item may hold. A draft may be invalid while it is
+    /// typed (an empty name, a quantity out of range), but never larger than an item: checked
+    /// when a draft is typed (`updateDraft`), put (`PUT` navigation) and saved.
+    public func checkSize() throws(DomainError) {
+        // Bytes first: cheap, and it bounds the cost of counting characters. Characters are
+        // counted trimmed, as the saved item's name will be.
+        guard name.utf8.count <= ValidDraft.maxNameBytes, name.trimmingWhitespace().count <= ValidDraft.maxNameLength else {
+            throw .validationFailed(field: "name", message: Self.nameRule)
+        }
+        if let color {
+            guard color.name.utf8.count <= ValidDraft.maxColorNameBytes, color.name.count <= ValidDraft.maxColorNameLength
+            else {
+                throw .validationFailed(field: "color.name", message: Self.colorNameRule)
+            }
+        }
     }
 }

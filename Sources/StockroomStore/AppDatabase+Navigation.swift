@@ -45,6 +45,11 @@ extension AppDatabase {
         _ db: Database, clientID: String, state: NavigationState, precondition: VersionPrecondition?, origin: Origin
     ) throws -> Navigation {
         let current = try ownedNavigation(db, clientID: clientID, user: origin.user)
+        do {
+            try state.checkSize()
+        } catch {
+            throw StoreError.domain(error)
+        }
         if let precondition, !precondition.matches(current.version) {
             throw StoreError.preconditionFailed(currentVersion: current.version)
         }

@@ -18,8 +18,9 @@ private func validate(_ draft: Draft) -> Result<ValidDraft, DomainError> {
 }
 
 private let emptyName = DomainError.validationFailed(field: "name", message: "name must not be empty")
-private let longName = DomainError.validationFailed(field: "name", message: "name must be at most 200 characters")
-private let badColorName = DomainError.validationFailed(field: "color.name", message: "color name must be 1-50 characters")
+private let longName = DomainError.validationFailed(field: "name", message: "name must be at most 200 characters and 8192 UTF-8 bytes")
+private let badColorName = DomainError.validationFailed(
+    field: "color.name", message: "color name must be 1-50 characters and at most 2048 UTF-8 bytes")
 private let badQuantity = DomainError.validationFailed(
     field: "status.inStock.quantity", message: "quantity must be between 0 and 1000000000"
 )
