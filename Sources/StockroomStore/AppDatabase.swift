@@ -63,7 +63,7 @@ public struct AppDatabase: Sendable {
         logger: Logger = Logger(label: "stockroom.store")
     ) throws -> AppDatabase {
         let url = URL(fileURLWithPath: path)
-        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try prepareFiles(at: url)
         var configuration = Configuration()
         configuration.foreignKeysEnabled = true
         configuration.busyMode = .timeout(Double(busyTimeout.components.seconds) + Double(busyTimeout.components.attoseconds) / 1e18)
@@ -81,6 +81,23 @@ public struct AppDatabase: Sendable {
         readerConfiguration.busyMode = configuration.busyMode
         let requestReader = try DatabasePool(path: url.path, configuration: readerConfiguration)
         return try AppDatabase(pool, requestReader: requestReader, logger: logger)
+    }
+
+    /// Drafts and token hashes are nobody else's business: a data directory this creates is 0700,
+    /// and the database file is created (or tightened to) 0600 before SQLite opens it. SQLite gives
+    /// the `-wal` and `-shm` files the database file's mode; existing ones are tightened as well.
+    static func prepareFiles(at url: URL) throws {
+        let directory = url.deletingLastPathComponent()
+        if !FileManager.default.fileExists(atPath: directory.path) {
+            try FileManager.default.createDirectory(
+                at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        }
+        if !FileManager.default.fileExists(atPath: url.path) {
+            createPrivateFile(url.path)
+        }
+        for file in [url.path, url.path + "-wal", url.path + "-shm"] where FileManager.default.fileExists(atPath: file) {
+            _ = chmod(file, 0o600)
+        }
     }
 
     /// The migrator over the SQL files of `Migrations/`, one transaction each.
@@ -161,4 +178,10 @@ public struct AppDatabase: Sendable {
             return error
         }
     }
+}
+
+/// Creates an empty file readable and writable by its owner only (at file scope, where `open` is the C call).
+private func createPrivateFile(_ path: String) {
+    let descriptor = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
+    if descriptor >= 0 { close(descriptor) }
 }
