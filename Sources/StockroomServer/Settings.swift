@@ -23,6 +23,8 @@ public struct Settings: Sendable {
     public var demo: Bool
     /// Change-feed settings (`feed.*`).
     public var feed: FeedSettings
+    /// What one token or user may cost (`limits.*`).
+    public var limits: LimitSettings
 
     /// The built-in default database path.
     public static let defaultDatabasePath = "./data/stockroom.sqlite"
@@ -50,12 +52,15 @@ public struct Settings: Sendable {
         guard idempotencyRetentionHours >= 24 else { throw SettingsError("idempotency.retentionHours must be at least 24") }
         demo = reader.bool(forKey: "demo", default: false)
         feed = try FeedSettings(reader: reader)
+        limits = try LimitSettings(reader: reader)
     }
 
     /// Opens the configured database, creating and migrating it if needed.
     public func openDatabase(logger: Logger) throws -> AppDatabase {
-        try AppDatabase.open(
+        var database = try AppDatabase.open(
             path: databasePath, synchronous: synchronous, busyTimeout: .seconds(busyTimeoutSeconds), logger: logger)
+        database.limits = StoreLimits(clientsPerUser: limits.clientsPerUser)
+        return database
     }
 }
 
@@ -93,5 +98,29 @@ public struct FeedSettings: Sendable {
         retentionMaxAge = .seconds(try seconds("feed.retention.maxAgeHours", default: 168, range: 1...87_600) * 3600)
         retentionMaxEntries = try seconds("feed.retention.maxEntries", default: 1_000_000, range: 1...Int(Int32.max))
         trimInterval = .seconds(try seconds("feed.retention.intervalSeconds", default: 60, range: 1...86_400))
+    }
+}
+
+/// What one token or one user may cost the server (see SECURITY.md).
+public struct LimitSettings: Sendable {
+    /// The most clients (devices) one user may have (`limits.clientsPerUser`, default 100).
+    public var clientsPerUser: Int
+    /// Writes and commands one token may send per second, sustained (`limits.writesPerSecond`,
+    /// default 50; 0 turns the limit off). Over it: `429` with `Retry-After`.
+    public var writesPerSecond: Int
+    /// How many writes a token may send at once above the sustained rate (`limits.writeBurst`, default 100).
+    public var writeBurst: Int
+
+    init(reader: ConfigReader) throws {
+        func number(_ key: String, default value: Int, range: ClosedRange<Int>) throws -> Int {
+            let number = reader.int(forKey: ConfigKey(key), default: value)
+            guard range.contains(number) else {
+                throw SettingsError("\(key) must be \(range.lowerBound)-\(range.upperBound), got \(number)")
+            }
+            return number
+        }
+        clientsPerUser = try number("limits.clientsPerUser", default: 100, range: 1...1_000_000)
+        writesPerSecond = try number("limits.writesPerSecond", default: 50, range: 0...1_000_000)
+        writeBurst = try number("limits.writeBurst", default: 100, range: 1...1_000_000)
     }
 }

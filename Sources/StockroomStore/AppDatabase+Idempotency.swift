@@ -162,6 +162,6 @@ extension AppDatabase {
     public func runCommand(
         _ command: Command, clientID: String, origin: Origin, idempotency: IdempotentRequest<CommandOutcome>?
     ) async throws -> Replayable<CommandOutcome> {
-        try await perform(idempotency) { db in try Self.runCommand(db, command, clientID: clientID, origin: origin) }
+        try await perform(idempotency) { db in try Self.runCommand(db, command, clientID: clientID, origin: origin, limits: limits) }
     }
 }

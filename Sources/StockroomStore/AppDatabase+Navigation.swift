@@ -37,12 +37,13 @@ extension AppDatabase {
         origin: Origin
     ) async throws -> Navigation {
         try await write { db in
-            try Self.replaceNavigation(db, clientID: clientID, state: state, precondition: precondition, origin: origin)
+            try Self.replaceNavigation(db, clientID: clientID, state: state, precondition: precondition, origin: origin, limits: limits)
         }
     }
 
     static func replaceNavigation(
-        _ db: Database, clientID: String, state: NavigationState, precondition: VersionPrecondition?, origin: Origin
+        _ db: Database, clientID: String, state: NavigationState, precondition: VersionPrecondition?, origin: Origin,
+        limits: StoreLimits
     ) throws -> Navigation {
         let current = try ownedNavigation(db, clientID: clientID, user: origin.user)
         do {
@@ -58,16 +59,19 @@ extension AppDatabase {
             throw StoreError.domain(.validationFailed(field: field, message: "no item \(id)"))
         }
         if current.version > 0, current.state == state { return current }
+        try checkNewClient(db, previous: current, owner: origin.user, limits: limits)
         return try saveNavigation(db, clientID: clientID, owner: origin.user, state: state, previous: current, origin: origin)
     }
 
     /// Applies one command to `clientID`'s navigation in one transaction: the navigation change,
     /// any item change, the repair of other devices, and their change entries.
     public func runCommand(_ command: Command, clientID: String, origin: Origin) async throws -> CommandOutcome {
-        try await write { db in try Self.runCommand(db, command, clientID: clientID, origin: origin) }
+        try await write { db in try Self.runCommand(db, command, clientID: clientID, origin: origin, limits: limits) }
     }
 
-    static func runCommand(_ db: Database, _ command: Command, clientID: String, origin: Origin) throws -> CommandOutcome {
+    static func runCommand(
+        _ db: Database, _ command: Command, clientID: String, origin: Origin, limits: StoreLimits
+    ) throws -> CommandOutcome {
         let current = try ownedNavigation(db, clientID: clientID, user: origin.user)
         var items: [ItemID: Item] = [:]
         var records: [ItemID: ItemRecord] = [:]
@@ -106,6 +110,7 @@ extension AppDatabase {
         }
         var navigation = current
         if transition.state != current.state {
+            try checkNewClient(db, previous: current, owner: origin.user, limits: limits)
             navigation = try saveNavigation(db, clientID: clientID, owner: origin.user, state: transition.state, previous: current, origin: origin)
         }
         return CommandOutcome(navigation: navigation, item: written, seq: try ChangeLog.head(db))
@@ -151,6 +156,17 @@ extension AppDatabase {
                 sql: "INSERT INTO client_item_refs (item_id, client_id) VALUES (?, ?)", arguments: [id.description, clientID])
         }
         return navigation
+    }
+
+    /// Refuses a new client (device) beyond the owner's cap; existing clients are never refused.
+    static func checkNewClient(_ db: Database, previous: Navigation, owner: UserID, limits: StoreLimits) throws {
+        guard previous.version == 0 else { return }
+        let count = try Int.fetchOne(
+            db.cachedStatement(sql: "SELECT COUNT(*) FROM clients WHERE owner = ?"), arguments: [owner.rawValue]) ?? 0
+        guard count < limits.clientsPerUser else {
+            throw StoreError.domain(
+                .validationFailed(field: "clientID", message: "a user may have at most \(limits.clientsPerUser) clients (devices)"))
+        }
     }
 
     /// The navigation of `clientID` if `user` owns it, the root state if nobody wrote it, else `notFound`.

@@ -32,6 +32,8 @@ public struct AppDatabase: Sendable {
     public let hub: ChangeHub
     /// Verified tokens, so that authenticating a request costs no token lookup.
     let tokenCache = TokenCache()
+    /// What one user may hold.
+    public var limits = StoreLimits()
 
     /// Wraps a database connection and migrates it to the newest schema.
     public init(
@@ -177,6 +179,17 @@ public struct AppDatabase: Sendable {
         default:
             return error
         }
+    }
+}
+
+/// What one user may hold in the store.
+public struct StoreLimits: Sendable, Hashable {
+    /// The most clients (devices, each with its own navigation state) one user may have.
+    public var clientsPerUser: Int
+
+    /// Creates limits.
+    public init(clientsPerUser: Int = 100) {
+        self.clientsPerUser = clientsPerUser
     }
 }
 

@@ -63,7 +63,7 @@ struct ChangeLogTests {
                 try await database.writer.write { db -> Void in
                     _ = try AppDatabase.updateItem(db, id: item.id, draft: Sample.mouse, precondition: nil, origin: Sample.erin)
                     _ = try AppDatabase.createItem(db, id: nil, draft: Sample.bluetooth, origin: Sample.erin)
-                    _ = try AppDatabase.runCommand(db, .push(route: .item(id: item.id)), clientID: "phone", origin: Sample.erin("phone"))
+                    _ = try AppDatabase.runCommand(db, .push(route: .item(id: item.id)), clientID: "phone", origin: Sample.erin("phone"), limits: StoreLimits())
                     // Inside the transaction the three entries are there…
                     guard try Int.fetchOne(db, sql: "SELECT count(*) FROM changes") == 4 else { throw StoreError.unavailable("entries missing") }
                     throw Abort()
