@@ -105,8 +105,9 @@ public struct FeedSettings: Sendable {
 public struct LimitSettings: Sendable {
     /// The most clients (devices) one user may have (`limits.clientsPerUser`, default 100).
     public var clientsPerUser: Int
-    /// Writes and commands one token may send per second, sustained (`limits.writesPerSecond`,
-    /// default 50; 0 turns the limit off). Over it: `429` with `Retry-After`.
+    /// Writes and commands one token may send per second, sustained (`limits.writesPerSecond`;
+    /// 0, the default, turns the limit off: one trusted client may use the whole writer, as the
+    /// benchmarks do). Over it: `429 tooManyRequests` with `Retry-After`. SECURITY.md suggests a value.
     public var writesPerSecond: Int
     /// How many writes a token may send at once above the sustained rate (`limits.writeBurst`, default 100).
     public var writeBurst: Int
@@ -120,7 +121,7 @@ public struct LimitSettings: Sendable {
             return number
         }
         clientsPerUser = try number("limits.clientsPerUser", default: 100, range: 1...1_000_000)
-        writesPerSecond = try number("limits.writesPerSecond", default: 50, range: 0...1_000_000)
+        writesPerSecond = try number("limits.writesPerSecond", default: 0, range: 0...1_000_000)
         writeBurst = try number("limits.writeBurst", default: 100, range: 1...1_000_000)
     }
 }

@@ -28,7 +28,8 @@ struct OpenAPIRouteTests {
 
     @Test func everyRouteIsDocumentedAndEveryDocumentedOperationIsRouted() async throws {
         try await withTestApp { app in
-            let router = buildRouter(database: app.database, feed: try Settings(reader: app.reader()).feed)
+            let settings = try Settings(reader: app.reader())
+            let router = buildRouter(database: app.database, feed: settings.feed, limits: settings.limits)
             var routed: [String: Set<String>] = [:]
             for route in router.routes {
                 // Hummingbird writes captures as {name}, as OpenAPI does.

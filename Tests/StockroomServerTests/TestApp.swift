@@ -48,8 +48,11 @@ struct TestApp {
     }
 
     /// Runs `body` against the in-process router.
-    func test<Value: Sendable>(_ body: @escaping @Sendable (any TestClientProtocol) async throws -> Value) async throws -> Value {
-        let app = try await buildApplication(reader: reader())
+    func test<Value: Sendable>(
+        settings extra: [AbsoluteConfigKey: ConfigValue] = [:],
+        _ body: @escaping @Sendable (any TestClientProtocol) async throws -> Value
+    ) async throws -> Value {
+        let app = try await buildApplication(reader: reader(extra: extra))
         return try await app.test(.router, body)
     }
 
