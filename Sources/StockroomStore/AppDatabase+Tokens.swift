@@ -69,13 +69,26 @@ extension AppDatabase {
     }
 
     /// Revokes a token; false when there is no such token.
+    /// The token's open streams in this process end at once: the new token generation wakes them
+    /// and each re-checks its token (`isLiveToken`) before delivering anything more.
     public func revokeToken(id: String) async throws -> Bool {
-        try await write { db in
-            guard try Int.fetchOne(db, sql: "SELECT 1 FROM tokens WHERE id = ?", arguments: [id]) != nil else { return false }
+        let generation: Int64? = try await write { db in
+            guard try Int.fetchOne(db, sql: "SELECT 1 FROM tokens WHERE id = ?", arguments: [id]) != nil else { return nil }
             try db.execute(
                 sql: "UPDATE tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL",
                 arguments: [Timestamp.milliseconds(Date()), id])
-            return true
+            return try Self.tokenGeneration(db)
+        }
+        guard let generation else { return false }
+        hub.observeTokenGeneration(generation)
+        return true
+    }
+
+    /// Whether the token `id` exists and is not revoked: what an open stream asks when the token
+    /// generation moved, and at each heartbeat (for revocations by another process).
+    public func isLiveToken(id: String) throws -> Bool {
+        try readNow { db in
+            try Int.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM tokens WHERE id = ? AND revoked_at IS NULL"), arguments: [id]) != nil
         }
     }
 

@@ -40,6 +40,7 @@ public final class ChangeHub: Sendable {
         var recent: [ChangeEntry] = []
         var trimmedThrough: Int64
         var subscribers: [ObjectIdentifier: FeedSubscription] = [:]
+        var tokenGeneration: Int64 = 0
     }
 
     private let state: Mutex<State>
@@ -107,6 +108,21 @@ public final class ChangeHub: Sendable {
             let position = hasMore ? (changes.last?.seq ?? seq) : state.head
             return FeedPage(changes: changes, cursor: FeedCursor(epoch: epoch, seq: position), hasMore: hasMore)
         }
+    }
+
+    /// The newest token generation seen (see `AppDatabase.tokenGeneration`): every revocation, by
+    /// this process or another, bumps it. Streams re-check their token when it moves.
+    public var tokenGeneration: Int64 { state.withLock { $0.tokenGeneration } }
+
+    /// Records the token generation read after a commit; when it moved, wakes every subscriber so
+    /// that each re-checks its token before it delivers anything more.
+    func observeTokenGeneration(_ generation: Int64) {
+        let subscribers: [FeedSubscription] = state.withLock { state in
+            guard generation > state.tokenGeneration else { return [] }
+            state.tokenGeneration = generation
+            return Array(state.subscribers.values)
+        }
+        for subscriber in subscribers { subscriber.notify() }
     }
 
     /// Ends every subscription (graceful shutdown).
@@ -239,6 +255,9 @@ final class ChangeObserver: TransactionObserver {
             let entries = try Row.fetchAll(
                 db.cachedStatement(sql: "SELECT * FROM changes WHERE seq > ? ORDER BY seq"), arguments: [hub.head]
             ).map { try ChangeEntry(row: $0, epoch: hub.epoch) }
+            // Read in the same commit's wake: a revocation committed by any process before these
+            // entries is seen before they are delivered (streams re-check their token first).
+            hub.observeTokenGeneration(try AppDatabase.tokenGeneration(db))
             hub.committed(entries)
         } catch {
             // Subscribers still read the log by cursor; the next commit or heartbeat catches them up.

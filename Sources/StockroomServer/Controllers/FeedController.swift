@@ -54,15 +54,19 @@ struct FeedController {
             subscription.cancel()
             Self.subscribers.decrement(transport: "longpoll")
         }
+        let token = TokenCheck(database: database, tokenID: caller.id)
         var page = try await database.readChanges(after: start.seq, filter: start.filter, limit: limit)
         let deadline = ContinuousClock.now.advanced(by: .seconds(wait))
         while page.changes.isEmpty, ContinuousClock.now < deadline {
             let woke = await subscription.wait(timeout: deadline - ContinuousClock.now)
             if Task.isCancelled || Task.isShuttingDownGracefully { break }
+            guard try token.isLive() else { throw APIError.unauthorized("the token was revoked") }
             if woke || ContinuousClock.now >= deadline {
                 page = try await database.readChanges(after: page.cursor.seq, filter: start.filter, limit: limit)
             }
         }
+        // A token revoked while the request waited gets 401, never the changes.
+        guard try token.isLive() else { throw APIError.unauthorized("the token was revoked") }
         Self.sent(page.changes.count, transport: "longpoll")
         // Built by hand: each change's value is spliced in as stored, not decoded and encoded again.
         let changes = page.changes.map { $0.json }.joined(separator: ",")
@@ -91,7 +95,9 @@ struct FeedController {
                 defer { Self.subscribers.decrement(transport: "sse") }
                 let box = BodyWriterBox(writer)
                 do {
-                    try await Self.follow(database: database, start: start, settings: settings, transport: "sse", channel: channel) { event in
+                    try await Self.follow(
+                        database: database, start: start, tokenID: caller.id, settings: settings, transport: "sse", channel: channel
+                    ) { event in
                         switch event {
                         case .change(let entry):
                             let cursor = FeedCursor(epoch: database.epoch, seq: entry.seq).encoded
@@ -106,6 +112,8 @@ struct FeedController {
                             body.string(message)
                             body.raw(#","field":null}}"#)
                             try await box.write("event: error\ndata: \(body.string)\n\n")
+                        case .revoked:
+                            try await box.write("event: error\ndata: \(Self.revokedBody)\n\n")
                         }
                     }
                 } catch let error as WriteTimeout {
@@ -163,7 +171,9 @@ struct FeedController {
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
                 do {
-                    try await Self.follow(database: database, start: start, settings: settings, transport: "ws", channel: channel) { event in
+                    try await Self.follow(
+                        database: database, start: start, tokenID: caller.id, settings: settings, transport: "ws", channel: channel
+                    ) { event in
                         switch event {
                         case .change(let entry):
                             try await outbound.write(.text(entry.json))
@@ -173,6 +183,8 @@ struct FeedController {
                             break
                         case .resync(let message):
                             try await outbound.close(.unexpectedServerError, reason: "resyncRequired: \(message)".prefix(120).description)
+                        case .revoked:
+                            try await outbound.close(.init(codeNumber: 4401), reason: Self.revokedBody)
                         }
                     }
                 } catch {
@@ -192,17 +204,23 @@ struct FeedController {
         case change(ChangeEntry)
         case heartbeat
         case resync(String)
+        /// The stream's token was revoked: the stream ends with `unauthorized`.
+        case revoked
     }
+
+    /// The error body a revoked token's stream ends with (under the 123-byte close-reason limit).
+    static let revokedBody = #"{"error":{"code":"unauthorized","message":"the token was revoked","field":null}}"#
 
     /// Delivers every visible change after `start` in commit order, then waits for commits, with a
     /// heartbeat when idle. Ends on graceful shutdown, when a write has not finished within the write
     /// timeout (a stalled subscriber is cut off, bounding what it holds; it resumes from its cursor),
     /// or when its cursor is trimmed away.
     static func follow(
-        database: AppDatabase, start: Subscription, settings: FeedSettings, transport: String, channel: any Channel,
+        database: AppDatabase, start: Subscription, tokenID: String, settings: FeedSettings, transport: String, channel: any Channel,
         send: @escaping @Sendable (FollowEvent) async throws -> Void
     ) async throws {
         let subscription = database.hub.subscribe(start.filter)
+        let token = TokenCheck(database: database, tokenID: tokenID)
         defer { subscription.cancel() }
         let watch = WriteWatch()
         try await cancelWhenGracefulShutdown {
@@ -229,13 +247,26 @@ struct FeedController {
                             try await deliver(.resync(message))
                             return
                         }
+                        // After the read: a change committed after a revocation reaches the hub only
+                        // after the revocation's generation does, so it is never delivered.
+                        guard try token.isLive() else {
+                            try await deliver(.revoked)
+                            return
+                        }
                         for entry in page.changes {
                             try await deliver(.change(entry))
                         }
                         sent(page.changes.count, transport: transport)
                         seq = page.cursor.seq
                         if page.hasMore { continue }
-                        if idle { try await deliver(.heartbeat) }
+                        if idle {
+                            // Idle: ask the database itself, for a revocation by another process.
+                            guard try token.isLive(force: true) else {
+                                try await deliver(.revoked)
+                                return
+                            }
+                            try await deliver(.heartbeat)
+                        }
                         idle = !(await subscription.wait(timeout: settings.heartbeat))
                     }
                 }
@@ -309,6 +340,29 @@ final class SubscriberGauges: Sendable {
             return counts[transport, default: 0]
         }
         Gauge(label: "stockroom_feed_subscribers", dimensions: [("transport", transport)]).record(value)
+    }
+}
+
+/// A stream's check of its own token: free while the token generation stands still, one
+/// primary-key read when it moved (a revocation somewhere) or when asked to force it.
+final class TokenCheck: Sendable {
+    let database: AppDatabase
+    let tokenID: String
+    private let verified = Mutex<Int64>(-1)
+
+    init(database: AppDatabase, tokenID: String) {
+        self.database = database
+        self.tokenID = tokenID
+    }
+
+    func isLive(force: Bool = false) throws -> Bool {
+        let current = database.hub.tokenGeneration
+        let moved = verified.withLock { verified in
+            defer { verified = current }
+            return verified != current
+        }
+        guard moved || force else { return true }
+        return try database.isLiveToken(id: tokenID)
     }
 }
 
