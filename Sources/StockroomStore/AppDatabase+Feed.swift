@@ -76,6 +76,12 @@ public struct ChangeEntry: Sendable, Hashable {
 
 /// A batch of the feed.
 public struct FeedPage: Sendable, Hashable {
+    /// A page stops before its changes' JSON would pass this many bytes (but holds at least one
+    /// change), and `hasMore` says the rest waits past its cursor: so one answer is bounded by
+    /// bytes as well as by count. One change is at most about 12 KiB (the size limits on item
+    /// names, drafts and paths), so a page holds at least ~85 of the largest changes.
+    public static let byteBudget = 1 << 20
+
     /// The visible changes after the requested position, in commit order.
     public var changes: [ChangeEntry]
     /// Where to continue: past the last change returned, or past everything up to the head when complete.
@@ -161,8 +167,18 @@ extension AppDatabase {
                 db,
                 sql: "SELECT * FROM changes WHERE seq > ? AND (\(conditions.joined(separator: " OR "))) ORDER BY seq LIMIT ?",
                 arguments: arguments)
-            let changes = try rows.prefix(limit).map { try ChangeEntry(row: $0, epoch: self.epoch) }
-            let hasMore = rows.count > limit
+            var changes: [ChangeEntry] = []
+            var bytes = 0
+            var hasMore = rows.count > limit
+            for row in rows.prefix(limit) {
+                let entry = try ChangeEntry(row: row, epoch: self.epoch)
+                bytes += entry.json.utf8.count
+                if !changes.isEmpty, bytes > FeedPage.byteBudget {
+                    hasMore = true
+                    break
+                }
+                changes.append(entry)
+            }
             let position = hasMore ? (changes.last?.seq ?? seq) : max(head, seq)
             return FeedPage(changes: changes, cursor: FeedCursor(epoch: self.epoch, seq: position), hasMore: hasMore)
         }

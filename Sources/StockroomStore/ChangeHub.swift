@@ -97,8 +97,10 @@ public final class ChangeHub: Sendable {
             var changes: [ChangeEntry] = []
             var hasMore = false
             if let first = state.recent.first, seq < state.head {
+                var bytes = 0
                 for entry in state.recent[Int(seq + 1 - first.seq)...] where filter.sees(entity: entry.entity, owner: entry.owner) {
-                    if changes.count == limit {
+                    bytes += entry.json.utf8.count
+                    if changes.count == limit || (!changes.isEmpty && bytes > FeedPage.byteBudget) {
                         hasMore = true
                         break
                     }
