@@ -20,7 +20,7 @@ public func buildApplication(reader: ConfigReader) async throws -> some Applicat
 /// Builds the application around an open database.
 public func buildApplication(settings: Settings, database: AppDatabase, logger: Logger) -> some ApplicationProtocol {
     StockroomMetrics.bootstrap()
-    let router = buildRouter(database: database, feed: settings.feed, limits: settings.limits)
+    let router = buildRouter(database: database, feed: settings.feed, limits: settings.limits, metricsAccess: settings.metricsAccess)
     return Application(
         router: router,
         server: .http1WebSocketUpgradeAnsweringMalformedRequests(webSocketRouter: router),
@@ -35,13 +35,15 @@ public func buildApplication(settings: Settings, database: AppDatabase, logger: 
 }
 
 /// The router with every route and middleware of the contract.
-func buildRouter(database: AppDatabase, feed: FeedSettings, limits: LimitSettings) -> Router<AppRequestContext> {
+func buildRouter(
+    database: AppDatabase, feed: FeedSettings, limits: LimitSettings, metricsAccess: MetricsAccess = .public
+) -> Router<AppRequestContext> {
     let router = Router(context: AppRequestContext.self)
     let routes = RouteTable()
     router.add(middleware: RequestLogMiddleware())
-    router.add(middleware: MetricsMiddleware())
+    router.add(middleware: RequestMetricsMiddleware())
     router.add(middleware: ErrorMiddleware(routes: routes))
-    OperationsController(database: database).addRoutes(to: router)
+    OperationsController(database: database, metricsAccess: metricsAccess).addRoutes(to: router)
     let v1 = router.group("v1").add(middleware: AuthMiddleware(database: database, queryTokenPaths: FeedController.streamingPaths))
     if limits.writesPerSecond > 0 {
         v1.add(middleware: WriteRateLimitMiddleware(writesPerSecond: limits.writesPerSecond, burst: limits.writeBurst))

@@ -25,6 +25,9 @@ public struct Settings: Sendable {
     public var feed: FeedSettings
     /// What one token or user may cost (`limits.*`).
     public var limits: LimitSettings
+    /// Who may read `/metrics` (`metrics.access`, `METRICS_ACCESS`): `public` (the default, as the
+    /// contract lists it among the open routes) or `admin` (an admin bearer token).
+    public var metricsAccess: MetricsAccess
 
     /// The built-in default database path.
     public static let defaultDatabasePath = "./data/stockroom.sqlite"
@@ -53,6 +56,11 @@ public struct Settings: Sendable {
         demo = reader.bool(forKey: "demo", default: false)
         feed = try FeedSettings(reader: reader)
         limits = try LimitSettings(reader: reader)
+        let access = reader.string(forKey: "metrics.access", default: "public")
+        guard let metricsAccess = MetricsAccess(rawValue: access.lowercased()) else {
+            throw SettingsError("metrics.access must be public or admin, got \(access)")
+        }
+        self.metricsAccess = metricsAccess
     }
 
     /// Opens the configured database, creating and migrating it if needed.
@@ -124,4 +132,12 @@ public struct LimitSettings: Sendable {
         writesPerSecond = try number("limits.writesPerSecond", default: 0, range: 0...1_000_000)
         writeBurst = try number("limits.writeBurst", default: 100, range: 1...1_000_000)
     }
+}
+
+/// Who may read `/metrics`.
+public enum MetricsAccess: String, Sendable, CaseIterable {
+    /// Anyone who can reach the port (keep the port private, or put it behind a proxy).
+    case `public`
+    /// Requests with an admin bearer token.
+    case admin
 }

@@ -7,6 +7,8 @@ import StockroomStore
 /// `/health`, `/ready`, `/metrics` and `/openapi.yaml`: open without a token.
 struct OperationsController {
     let database: AppDatabase
+    /// Who may read `/metrics`.
+    var metricsAccess: MetricsAccess = .public
 
     func addRoutes(to router: Router<AppRequestContext>) {
         router.get("health") { _, _ in try Reply.json(["status": "ok"]).response }
@@ -16,7 +18,13 @@ struct OperationsController {
             }
             return try Reply.json(["status": "ok"]).response
         }
-        router.get("metrics") { _, _ in
+        router.get("metrics") { request, _ in
+            if metricsAccess == .admin {
+                guard let secret = AuthMiddleware.headerSecret(request), let token = try await database.authenticate(secret: secret) else {
+                    throw APIError.unauthorized("metrics need an admin token (metrics.access = admin)")
+                }
+                guard token.role == .admin else { throw APIError.forbidden("metrics need an admin token (metrics.access = admin)") }
+            }
             if let statistics = try? await database.logStatistics() {
                 Gauge(label: "stockroom_change_log_entries").record(statistics.entries)
                 Gauge(label: "stockroom_change_log_oldest_seq").record(statistics.oldestSeq ?? 0)

@@ -23,15 +23,21 @@ struct AuthMiddleware: RouterMiddleware {
     }
 
     private func bearerSecret(_ request: Request) -> String? {
+        if let secret = Self.headerSecret(request) { return secret }
+        if queryTokenPaths.contains(request.uri.path), let secret = request.uri.queryParameters.get("access_token"), !secret.isEmpty {
+            return String(secret)
+        }
+        return nil
+    }
+
+    /// The secret of an `Authorization: Bearer` header, if the request has one.
+    static func headerSecret(_ request: Request) -> String? {
         if let header = request.headers[.authorization] {
             // `Bearer <secret>`, the scheme in any case, spaces around the secret ignored.
             let utf8 = header.utf8
             guard utf8.count > 7, header.prefix(7).lowercased() == "bearer " else { return nil }
             let secret = header.dropFirst(7).trimmingCharacters(in: .whitespaces)
             return secret.isEmpty ? nil : secret
-        }
-        if queryTokenPaths.contains(request.uri.path), let secret = request.uri.queryParameters.get("access_token"), !secret.isEmpty {
-            return String(secret)
         }
         return nil
     }
