@@ -24,10 +24,12 @@ public struct ValidDraft: Hashable, Sendable {
         let name = draft.name.trimmingWhitespace()
         guard !name.isEmpty else { throw .validationFailed(field: "name", message: "name must not be empty") }
         try draft.checkSize()
+        try TextRule.check(name, field: "name")
         if let color = draft.color {
             guard !color.name.isEmpty else {
                 throw .validationFailed(field: "color.name", message: Draft.colorNameRule)
             }
+            try TextRule.check(color.name, field: "color.name")
             for (field, value) in [("red", color.red), ("green", color.green), ("blue", color.blue)] {
                 guard (0.0...1.0).contains(value) else {
                     throw .validationFailed(field: "color.\(field)", message: "color \(field) must be between 0 and 1")

@@ -48,6 +48,9 @@ public struct NewToken: Sendable, Hashable {
 extension AppDatabase {
     /// Creates a token for `user` with `role`; the secret is returned once and stored only as a hash.
     public func createToken(user: UserID, role: Role) async throws -> NewToken {
+        // Checked here too, so that no caller (`UserID(stored:)` included) can store a user that
+        // SQLite would cut at a NUL.
+        do { try TextRule.check(user.rawValue, field: "user") } catch { throw StoreError.domain(error) }
         let secret = "sr_" + Self.randomBase64URL(bytes: 32)
         let info = TokenInfo(
             id: "tok_" + Self.randomBase64URL(bytes: 9), user: user, role: role, createdAt: Timestamp.now(), revokedAt: nil)

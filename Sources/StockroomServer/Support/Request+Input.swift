@@ -65,11 +65,12 @@ extension Request {
         return .oneOf(versions)
     }
 
-    /// The `Idempotency-Key` header: nil when absent, `400` when empty or over 255 characters.
+    /// The `Idempotency-Key` header: nil when absent, `400` when empty, over 255 characters or
+    /// holding a control character (a header may carry a tab).
     func idempotencyKey() throws -> String? {
         guard let key = headers[Self.idempotencyKeyField] else { return nil }
-        guard (1...255).contains(key.count) else {
-            throw APIError.invalidParameter("Idempotency-Key", "Idempotency-Key must be 1-255 characters")
+        guard (1...255).contains(key.count), !TextRule.hasControlCharacter(key) else {
+            throw APIError.invalidParameter("Idempotency-Key", "Idempotency-Key must be 1-255 characters without control characters")
         }
         return key
     }
