@@ -32,35 +32,21 @@ public struct Settings: Sendable {
     /// The built-in default database path.
     public static let defaultDatabasePath = "./data/stockroom.sqlite"
 
-    /// Reads and checks every setting; throws a `SettingsError` naming the bad one.
+    /// Reads and checks every setting; throws a `SettingsError` naming the bad one. A value of the
+    /// wrong type is an error too, never silently replaced by the default.
     public init(reader: ConfigReader) throws {
-        host = reader.string(forKey: "http.host", default: "127.0.0.1")
-        port = reader.int(forKey: "http.port", default: 8080)
-        guard (0...65535).contains(port) else { throw SettingsError("http.port must be 0-65535, got \(port)") }
-        databasePath = reader.string(forKey: "db.path", default: Self.defaultDatabasePath)
-        guard !databasePath.isEmpty else { throw SettingsError("db.path must not be empty") }
-        let sync = reader.string(forKey: "db.synchronous", default: "full")
-        guard let level = AppDatabase.Synchronous(rawValue: sync.uppercased()) else {
-            throw SettingsError("db.synchronous must be full or normal, got \(sync)")
-        }
-        synchronous = level
-        busyTimeoutSeconds = reader.int(forKey: "db.busyTimeoutSeconds", default: 5)
-        guard busyTimeoutSeconds >= 0 else { throw SettingsError("db.busyTimeoutSeconds must be >= 0") }
-        let levelName = reader.string(forKey: "log.level", default: "info")
-        guard let logLevel = Logger.Level(rawValue: levelName.lowercased()) else {
-            throw SettingsError("log.level must be one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", "))")
-        }
-        self.logLevel = logLevel
-        idempotencyRetentionHours = reader.int(forKey: "idempotency.retentionHours", default: 24)
-        guard idempotencyRetentionHours >= 24 else { throw SettingsError("idempotency.retentionHours must be at least 24") }
-        demo = reader.bool(forKey: "demo", default: false)
-        feed = try FeedSettings(reader: reader)
-        limits = try LimitSettings(reader: reader)
-        let access = reader.string(forKey: "metrics.access", default: "public")
-        guard let metricsAccess = MetricsAccess(rawValue: access.lowercased()) else {
-            throw SettingsError("metrics.access must be public or admin, got \(access)")
-        }
-        self.metricsAccess = metricsAccess
+        let read = SettingReader(reader)
+        host = try read.string("http.host", default: "127.0.0.1", expected: "a host name or IP address") { !$0.isEmpty }
+        port = try read.int("http.port", default: 8080, in: 0...65535)
+        databasePath = try read.string("db.path", default: Self.defaultDatabasePath, expected: "a file path") { !$0.isEmpty }
+        synchronous = try read.choice("db.synchronous", default: .full, among: AppDatabase.Synchronous.allCases.map { ($0.rawValue.lowercased(), $0) })
+        busyTimeoutSeconds = try read.int("db.busyTimeoutSeconds", default: 5, in: 0...3600)
+        logLevel = try read.choice("log.level", default: .info, among: Logger.Level.allCases.map { ($0.rawValue, $0) })
+        idempotencyRetentionHours = try read.int("idempotency.retentionHours", default: 24, in: 24...87_600)
+        demo = try read.bool("demo", default: false)
+        feed = try FeedSettings(read)
+        limits = try LimitSettings(read)
+        metricsAccess = try read.choice("metrics.access", default: .public, among: MetricsAccess.allCases.map { ($0.rawValue, $0) })
     }
 
     /// Opens the configured database, creating and migrating it if needed.
@@ -74,9 +60,81 @@ public struct Settings: Sendable {
 
 /// A setting with a value that cannot be used.
 public struct SettingsError: Error, CustomStringConvertible {
-    /// What is wrong.
+    /// What is wrong: the setting, its environment variable, the value and what is expected.
     public var description: String
     init(_ description: String) { self.description = description }
+
+    init(key: String, value: String, expected: String) {
+        self.init("invalid setting \(key) (environment variable \(SettingReader.environmentName(key))): \(value); expected \(expected)")
+    }
+}
+
+/// Reads settings strictly: a missing value takes the default, a present value must parse and lie in range.
+struct SettingReader {
+    let reader: ConfigReader
+
+    init(_ reader: ConfigReader) { self.reader = reader }
+
+    /// The environment variable swift-configuration reads `key` from: `db.busyTimeoutSeconds` -> `DB_BUSY_TIMEOUT_SECONDS`.
+    static func environmentName(_ key: String) -> String {
+        key.split(separator: ".").map { part in
+            var word = ""
+            for character in part {
+                if character.isUppercase, !word.isEmpty { word += "_" }
+                word += character.uppercased()
+            }
+            return word
+        }.joined(separator: "_")
+    }
+
+    /// The value as given, for an error message; nil when no provider has one.
+    func given(_ key: String) -> String? {
+        let key = ConfigKey(key)
+        if let string = reader.string(forKey: key) { return "\"\(string)\"" }
+        if let int = reader.int(forKey: key) { return "\(int)" }
+        if let double = reader.double(forKey: key) { return "\(double)" }
+        if let bool = reader.bool(forKey: key) { return "\(bool)" }
+        if reader.stringArray(forKey: key) != nil { return "a list" }
+        return nil
+    }
+
+    func int(_ key: String, default value: Int, in range: ClosedRange<Int>) throws -> Int {
+        let expected = "an integer from \(range.lowerBound) to \(range.upperBound)"
+        guard let number = reader.int(forKey: ConfigKey(key)) else {
+            if let given = given(key) { throw SettingsError(key: key, value: given, expected: expected) }
+            return value
+        }
+        guard range.contains(number) else { throw SettingsError(key: key, value: "\(number)", expected: expected) }
+        return number
+    }
+
+    func bool(_ key: String, default value: Bool) throws -> Bool {
+        if let flag = reader.bool(forKey: ConfigKey(key)) { return flag }
+        if let given = given(key) { throw SettingsError(key: key, value: given, expected: "true or false") }
+        return value
+    }
+
+    func string(_ key: String, default value: String, expected: String, isValid: (String) -> Bool) throws -> String {
+        guard let text = reader.string(forKey: ConfigKey(key)) else {
+            if let given = given(key) { throw SettingsError(key: key, value: given, expected: expected) }
+            return value
+        }
+        guard isValid(text) else { throw SettingsError(key: key, value: "\"\(text)\"", expected: expected) }
+        return text
+    }
+
+    /// One of `choices`, by name, case-insensitively.
+    func choice<Value>(_ key: String, default value: Value, among choices: [(String, Value)]) throws -> Value {
+        let expected = "one of " + choices.map(\.0).joined(separator: ", ")
+        guard let text = reader.string(forKey: ConfigKey(key)) else {
+            if let given = given(key) { throw SettingsError(key: key, value: given, expected: expected) }
+            return value
+        }
+        guard let match = choices.first(where: { $0.0 == text.lowercased() }) else {
+            throw SettingsError(key: key, value: "\"\(text)\"", expected: expected)
+        }
+        return match.1
+    }
 }
 
 /// How the change feed streams and how long its log is kept.
@@ -93,19 +151,12 @@ public struct FeedSettings: Sendable {
     /// How often trimming runs (`feed.retention.intervalSeconds`, default 60).
     public var trimInterval: Duration
 
-    init(reader: ConfigReader) throws {
-        func seconds(_ key: String, default value: Int, range: ClosedRange<Int>) throws -> Int {
-            let number = reader.int(forKey: ConfigKey(key), default: value)
-            guard range.contains(number) else {
-                throw SettingsError("\(key) must be \(range.lowerBound)-\(range.upperBound), got \(number)")
-            }
-            return number
-        }
-        heartbeat = .seconds(try seconds("feed.heartbeatSeconds", default: 15, range: 1...3600))
-        writeTimeout = .seconds(try seconds("feed.writeTimeoutSeconds", default: 30, range: 1...3600))
-        retentionMaxAge = .seconds(try seconds("feed.retention.maxAgeHours", default: 168, range: 1...87_600) * 3600)
-        retentionMaxEntries = try seconds("feed.retention.maxEntries", default: 1_000_000, range: 1...Int(Int32.max))
-        trimInterval = .seconds(try seconds("feed.retention.intervalSeconds", default: 60, range: 1...86_400))
+    init(_ read: SettingReader) throws {
+        heartbeat = .seconds(try read.int("feed.heartbeatSeconds", default: 15, in: 1...3600))
+        writeTimeout = .seconds(try read.int("feed.writeTimeoutSeconds", default: 30, in: 1...3600))
+        retentionMaxAge = .seconds(try read.int("feed.retention.maxAgeHours", default: 168, in: 1...87_600) * 3600)
+        retentionMaxEntries = try read.int("feed.retention.maxEntries", default: 1_000_000, in: 1...Int(Int32.max))
+        trimInterval = .seconds(try read.int("feed.retention.intervalSeconds", default: 60, in: 1...86_400))
     }
 }
 
@@ -120,17 +171,10 @@ public struct LimitSettings: Sendable {
     /// How many writes a token may send at once above the sustained rate (`limits.writeBurst`, default 100).
     public var writeBurst: Int
 
-    init(reader: ConfigReader) throws {
-        func number(_ key: String, default value: Int, range: ClosedRange<Int>) throws -> Int {
-            let number = reader.int(forKey: ConfigKey(key), default: value)
-            guard range.contains(number) else {
-                throw SettingsError("\(key) must be \(range.lowerBound)-\(range.upperBound), got \(number)")
-            }
-            return number
-        }
-        clientsPerUser = try number("limits.clientsPerUser", default: 100, range: 1...1_000_000)
-        writesPerSecond = try number("limits.writesPerSecond", default: 0, range: 0...1_000_000)
-        writeBurst = try number("limits.writeBurst", default: 100, range: 1...1_000_000)
+    init(_ read: SettingReader) throws {
+        clientsPerUser = try read.int("limits.clientsPerUser", default: 100, in: 1...1_000_000)
+        writesPerSecond = try read.int("limits.writesPerSecond", default: 0, in: 0...1_000_000)
+        writeBurst = try read.int("limits.writeBurst", default: 100, in: 1...1_000_000)
     }
 }
 

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Configuration
+import Foundation
 import Logging
 import StockroomServer
 import StockroomStore
@@ -18,10 +19,14 @@ struct StorageOptions: ParsableArguments {
         var values = flags
         if let dbPath { values["db.path"] = .init(.string(dbPath), isSecret: false) }
         let file: FileProvider<JSONSnapshot>
-        if let config {
-            file = try await FileProvider<JSONSnapshot>(filePath: FilePath(config))
-        } else {
-            file = try await FileProvider<JSONSnapshot>(filePath: "Config/stockroom.json", allowMissing: true)
+        do {
+            if let config {
+                file = try await FileProvider<JSONSnapshot>(filePath: FilePath(config))
+            } else {
+                file = try await FileProvider<JSONSnapshot>(filePath: "Config/stockroom.json", allowMissing: true)
+            }
+        } catch {
+            throw Startup.usageError("cannot read the config file \(config ?? "Config/stockroom.json"): \(error)")
         }
         return ConfigReader(providers: [
             InMemoryProvider(name: "flags", values: values),
@@ -32,9 +37,32 @@ struct StorageOptions: ParsableArguments {
 
     /// Opens and migrates the configured database (creating the file if missing).
     func openDatabase() async throws -> AppDatabase {
-        let settings = try Settings(reader: try await reader())
+        let settings = try Startup.settings(try await reader())
         var logger = Logger(label: "stockroom")
         logger.logLevel = .warning
         return try settings.openDatabase(logger: logger)
+    }
+}
+
+/// How a command stops when it cannot start: one line on stderr saying what failed and what to do.
+enum Startup {
+    /// Reads the settings, or stops with exit status 64 (EX_USAGE) naming the bad setting.
+    static func settings(_ reader: ConfigReader) throws -> Settings {
+        do {
+            return try Settings(reader: reader)
+        } catch let error as SettingsError {
+            throw usageError(error.description)
+        }
+    }
+
+    /// Prints `message` and returns exit status 64 (EX_USAGE), for a bad setting or flag.
+    static func usageError(_ message: String) -> ExitCode {
+        printError(message)
+        return ExitCode(64)
+    }
+
+    /// Prints `stockroom: message` on stderr.
+    static func printError(_ message: String) {
+        FileHandle.standardError.write(Data("stockroom: \(message)\n".utf8))
     }
 }

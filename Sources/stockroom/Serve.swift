@@ -26,7 +26,7 @@ struct Serve: AsyncParsableCommand {
         if let httpPort { flags["http.port"] = .init(.int(httpPort), isSecret: false) }
         if demo { flags["demo"] = .init(.bool(true), isSecret: false) }
         let reader = try await storage.reader(flags: flags)
-        let settings = try Settings(reader: reader)
+        let settings = try Startup.settings(reader)
         if settings.demo {
             let database = try await storage.openDatabase()
             _ = try await database.seedDemoItems()

@@ -27,6 +27,33 @@ struct StockroomProcess {
         return (process.terminationStatus, String(decoding: data, as: UTF8.self))
     }
 
+    /// Runs a subcommand to completion with extra environment variables; returns status, stdout and stderr.
+    static func run(_ arguments: [String], in directory: URL, environment: [String: String])
+        throws -> (status: Int32, output: String, error: String)
+    {
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        process.currentDirectoryURL = directory
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        // Files, not pipes: a full pipe nobody reads would block the child.
+        let outputURL = FileManager.default.temporaryDirectory.appendingPathComponent("stockroom-out-\(UUID().uuidString)")
+        let errorURL = FileManager.default.temporaryDirectory.appendingPathComponent("stockroom-err-\(UUID().uuidString)")
+        FileManager.default.createFile(atPath: outputURL.path, contents: nil)
+        FileManager.default.createFile(atPath: errorURL.path, contents: nil)
+        defer {
+            try? FileManager.default.removeItem(at: outputURL)
+            try? FileManager.default.removeItem(at: errorURL)
+        }
+        process.standardOutput = try FileHandle(forWritingTo: outputURL)
+        process.standardError = try FileHandle(forWritingTo: errorURL)
+        try process.run()
+        process.waitUntilExit()
+        let output = String(decoding: (try? Data(contentsOf: outputURL)) ?? Data(), as: UTF8.self)
+        let error = String(decoding: (try? Data(contentsOf: errorURL)) ?? Data(), as: UTF8.self)
+        return (process.terminationStatus, output, error)
+    }
+
     let process: Process
     let port: Int
 
@@ -158,5 +185,22 @@ struct ProcessTests {
         _ = try? await webSocket.value
         #expect(closed.all == ["closed"], "the WebSocket was closed by the server")
         #expect(await server.waitForExit() == 0)
+    }
+
+    /// A setting of the wrong type stops every subcommand with exit status 64 and one line naming
+    /// the setting, the value and what is expected, instead of running on the default.
+    @Test(arguments: [
+        (["serve"], ["HTTP_PORT": "abc"], ["http.port", "HTTP_PORT", "abc"]),
+        (["serve"], ["DEMO": "banana"], ["demo", "DEMO", "banana"]),
+        (["migrate"], ["DB_SYNCHRONOUS": "sometimes"], ["db.synchronous", "sometimes", "full, normal"]),
+        (["serve", "--config", "missing.json"], [:], ["missing.json"]),
+    ])
+    func aBadSettingStopsStartupWithStatus64(arguments: [String], environment: [String: String], mentions: [String]) throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let result = try StockroomProcess.run(arguments + ["--db-path", databasePath], in: directory, environment: environment)
+        #expect(result.status == 64)
+        let line = result.error.split(separator: "\n").first.map(String.init) ?? ""
+        for word in mentions { #expect(line.contains(word), "\(line)") }
+        #expect(!FileManager.default.fileExists(atPath: databasePath), "nothing was created")
     }
 }

@@ -58,4 +58,39 @@ struct SettingsTests {
             "\(error)".contains(values.keys.first ?? "?")
         }
     }
+
+    @Test("a value of the wrong type stops startup, naming the setting, its variable, the value and what is expected", arguments: [
+        ("HTTP_PORT", "abc", "http.port"), ("HTTP_PORT", "80.5", "http.port"), ("HTTP_PORT", "-1", "http.port"),
+        ("DEMO", "banana", "demo"), ("DB_BUSY_TIMEOUT_SECONDS", "5s", "db.busyTimeoutSeconds"),
+        ("DB_SYNCHRONOUS", "sometimes", "db.synchronous"), ("LOG_LEVEL", "loud", "log.level"),
+        ("IDEMPOTENCY_RETENTION_HOURS", "a day", "idempotency.retentionHours"),
+        ("FEED_HEARTBEAT_SECONDS", "fast", "feed.heartbeatSeconds"), ("FEED_RETENTION_MAX_ENTRIES", "1e6", "feed.retention.maxEntries"),
+        ("HTTP_HOST", "", "http.host"),
+    ])
+    func wrongTypesAreRefused(variable: String, value: String, key: String) throws {
+        let reader = ConfigReader(provider: EnvironmentVariablesProvider(environmentVariables: [variable: value]))
+        #expect {
+            try Settings(reader: reader)
+        } throws: { error in
+            let text = "\(error)"
+            return text.contains(key) && text.contains(variable) && text.contains(value.isEmpty ? "\"\"" : value) && text.contains("expected")
+        }
+    }
+
+    @Test("a config file value of the wrong type is refused too")
+    func wrongTypesInTheConfigFile() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("stockroom-settings-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        for (json, key) in [(#"{"http": {"port": "abc"}}"#, "http.port"), (#"{"demo": "banana"}"#, "demo")] {
+            let path = directory.appendingPathComponent("config.json")
+            try Data(json.utf8).write(to: path)
+            let file = try await FileProvider<JSONSnapshot>(filePath: FilePath(path.path))
+            #expect {
+                try Settings(reader: ConfigReader(provider: file))
+            } throws: { error in
+                "\(error)".contains(key)
+            }
+        }
+    }
 }
