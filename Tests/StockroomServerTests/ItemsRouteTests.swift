@@ -100,7 +100,26 @@ struct ItemsRouteTests {
         }
     }
 
-    @Test(arguments: ["garbage", "1", "\"1", "\"1\"\"2\""])
+    /// RFC 9110 list syntax: empty elements, a comma inside a tag, several header lines; weak tags never match.
+    @Test(arguments: [
+        (["\"x\", , \"1\""], true), (["\"a,b\", \"1\""], true), ([", \"1\","], true), (["\"7\"", "\"1\""], true),
+        ([" \"1\" "], true), (["W/\"1\", \"2\""], false), (["\"a,b\""], false), ([", ,"], false), (["W/\"1\""], false),
+    ])
+    func ifMatchListsFollowTheListGrammar(lines: [String], matches: Bool) async throws {
+        try await withTestApp { app in
+            try await app.test { client in
+                let item: Item = try await client.send(.post, "/v1/items", token: app.editor, json: draftJSON(name: "Mug")).decode()
+                var headers = HTTPFields()
+                for line in lines { headers.append(HTTPField(name: .ifMatch, value: line)) }
+                let put = try await client.send(.put, "/v1/items/\(item.id)", token: app.editor, json: draftJSON(name: "Big Mug"), headers: headers)
+                #expect(put.status == (matches ? .ok : .preconditionFailed), "If-Match: \(lines)")
+                let current: Item = try await client.send(.get, "/v1/items/\(item.id)", token: app.viewer).decode()
+                #expect(current.version == (matches ? 2 : 1))
+            }
+        }
+    }
+
+    @Test(arguments: ["garbage", "1", "\"1", "\"1\"\"2\"", "*, \"1\"", "\"1\" \"2\"", "W/1", "\"é\"", "\"1\";"])
     func unparseableIfMatchIs400AndChangesNothing(tag: String) async throws {
         try await withTestApp { app in
             try await app.test { client in

@@ -49,18 +49,51 @@ extension Request {
     func versionPrecondition() throws -> VersionPrecondition? {
         let values = headers[values: .ifMatch]
         guard !values.isEmpty else { return nil }
+        // Several header lines are one list (RFC 9110, section 5.3).
+        guard let precondition = Self.parseIfMatch(values.joined(separator: ", ")) else {
+            throw APIError.invalidParameter("If-Match", "If-Match must be * or a list of entity tags like \"3\"")
+        }
+        return precondition
+    }
+
+    /// Parses RFC 9110's `If-Match = "*" / #entity-tag`, nil when `value` is neither. The list
+    /// grammar allows empty elements (`"x", , "1"`), a tag may hold a comma (`"a,b"`), and `*`
+    /// stands alone.
+    static func parseIfMatch(_ value: String) -> VersionPrecondition? {
+        let bytes = Array(value.utf8)
+        func isSpace(_ byte: UInt8) -> Bool { byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+        // etagc = %x21 / %x23-7E (obs-text is left out, as the OpenAPI pattern does)
+        func isTagCharacter(_ byte: UInt8) -> Bool { byte == 0x21 || (0x23...0x7E).contains(byte) }
+        var start = 0
+        var end = bytes.count
+        while start < end, isSpace(bytes[start]) { start += 1 }
+        while end > start, isSpace(bytes[end - 1]) { end -= 1 }
+        if end - start == 1, bytes[start] == UInt8(ascii: "*") { return .any }
         var versions: [Int] = []
-        for value in values {
-            for tag in value.split(separator: ",") {
-                let tag = tag.trimmingCharacters(in: .whitespaces)
-                if tag == "*" { return .any }
-                let opaque = tag.hasPrefix("W/") ? tag.dropFirst(2) : Substring(tag)
-                guard opaque.count >= 2, opaque.hasPrefix("\""), opaque.hasSuffix("\""), !opaque.dropFirst().dropLast().contains("\"") else {
-                    throw APIError.invalidParameter("If-Match", "If-Match must be * or a list of entity tags like \"3\"")
-                }
-                let content = opaque.dropFirst().dropLast()
-                if !tag.hasPrefix("W/"), let version = Int(content), String(version) == content { versions.append(version) }
+        var index = start
+        while index < end {
+            if isSpace(bytes[index]) || bytes[index] == UInt8(ascii: ",") {
+                index += 1
+                continue
             }
+            var weak = false
+            if bytes[index] == UInt8(ascii: "W"), index + 1 < end, bytes[index + 1] == UInt8(ascii: "/") {
+                weak = true
+                index += 2
+            }
+            guard index < end, bytes[index] == UInt8(ascii: "\"") else { return nil }
+            index += 1
+            let contentStart = index
+            while index < end, bytes[index] != UInt8(ascii: "\"") {
+                guard isTagCharacter(bytes[index]) else { return nil }
+                index += 1
+            }
+            guard index < end else { return nil }
+            let content = String(decoding: bytes[contentStart..<index], as: UTF8.self)
+            index += 1
+            if !weak, let version = Int(content), String(version) == content { versions.append(version) }
+            while index < end, isSpace(bytes[index]) { index += 1 }
+            guard index == end || bytes[index] == UInt8(ascii: ",") else { return nil }
         }
         return .oneOf(versions)
     }
