@@ -58,10 +58,12 @@ public struct AppDatabase: Sendable {
     }
 
     /// Opens (creating it and its folder if missing) and migrates the database file at `path`.
+    /// `maxPageCount` caps the file's size (SQLite's `max_page_count`), as a full disk would.
     public static func open(
         path: String,
         synchronous: Synchronous = .full,
         busyTimeout: Duration = .seconds(5),
+        maxPageCount: Int? = nil,
         logger: Logger = Logger(label: "stockroom.store")
     ) throws -> AppDatabase {
         let url = URL(fileURLWithPath: path)
@@ -71,6 +73,7 @@ public struct AppDatabase: Sendable {
         configuration.busyMode = .timeout(Double(busyTimeout.components.seconds) + Double(busyTimeout.components.attoseconds) / 1e18)
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = \(synchronous.rawValue)")
+            if let maxPageCount { try db.execute(sql: "PRAGMA max_page_count = \(maxPageCount)") }
         }
         let pool = try DatabasePool(path: url.path, configuration: configuration)
         // Set again on the one writer connection: switching it to WAL mode resets it to NORMAL.
@@ -119,16 +122,45 @@ public struct AppDatabase: Sendable {
         try writer.read { db in try Self.migrator().appliedMigrations(db) }
     }
 
-    /// Whether the database accepts a write right now.
-    public func isWritable() async -> Bool {
+    /// Why the database cannot take a write right now, or nil when it can. A real write through the
+    /// writer's queue that changes 32 KiB (SQLite writes nothing for an update that changes nothing,
+    /// so such a probe passes on a full disk): a full disk, a read-only file or a held lock shows.
+    public func writeProbe() async -> String? {
         do {
             try await write { db in
-                try db.execute(sql: "UPDATE meta SET value = value WHERE key = 'epoch'")
+                // A database capped by `max_page_count` is full before the disk is: an in-place update
+                // would still pass, so say so while fewer pages are left than a write may need.
+                let pageCount = try Int.fetchOne(db, sql: "PRAGMA page_count") ?? 0
+                let maxPageCount = try Int.fetchOne(db, sql: "PRAGMA max_page_count") ?? Int.max
+                let freePages = try Int.fetchOne(db, sql: "PRAGMA freelist_count") ?? 0
+                guard maxPageCount - pageCount + freePages >= Self.probeSparePages else {
+                    throw StoreError.unavailable("the database is full (at its max_page_count)")
+                }
+                // Random, so every page of it changes: as many WAL frames as a larger write needs. A
+                // one-page probe can pass on a full disk, in the room a failed larger write left.
+                try db.execute(
+                    sql: """
+                        INSERT INTO meta (key, value) VALUES ('ready_probe', hex(randomblob(?)))
+                        ON CONFLICT (key) DO UPDATE SET value = excluded.value
+                        """,
+                    arguments: [Self.probeBytes / 2])
             }
-            return true
+            return nil
+        } catch StoreError.unavailable(let message) {
+            return message
         } catch {
-            return false
+            return "the database cannot be written: \(error)"
         }
+    }
+
+    /// Pages a write may need beyond the free ones; fewer left reads as full.
+    static let probeSparePages = 16
+    /// How much the probe writes: more than one command or item write (about five pages) needs.
+    static let probeBytes = 32 * 1024
+
+    /// Whether the database accepts a write right now (see `writeProbe`).
+    public func isWritable() async -> Bool {
+        await writeProbe() == nil
     }
 
     /// Copies the WAL into the main file and truncates it; run on shutdown.

@@ -9,12 +9,21 @@ struct OperationsController {
     let database: AppDatabase
     /// Who may read `/metrics`.
     var metricsAccess: MetricsAccess = .public
+    let readiness: Readiness
+
+    init(database: AppDatabase, metricsAccess: MetricsAccess = .public) {
+        self.database = database
+        self.metricsAccess = metricsAccess
+        self.readiness = Readiness(database: database)
+    }
 
     func addRoutes(to router: Router<AppRequestContext>) {
         router.get("health") { _, _ in try Reply.json(["status": "ok"]).response }
-        router.get("ready") { _, _ in
-            guard await database.isWritable() else {
-                throw APIError(.serviceUnavailable, "unavailable", "the database cannot be written")
+        router.get("ready") { [readiness] _, _ in
+            if let reason = await readiness.reason() {
+                var error = APIError(.serviceUnavailable, "unavailable", "not ready: \(reason)")
+                error.headers[.retryAfter] = "1"
+                throw error
             }
             return try Reply.json(["status": "ok"]).response
         }
