@@ -2,23 +2,37 @@ import Configuration
 import Hummingbird
 import HummingbirdWebSocket
 import Logging
+import NIOCore
 import ServiceLifecycle
 import StockroomStore
 
 /// Builds the whole application from configuration: the server and the tests call this same function.
-public func buildApplication(reader: ConfigReader) async throws -> some ApplicationProtocol {
+/// `onServerRunning` runs once the server listens, with its database and port.
+public func buildApplication(
+    reader: ConfigReader, onServerRunning: @escaping @Sendable (AppDatabase, Int) async -> Void = { _, _ in }
+) async throws -> some ApplicationProtocol {
     let settings = try Settings(reader: reader)
     var logger = Logger(label: "stockroom")
     logger.logLevel = settings.logLevel
-    let database = try settings.openDatabase(logger: logger)
+    let database: AppDatabase
+    do {
+        database = try settings.openDatabase(logger: logger)
+    } catch {
+        throw StartupError.database(path: settings.databasePath, underlying: error)
+    }
     if settings.demo, try await database.seedDemoItems() {
         logger.info("seeded the demo items")
     }
-    return buildApplication(settings: settings, database: database, logger: logger)
+    return buildApplication(settings: settings, database: database, logger: logger) { channel in
+        await onServerRunning(database, channel.localAddress?.port ?? settings.port)
+    }
 }
 
 /// Builds the application around an open database.
-public func buildApplication(settings: Settings, database: AppDatabase, logger: Logger) -> some ApplicationProtocol {
+public func buildApplication(
+    settings: Settings, database: AppDatabase, logger: Logger,
+    onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
+) -> some ApplicationProtocol {
     StockroomMetrics.bootstrap()
     let router = buildRouter(database: database, feed: settings.feed, limits: settings.limits, metricsAccess: settings.metricsAccess)
     return Application(
@@ -30,6 +44,7 @@ public func buildApplication(settings: Settings, database: AppDatabase, logger: 
                 database: database, idempotencyRetention: .seconds(settings.idempotencyRetentionHours * 3600),
                 feed: settings.feed, logger: logger)
         ],
+        onServerRunning: onServerRunning,
         logger: logger
     )
 }

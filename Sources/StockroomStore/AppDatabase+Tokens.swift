@@ -63,6 +63,14 @@ extension AppDatabase {
         return NewToken(info: info, secret: secret)
     }
 
+    /// Creates a token for `user` unless one that is not revoked exists; nil when one does.
+    public func createTokenIfNone(user: UserID, role: Role) async throws -> NewToken? {
+        let exists = try await read { db in
+            try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM tokens WHERE user = ? AND revoked_at IS NULL)", arguments: [user.rawValue]) ?? false
+        }
+        return exists ? nil : try await createToken(user: user, role: role)
+    }
+
     /// Every token, oldest first, revoked ones included.
     public func listTokens() async throws -> [TokenInfo] {
         try await read { db in

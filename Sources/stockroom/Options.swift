@@ -40,7 +40,11 @@ struct StorageOptions: ParsableArguments {
         let settings = try Startup.settings(try await reader())
         var logger = Logger(label: "stockroom")
         logger.logLevel = .warning
-        return try settings.openDatabase(logger: logger)
+        do {
+            return try settings.openDatabase(logger: logger)
+        } catch {
+            throw Startup.failure(StartupError.database(path: settings.databasePath, underlying: error).description)
+        }
     }
 }
 
@@ -59,6 +63,12 @@ enum Startup {
     static func usageError(_ message: String) -> ExitCode {
         printError(message)
         return ExitCode(64)
+    }
+
+    /// Prints `message` and returns exit status 1, for what stops a command once its settings are good.
+    static func failure(_ message: String) -> ExitCode {
+        printError(message)
+        return ExitCode(1)
     }
 
     /// Prints `stockroom: message` on stderr.

@@ -4,6 +4,8 @@ import Configuration
 import Hummingbird
 import StockroomCore
 import StockroomServer
+import StockroomStore
+import Synchronization
 
 /// `stockroom serve`: run the HTTP server until SIGTERM or SIGINT.
 struct Serve: AsyncParsableCommand {
@@ -27,14 +29,38 @@ struct Serve: AsyncParsableCommand {
         if demo { flags["demo"] = .init(.bool(true), isSecret: false) }
         let reader = try await storage.reader(flags: flags)
         let settings = try Startup.settings(reader)
-        if settings.demo {
-            let database = try await storage.openDatabase()
-            _ = try await database.seedDemoItems()
-            let token = try await database.createToken(user: UserID(stored: "demo"), role: .editor)
-            // Written unbuffered: the server runs on, so buffered output would not show while it does.
-            FileHandle.standardOutput.write(Data("Demo editor token (user demo): \(token.secret)\n  export TOKEN=\(token.secret)\n".utf8))
+        let listening = Mutex(false)
+        let app: any ApplicationProtocol
+        do {
+            app = try await buildApplication(reader: reader) { database, _ in
+                listening.withLock { $0 = true }
+                // Only now that the server listens: a start that fails makes no token.
+                if settings.demo { await Self.printDemoToken(database) }
+            }
+        } catch let error as StartupError {
+            throw Startup.failure(error.description)
         }
-        let app = try await buildApplication(reader: reader)
-        try await app.runService()
+        do {
+            try await app.runService()
+        } catch where !listening.withLock({ $0 }) {
+            throw Startup.failure(StartupError.listen(host: settings.host, port: settings.port, underlying: error).description)
+        }
+    }
+
+    /// Creates the demo editor token the first time and prints it; later starts say where it went.
+    static func printDemoToken(_ database: AppDatabase) async {
+        let text: String
+        do {
+            if let token = try await database.createTokenIfNone(user: UserID(stored: "demo"), role: .editor) {
+                text = "Demo editor token (user demo): \(token.secret)\n  export TOKEN=\(token.secret)\n"
+            } else {
+                text = "The demo token (user demo) was printed when it was created; "
+                    + "make another with: stockroom token create --user demo --role editor\n"
+            }
+        } catch {
+            text = "Could not create the demo token: \(error)\n"
+        }
+        // Written unbuffered: the server runs on, so buffered output would not show while it does.
+        FileHandle.standardOutput.write(Data(text.utf8))
     }
 }

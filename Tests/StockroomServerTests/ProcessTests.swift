@@ -56,19 +56,37 @@ struct StockroomProcess {
 
     let process: Process
     let port: Int
+    /// The server's stdout and stderr, and what was read of them while waiting for it to listen.
+    let pipe: Pipe
+    let logSoFar: String
+
+    /// Reads the server's output until it holds `text`; returns all of it read so far.
+    func waitForOutput(containing text: String) async throws -> String {
+        let pipe = self.pipe
+        let start = logSoFar
+        return try await Task.detached {
+            var log = start
+            while !log.contains(text) {
+                let chunk = pipe.fileHandleForReading.availableData
+                if chunk.isEmpty { throw ProcessError.exitedEarly(log) }
+                log += String(decoding: chunk, as: UTF8.self)
+            }
+            return log
+        }.value
+    }
 
     /// Starts `serve` on a free port and waits until it listens.
-    static func serve(databasePath: String, in directory: URL) async throws -> StockroomProcess {
+    static func serve(databasePath: String, in directory: URL, extra: [String] = []) async throws -> StockroomProcess {
         let process = Process()
         process.executableURL = binary
-        process.arguments = ["serve", "--db-path", databasePath, "--http-port", "0"]
+        process.arguments = ["serve", "--db-path", databasePath, "--http-port", "0"] + extra
         process.currentDirectoryURL = directory
         process.environment = ProcessInfo.processInfo.environment.merging(["LOG_LEVEL": "info"]) { $1 }
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = pipe
         try process.run()
-        let port = try await Task.detached {
+        let (port, log) = try await Task.detached {
             // Read the log until the server says where it listens.
             var log = ""
             while true {
@@ -78,11 +96,11 @@ struct StockroomProcess {
                 if let range = log.range(of: #"listening on 127\.0\.0\.1:(\d+)"#, options: .regularExpression),
                     let port = Int(log[range].split(separator: ":").last ?? "")
                 {
-                    return port
+                    return (port, log)
                 }
             }
         }.value
-        return StockroomProcess(process: process, port: port)
+        return StockroomProcess(process: process, port: port, pipe: pipe, logSoFar: log)
     }
 
     enum ProcessError: Error { case exitedEarly(String) }
@@ -202,5 +220,48 @@ struct ProcessTests {
         let line = result.error.split(separator: "\n").first.map(String.init) ?? ""
         for word in mentions { #expect(line.contains(word), "\(line)") }
         #expect(!FileManager.default.fileExists(atPath: databasePath), "nothing was created")
+    }
+
+    /// A port in use stops `serve` with a line saying so and what to do, and `--demo` makes no
+    /// token for a start that fails; a database that cannot be created is said so too.
+    @Test(.timeLimit(.minutes(1)))
+    func startupErrorsSayWhatFailedAndWhatToDo() async throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let first = try await StockroomProcess.serve(databasePath: databasePath, in: directory)
+        let second = try StockroomProcess.run(
+            ["serve", "--demo", "--db-path", databasePath, "--http-port", "\(first.port)"], in: directory, environment: [:])
+        #expect(second.status == 1)
+        let line = second.error.split(separator: "\n").last.map(String.init) ?? ""
+        #expect(line.contains("127.0.0.1:\(first.port)") && line.contains("already in use") && line.contains("--http-port"), "\(line)")
+        #expect(!second.error.contains("errno"), "no raw library error: \(second.error)")
+        #expect(!second.output.contains("sr_"), "no demo token was printed")
+        kill(first.process.processIdentifier, SIGTERM)
+        #expect(await first.waitForExit() == 0)
+        let tokens = try StockroomProcess.run(["token", "list", "--db-path", databasePath], in: directory)
+        #expect(!tokens.output.contains("\tdemo\t"), "no demo token was created: \(tokens.output)")
+
+        let file = directory.appendingPathComponent("a-file")
+        FileManager.default.createFile(atPath: file.path, contents: Data())
+        let path = file.appendingPathComponent("stockroom.sqlite").path
+        for command in [["serve"], ["migrate"], ["token", "list"]] {
+            let result = try StockroomProcess.run(command + ["--db-path", path], in: directory, environment: [:])
+            #expect(result.status == 1)
+            let line = result.error.split(separator: "\n").last.map(String.init) ?? ""
+            #expect(line.hasPrefix("stockroom: cannot open the database \(path)") && line.contains("--db-path"), "\(line)")
+        }
+    }
+
+    /// `--demo` prints an editor token on the first start only; later starts make none.
+    @Test(.timeLimit(.minutes(1)))
+    func theDemoTokenIsCreatedOnce() async throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        for expected in ["export TOKEN=sr_", "was printed when it was created"] {
+            let server = try await StockroomProcess.serve(databasePath: databasePath, in: directory, extra: ["--demo"])
+            _ = try await server.waitForOutput(containing: expected)
+            kill(server.process.processIdentifier, SIGTERM)
+            #expect(await server.waitForExit() == 0)
+        }
+        let tokens = try StockroomProcess.run(["token", "list", "--db-path", databasePath], in: directory).output
+        #expect(tokens.split(separator: "\n").filter { $0.contains("\tdemo\teditor\t") }.count == 1, "\(tokens)")
     }
 }
