@@ -2,6 +2,8 @@ import ArgumentParser
 import Foundation
 import Configuration
 import Hummingbird
+import Logging
+import ServiceLifecycle
 import StockroomCore
 import StockroomServer
 import StockroomStore
@@ -40,12 +42,23 @@ struct Serve: AsyncParsableCommand {
         } catch let error as StartupError {
             throw Startup.failure(error.description)
         }
+        var logger = Logger(label: "stockroom")
+        logger.logLevel = settings.logLevel
+        var group = ServiceGroupConfiguration(services: [.init(service: app)], logger: logger)
+        group.gracefulShutdownSignals = [.sigterm, .sigint]
+        // Streams and long-polls end at once on SIGTERM, so this bound only cuts off what a client
+        // holds open (a request body that never completes): the process is gone within 5 s.
+        group.maximumGracefulShutdownDuration = Self.gracefulShutdownBound
+        group.maximumCancellationDuration = .seconds(1)
         do {
-            try await app.runService()
+            try await ServiceGroup(configuration: group).run()
         } catch where !listening.withLock({ $0 }) {
             throw Startup.failure(StartupError.listen(host: settings.host, port: settings.port, underlying: error).description)
         }
     }
+
+    /// How long graceful shutdown may take before what is left is cancelled.
+    static let gracefulShutdownBound: Duration = .seconds(3)
 
     /// Creates the demo editor token the first time and prints it; later starts say where it went.
     static func printDemoToken(_ database: AppDatabase) async {

@@ -107,10 +107,11 @@ struct StockroomProcess {
 
     /// Waits for the process to exit and returns its status.
     func waitForExit() async -> Int32 {
-        await Task.detached {
-            process.waitUntilExit()
-            return process.terminationStatus
-        }.value
+        // Polled rather than `waitUntilExit()`, which would hold one of the few cooperative threads
+        // (as many as cores) for as long as the process runs, starving the in-process servers
+        // other tests run meanwhile.
+        while process.isRunning { try? await Task.sleep(for: .milliseconds(20)) }
+        return process.terminationStatus
     }
 }
 
@@ -263,5 +264,47 @@ struct ProcessTests {
         }
         let tokens = try StockroomProcess.run(["token", "list", "--db-path", databasePath], in: directory).output
         #expect(tokens.split(separator: "\n").filter { $0.contains("\tdemo\teditor\t") }.count == 1, "\(tokens)")
+    }
+
+    /// SIGTERM answers an open long-poll at once with its (empty) batch and cursor, ends SSE
+    /// streams, drops connections that are idle, half-sent or stuck in a body, and exits 0,
+    /// instead of waiting for the poll's 60 s.
+    @Test(.timeLimit(.minutes(1)))
+    func sigtermAnswersLongPollsAtOnceAndExitsPromptly() async throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let token = try #require(
+            try StockroomProcess.run(["token", "create", "--user", "erin", "--role", "editor", "--db-path", databasePath], in: directory)
+                .output.split(separator: "\n").last.map(String.init))
+        let server = try await StockroomProcess.serve(databasePath: databasePath, in: directory)
+        let live = LiveServer(port: server.port)
+        let poll = Task { try await live.request(.GET, "/v1/changes?since=now&wait=60", token: token) }
+        let sse = try await SSEReader(server: live, token: token, query: "since=now")
+        let silent = try RawSocket(port: server.port, path: "", raw: "")
+        let halfHeaders = try RawSocket(port: server.port, path: "", raw: "GET /health HTTP/1.1\r\nHost: x\r\n")
+        let stuckBody = try RawSocket(
+            port: server.port, path: "",
+            raw: "POST /v1/items HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"na")
+        // Wait until the server holds the poll and the stream.
+        while true {
+            let metrics = String(decoding: try await live.request(.GET, "/metrics", token: nil).body, as: UTF8.self)
+            if metrics.contains(#"stockroom_feed_subscribers{transport="longpoll"} 1"#),
+                metrics.contains(#"stockroom_feed_subscribers{transport="sse"} 1"#)
+            {
+                break
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+
+        let signalled = ContinuousClock.now
+        kill(server.process.processIdentifier, SIGTERM)
+        let answered = try await poll.value
+        #expect(answered.status == 200)
+        let batch = try JSONCoding.decoder().decode(FeedBatch.self, from: answered.body)
+        #expect(batch.changes.isEmpty && batch.cursor.hasPrefix("c1.") && !batch.hasMore)
+        #expect(try await sse.next() == nil, "the SSE stream ended")
+        #expect(await server.waitForExit() == 0)
+        // Far above the 3 s bound on what clients hold open, far below the poll's 60 s.
+        #expect(ContinuousClock.now - signalled < .seconds(20))
+        for socket in [silent, halfHeaders, stuckBody] { _ = try? socket.readUntilClosed() }
     }
 }

@@ -57,13 +57,19 @@ struct FeedController {
         let token = TokenCheck(database: database, tokenID: caller.id)
         var page = try await database.readChanges(after: start.seq, filter: start.filter, limit: limit)
         let deadline = ContinuousClock.now.advanced(by: .seconds(wait))
-        while page.changes.isEmpty, ContinuousClock.now < deadline {
-            let woke = await subscription.wait(timeout: deadline - ContinuousClock.now)
-            if Task.isCancelled || Task.isShuttingDownGracefully { break }
-            guard try token.isLive() else { throw APIError.unauthorized("the token was revoked") }
-            if woke || ContinuousClock.now >= deadline {
-                page = try await database.readChanges(after: page.cursor.seq, filter: start.filter, limit: limit)
+        // On graceful shutdown the wait ends at once (the subscription closes) and the poll is
+        // answered with its batch so far, possibly empty, and its cursor: shutdown waits for no poll.
+        try await withGracefulShutdownHandler {
+            while page.changes.isEmpty, ContinuousClock.now < deadline {
+                let woke = await subscription.wait(timeout: deadline - ContinuousClock.now)
+                if Task.isCancelled || Task.isShuttingDownGracefully || subscription.isClosed { break }
+                guard try token.isLive() else { throw APIError.unauthorized("the token was revoked") }
+                if woke || ContinuousClock.now >= deadline {
+                    page = try await database.readChanges(after: page.cursor.seq, filter: start.filter, limit: limit)
+                }
             }
+        } onGracefulShutdown: {
+            subscription.cancel()
         }
         // A token revoked while the request waited gets 401, never the changes.
         guard try token.isLive() else { throw APIError.unauthorized("the token was revoked") }

@@ -70,6 +70,9 @@ public struct APIError: Error, HTTPResponseError, Sendable {
             self.init(http: error)
         case is NIOTooManyBytesError:
             self.init(.contentTooLarge, "payloadTooLarge", "request body is larger than 1 MiB")
+        case is CancellationError:
+            // Only shutdown cancels a request: what a client still held open when time ran out.
+            self.init(.serviceUnavailable, "unavailable", "the server is shutting down")
         default:
             self.init(.internalServerError, "internal", "internal error")
         }
