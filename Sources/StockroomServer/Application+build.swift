@@ -37,7 +37,7 @@ public func buildApplication(
     let router = buildRouter(database: database, feed: settings.feed, limits: settings.limits, metricsAccess: settings.metricsAccess)
     return Application(
         router: router,
-        server: .http1WebSocketUpgradeAnsweringMalformedRequests(webSocketRouter: router),
+        server: .http1WebSocketUpgradeAnsweringMalformedRequests(webSocketRouter: router, connections: settings.connections),
         configuration: ApplicationConfiguration(address: .hostname(settings.host, port: settings.port), serverName: "stockroom"),
         services: [
             DatabaseMaintenanceService(

@@ -28,6 +28,8 @@ public struct Settings: Sendable {
     /// Who may read `/metrics` (`metrics.access`, `METRICS_ACCESS`): `public` (the default, as the
     /// contract lists it among the open routes) or `admin` (an admin bearer token).
     public var metricsAccess: MetricsAccess
+    /// Connection timeouts and caps (`http.*`).
+    public var connections: ConnectionSettings
 
     /// The built-in default database path.
     public static let defaultDatabasePath = "./data/stockroom.sqlite"
@@ -47,6 +49,7 @@ public struct Settings: Sendable {
         feed = try FeedSettings(read)
         limits = try LimitSettings(read)
         metricsAccess = try read.choice("metrics.access", default: .public, among: MetricsAccess.allCases.map { ($0.rawValue, $0) })
+        connections = try ConnectionSettings(read)
     }
 
     /// Opens the configured database, creating and migrating it if needed.
@@ -184,4 +187,19 @@ public enum MetricsAccess: String, Sendable, CaseIterable {
     case `public`
     /// Requests with an admin bearer token.
     case admin
+}
+
+/// How long connections may idle and how many there may be.
+public struct ConnectionSettings: Sendable {
+    /// A connection with no request in progress is closed after this; so is a request whose headers
+    /// or body stall this long (`http.idleTimeoutSeconds`, default 60). Streams are not idle.
+    public var idleTimeout: Duration
+    /// A new connection must have sent its first request's headers within this
+    /// (`http.headerTimeoutSeconds`, default 10).
+    public var headerTimeout: Duration
+
+    init(_ read: SettingReader) throws {
+        idleTimeout = .seconds(try read.int("http.idleTimeoutSeconds", default: 60, in: 1...3600))
+        headerTimeout = .seconds(try read.int("http.headerTimeoutSeconds", default: 10, in: 1...3600))
+    }
 }

@@ -406,6 +406,11 @@ final class RawSocket {
 
     /// Reads everything until the peer closes; returns how many bytes came.
     func readUntilClosed() throws -> Int {
+        try Self.readUntilClosed(descriptor)
+    }
+
+    /// Reads `descriptor` until the peer closes; returns how many bytes came.
+    static func readUntilClosed(_ descriptor: Int32) throws -> Int {
         var total = 0
         var buffer = [UInt8](repeating: 0, count: 65536)
         while true {

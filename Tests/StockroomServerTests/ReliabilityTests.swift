@@ -1,3 +1,4 @@
+import Configuration
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -57,6 +58,46 @@ struct ReliabilityTests {
             if response.status == status { return response }
             try #require(ContinuousClock.now < deadline, "/ready still answers \(response.status), not \(status)")
             try await Task.sleep(for: .milliseconds(100))
+        }
+    }
+
+    static let shortTimeouts: [AbsoluteConfigKey: ConfigValue] = [
+        "http.idleTimeoutSeconds": .init(.int(1), isSecret: false),
+        "http.headerTimeoutSeconds": .init(.int(1), isSecret: false),
+        "feed.heartbeatSeconds": .init(.int(1), isSecret: false),
+    ]
+
+    /// A connection that never sends, one that stops in the middle of its headers, and an idle
+    /// keep-alive connection are closed by the server; a stream and a long-poll outlive the
+    /// idle timeout, since they are not idle.
+    @Test(.timeLimit(.minutes(1)))
+    func idleAndSlowConnectionsAreClosedButStreamsAreNot() async throws {
+        try await withTestApp { app in
+            try await app.live(settings: Self.shortTimeouts) { client in
+                let port = try #require(client.port)
+                let silent = try RawSocket(port: port, path: "", raw: "")
+                let halfHeaders = try RawSocket(port: port, path: "", raw: "GET /health HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+                let keepAlive = try RawSocket(port: port, path: "/health")
+                let sse = try await SSEReader(server: LiveServer(port: port), token: app.editor, query: "since=now")
+                let poll = Task { try await LiveServer(port: port).request(.GET, "/v1/changes?since=now&wait=3", token: app.editor) }
+
+                #expect(try await Self.closed(silent) == 0, "nothing came before the close")
+                #expect(try await Self.closed(halfHeaders) == 0)
+                #expect(try await Self.closed(keepAlive) > 0, "the response came, then the idle close")
+                // Three heartbeats a second apart: the stream stayed open past the idle timeout.
+                #expect(try await sse.waitForHeartbeats(3).isEmpty)
+                #expect(try await poll.value.status == 200)
+            }
+        }
+    }
+
+    /// Reads a raw socket until the server closes it, off the cooperative threads.
+    static func closed(_ socket: RawSocket) async throws -> Int {
+        let descriptor = socket.descriptor
+        return try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread {
+                continuation.resume(with: Result { try RawSocket.readUntilClosed(descriptor) })
+            }
         }
     }
 }

@@ -12,29 +12,71 @@ extension HTTPServerBuilder {
     /// handler never completes when the first request is malformed, so such a request got no answer
     /// and its connection stayed open. `MalformedRequestGuard` answers it with a 400 and closes.
     static func http1WebSocketUpgradeAnsweringMalformedRequests(
-        webSocketRouter: Router<AppRequestContext>
+        webSocketRouter: Router<AppRequestContext>, connections: ConnectionSettings
     ) -> HTTPServerBuilder {
         let webSocketResponder = webSocketRouter.buildResponder()
+        let configuration = HTTP1WebSocketUpgradeChannel.Configuration(
+            http1: .init(idleTimeout: .seconds(Int64(connections.idleTimeout.components.seconds))))
         return HTTPServerBuilder { responder in
             GuardedChildChannel(
-                inner: HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: webSocketResponder, configuration: .init()))
+                inner: HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: webSocketResponder, configuration: configuration),
+                headerTimeout: connections.headerTimeout)
         }
     }
 }
 
-/// Wraps a child channel and adds `MalformedRequestGuard` after its pipeline is configured.
+/// Wraps a child channel and adds `MalformedRequestGuard` after its pipeline is configured, and
+/// `FirstRequestTimeout` right after its HTTP decoder.
 struct GuardedChildChannel<Inner: ServerChildChannel>: ServerChildChannel {
     let inner: Inner
+    let headerTimeout: Duration
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Inner.Value> {
         inner.setup(channel: channel, logger: logger).flatMapThrowing { value in
-            try channel.pipeline.syncOperations.addHandler(MalformedRequestGuard())
+            let pipeline = channel.pipeline.syncOperations
+            try pipeline.addHandler(MalformedRequestGuard())
+            let decoder = try pipeline.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)
+            try pipeline.addHandler(FirstRequestTimeout(timeout: headerTimeout), position: .after(decoder))
             return value
         }
     }
 
     func handle(value: Inner.Value, logger: Logger) async {
         await inner.handle(value: value, logger: logger)
+    }
+}
+
+/// Closes a connection whose first request head has not fully arrived `timeout` after it opened
+/// (one that never sends, or stops in the middle of its headers). Later requests are Hummingbird's
+/// (its idle timeout); until the first head, the upgrade pipeline has no idle timer of its own.
+/// It sits right after the HTTP decoder, so its first read is always the first request's head.
+final class FirstRequestTimeout: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPServerRequestPart
+
+    private let timeout: Duration
+    private var timer: Scheduled<Void>?
+    private var headArrived = false
+
+    init(timeout: Duration) { self.timeout = timeout }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        timer = context.eventLoop.scheduleTask(in: .nanoseconds(Int64(timeout.components.seconds) * 1_000_000_000)) {
+            loopBound.value.close(promise: nil)
+        }
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        timer?.cancel()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if !headArrived {
+            headArrived = true
+            timer?.cancel()
+            timer = nil
+        }
+        context.fireChannelRead(data)
     }
 }
 
