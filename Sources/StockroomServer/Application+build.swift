@@ -1,5 +1,6 @@
 import Configuration
 import Hummingbird
+import HummingbirdCore
 import HummingbirdWebSocket
 import Logging
 import NIOCore
@@ -34,11 +35,25 @@ public func buildApplication(
     onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
 ) -> some ApplicationProtocol {
     StockroomMetrics.bootstrap()
+    var connections = settings.connections
+    let fileLimit = FileDescriptorLimit.raise(logger: logger)
+    connections.resolve(fileLimit: fileLimit)
+    // Past the cap connections are answered 503; this ceiling, just under the open-file limit,
+    // stops accepting altogether (new ones wait in the listen backlog), so accept never meets
+    // EMFILE, which NIO retries in a busy loop.
+    let acceptCeiling = max(16, fileLimit - FileDescriptorLimit.ceilingReserve)
+    if connections.maxConnections > acceptCeiling {
+        logger.warning("http.maxConnections is above what the open-file limit allows; lowered", metadata: ["to": "\(acceptCeiling)"])
+        connections.maxConnections = acceptCeiling
+    }
+    logger.info("connection cap", metadata: ["maxConnections": "\(connections.maxConnections)", "acceptCeiling": "\(acceptCeiling)"])
     let router = buildRouter(database: database, feed: settings.feed, limits: settings.limits, metricsAccess: settings.metricsAccess)
     return Application(
         router: router,
-        server: .http1WebSocketUpgradeAnsweringMalformedRequests(webSocketRouter: router, connections: settings.connections),
-        configuration: ApplicationConfiguration(address: .hostname(settings.host, port: settings.port), serverName: "stockroom"),
+        server: .http1WebSocketUpgradeAnsweringMalformedRequests(webSocketRouter: router, connections: connections),
+        configuration: ApplicationConfiguration(
+            address: .hostname(settings.host, port: settings.port), serverName: "stockroom",
+            availableConnectionsDelegate: MaximumAvailableConnections(acceptCeiling, logger: logger)),
         services: [
             DatabaseMaintenanceService(
                 database: database, idempotencyRetention: .seconds(settings.idempotencyRetentionHours * 3600),

@@ -153,6 +153,10 @@ public struct FeedSettings: Sendable {
     public var retentionMaxEntries: Int
     /// How often trimming runs (`feed.retention.intervalSeconds`, default 60).
     public var trimInterval: Duration
+    /// At most this many feed subscribers (streams, WebSockets, long-polls) at once (`feed.maxSubscribers`, default 10,000).
+    public var maxSubscribers: Int
+    /// At most this many per token (`feed.maxSubscribersPerToken`, default 32).
+    public var maxSubscribersPerToken: Int
 
     init(_ read: SettingReader) throws {
         heartbeat = .seconds(try read.int("feed.heartbeatSeconds", default: 15, in: 1...3600))
@@ -160,6 +164,8 @@ public struct FeedSettings: Sendable {
         retentionMaxAge = .seconds(try read.int("feed.retention.maxAgeHours", default: 168, in: 1...87_600) * 3600)
         retentionMaxEntries = try read.int("feed.retention.maxEntries", default: 1_000_000, in: 1...Int(Int32.max))
         trimInterval = .seconds(try read.int("feed.retention.intervalSeconds", default: 60, in: 1...86_400))
+        maxSubscribers = try read.int("feed.maxSubscribers", default: 10_000, in: 1...1_000_000)
+        maxSubscribersPerToken = try read.int("feed.maxSubscribersPerToken", default: 32, in: 1...1_000_000)
     }
 }
 
@@ -197,9 +203,21 @@ public struct ConnectionSettings: Sendable {
     /// A new connection must have sent its first request's headers within this
     /// (`http.headerTimeoutSeconds`, default 10).
     public var headerTimeout: Duration
+    /// At most this many open connections; more are answered `503` with `Retry-After` and closed
+    /// (`http.maxConnections`; 0, the default, means the open-file limit minus 128).
+    public var maxConnectionsSetting: Int
+    /// The connection cap in force, once `resolve` has read the open-file limit.
+    public var maxConnections: Int
 
     init(_ read: SettingReader) throws {
         idleTimeout = .seconds(try read.int("http.idleTimeoutSeconds", default: 60, in: 1...3600))
         headerTimeout = .seconds(try read.int("http.headerTimeoutSeconds", default: 10, in: 1...3600))
+        maxConnectionsSetting = try read.int("http.maxConnections", default: 0, in: 0...1_000_000)
+        maxConnections = maxConnectionsSetting
+    }
+
+    /// The cap for an open-file limit of `fileLimit`: the setting, or the limit minus a reserve.
+    mutating func resolve(fileLimit: Int) {
+        maxConnections = maxConnectionsSetting > 0 ? maxConnectionsSetting : max(16, fileLimit - FileDescriptorLimit.reserve)
     }
 }

@@ -76,10 +76,15 @@ struct StockroomProcess {
     }
 
     /// Starts `serve` on a free port and waits until it listens.
-    static func serve(databasePath: String, in directory: URL, extra: [String] = []) async throws -> StockroomProcess {
+    static func serve(databasePath: String, in directory: URL, extra: [String] = [], shellPrefix: String? = nil) async throws -> StockroomProcess {
         let process = Process()
         process.executableURL = binary
         process.arguments = ["serve", "--db-path", databasePath, "--http-port", "0"] + extra
+        if let shellPrefix {
+            // For example `ulimit -n 200`, applied to the server alone.
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = ["-c", "\(shellPrefix); exec \"$0\" \"$@\"", binary.path] + (process.arguments ?? [])
+        }
         process.currentDirectoryURL = directory
         process.environment = ProcessInfo.processInfo.environment.merging(["LOG_LEVEL": "info"]) { $1 }
         let pipe = Pipe()
@@ -306,5 +311,29 @@ struct ProcessTests {
         // Far above the 3 s bound on what clients hold open, far below the poll's 60 s.
         #expect(ContinuousClock.now - signalled < .seconds(20))
         for socket in [silent, halfHeaders, stuckBody] { _ = try? socket.readUntilClosed() }
+    }
+
+    /// With a low open-file limit and more idle clients than it allows, the server raises its soft
+    /// limit to the hard one (and says so), caps connections below it, answers the ones over the
+    /// cap with 503, and serves again once they go, instead of going deaf in an EMFILE loop.
+    @Test(.timeLimit(.minutes(1)))
+    func moreIdleClientsThanFileDescriptorsLeaveTheServerAnswering() async throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let server = try await StockroomProcess.serve(
+            databasePath: databasePath, in: directory, shellPrefix: "ulimit -Sn 150 && ulimit -Hn 300")
+        defer { kill(server.process.processIdentifier, SIGKILL) }
+        #expect(server.logSoFar.contains("hard=300") && server.logSoFar.contains("now=300") && server.logSoFar.contains("soft=150"))
+        #expect(server.logSoFar.contains("maxConnections=172"))
+        let idle = try (0..<400).map { _ in try RawSocket(port: server.port, path: "", raw: "") }
+        let answer = try await ReliabilityTests.response(try RawSocket(port: server.port, path: "/health"))
+        #expect(answer.hasPrefix("HTTP/1.1 503") || answer.hasPrefix("HTTP/1.1 200"), "\(answer.prefix(80))")
+        for socket in idle { shutdown(socket.descriptor, Int32(SHUT_RDWR)) }
+        while true {
+            let health = try await ReliabilityTests.response(try RawSocket(port: server.port, path: "/health"))
+            if health.hasPrefix("HTTP/1.1 200") { break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        kill(server.process.processIdentifier, SIGTERM)
+        #expect(await server.waitForExit() == 0)
     }
 }

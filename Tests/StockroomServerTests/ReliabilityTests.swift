@@ -100,4 +100,107 @@ struct ReliabilityTests {
             }
         }
     }
+
+    /// Past `http.maxConnections` a new connection gets the contract's 503 with Retry-After and is
+    /// closed; the refusal is counted in /metrics, and a freed place is taken again.
+    @Test(.timeLimit(.minutes(1)))
+    func connectionsOverTheCapAreRefusedWith503() async throws {
+        try await withTestApp { app in
+            let settings: [AbsoluteConfigKey: ConfigValue] = ["http.maxConnections": .init(.int(3), isSecret: false)]
+            try await app.live(settings: settings) { client in
+                let port = try #require(client.port)
+                // Kept-alive connections, each answered before the next opens, so each is counted
+                // before the next (the test client may hold one of the three places itself).
+                var held: [RawSocket] = []
+                var refusal: String?
+                for _ in 0..<5 {
+                    let socket = try RawSocket(port: port, path: "/health")
+                    let answer = try await Self.response(socket)
+                    if !answer.hasPrefix("HTTP/1.1 200") {
+                        refusal = answer
+                        break
+                    }
+                    held.append(socket)
+                }
+                #expect(held.count <= 3)
+                let answer = try #require(refusal, "no connection was refused")
+                #expect(answer.hasPrefix("HTTP/1.1 503"))
+                #expect(answer.contains("Retry-After: 1"))
+                #expect(answer.contains(#""code":"unavailable""#))
+                _ = held.map { shutdown($0.descriptor, Int32(SHUT_RDWR)) }
+                // Once the server has seen the held connections go, a new one is served again.
+                var metrics = ""
+                while true {
+                    let reply = try await Self.response(try RawSocket(port: port, path: "/metrics"))
+                    if reply.hasPrefix("HTTP/1.1 200") {
+                        metrics = reply
+                        break
+                    }
+                    try await Task.sleep(for: .milliseconds(50))
+                }
+                #expect(metrics.contains(#"stockroom_limit_refusals_total{limit="connections"}"#))
+            }
+        }
+    }
+
+    /// Past the per-token or the total subscriber cap a new stream or long-poll is 503 with
+    /// Retry-After and the contract's body; other tokens keep their share until the total is reached.
+    @Test(.timeLimit(.minutes(1)))
+    func feedSubscribersOverACapAreRefusedWith503() async throws {
+        try await withTestApp { app in
+            let settings: [AbsoluteConfigKey: ConfigValue] = [
+                "feed.maxSubscribersPerToken": .init(.int(2), isSecret: false),
+                "feed.maxSubscribers": .init(.int(3), isSecret: false),
+            ]
+            try await app.live(settings: settings) { client in
+                let server = LiveServer(port: try #require(client.port))
+                let first = try await SSEReader(server: server, token: app.editor, query: "since=now")
+                let second = try await SSEReader(server: server, token: app.editor, query: "since=now")
+                #expect(first.status == 200 && second.status == 200)
+                let third = try await server.request(.GET, "/v1/changes/stream?since=now", token: app.editor)
+                #expect(third.status == 503)
+                let poll = try await server.request(.GET, "/v1/changes?since=now&wait=1", token: app.editor)
+                #expect(poll.status == 503)
+                let error = try JSONSerialization.jsonObject(with: poll.body) as? [String: [String: Any]]
+                #expect(error?["error"]?["code"] as? String == "unavailable")
+
+                let viewer = try await SSEReader(server: server, token: app.viewer, query: "since=now")
+                #expect(viewer.status == 200, "another token has its own share")
+                let overTotal = try await server.request(.GET, "/v1/changes/stream?since=now", token: app.otherEditor)
+                #expect(overTotal.status == 503, "the total cap")
+
+                let metrics = String(decoding: try await server.request(.GET, "/metrics", token: nil).body, as: UTF8.self)
+                #expect(metrics.contains(#"stockroom_limit_refusals_total{limit="subscribersPerToken"} 2"#))
+                #expect(metrics.contains(#"stockroom_limit_refusals_total{limit="subscribers"} 1"#))
+                _ = (first, second, viewer)
+            }
+        }
+    }
+
+    /// Everything a raw socket receives until the server closes it, off the cooperative threads.
+    static func response(_ socket: RawSocket) async throws -> String {
+        let descriptor = socket.descriptor
+        return try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread {
+                continuation.resume(with: Result {
+                    var text = Data()
+                    var buffer = [UInt8](repeating: 0, count: 65536)
+                    while true {
+                        let count = recv(descriptor, &buffer, buffer.count, 0)
+                        if count <= 0 { return String(decoding: text, as: UTF8.self) }
+                        text.append(contentsOf: buffer[0..<count])
+                        // A keep-alive answer does not close: a whole response is enough.
+                        if let text = String(data: text, encoding: .utf8), let split = text.range(of: "\r\n\r\n"),
+                            let length = text[..<split.lowerBound].split(separator: "\r\n")
+                                .first(where: { $0.lowercased().hasPrefix("content-length:") })
+                                .flatMap({ Int($0.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) }),
+                            text.utf8.distance(from: split.upperBound, to: text.endIndex) >= length
+                        {
+                            return text
+                        }
+                    }
+                })
+            }
+        }
+    }
 }

@@ -14,6 +14,13 @@ import Synchronization
 struct FeedController {
     let database: AppDatabase
     let settings: FeedSettings
+    let limits: SubscriberLimits
+
+    init(database: AppDatabase, settings: FeedSettings) {
+        self.database = database
+        self.settings = settings
+        self.limits = SubscriberLimits(maxTotal: settings.maxSubscribers, maxPerToken: settings.maxSubscribersPerToken)
+    }
 
     static let lastEventID = HTTPField.Name("Last-Event-ID")!
 
@@ -48,6 +55,8 @@ struct FeedController {
         let limit = try APIError.checked("limit", rawLimit, default: 100, in: 1...1000)
         let wait = try APIError.checked("wait", rawWait, default: 0, in: 0...60)
         let start = Subscription(filter: filter, seq: try await database.resolve(from))
+        let lease = try limits.acquire(token: caller.id)
+        defer { lease.release() }
         let subscription = database.hub.subscribe(start.filter)
         Self.subscribers.increment(transport: "longpoll")
         defer {
@@ -89,6 +98,7 @@ struct FeedController {
     @Sendable func stream(_ request: Request, context: AppRequestContext) async throws -> Response {
         let caller = try context.caller()
         let start = try await parse(request, user: caller.user, lastEventID: request.headers[Self.lastEventID])
+        let lease = try limits.acquire(token: caller.id)
         let database = self.database
         let settings = self.settings
         let logger = context.logger
@@ -98,7 +108,10 @@ struct FeedController {
             headers: [.contentType: "text/event-stream; charset=utf-8", .cacheControl: "no-store", .connection: "keep-alive"],
             body: ResponseBody { writer in
                 Self.subscribers.increment(transport: "sse")
-                defer { Self.subscribers.decrement(transport: "sse") }
+                defer {
+                    Self.subscribers.decrement(transport: "sse")
+                    lease.release()
+                }
                 let box = BodyWriterBox(writer)
                 do {
                     try await Self.follow(
@@ -168,6 +181,12 @@ struct FeedController {
         let request = context.request
         guard let caller = context.requestContext.identity else { return }
         let start = try await parse(request, user: caller.user, lastEventID: nil)
+        // Over a cap the stream ends at once (the refusal itself is the upgrade path's to shape).
+        guard let lease = try? limits.acquire(token: caller.id) else {
+            try? await outbound.close(.init(codeNumber: 4503), reason: #"{"error":{"code":"unavailable"}}"#)
+            return
+        }
+        defer { lease.release() }
         Self.subscribers.increment(transport: "ws")
         defer { Self.subscribers.decrement(transport: "ws") }
         let database = self.database

@@ -17,10 +17,11 @@ extension HTTPServerBuilder {
         let webSocketResponder = webSocketRouter.buildResponder()
         let configuration = HTTP1WebSocketUpgradeChannel.Configuration(
             http1: .init(idleTimeout: .seconds(Int64(connections.idleTimeout.components.seconds))))
+        let counter = ConnectionCounter(maximum: connections.maxConnections)
         return HTTPServerBuilder { responder in
             GuardedChildChannel(
                 inner: HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: webSocketResponder, configuration: configuration),
-                headerTimeout: connections.headerTimeout)
+                headerTimeout: connections.headerTimeout, counter: counter)
         }
     }
 }
@@ -30,10 +31,13 @@ extension HTTPServerBuilder {
 struct GuardedChildChannel<Inner: ServerChildChannel>: ServerChildChannel {
     let inner: Inner
     let headerTimeout: Duration
+    let counter: ConnectionCounter
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Inner.Value> {
-        inner.setup(channel: channel, logger: logger).flatMapThrowing { value in
+        let admitted = counter.admit(channel)
+        return inner.setup(channel: channel, logger: logger).flatMapThrowing { value in
             let pipeline = channel.pipeline.syncOperations
+            if !admitted { try pipeline.addHandler(OverCapacityResponder(), position: .first) }
             try pipeline.addHandler(MalformedRequestGuard())
             let decoder = try pipeline.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)
             try pipeline.addHandler(FirstRequestTimeout(timeout: headerTimeout), position: .after(decoder))
