@@ -107,6 +107,8 @@ let package = Package(
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
+                // To write test databases the server must refuse (a backup with a newer schema).
+                .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import GRDB
 import HummingbirdWSClient
 import Logging
 import Foundation
@@ -335,5 +336,68 @@ struct ProcessTests {
         }
         kill(server.process.processIdentifier, SIGTERM)
         #expect(await server.waitForExit() == 0)
+    }
+
+    /// `backup` copies the live database while the server writes and verifies it; `restore`
+    /// refuses a missing, corrupt or newer-schema file without touching the database, and otherwise
+    /// replaces it under a new epoch: the backed-up items are back and an older cursor gets 410.
+    @Test(.timeLimit(.minutes(1)))
+    func backupWhileServingAndRestoreUnderANewEpoch() async throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let token = try #require(
+            try StockroomProcess.run(["token", "create", "--user", "erin", "--role", "editor", "--db-path", databasePath], in: directory)
+                .output.split(separator: "\n").last.map(String.init))
+        let first = try await StockroomProcess.serve(databasePath: databasePath, in: directory)
+        let live = LiveServer(port: first.port)
+        for name in ["One", "Two", "Three"] {
+            #expect(try await live.request(.POST, "/v1/items", token: token, json: draftJSON(name: name)).status == 201)
+        }
+        let oldCursor = try await live.drain(since: nil, token: token).cursor
+        let writer = Task {
+            var written = 0
+            while !Task.isCancelled, written < 200 {
+                _ = try await live.request(.POST, "/v1/items", token: token, json: draftJSON(name: "During \(written)"))
+                written += 1
+            }
+        }
+        let backupPath = directory.appendingPathComponent("backup.sqlite").path
+        let backup = try StockroomProcess.run(["backup", "--to", backupPath, "--db-path", databasePath], in: directory, environment: [:])
+        writer.cancel()
+        _ = try? await writer.value
+        #expect(backup.status == 0, "\(backup.error)")
+        #expect(backup.output.contains("integrity ok"))
+        #expect(try await live.request(.POST, "/v1/items", token: token, json: draftJSON(name: "After the backup")).status == 201)
+        kill(first.process.processIdentifier, SIGTERM)
+        #expect(await first.waitForExit() == 0)
+
+        // Refusals replace nothing.
+        let corrupt = directory.appendingPathComponent("corrupt.sqlite").path
+        try Data(repeating: 0x5A, count: 8192).write(to: URL(fileURLWithPath: corrupt))
+        let newer = directory.appendingPathComponent("newer.sqlite").path
+        try FileManager.default.copyItem(atPath: backupPath, toPath: newer)
+        try await DatabaseQueue(path: newer).write { db in
+            try db.execute(sql: "INSERT INTO grdb_migrations (identifier) VALUES ('9999_from_the_future')")
+        }
+        let before = try Data(contentsOf: URL(fileURLWithPath: databasePath))
+        for (file, reason) in [("missing.sqlite", "does not exist"), (corrupt, "not a SQLite database"), (newer, "newer schema")] {
+            let refused = try StockroomProcess.run(["restore", "--from", file, "--db-path", databasePath], in: directory, environment: [:])
+            #expect(refused.status == 1)
+            #expect(refused.error.contains(reason) && refused.error.contains("nothing replaced"), "\(refused.error)")
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: databasePath)) == before)
+
+        let restore = try StockroomProcess.run(["restore", "--from", backupPath, "--db-path", databasePath], in: directory, environment: [:])
+        #expect(restore.status == 0, "\(restore.error)")
+        #expect(restore.output.contains("new epoch"))
+
+        let second = try await StockroomProcess.serve(databasePath: databasePath, in: directory)
+        let restored = LiveServer(port: second.port)
+        let feed = try await restored.request(.GET, "/v1/changes?since=\(oldCursor)", token: token)
+        #expect(feed.status == 410)
+        let items = try await restored.drain(since: nil, token: token).changes.compactMap(\.item?.name)
+        #expect(Array(items.prefix(3)) == ["One", "Two", "Three"])
+        #expect(!items.contains("After the backup"))
+        kill(second.process.processIdentifier, SIGTERM)
+        #expect(await second.waitForExit() == 0)
     }
 }

@@ -1,0 +1,138 @@
+import Foundation
+import GRDB
+
+/// Why a backup or restore did not happen; nothing was replaced then.
+public struct BackupError: Error, CustomStringConvertible {
+    /// What is wrong, and with which file.
+    public var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// What a verified copy holds.
+public struct BackupSummary: Sendable {
+    /// The copy's size in pages and bytes.
+    public var pages: Int
+    public var bytes: Int
+    /// The last migration applied to the copy.
+    public var migration: String
+    /// The copy's database epoch (new after a restore).
+    public var epoch: String
+}
+
+extension AppDatabase {
+    /// Copies the live database into a new file at `path` with SQLite's backup API (from one read
+    /// snapshot, while writes go on), then checks the copy with `PRAGMA integrity_check`. The copy
+    /// is written beside `path` and renamed into place only once it checks out.
+    public func backup(to path: String) throws -> BackupSummary {
+        let target = URL(fileURLWithPath: path)
+        guard !FileManager.default.fileExists(atPath: target.path) else {
+            throw BackupError("\(target.path) exists; remove it or choose another file")
+        }
+        let partial = target.path + ".partial"
+        Self.removeDatabaseFiles(at: partial)
+        do {
+            let copy = try DatabaseQueue(path: partial)
+            try writer.backup(to: copy)
+            let summary = try Self.verify(copy, name: target.path)
+            try copy.close()
+            try FileManager.default.moveItem(atPath: partial, toPath: target.path)
+            return summary
+        } catch {
+            Self.removeDatabaseFiles(at: partial)
+            throw error
+        }
+    }
+
+    /// Replaces the database at `path` with the backup at `source`, for a stopped server: checks the
+    /// backup (a SQLite file, intact, with no migration this binary does not know), copies it beside
+    /// `path`, migrates the copy and gives it a new epoch, so that every cursor from before gets
+    /// `410 resyncRequired`, and only then moves it into place. On any error nothing is replaced.
+    public static func restore(from source: String, to path: String) throws -> BackupSummary {
+        let sourceURL = URL(fileURLWithPath: source)
+        guard FileManager.default.fileExists(atPath: sourceURL.path) else {
+            throw BackupError("\(sourceURL.path) does not exist")
+        }
+        var readOnly = Configuration()
+        readOnly.readonly = true
+        let backup: DatabaseQueue
+        do {
+            backup = try DatabaseQueue(path: sourceURL.path, configuration: readOnly)
+            _ = try backup.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master") }
+        } catch {
+            throw BackupError("\(sourceURL.path) is not a SQLite database: \(error)")
+        }
+        let known = Set(try MigrationFilesIdentifiers.all())
+        let applied: [String]
+        do {
+            applied = try backup.read { db in
+                try integrityCheck(db, name: sourceURL.path)
+                guard try db.tableExists("grdb_migrations"), try db.tableExists("meta") else {
+                    throw BackupError("\(sourceURL.path) is not a Stockroom database")
+                }
+                return try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations ORDER BY identifier")
+            }
+        } catch let error as BackupError {
+            throw error
+        } catch {
+            throw BackupError("\(sourceURL.path) cannot be read: \(error)")
+        }
+        let unknown = applied.filter { !known.contains($0) }
+        guard unknown.isEmpty else {
+            throw BackupError(
+                "\(sourceURL.path) has a newer schema (migrations \(unknown.joined(separator: ", ")) are unknown to this version); restore it with a newer stockroom")
+        }
+
+        let target = URL(fileURLWithPath: path)
+        try FileManager.default.createDirectory(at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
+        let partial = target.path + ".restoring"
+        removeDatabaseFiles(at: partial)
+        do {
+            let copy = try DatabaseQueue(path: partial)
+            try backup.backup(to: copy)
+            try backup.close()
+            try migrator().migrate(copy)
+            try copy.write { db in
+                try db.execute(sql: "UPDATE meta SET value = lower(hex(randomblob(16))) WHERE key = 'epoch'")
+                try db.execute(sql: "DELETE FROM meta WHERE key = 'ready_probe'")
+            }
+            let summary = try verify(copy, name: partial)
+            try copy.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
+            try copy.close()
+            removeDatabaseFiles(at: target.path)
+            try FileManager.default.moveItem(atPath: partial, toPath: target.path)
+            return summary
+        } catch {
+            removeDatabaseFiles(at: partial)
+            throw error
+        }
+    }
+
+    /// `integrity_check` of `db`, throwing what it found unless "ok".
+    static func integrityCheck(_ db: Database, name: String) throws {
+        let result = try String.fetchAll(db, sql: "PRAGMA integrity_check")
+        guard result == ["ok"] else {
+            throw BackupError("\(name) failed its integrity check: \(result.prefix(5).joined(separator: "; "))")
+        }
+    }
+
+    static func verify(_ copy: DatabaseQueue, name: String) throws -> BackupSummary {
+        try copy.read { db in
+            try integrityCheck(db, name: name)
+            let pages = try Int.fetchOne(db, sql: "PRAGMA page_count") ?? 0
+            let pageSize = try Int.fetchOne(db, sql: "PRAGMA page_size") ?? 0
+            return BackupSummary(
+                pages: pages, bytes: pages * pageSize,
+                migration: try String.fetchOne(db, sql: "SELECT max(identifier) FROM grdb_migrations") ?? "none",
+                epoch: try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'epoch'") ?? "")
+        }
+    }
+
+    static func removeDatabaseFiles(at path: String) {
+        for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+    }
+}
+
+/// The identifiers of the migrations this binary ships.
+enum MigrationFilesIdentifiers {
+    static func all() throws -> [String] { try AppDatabase.migrator().migrations }
+}
