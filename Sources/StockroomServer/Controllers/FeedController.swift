@@ -302,6 +302,7 @@ struct FeedController {
                     while true {
                         try await Task.sleep(for: tick)
                         if watch.stalled(longerThan: settings.writeTimeout) {
+                            Counter(label: "stockroom_feed_stalled_disconnects_total", dimensions: [("transport", transport)]).increment()
                             channel.close(mode: .all, promise: nil)
                             throw WriteTimeout()
                         }
