@@ -1,4 +1,5 @@
 # syntax=docker/dockerfile:1
+# Untested here (no Docker engine on the build machine); built as written in CI or by hand.
 
 # ---- build ----
 FROM swift:6.2-bookworm AS build
@@ -7,9 +8,18 @@ RUN apt-get update \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 
-# One layer for sources and dependencies: the manifest names target folders (Migrations/),
-# so resolving before they are copied is not reliable.
-COPY . .
+# Dependencies first, in their own layer: only a change to the manifest fetches packages again.
+# The manifest names its target folders, so empty ones stand in for the sources while resolving.
+# (Package.resolve[d]: copied when present, without failing when it is not.)
+COPY Package.swift Package.resolve[d] ./
+RUN mkdir -p Sources/StockroomCore Sources/StockroomStore Sources/StockroomServer/Resources Sources/stockroom \
+       Migrations/sql Tests/StockroomCoreTests Tests/StockroomStoreTests Tests/StockroomServerTests \
+    && swift package resolve
+
+# Then the sources: a source change rebuilds from here on, with the packages above.
+COPY Sources ./Sources
+COPY Migrations ./Migrations
+COPY Tests ./Tests
 RUN swift build -c release --product stockroom --static-swift-stdlib \
     && mkdir /staging \
     && cp .build/release/stockroom /staging/ \
@@ -34,5 +44,6 @@ VOLUME /data
 EXPOSE 8080
 USER stockroom:stockroom
 
+# exec form: the server is PID 1's only process and gets SIGTERM itself.
 ENTRYPOINT ["/app/stockroom"]
 CMD ["serve"]
