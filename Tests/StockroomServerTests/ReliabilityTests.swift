@@ -203,4 +203,19 @@ struct ReliabilityTests {
             }
         }
     }
+
+    /// A malformed `since` beside a valid `Last-Event-ID` is 400 on `since`, as the OpenAPI document
+    /// calls such a request invalid, though the header would win.
+    @Test(arguments: ["garbage", "c1.xyz.1", "c1.ab.-1"])
+    func aMalformedSinceIsRefusedBesideALastEventID(since: String) async throws {
+        try await withTestApp { app in
+            try await app.test { client in
+                let response = try await client.send(
+                    .get, "/v1/changes/stream?since=\(since)", token: app.viewer, headers: [HTTPField.Name("Last-Event-ID")!: "now"])
+                #expect(response.status == .badRequest)
+                #expect(response.errorCode == "invalidParameter")
+                #expect(response.errorField == "since")
+            }
+        }
+    }
 }

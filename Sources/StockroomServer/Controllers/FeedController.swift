@@ -317,12 +317,16 @@ struct FeedController {
     struct WriteTimeout: Error {}
 
     /// Where the request starts: `Last-Event-ID` wins over `since`; none means the beginning of the log.
+    /// Both are checked even when `Last-Event-ID` wins: a malformed `since` is a bad request either way.
     func start(of request: Request, lastEventID: String? = nil) throws -> FeedStart {
-        guard let raw = lastEventID ?? request.query("since") else { return .beginning }
+        let since = try request.query("since").map { try Self.parseStart($0, field: "since") }
+        if let lastEventID { return try Self.parseStart(lastEventID, field: "Last-Event-ID") }
+        return since ?? .beginning
+    }
+
+    static func parseStart(_ raw: String, field: String) throws -> FeedStart {
         if raw == "now" { return .now }
-        guard let cursor = FeedCursor(encoded: raw) else {
-            throw APIError.invalidParameter(lastEventID == nil ? "since" : "Last-Event-ID", "not a valid feed cursor")
-        }
+        guard let cursor = FeedCursor(encoded: raw) else { throw APIError.invalidParameter(field, "not a valid feed cursor") }
         return .after(cursor)
     }
 
