@@ -5,7 +5,7 @@ extension String {
     /// make a line read differently from its bytes. Used for every stored value printed to a log or a
     /// terminal, since databases written before the input rule may hold such values.
     public var terminalSafe: String {
-        guard unicodeScalars.contains(where: Self.needsEscape) else { return self }
+        guard needsTerminalEscape else { return self }
         var escaped = ""
         escaped.reserveCapacity(utf8.count + 8)
         for scalar in unicodeScalars {
@@ -17,6 +17,9 @@ extension String {
         }
         return escaped
     }
+
+    /// Whether `terminalSafe` would change the string.
+    public var needsTerminalEscape: Bool { unicodeScalars.contains(where: Self.needsEscape) }
 
     private static func needsEscape(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar.value {

@@ -22,6 +22,11 @@ final class WriteRateLimiter: Sendable {
 
     /// Takes one write for `key`; nil when allowed, else how long until one is.
     func take(_ key: String, now: ContinuousClock.Instant = .now) -> Duration? {
+        secondsToWait(key, now: now).map { .seconds($0) }
+    }
+
+    /// Takes one write for `key`; nil when allowed, else the seconds until one is.
+    func secondsToWait(_ key: String, now: ContinuousClock.Instant = .now) -> Double? {
         buckets.withLock { buckets in
             var bucket = buckets[key] ?? Bucket(tokens: burst, updated: now)
             let elapsed = now - bucket.updated
@@ -35,7 +40,7 @@ final class WriteRateLimiter: Sendable {
             }
             guard bucket.tokens >= 1 else {
                 buckets[key] = bucket
-                return .seconds((1 - bucket.tokens) / rate)
+                return (1 - bucket.tokens) / rate
             }
             bucket.tokens -= 1
             buckets[key] = bucket
@@ -61,9 +66,9 @@ struct WriteRateLimitMiddleware: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         switch request.method {
         case .post, .put, .delete, .patch:
-            if let identity = context.identity, let wait = limiter.take(identity.id) {
+            if let identity = context.identity, let wait = limiter.secondsToWait(identity.id) {
                 refusals.increment()
-                let seconds = max(1, Int((Double(wait.components.seconds) + Double(wait.components.attoseconds) / 1e18).rounded(.up)))
+                let seconds = max(1, Int(wait.rounded(.up)))
                 var error = APIError(
                     .tooManyRequests, "tooManyRequests",
                     "this token sends writes faster than \(Int(limiter.rate)) a second; retry after \(seconds) s")

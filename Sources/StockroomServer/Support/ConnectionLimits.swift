@@ -41,19 +41,20 @@ enum FileDescriptorLimit {
 final class ConnectionCounter: Sendable {
     let maximum: Int
     private let open = Atomic<Int>(0)
+    private let gauge = Gauge(label: "stockroom_connections_open")
+    private let refusals = Counter(label: "stockroom_limit_refusals_total", dimensions: [("limit", "connections")])
 
     init(maximum: Int) { self.maximum = maximum }
 
     /// Counts a new connection until it closes; false when it is over the cap.
     func admit(_ channel: any Channel) -> Bool {
         let count = open.wrappingAdd(1, ordering: .relaxed).newValue
-        Gauge(label: "stockroom_connections_open").record(count)
+        gauge.record(count)
         channel.closeFuture.whenComplete { [self] _ in
-            let count = open.wrappingSubtract(1, ordering: .relaxed).newValue
-            Gauge(label: "stockroom_connections_open").record(count)
+            gauge.record(open.wrappingSubtract(1, ordering: .relaxed).newValue)
         }
         guard count <= maximum else {
-            Counter(label: "stockroom_limit_refusals_total", dimensions: [("limit", "connections")]).increment()
+            refusals.increment()
             return false
         }
         return true

@@ -34,10 +34,25 @@ public struct TerminalSafeLogHandler: LogHandler {
     }
 
     public func log(event: LogEvent) {
+        // Most lines need no escape: pass them on as they are, without copying message or metadata
+        // (the request log writes one line per request).
+        let message = event.message.description
+        let unsafeMessage = message.needsTerminalEscape
+        let unsafeMetadata = event.metadata?.values.contains { !Self.isSafe($0) } ?? false
+        guard unsafeMessage || unsafeMetadata else { return wrapped.log(event: event) }
         var event = event
-        event.message = Logger.Message(stringLiteral: event.message.description.terminalSafe)
-        event.metadata = event.metadata?.mapValues(Self.safe)
+        if unsafeMessage { event.message = Logger.Message(stringLiteral: message.terminalSafe) }
+        if unsafeMetadata { event.metadata = event.metadata?.mapValues(Self.safe) }
         wrapped.log(event: event)
+    }
+
+    static func isSafe(_ value: Logger.Metadata.Value) -> Bool {
+        switch value {
+        case .string(let text): !text.needsTerminalEscape
+        case .stringConvertible(let convertible): !convertible.description.needsTerminalEscape
+        case .array(let values): values.allSatisfy(isSafe)
+        case .dictionary(let values): values.values.allSatisfy(isSafe)
+        }
     }
 
     static func safe(_ value: Logger.Metadata.Value) -> Logger.Metadata.Value {
