@@ -155,7 +155,7 @@ public struct FeedSettings: Sendable {
     public var trimInterval: Duration
     /// At most this many feed subscribers (streams, WebSockets, long-polls) at once (`feed.maxSubscribers`, default 10,000).
     public var maxSubscribers: Int
-    /// At most this many per token (`feed.maxSubscribersPerToken`, default 32).
+    /// At most this many per token (`feed.maxSubscribersPerToken`, default 256).
     public var maxSubscribersPerToken: Int
 
     init(_ read: SettingReader) throws {
@@ -165,13 +165,13 @@ public struct FeedSettings: Sendable {
         retentionMaxEntries = try read.int("feed.retention.maxEntries", default: 1_000_000, in: 1...Int(Int32.max))
         trimInterval = .seconds(try read.int("feed.retention.intervalSeconds", default: 60, in: 1...86_400))
         maxSubscribers = try read.int("feed.maxSubscribers", default: 10_000, in: 1...1_000_000)
-        maxSubscribersPerToken = try read.int("feed.maxSubscribersPerToken", default: 32, in: 1...1_000_000)
+        maxSubscribersPerToken = try read.int("feed.maxSubscribersPerToken", default: 256, in: 1...1_000_000)
     }
 }
 
 /// What one token or one user may cost the server (see SECURITY.md).
 public struct LimitSettings: Sendable {
-    /// The most clients (devices) one user may have (`limits.clientsPerUser`, default 100).
+    /// The most clients (devices) one user may have (`limits.clientsPerUser`, default 1,000).
     public var clientsPerUser: Int
     /// Writes and commands one token may send per second, sustained (`limits.writesPerSecond`;
     /// 0, the default, turns the limit off: one trusted client may use the whole writer, as the
@@ -181,7 +181,7 @@ public struct LimitSettings: Sendable {
     public var writeBurst: Int
 
     init(_ read: SettingReader) throws {
-        clientsPerUser = try read.int("limits.clientsPerUser", default: 100, in: 1...1_000_000)
+        clientsPerUser = try read.int("limits.clientsPerUser", default: 1000, in: 1...1_000_000)
         writesPerSecond = try read.int("limits.writesPerSecond", default: 0, in: 0...1_000_000)
         writeBurst = try read.int("limits.writeBurst", default: 100, in: 1...1_000_000)
     }

@@ -220,7 +220,7 @@ public struct StoreLimits: Sendable, Hashable {
     public var clientsPerUser: Int
 
     /// Creates limits.
-    public init(clientsPerUser: Int = 100) {
+    public init(clientsPerUser: Int = 1000) {
         self.clientsPerUser = clientsPerUser
     }
 }
