@@ -47,7 +47,7 @@ public func buildApplication(
         connections.maxConnections = acceptCeiling
     }
     logger.info("connection cap", metadata: ["maxConnections": "\(connections.maxConnections)", "acceptCeiling": "\(acceptCeiling)"])
-    let router = buildRouter(database: database, feed: settings.feed, limits: settings.limits, metricsAccess: settings.metricsAccess)
+    let router = buildRouter(database: database, settings: settings)
     return Application(
         router: router,
         server: .http1WebSocketUpgradeAnsweringMalformedRequests(webSocketRouter: router, connections: connections),
@@ -65,23 +65,24 @@ public func buildApplication(
 }
 
 /// The router with every route and middleware of the contract.
-func buildRouter(
-    database: AppDatabase, feed: FeedSettings, limits: LimitSettings, metricsAccess: MetricsAccess = .public
-) -> Router<AppRequestContext> {
+func buildRouter(database: AppDatabase, settings: Settings) -> Router<AppRequestContext> {
     let router = Router(context: AppRequestContext.self)
     let routes = RouteTable()
     router.add(middleware: RequestLogMiddleware())
     router.add(middleware: RequestMetricsMiddleware())
+    if !settings.corsAllowedOrigins.isEmpty {
+        router.add(middleware: AllowedOriginsCORSMiddleware(origins: settings.corsAllowedOrigins))
+    }
     router.add(middleware: ErrorMiddleware(routes: routes))
-    OperationsController(database: database, metricsAccess: metricsAccess).addRoutes(to: router)
+    OperationsController(database: database, metricsAccess: settings.metricsAccess).addRoutes(to: router)
     let v1 = router.group("v1").add(middleware: AuthMiddleware(database: database, queryTokenPaths: FeedController.streamingPaths))
-    if limits.writesPerSecond > 0 {
-        v1.add(middleware: WriteRateLimitMiddleware(writesPerSecond: limits.writesPerSecond, burst: limits.writeBurst))
+    if settings.limits.writesPerSecond > 0 {
+        v1.add(middleware: WriteRateLimitMiddleware(writesPerSecond: settings.limits.writesPerSecond, burst: settings.limits.writeBurst))
     }
     v1.addRoutes(ItemsController(database: database).endpoints, atPath: "items")
     v1.addRoutes(TokensController(database: database).endpoints, atPath: "tokens")
     v1.addRoutes(NavigationController(database: database).endpoints)
-    FeedController(database: database, settings: feed).addRoutes(to: v1)
+    FeedController(database: database, settings: settings.feed).addRoutes(to: v1)
     routes.record(router.routes.map { ("\($0.path)", $0.method) })
     return router
 }

@@ -30,6 +30,9 @@ public struct Settings: Sendable {
     public var metricsAccess: MetricsAccess
     /// Connection timeouts and caps (`http.*`).
     public var connections: ConnectionSettings
+    /// Browser origins allowed to call the API (`http.corsAllowedOrigins`, `HTTP_CORS_ALLOWED_ORIGINS`,
+    /// comma separated); empty, the default, turns CORS off.
+    public var corsAllowedOrigins: [String]
 
     /// The built-in default database path.
     public static let defaultDatabasePath = "./data/stockroom.sqlite"
@@ -50,6 +53,32 @@ public struct Settings: Sendable {
         limits = try LimitSettings(read)
         metricsAccess = try read.choice("metrics.access", default: .public, among: MetricsAccess.allCases.map { ($0.rawValue, $0) })
         connections = try ConnectionSettings(read)
+        corsAllowedOrigins = try Self.origins(read)
+    }
+
+    /// A list in the config file, one comma-separated string from the environment. Each origin is
+    /// checked: a browser sends `scheme://host[:port]` exactly, so anything else would never match.
+    static func origins(_ read: SettingReader) throws -> [String] {
+        let key = "http.corsAllowedOrigins"
+        let expected = "origins like https://app.example.com or http://127.0.0.1:3000, comma separated"
+        let values: [String]
+        if let text = read.reader.string(forKey: ConfigKey(key)) {
+            values = text.split(separator: ",").map(String.init)
+        } else if let list = read.reader.stringArray(forKey: ConfigKey(key)) {
+            values = list
+        } else if let given = read.given(key) {
+            throw SettingsError(key: key, value: given, expected: expected)
+        } else {
+            values = []
+        }
+        return try values.map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }.map { origin in
+            guard let url = URLComponents(string: origin), let scheme = url.scheme, ["http", "https"].contains(scheme),
+                let host = url.host, !host.isEmpty, url.path.isEmpty, url.query == nil, url.fragment == nil, url.user == nil
+            else {
+                throw SettingsError(key: key, value: "\"\(origin)\"", expected: expected)
+            }
+            return origin
+        }
     }
 
     /// Opens the configured database, creating and migrating it if needed.

@@ -28,8 +28,7 @@ struct OpenAPIRouteTests {
 
     @Test func everyRouteIsDocumentedAndEveryDocumentedOperationIsRouted() async throws {
         try await withTestApp { app in
-            let settings = try Settings(reader: app.reader())
-            let router = buildRouter(database: app.database, feed: settings.feed, limits: settings.limits)
+            let router = buildRouter(database: app.database, settings: try Settings(reader: app.reader()))
             var routed: [String: Set<String>] = [:]
             for route in router.routes {
                 // Hummingbird writes captures as {name}, as OpenAPI does.

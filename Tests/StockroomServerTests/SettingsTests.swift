@@ -14,7 +14,7 @@ struct SettingsTests {
             settings.host, "\(settings.port)", settings.databasePath, settings.synchronous.rawValue, "\(settings.busyTimeoutSeconds)",
             settings.logLevel.rawValue, "\(settings.idempotencyRetentionHours)", "\(settings.demo)",
             "\(settings.feed.heartbeat)", "\(settings.feed.writeTimeout)", "\(settings.feed.retentionMaxAge)",
-            "\(settings.feed.retentionMaxEntries)", "\(settings.feed.trimInterval)",
+            "\(settings.feed.retentionMaxEntries)", "\(settings.feed.trimInterval)", settings.corsAllowedOrigins.joined(separator: " "),
         ]
     }
 
@@ -25,6 +25,7 @@ struct SettingsTests {
         let defaults = try Settings(reader: ConfigReader(provider: InMemoryProvider(values: [:])))
         #expect(Self.digest(fromFile) == Self.digest(defaults))
         #expect(defaults.host == "127.0.0.1" && defaults.port == 8080 && defaults.databasePath == "./data/stockroom.sqlite")
+        #expect(defaults.corsAllowedOrigins.isEmpty, "CORS is off by default")
     }
 
     @Test func theEnvironmentVariablesTheREADMENamesAreRead() throws {
@@ -33,11 +34,12 @@ struct SettingsTests {
             "DB_BUSY_TIMEOUT_SECONDS": "9", "LOG_LEVEL": "debug", "IDEMPOTENCY_RETENTION_HOURS": "48", "DEMO": "true",
             "FEED_HEARTBEAT_SECONDS": "3", "FEED_WRITE_TIMEOUT_SECONDS": "4", "FEED_RETENTION_MAX_AGE_HOURS": "5",
             "FEED_RETENTION_MAX_ENTRIES": "6", "FEED_RETENTION_INTERVAL_SECONDS": "7",
+            "HTTP_CORS_ALLOWED_ORIGINS": "https://app.example.com, http://127.0.0.1:3000",
         ]
         let settings = try Settings(reader: ConfigReader(provider: EnvironmentVariablesProvider(environmentVariables: environment)))
         #expect(Self.digest(settings) == [
             "0.0.0.0", "9000", "/tmp/x.sqlite", "NORMAL", "9", "debug", "48", "true",
-            "3.0 seconds", "4.0 seconds", "18000.0 seconds", "6", "7.0 seconds",
+            "3.0 seconds", "4.0 seconds", "18000.0 seconds", "6", "7.0 seconds", "https://app.example.com http://127.0.0.1:3000",
         ])
         // A README is only as good as this file: every variable above is in it.
         let readme = try String(contentsOf: Self.repository.appendingPathComponent("README.md"), encoding: .utf8)
@@ -46,7 +48,8 @@ struct SettingsTests {
 
     @Test(arguments: [
         ["http.port": "70000"], ["db.synchronous": "sometimes"], ["log.level": "loud"], ["idempotency.retentionHours": "1"],
-        ["feed.heartbeatSeconds": "0"], ["db.path": ""],
+        ["feed.heartbeatSeconds": "0"], ["db.path": ""], ["http.corsAllowedOrigins": "https://app.example.com/"],
+        ["http.corsAllowedOrigins": "*"], ["http.corsAllowedOrigins": "app.example.com"],
     ])
     func badValuesAreRefusedNamingTheSetting(values: [String: String]) throws {
         let provider = InMemoryProvider(values: Dictionary(uniqueKeysWithValues: values.map { key, value in
