@@ -1,15 +1,14 @@
 import Hummingbird
-import HummingbirdWebSocket
 import NIOCore
 import StockroomStore
 
 /// The request context of every route: Hummingbird's core storage plus the caller's identity.
-public struct AppRequestContext: RequestContext, WebSocketRequestContext {
+public struct AppRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     /// The authenticated token, set by `AuthMiddleware` on `/v1` routes.
     public var identity: TokenInfo?
-    /// Where a WebSocket upgrade keeps its handler.
-    public let webSocket = WebSocketHandlerReference<AppRequestContext>()
+    /// Set when the request asks to switch to WebSocket: the WebSocket route accepts it, `ErrorMiddleware` refuses it.
+    var webSocketUpgrade: WebSocketUpgrade?
 
     /// The connection, so that streams can see whether it still takes writes.
     public let channel: any Channel

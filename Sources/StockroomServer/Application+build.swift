@@ -1,7 +1,6 @@
 import Configuration
 import Hummingbird
 import HummingbirdCore
-import HummingbirdWebSocket
 import Logging
 import NIOCore
 import ServiceLifecycle
@@ -50,7 +49,8 @@ public func buildApplication(
     let router = buildRouter(database: database, settings: settings)
     return Application(
         router: router,
-        server: .http1WebSocketUpgradeAnsweringMalformedRequests(webSocketRouter: router, connections: connections),
+        server: .http1UpgradingToWebSocket(
+            router: router, webSocketPaths: [FeedController.webSocketPath], connections: connections, logger: logger),
         configuration: ApplicationConfiguration(
             address: .hostname(settings.host, port: settings.port), serverName: "stockroom",
             availableConnectionsDelegate: MaximumAvailableConnections(acceptCeiling, logger: logger)),

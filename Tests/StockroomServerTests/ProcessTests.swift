@@ -183,7 +183,7 @@ struct ProcessTests {
         #expect(wal == 0, "the WAL was checkpointed and truncated on shutdown")
     }
 
-    /// SIGTERM ends every feed stream cleanly (the SSE body finishes, the WebSocket closes) and the
+    /// SIGTERM ends every feed stream cleanly (the SSE body finishes, the WebSocket closes with 1001) and the
     /// process exits 0, instead of waiting on subscribers that would otherwise stay forever.
     @Test(.timeLimit(.minutes(1)))
     func sigtermEndsOpenFeedStreams() async throws {
@@ -195,20 +195,20 @@ struct ProcessTests {
         let live = LiveServer(port: server.port)
         let sse = try await SSEReader(server: live, token: token, query: "since=now")
         #expect(sse.status == 200)
-        let closed = ReceivedMessages()
+        let (connected, connection) = AsyncStream.makeStream(of: Void.self)
         let webSocket = Task {
             try await WebSocketClient.connect(
                 url: "ws://127.0.0.1:\(server.port)/v1/changes/ws?since=now&access_token=\(token)", logger: Logger(label: "test")
             ) { inbound, _, _ in
+                connection.yield()
                 for try await _ in inbound.messages(maxSize: 1 << 20) {}
-                closed.append("closed")
             }
         }
-        try await Task.sleep(for: .milliseconds(300))
+        for await _ in connected { break }
         kill(server.process.processIdentifier, SIGTERM)
         #expect(try await sse.next() == nil, "the SSE stream ended")
-        _ = try? await webSocket.value
-        #expect(closed.all == ["closed"], "the WebSocket was closed by the server")
+        let close = try await webSocket.value
+        #expect(close?.closeCode == .goingAway, "the server closed the WebSocket with 1001")
         #expect(await server.waitForExit() == 0)
     }
 

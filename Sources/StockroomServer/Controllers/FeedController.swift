@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdWebSocket
+import NIOWebSocket
 import Logging
 import Metrics
 import NIOCore
@@ -24,14 +25,16 @@ struct FeedController {
 
     static let lastEventID = HTTPField.Name("Last-Event-ID")!
 
+    /// The WebSocket route.
+    static let webSocketPath = "/v1/changes/ws"
     /// The routes that accept `?access_token=`.
-    static let streamingPaths: Set<String> = ["/v1/changes/stream", "/v1/changes/ws"]
+    static let streamingPaths: Set<String> = ["/v1/changes/stream", webSocketPath]
 
     func addRoutes(to group: RouterGroup<AppRequestContext>) {
         group.get("changes", use: batch)
         group.get("changes/stream", use: stream)
         group.get("snapshot", use: snapshot)
-        group.ws("changes/ws", shouldUpgrade: shouldUpgrade, onUpgrade: webSocket)
+        group.get("changes/ws", use: webSocketRequest)
     }
 
     struct SnapshotBody: Encodable {
@@ -170,39 +173,55 @@ struct FeedController {
         }
     }
 
-    @Sendable func shouldUpgrade(_ request: Request, context: AppRequestContext) async throws -> RouterShouldUpgrade {
+    /// Checked before upgrading, in the contract's order, so that a refusal (a close code after the
+    /// upgrade, or the plain error without upgrade headers) says what is wrong; without upgrade
+    /// headers a valid request is `426`.
+    @Sendable func webSocketRequest(_ request: Request, context: AppRequestContext) async throws -> Response {
         let caller = try context.caller()
-        // Validated before upgrading, so a bad cursor is an HTTP error (400, 410), not a closed socket.
-        _ = try await parse(request, user: caller.user, lastEventID: nil)
-        guard request.headers[.upgrade]?.lowercased() == "websocket" else {
-            throw APIError(HTTPResponse.Status(code: 426, reasonPhrase: "Upgrade Required"), "upgradeRequired", "this route speaks WebSocket only")
-        }
-        return .upgrade([:])
-    }
-
-    @Sendable func webSocket(
-        inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, context: WebSocketRouterContext<AppRequestContext>
-    ) async throws {
-        let request = context.request
-        guard let caller = context.requestContext.identity else { return }
         let start = try await parse(request, user: caller.user, lastEventID: nil)
-        // Over a cap the stream ends at once (the refusal itself is the upgrade path's to shape).
-        guard let lease = try? limits.acquire(token: caller.id) else {
-            try? await outbound.close(.init(codeNumber: 4503), reason: #"{"error":{"code":"unavailable"}}"#)
-            return
+        guard let upgrade = context.webSocketUpgrade else {
+            var error = APIError(HTTPResponse.Status(code: 426, reasonPhrase: "Upgrade Required"), "upgradeRequired", "this route speaks WebSocket only")
+            error.headers[.upgrade] = "websocket"
+            throw error
         }
-        defer { lease.release() }
-        Self.subscribers.increment(transport: "ws")
-        defer { Self.subscribers.decrement(transport: "ws") }
         let database = self.database
         let settings = self.settings
-        let logger = context.logger
-        let channel = context.requestContext.channel
-        try await withThrowingTaskGroup(of: Void.self) { group in
+        let limits = self.limits
+        let tokenID = caller.id
+        upgrade.accept { inbound, outbound, session in
+            // Taken once upgraded, so that a handshake that fails after this route cannot leak it;
+            // over a cap the WebSocket closes with 4503 and the error body.
+            let lease: SubscriberLimits.Lease
+            do {
+                lease = try limits.acquire(token: tokenID)
+            } catch {
+                try await WebSocketUpgrade.close(outbound, with: APIError(error))
+                return
+            }
+            defer { lease.release() }
+            try await Self.webSocket(
+                database: database, settings: settings, start: start, tokenID: tokenID, inbound: inbound, outbound: outbound, session: session)
+        }
+        return Response(status: .switchingProtocols)
+    }
+
+    /// Why a WebSocket's feed ended.
+    enum WebSocketEnd: Sendable {
+        case followEnded, clientClosed, shutdown
+    }
+
+    static func webSocket(
+        database: AppDatabase, settings: FeedSettings, start: Subscription, tokenID: String,
+        inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, session: WebSocketSessionContext
+    ) async throws {
+        subscribers.increment(transport: "ws")
+        defer { subscribers.decrement(transport: "ws") }
+        let logger = session.logger
+        let end = await withTaskGroup(of: WebSocketEnd.self) { group in
             group.addTask {
                 do {
-                    try await Self.follow(
-                        database: database, start: start, tokenID: caller.id, settings: settings, transport: "ws", channel: channel
+                    try await follow(
+                        database: database, start: start, tokenID: tokenID, settings: settings, transport: "ws", channel: session.channel
                     ) { event in
                         switch event {
                         case .change(let entry):
@@ -212,20 +231,36 @@ struct FeedController {
                         case .open:
                             break
                         case .resync(let message):
-                            try await outbound.close(.unexpectedServerError, reason: "resyncRequired: \(message)".prefix(120).description)
+                            try await WebSocketUpgrade.close(outbound, with: APIError(.gone, "resyncRequired", message))
                         case .revoked:
-                            try await outbound.close(.init(codeNumber: 4401), reason: Self.revokedBody)
+                            try await WebSocketUpgrade.close(outbound, with: APIError.unauthorized("the token was revoked"))
                         }
                     }
                 } catch {
                     logger.debug("WebSocket subscriber ended", metadata: ["reason": "\(error)"])
                 }
-                try? await outbound.close(.normalClosure, reason: nil)
+                return .followEnded
+            }
+            group.addTask {
+                await session.shutdown.wait()
+                return .shutdown
             }
             // The client sends nothing we need, but its close (or a dropped connection) ends the inbound
             // stream: stop following at once instead of at the next heartbeat.
-            for try await _ in inbound {}
+            group.addTask {
+                do {
+                    for try await _ in inbound {}
+                } catch {
+                    logger.debug("WebSocket inbound ended", metadata: ["reason": "\(error)"])
+                }
+                return .clientClosed
+            }
+            let first = await group.next() ?? .followEnded
             group.cancelAll()
+            return first
+        }
+        if end == .shutdown || session.shutdown.isFired {
+            try? await outbound.close(.goingAway, reason: nil)
         }
     }
 

@@ -5,6 +5,7 @@ import Synchronization
 
 /// Turns every error into the contract's JSON error; anything unexpected is logged and answered 500.
 /// A path that exists under other methods answers `405 methodNotAllowed` with `Allow`.
+/// A refused WebSocket upgrade request also hands its error to the upgrade, to close with.
 struct ErrorMiddleware: RouterMiddleware {
     typealias Context = AppRequestContext
 
@@ -25,6 +26,8 @@ struct ErrorMiddleware: RouterMiddleware {
             if apiError.status == .internalServerError {
                 context.logger.error("unhandled error", metadata: ["error": "\(String(reflecting: error))"])
             }
+            // A WebSocket upgrade request is upgraded all the same, then closed with this error.
+            context.webSocketUpgrade?.refuse(apiError)
             return apiError.reply.response
         }
     }

@@ -6,28 +6,28 @@ import NIOCore
 import NIOHTTP1
 
 extension HTTPServerBuilder {
-    /// HTTP/1 with WebSocket upgrade, plus an answer for a first request that does not parse.
-    ///
-    /// hummingbird-websocket's upgrade pipeline turns NIO's HTTP error handling off, and its upgrade
-    /// handler never completes when the first request is malformed, so such a request got no answer
-    /// and its connection stayed open. `MalformedRequestGuard` answers it with a 400 and closes.
-    static func http1WebSocketUpgradeAnsweringMalformedRequests(
-        webSocketRouter: Router<AppRequestContext>, connections: ConnectionSettings
+    /// HTTP/1.1 where any request can switch its connection to WebSocket (see `WebSocketUpgradingHTTPChannel`),
+    /// with the connection cap, the first request's header timeout and an answer for a first
+    /// request that does not parse.
+    static func http1UpgradingToWebSocket(
+        router: Router<AppRequestContext>, webSocketPaths: Set<String>, connections: ConnectionSettings, logger: Logger
     ) -> HTTPServerBuilder {
-        let webSocketResponder = webSocketRouter.buildResponder()
+        let webSocketResponder = router.buildResponder()
         let configuration = HTTP1WebSocketUpgradeChannel.Configuration(
             http1: .init(idleTimeout: .seconds(Int64(connections.idleTimeout.components.seconds))))
         let counter = ConnectionCounter(maximum: connections.maxConnections)
         return HTTPServerBuilder { responder in
             GuardedChildChannel(
-                inner: HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: webSocketResponder, configuration: configuration),
+                inner: WebSocketUpgradingHTTPChannel(
+                    responder: responder, webSocketResponder: webSocketResponder, webSocketPaths: webSocketPaths,
+                    configuration: configuration, logger: logger),
                 headerTimeout: connections.headerTimeout, counter: counter)
         }
     }
 }
 
-/// Wraps a child channel and adds `MalformedRequestGuard` after its pipeline is configured, and
-/// `FirstRequestTimeout` right after its HTTP decoder.
+/// Wraps a child channel and adds `MalformedRequestGuard` and `FirstRequestTimeout` right after
+/// its HTTP decoder, where they see the request parts before anything else does.
 struct GuardedChildChannel<Inner: ServerChildChannel>: ServerChildChannel {
     let inner: Inner
     let headerTimeout: Duration
@@ -38,8 +38,8 @@ struct GuardedChildChannel<Inner: ServerChildChannel>: ServerChildChannel {
         return inner.setup(channel: channel, logger: logger).flatMapThrowing { value in
             let pipeline = channel.pipeline.syncOperations
             if !admitted { try pipeline.addHandler(OverCapacityResponder(), position: .first) }
-            try pipeline.addHandler(MalformedRequestGuard())
             let decoder = try pipeline.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)
+            try pipeline.addHandler(MalformedRequestGuard(), position: .after(decoder))
             try pipeline.addHandler(FirstRequestTimeout(timeout: headerTimeout), position: .after(decoder))
             return value
         }
@@ -84,11 +84,11 @@ final class FirstRequestTimeout: ChannelInboundHandler, RemovableChannelHandler 
     }
 }
 
-/// Answers `400 invalidRequest` and closes when the connection's first request does not parse,
-/// and closes a connection that has not sent a request yet when the server shuts down (the
-/// upgrade pipeline ignores NIO's quiesce event, so graceful shutdown would wait on it forever).
-/// Everything else passes through untouched (it never unwraps what it forwards, so it is
-/// harmless after a WebSocket upgrade); after the first request Hummingbird handles both.
+/// Answers `400 invalidRequest` with the contract's body and closes when the connection's first
+/// request does not parse (Hummingbird's own answer is a bare 400), and closes a connection that
+/// has not sent a request yet when the server shuts down. Everything else passes through
+/// untouched (it never unwraps what it forwards, so it is harmless after a WebSocket switch);
+/// after the first request Hummingbird handles both.
 final class MalformedRequestGuard: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart

@@ -1,0 +1,140 @@
+import Foundation
+import Testing
+
+@testable import StockroomServer
+
+@Suite("Browser access: WebSocket refusals as close codes, against a live server")
+struct WebSocketCloseCodeTests {
+    /// Sends a WebSocket handshake for `query` and reads the response head and the first frame.
+    /// Raw, not HummingbirdWSClient: that client sometimes misses a close frame that arrives in the
+    /// same read as the `101`, and then waits forever.
+    static func handshake(port: Int, query: String) async throws -> (head: String, opcode: UInt8, payload: [UInt8]) {
+        try await blocking {
+            let socket = try RawSocket(port: port, raw: "GET /v1/changes/ws?\(query) HTTP/1.1\r\nHost: x\r\n\(Self.handshake)\r\n")
+                .failingStalledReads()
+            let head = try socket.readHead()
+            let frame = try socket.readFrame()
+            return (head, frame.opcode, frame.payload)
+        }
+    }
+
+    /// The `error` object of a close reason.
+    static func error(_ reason: String?) throws -> [String: String] {
+        let object = try JSONSerialization.jsonObject(with: Data(try #require(reason).utf8)) as? [String: [String: Any]]
+        let error = try #require(object?["error"])
+        return error.compactMapValues { $0 as? String }
+    }
+
+    @Test(arguments: [
+        ("", 4401, "unauthorized", nil),
+        ("access_token=sr_not-a-token", 4401, "unauthorized", nil),
+        ("since=garbage&access_token=VIEWER", 4400, "invalidParameter", "since"),
+        ("topics=items,pets&access_token=VIEWER", 4400, "invalidParameter", "topics"),
+        ("since=c1.abcdef.0&access_token=VIEWER", 4410, "resyncRequired", nil),
+    ] as [(String, Int, String, String?)])
+    func aRefusedUpgradeIsUpgradedThenClosedWith4000PlusStatusAndTheErrorBody(
+        query: String, closeCode: Int, code: String, field: String?
+    ) async throws {
+        try await withTestApp { app in
+            try await app.live { client in
+                let port = try #require(client.port)
+                let query = query.replacingOccurrences(of: "VIEWER", with: app.viewer)
+                let answer = try await Self.handshake(port: port, query: query)
+                #expect(answer.head.hasPrefix("HTTP/1.1 101 Switching Protocols\r\n"))
+                #expect(answer.opcode == 0x8, "the first frame closes")
+                #expect(Int(answer.payload[0]) << 8 | Int(answer.payload[1]) == closeCode)
+                let reason = String(decoding: answer.payload.dropFirst(2), as: UTF8.self)
+                let error = try Self.error(reason)
+                #expect(error["code"] == code)
+                #expect(error["field"] == field)
+                #expect(reason.utf8.count <= 123)
+                // The same request without upgrade headers gets the plain HTTP error.
+                let plain = try await LiveServer(port: port).request(.GET, "/v1/changes/ws?\(query)", token: nil)
+                #expect(plain.status == closeCode - 4000)
+                #expect(try Self.error(String(decoding: plain.body, as: UTF8.self))["code"] == code)
+            }
+        }
+    }
+
+    @Test func theCloseReasonIsTheErrorBodyShortenedToFitACloseFrame() throws {
+        let long = APIError(.serviceUnavailable, "unavailable", String(repeating: "the disk is full ", count: 20), field: "db")
+        #expect(WebSocketUpgrade.closeCode(for: long) == .unknown(4503))
+        let reason = WebSocketUpgrade.closeReason(for: long)
+        #expect(reason.utf8.count <= 123)
+        let error = try Self.error(reason)
+        #expect(error["code"] == "unavailable" && error["field"] == "db")
+        #expect(try #require(error["message"]).hasPrefix("the disk is full the disk"))
+        let short = APIError.forbidden("viewers may not")
+        #expect(WebSocketUpgrade.closeCode(for: short) == .unknown(4403))
+        #expect(WebSocketUpgrade.closeReason(for: short) == #"{"error":{"code":"forbidden","message":"viewers may not","field":null}}"#)
+    }
+
+    static let handshake = "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
+
+    @Test func anUpgradeOnAKeptAliveConnectionSwitchesItAndStreamsTheFeed() async throws {
+        try await withTestApp { app in
+            try await app.live { client in
+                let port = try #require(client.port)
+                _ = try await client.send(.post, "/v1/items", token: app.editor, json: draftJSON(name: "Lamp"))
+                let viewer = app.viewer
+                let (health, head, frame) = try await blocking {
+                    let socket = try RawSocket(port: port, raw: "GET /health HTTP/1.1\r\nHost: x\r\n\r\n").failingStalledReads()
+                    let health = try socket.readHead()
+                    _ = try socket.read(count: #"{"status":"ok"}"#.utf8.count)
+                    try socket.write("GET /v1/changes/ws?access_token=\(viewer) HTTP/1.1\r\nHost: x\r\n\(Self.handshake)\r\n")
+                    return (health, try socket.readHead().lowercased(), try socket.readFrame())
+                }
+                #expect(health.hasPrefix("HTTP/1.1 200 OK\r\n"))
+                #expect(head.hasPrefix("http/1.1 101 switching protocols\r\n"))
+                // RFC 6455's own example key and accept value.
+                #expect(head.contains("sec-websocket-accept: s3pplmbitxaq9kygzzhzrbk+xoo=\r\n"))
+                #expect(frame.opcode == 0x1)
+                let change = try FeedChange.decode(String(decoding: frame.payload, as: UTF8.self))
+                #expect(change.entity == "item" && change.item?.name == "Lamp")
+            }
+        }
+    }
+
+    @Test func aRefusalOnAKeptAliveConnectionIsACloseFrameToo() async throws {
+        try await withTestApp { app in
+            try await app.live { client in
+                let port = try #require(client.port)
+                let (head, frame) = try await blocking {
+                    let socket = try RawSocket(port: port, raw: "GET /health HTTP/1.1\r\nHost: x\r\n\r\n").failingStalledReads()
+                    _ = try socket.readHead()
+                    _ = try socket.read(count: #"{"status":"ok"}"#.utf8.count)
+                    try socket.write("GET /v1/changes/ws?access_token=wrong HTTP/1.1\r\nHost: x\r\n\(Self.handshake)\r\n")
+                    return (try socket.readHead(), try socket.readFrame())
+                }
+                #expect(head.hasPrefix("HTTP/1.1 101 Switching Protocols\r\n"))
+                #expect(frame.opcode == 0x8)
+                #expect(Int(frame.payload[0]) << 8 | Int(frame.payload[1]) == 4401)
+                #expect(try Self.error(String(decoding: frame.payload.dropFirst(2), as: UTF8.self))["code"] == "unauthorized")
+            }
+        }
+    }
+
+    @Test func aHandshakeThatCannotBeFinishedGetsThePlainErrorAndTheConnectionCloses() async throws {
+        try await withTestApp { app in
+            try await app.live { client in
+                let port = try #require(client.port)
+                let base = "GET /v1/changes/ws?access_token=\(app.viewer) HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                let oldVersion = try await blocking {
+                    try RawSocket(port: port, raw: base + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 8\r\n\r\n")
+                        .failingStalledReads().readAll().lowercased()
+                }
+                #expect(oldVersion.hasPrefix("http/1.1 426 upgrade required\r\n"))
+                #expect(oldVersion.contains("sec-websocket-version: 13\r\n") && oldVersion.contains("connection: close\r\n"))
+                #expect(oldVersion.contains(#""code":"upgraderequired""#))
+                let noKey = try await blocking { try RawSocket(port: port, raw: base + "Sec-WebSocket-Version: 13\r\n\r\n").failingStalledReads().readAll() }
+                #expect(noKey.hasPrefix("HTTP/1.1 400 Bad Request\r\n"))
+                #expect(noKey.contains(#""code":"invalidParameter""#) && noKey.contains(#""field":"Sec-WebSocket-Key""#))
+                // A route that is not a WebSocket answers in plain HTTP, and closes: nothing after an upgrade request is parsed.
+                let health = try await blocking {
+                    try RawSocket(port: port, raw: "GET /health HTTP/1.1\r\nHost: x\r\n\(Self.handshake)\r\n").failingStalledReads().readAll()
+                }
+                #expect(health.hasPrefix("HTTP/1.1 200 OK\r\n") && health.hasSuffix(#"{"status":"ok"}"#))
+            }
+        }
+    }
+}
