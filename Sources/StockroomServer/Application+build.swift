@@ -82,7 +82,7 @@ func buildRouter(database: AppDatabase, settings: Settings) -> Router<AppRequest
     v1.addRoutes(ItemsController(database: database).endpoints, atPath: "items")
     v1.addRoutes(TokensController(database: database).endpoints, atPath: "tokens")
     v1.addRoutes(NavigationController(database: database).endpoints)
-    FeedController(database: database, settings: settings.feed).addRoutes(to: v1)
+    FeedController(database: database, settings: settings.feed, allowedOrigins: Set(settings.corsAllowedOrigins)).addRoutes(to: v1)
     routes.record(router.routes.map { ("\($0.path)", $0.method) })
     return router
 }

@@ -1,3 +1,4 @@
+import Configuration
 import Foundation
 import Testing
 
@@ -8,9 +9,12 @@ struct WebSocketCloseCodeTests {
     /// Sends a WebSocket handshake for `query` and reads the response head and the first frame.
     /// Raw, not HummingbirdWSClient: that client sometimes misses a close frame that arrives in the
     /// same read as the `101`, and then waits forever.
-    static func handshake(port: Int, query: String) async throws -> (head: String, opcode: UInt8, payload: [UInt8]) {
-        try await blocking {
-            let socket = try RawSocket(port: port, raw: "GET /v1/changes/ws?\(query) HTTP/1.1\r\nHost: x\r\n\(Self.handshake)\r\n")
+    static func handshake(port: Int, query: String, host: String = "x", origin: String? = nil) async throws
+        -> (head: String, opcode: UInt8, payload: [UInt8])
+    {
+        let originLine = origin.map { "Origin: \($0)\r\n" } ?? ""
+        return try await blocking {
+            let socket = try RawSocket(port: port, raw: "GET /v1/changes/ws?\(query) HTTP/1.1\r\nHost: \(host)\r\n\(originLine)\(Self.handshake)\r\n")
                 .failingStalledReads()
             let head = try socket.readHead()
             let frame = try socket.readFrame()
@@ -52,6 +56,29 @@ struct WebSocketCloseCodeTests {
                 let plain = try await LiveServer(port: port).request(.GET, "/v1/changes/ws?\(query)", token: nil)
                 #expect(plain.status == closeCode - 4000)
                 #expect(try Self.error(String(decoding: plain.body, as: UTF8.self))["code"] == code)
+            }
+        }
+    }
+
+    @Test func aPageFromAnOriginThatIsNeitherThisServerNorAllowedIsClosedWith4403() async throws {
+        try await withTestApp { app in
+            let settings: [AbsoluteConfigKey: ConfigValue] = ["http.corsAllowedOrigins": .init(.stringArray(["http://app.test"]), isSecret: false)]
+            try await app.live(settings: settings) { client in
+                let port = try #require(client.port)
+                _ = try await client.send(.post, "/v1/items", token: app.editor, json: draftJSON(name: "Lamp"))
+                let query = "access_token=\(app.viewer)"
+                let foreign = try await Self.handshake(port: port, query: query, origin: "http://elsewhere.test")
+                #expect(foreign.opcode == 0x8)
+                #expect(Int(foreign.payload[0]) << 8 | Int(foreign.payload[1]) == 4403)
+                #expect(try Self.error(String(decoding: foreign.payload.dropFirst(2), as: UTF8.self))["code"] == "forbidden")
+                // This server's own pages, allowed origins, and clients that send no web origin get the feed.
+                let others: [(String, String?)] = [
+                    ("127.0.0.1:\(port)", "http://127.0.0.1:\(port)"), ("x", "http://app.test"), ("x", nil), ("x", "ws://127.0.0.1"),
+                ]
+                for (host, origin) in others {
+                    let answer = try await Self.handshake(port: port, query: query, host: host, origin: origin)
+                    #expect(answer.opcode == 0x1, "origin \(origin ?? "none") gets the first change")
+                }
             }
         }
     }

@@ -16,11 +16,14 @@ struct FeedController {
     let database: AppDatabase
     let settings: FeedSettings
     let limits: SubscriberLimits
+    /// Cross-origin pages allowed to open the WebSocket (`http.corsAllowedOrigins`); a page of this server's own origin always may.
+    let allowedOrigins: Set<String>
 
-    init(database: AppDatabase, settings: FeedSettings) {
+    init(database: AppDatabase, settings: FeedSettings, allowedOrigins: Set<String> = []) {
         self.database = database
         self.settings = settings
         self.limits = SubscriberLimits(maxTotal: settings.maxSubscribers, maxPerToken: settings.maxSubscribersPerToken)
+        self.allowedOrigins = allowedOrigins
     }
 
     static let lastEventID = HTTPField.Name("Last-Event-ID")!
@@ -178,6 +181,14 @@ struct FeedController {
     /// headers a valid request is `426`.
     @Sendable func webSocketRequest(_ request: Request, context: AppRequestContext) async throws -> Response {
         let caller = try context.caller()
+        // A WebSocket is not subject to CORS, so a browser's Origin (http or https; other clients
+        // send other schemes, or none) is checked here: a page of another origin gets no more
+        // from the WebSocket than it could from fetch or EventSource.
+        if let origin = request.headers[.origin], Self.isWebOrigin(origin), !allowedOrigins.contains(origin),
+            !Self.isSameOrigin(origin, host: request.head.authority)
+        {
+            throw APIError.forbidden("a page from \(origin) may not open this WebSocket; the origin is not in http.corsAllowedOrigins")
+        }
         let start = try await parse(request, user: caller.user, lastEventID: nil)
         guard let upgrade = context.webSocketUpgrade else {
             var error = APIError(HTTPResponse.Status(code: 426, reasonPhrase: "Upgrade Required"), "upgradeRequired", "this route speaks WebSocket only")
@@ -203,6 +214,18 @@ struct FeedController {
                 database: database, settings: settings, start: start, tokenID: tokenID, inbound: inbound, outbound: outbound, session: session)
         }
         return Response(status: .switchingProtocols)
+    }
+
+    /// Whether `origin` is a web page's (`http://` or `https://`), as browsers send it.
+    static func isWebOrigin(_ origin: String) -> Bool {
+        let lowered = origin.lowercased()
+        return lowered.hasPrefix("http://") || lowered.hasPrefix("https://")
+    }
+
+    /// Whether `origin` is this server as the request addressed it (`http://` or `https://` and the `Host`).
+    static func isSameOrigin(_ origin: String, host: String?) -> Bool {
+        guard let host, !host.isEmpty else { return false }
+        return origin.lowercased() == "http://\(host.lowercased())" || origin.lowercased() == "https://\(host.lowercased())"
     }
 
     /// Why a WebSocket's feed ended.
