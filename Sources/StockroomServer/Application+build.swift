@@ -75,6 +75,7 @@ func buildRouter(database: AppDatabase, settings: Settings) -> Router<AppRequest
     }
     router.add(middleware: ErrorMiddleware(routes: routes))
     OperationsController(database: database, metricsAccess: settings.metricsAccess).addRoutes(to: router)
+    InspectorController().addRoutes(to: router)
     let v1 = router.group("v1").add(middleware: AuthMiddleware(database: database, queryTokenPaths: FeedController.streamingPaths))
     if settings.limits.writesPerSecond > 0 {
         v1.add(middleware: WriteRateLimitMiddleware(writesPerSecond: settings.limits.writesPerSecond, burst: settings.limits.writeBurst))

@@ -4,7 +4,8 @@ import Metrics
 import StockroomCore
 import StockroomStore
 
-/// `/v1/clients/{clientID}/...` and `/v1/users/me/navigation`: each device's navigation state and its commands.
+/// `/v1/clients/{clientID}/...` and `/v1/users/me/navigation`: each device's navigation state and its commands;
+/// `/v1/users/me`: who the caller is.
 struct NavigationController {
     let database: AppDatabase
 
@@ -14,6 +15,7 @@ struct NavigationController {
         routes.put("clients/:clientID/navigation", use: replace)
         routes.post("clients/:clientID/commands", use: command)
         routes.get("users/me/navigation", use: mine)
+        routes.get("users/me", use: me)
         return routes
     }
 
@@ -69,6 +71,18 @@ struct NavigationController {
             clientID: clientID, state: body.state, precondition: precondition,
             origin: Origin(user: caller.user, clientID: clientID))
         return try Self.navigationReply(navigation).response
+    }
+
+    /// `{"user", "role", "tokenID"}`: so that a client (the inspector) can tell what its token may do.
+    struct Me: Encodable {
+        let user: String
+        let role: String
+        let tokenID: String
+    }
+
+    @Sendable func me(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let caller = try context.caller()
+        return try Reply.json(Me(user: caller.user.rawValue, role: caller.role.rawValue, tokenID: caller.id)).response
     }
 
     @Sendable func mine(_ request: Request, context: AppRequestContext) async throws -> Response {

@@ -1,0 +1,542 @@
+// Stockroom inspector: a client of the public API like any other. It reads a snapshot, then
+// follows the change feed over Server-Sent Events from the snapshot's cursor, and applies each
+// change to the one row or card it touches. Plain JavaScript, no framework, nothing fetched from
+// anywhere but this server.
+"use strict";
+
+(() => {
+  const TOKEN_KEY = "stockroom.inspector.token";
+  const FEED_LIMIT = 200;
+
+  const $ = (id) => document.getElementById(id);
+  const el = (tag, props = {}, ...children) => {
+    const node = document.createElement(tag);
+    for (const [key, value] of Object.entries(props)) {
+      if (key === "class") node.className = value;
+      else if (key === "text") node.textContent = value;
+      else node.setAttribute(key, value);
+    }
+    for (const child of children) if (child != null) node.append(child);
+    return node;
+  };
+
+  const state = {
+    token: null,
+    canWrite: false,
+    items: new Map(),      // id -> Item
+    rows: new Map(),       // id -> <tr>
+    devices: new Map(),    // clientID -> Navigation
+    cards: new Map(),      // clientID -> card element
+    cursor: null,
+    source: null,
+    generation: 0,         // bumps on every (re)start, so stale callbacks do nothing
+    retry: null,
+  };
+
+  // ---- API -------------------------------------------------------------------------------
+
+  async function api(method, path, body) {
+    const headers = { Authorization: `Bearer ${state.token}` };
+    if (body !== undefined) headers["Content-Type"] = "application/json";
+    if (method !== "GET") headers["Idempotency-Key"] = randomKey();
+    const response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), cache: "no-store" });
+    let json = null;
+    const text = await response.text();
+    if (text) { try { json = JSON.parse(text); } catch { json = null; } }
+    return { status: response.status, json };
+  }
+
+  function randomKey() {
+    const bytes = new Uint8Array(16);
+    crypto.getRandomValues(bytes);
+    return "inspector-" + Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+  }
+
+  const errorText = (result) => result.json && result.json.error
+    ? `${result.status} ${result.json.error.code}: ${result.json.error.message}`
+    : `HTTP ${result.status}`;
+
+  // ---- formatting ------------------------------------------------------------------------
+
+  const statusText = (status) => {
+    if (!status) return "—";
+    if (status.inStock) return `In stock: ${status.inStock.quantity}`;
+    if (status.outOfStock) return status.outOfStock.isOnBackOrder ? "Out of stock, on back order" : "Out of stock";
+    return JSON.stringify(status);
+  };
+  const colorNode = (color) => {
+    if (!color) return document.createTextNode("—");
+    const swatch = el("span", { class: "swatch", "aria-hidden": "true" });
+    swatch.style.backgroundColor = `rgb(${Math.round(color.red * 255)}, ${Math.round(color.green * 255)}, ${Math.round(color.blue * 255)})`;
+    return el("span", {}, swatch, color.name);
+  };
+  const timeText = (iso) => iso ? new Date(iso).toLocaleString() : "—";
+  const itemName = (id) => (state.items.get(id) || {}).name || `deleted item ${String(id).slice(0, 8)}`;
+  const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
+
+  // ---- connection state and messages ------------------------------------------------------
+
+  function setConnection(stateName, text) {
+    const node = $("connection");
+    node.dataset.state = stateName;
+    node.textContent = text;
+  }
+
+  function say(text, isError = false) {
+    const node = $("message");
+    node.textContent = text;
+    node.classList.toggle("error", isError);
+  }
+
+  function showBanner(text) {
+    $("banner-text").textContent = text;
+    $("banner").hidden = false;
+  }
+
+  // ---- items table -----------------------------------------------------------------------
+
+  function fillRow(row, item) {
+    const cells = [
+      document.createTextNode(item.name),
+      colorNode(item.color),
+      document.createTextNode(statusText(item.status)),
+      document.createTextNode(String(item.version)),
+      el("time", { datetime: item.updatedAt, text: timeText(item.updatedAt) }),
+      el("span", { class: "id", title: item.id, text: item.id.slice(0, 8) }),
+    ];
+    if (row.cells.length === 0) {
+      cells.forEach((cell, index) => row.append(el(index === 0 ? "th" : "td", index === 0 ? { scope: "row" } : {}, cell)));
+    } else {
+      cells.forEach((cell, index) => row.cells[index].replaceChildren(cell));
+    }
+  }
+
+  function renderItems() {
+    const body = $("item-rows");
+    const fragment = document.createDocumentFragment();
+    state.rows.clear();
+    for (const item of state.items.values()) {
+      const row = el("tr", { "data-id": item.id });
+      fillRow(row, item);
+      state.rows.set(item.id, row);
+      fragment.append(row);
+    }
+    body.replaceChildren(fragment);
+    updateCounts();
+    refreshItemChoices();
+  }
+
+  function upsertItem(item) {
+    state.items.set(item.id, item);
+    let row = state.rows.get(item.id);
+    if (row) {
+      fillRow(row, item);
+    } else {
+      row = el("tr", { "data-id": item.id });
+      fillRow(row, item);
+      state.rows.set(item.id, row);
+      $("item-rows").append(row);
+    }
+    flash(row);
+    updateCounts();
+    refreshItemChoices();
+  }
+
+  function deleteItem(id) {
+    state.items.delete(id);
+    const row = state.rows.get(id);
+    if (row) row.remove();
+    state.rows.delete(id);
+    updateCounts();
+    refreshItemChoices();
+  }
+
+  function flash(node) {
+    node.classList.remove("flash");
+    void node.offsetWidth;
+    node.classList.add("flash");
+  }
+
+  function updateCounts() {
+    $("item-count").textContent = `(${state.items.size})`;
+    $("device-count").textContent = `(${state.devices.size})`;
+    $("no-devices").hidden = state.devices.size > 0;
+  }
+
+  function refreshItemChoices() {
+    if (!state.canWrite) return;
+    const select = $("open-item");
+    const chosen = select.value;
+    const options = document.createDocumentFragment();
+    for (const item of state.items.values()) options.append(el("option", { value: item.id, text: item.name }));
+    select.replaceChildren(options);
+    if (state.items.has(chosen)) select.value = chosen;
+  }
+
+  // ---- device cards ----------------------------------------------------------------------
+
+  function destinationParts(destination) {
+    if (!destination) return { kind: "none", itemID: null, draft: null };
+    const kind = Object.keys(destination)[0];
+    const value = destination[kind] || {};
+    return { kind, itemID: value.itemID || null, draft: value.draft || null, baseVersion: value.baseVersion };
+  }
+
+  function draftTable(kind, itemID, draft) {
+    const item = itemID ? state.items.get(itemID) : null;
+    const table = el("table", { class: "draft" });
+    table.append(el("caption", { class: "muted", text: item ? `Draft against ${item.name} v${item.version}` : "Draft (new item)" }));
+    table.append(el("tr", {}, el("th", { scope: "col", text: "Field" }), el("th", { scope: "col", text: "Draft" }), el("th", { scope: "col", text: "Item" })));
+    const fields = [
+      ["Name", draft.name, item && item.name, (v) => document.createTextNode(v === "" ? "(empty)" : v)],
+      ["Colour", draft.color, item && item.color, colorNode],
+      ["Status", draft.status, item && item.status, (v) => document.createTextNode(statusText(v))],
+    ];
+    for (const [label, draftValue, itemValue, show] of fields) {
+      const differs = kind === "add" || !item || !same(draftValue, itemValue);
+      table.append(el("tr", { class: differs ? "differs" : "", "data-field": label.toLowerCase() },
+        el("th", { scope: "row", text: label }),
+        el("td", {}, show(draftValue)),
+        el("td", {}, item ? show(itemValue) : document.createTextNode("—"))));
+    }
+    return table;
+  }
+
+  function renderCard(navigation) {
+    const { kind, itemID, draft, baseVersion } = destinationParts(navigation.destination);
+    const card = el("article", { class: "device", "data-client": navigation.clientID, "aria-labelledby": `device-${navigation.clientID}` });
+    card.append(el("h3", { id: `device-${navigation.clientID}` },
+      el("span", { text: navigation.clientID }), el("span", { class: "muted", text: `v${navigation.version}` })));
+    const path = navigation.path.length
+      ? navigation.path.map((route) => route.item ? itemName(route.item.id) : JSON.stringify(route)).join(" › ")
+      : "(root)";
+    let open = "nothing";
+    if (kind === "add") open = "Add sheet";
+    else if (kind === "edit") open = `Edit ${itemName(itemID)} (from v${baseVersion})`;
+    else if (kind === "duplicate") open = `Duplicate of ${itemName(itemID)}`;
+    else if (kind === "deleteAlert") open = `Delete alert for ${itemName(itemID)}`;
+    const facts = el("dl", {},
+      el("dt", { text: "Tab" }), el("dd", { "data-field": "tab", text: navigation.tab }),
+      el("dt", { text: "Path" }), el("dd", { "data-field": "path", text: path }),
+      el("dt", { text: "Open" }), el("dd", { "data-field": "destination", text: open }),
+      el("dt", { text: "Changed" }), el("dd", {}, el("time", { datetime: navigation.updatedAt || "", text: timeText(navigation.updatedAt) })));
+    card.append(facts);
+    if (draft) card.append(draftTable(kind, itemID, draft));
+    if (state.canWrite) card.append(cardActions(navigation.clientID, kind, draft));
+    return card;
+  }
+
+  function cardActions(clientID, kind, draft) {
+    const box = el("div", { class: "card-actions" });
+    const command = (name, body = {}) => () => send(clientID, { [name]: body });
+    if (draft) {
+      const form = el("form", { class: "draft-form" });
+      const id = (name) => `${clientID}-${name}`;
+      const name = el("input", { id: id("name"), value: draft.name, maxlength: "200" });
+      const stock = el("select", { id: id("stock") },
+        el("option", { value: "inStock", text: "In stock" }), el("option", { value: "outOfStock", text: "Out of stock" }));
+      stock.value = draft.status && draft.status.outOfStock ? "outOfStock" : "inStock";
+      const quantity = el("input", { id: id("quantity"), type: "number", min: "0", value: String(draft.status && draft.status.inStock ? draft.status.inStock.quantity : 0) });
+      const backOrder = el("input", { id: id("backorder"), type: "checkbox" });
+      backOrder.checked = !!(draft.status && draft.status.outOfStock && draft.status.outOfStock.isOnBackOrder);
+      form.append(
+        el("label", { for: id("name"), text: "Draft name" }), name,
+        el("label", { for: id("stock"), text: "Draft status" }), stock,
+        el("label", { for: id("quantity"), text: "Quantity" }), quantity,
+        el("label", { for: id("backorder") }, backOrder, " On back order"),
+        el("button", { type: "submit", class: "secondary", text: "Update draft" }));
+      form.addEventListener("submit", (event) => {
+        event.preventDefault();
+        const status = stock.value === "inStock"
+          ? { inStock: { quantity: Number(quantity.value) } }
+          : { outOfStock: { isOnBackOrder: backOrder.checked } };
+        send(clientID, { updateDraft: { draft: { name: name.value, color: draft.color, status } } });
+      });
+      box.append(form);
+      box.append(button("Save", command("save")), " ", button("Cancel", command("cancel"), "secondary"));
+    } else if (kind === "deleteAlert") {
+      box.append(button("Confirm delete", command("confirmDelete"), "danger"), " ", button("Cancel", command("cancel"), "secondary"));
+    }
+    return box;
+  }
+
+  function button(text, onClick, className = "") {
+    const node = el("button", { type: "button", class: className, text });
+    node.addEventListener("click", onClick);
+    return node;
+  }
+
+  function upsertDevice(navigation, highlight = true) {
+    state.devices.set(navigation.clientID, navigation);
+    const card = renderCard(navigation);
+    const old = state.cards.get(navigation.clientID);
+    if (old) old.replaceWith(card); else $("devices").prepend(card);
+    state.cards.set(navigation.clientID, card);
+    if (highlight) flash(card);
+    updateCounts();
+    refreshDeviceChoices();
+  }
+
+  function renderDevices() {
+    state.cards.clear();
+    const fragment = document.createDocumentFragment();
+    for (const navigation of state.devices.values()) {
+      const card = renderCard(navigation);
+      state.cards.set(navigation.clientID, card);
+      fragment.append(card);
+    }
+    $("devices").replaceChildren(fragment);
+    updateCounts();
+    refreshDeviceChoices();
+  }
+
+  // Cards name items and compare drafts with them: redraw the cards that point at a changed item.
+  function refreshCardsFor(itemID) {
+    for (const navigation of state.devices.values()) {
+      const { itemID: open } = destinationParts(navigation.destination);
+      const onPath = navigation.path.some((route) => route.item && route.item.id === itemID);
+      if (open === itemID || onPath) upsertDevice(navigation, false);
+    }
+  }
+
+  function refreshDeviceChoices() {
+    const list = $("device-list");
+    list.replaceChildren(...Array.from(state.devices.keys(), (id) => el("option", { value: id })));
+  }
+
+  // ---- feed log --------------------------------------------------------------------------
+
+  function logChange(change) {
+    let what;
+    if (change.entity === "item") {
+      what = change.op === "delete" ? `deleted ${itemName(change.id)}` : `${change.value.name} v${change.value.version} · ${statusText(change.value.status)}`;
+    } else {
+      const nav = change.value;
+      what = nav ? `${change.id}: ${nav.tab}, open ${destinationParts(nav.destination).kind}, v${nav.version}` : `${change.id} removed`;
+    }
+    const origin = change.origin && change.origin.clientID ? ` from ${change.origin.clientID}` : "";
+    const entry = el("li", { "data-seq": String(change.seq) },
+      el("span", { class: "seq", title: change.cursor, text: `#${change.seq}` }),
+      el("span", { class: "topic", text: `${change.entity === "item" ? "items" : "navigation"} ${change.op}` }),
+      el("span", { class: "what", text: what + origin }));
+    const feed = $("feed");
+    feed.prepend(entry);
+    while (feed.children.length > FEED_LIMIT) feed.lastElementChild.remove();
+  }
+
+  // ---- applying changes ------------------------------------------------------------------
+
+  function apply(change) {
+    if (change.entity === "item") {
+      if (change.op === "delete" || !change.value) {
+        logChange(change);
+        deleteItem(change.id);
+      } else {
+        upsertItem(change.value);
+        logChange(change);
+      }
+      refreshCardsFor(change.id);
+    } else if (change.entity === "navigation") {
+      logChange(change);
+      if (change.value) upsertDevice(change.value);
+    }
+    setCursor(change.cursor);
+  }
+
+  function setCursor(cursor) {
+    state.cursor = cursor;
+    $("cursor").textContent = cursor;
+  }
+
+  // ---- snapshot and live feed ------------------------------------------------------------
+
+  async function start() {
+    const generation = ++state.generation;
+    stopFeed();
+    setConnection("connecting", "Loading snapshot…");
+    const snapshot = await api("GET", "/v1/snapshot");
+    if (generation !== state.generation) return;
+    if (snapshot.status === 401) return signOut("The server refused this token (401). It may be wrong or revoked.");
+    if (snapshot.status !== 200) {
+      setConnection("failed", `Snapshot failed: ${errorText(snapshot)}`);
+      return scheduleRetry(generation);
+    }
+    state.items = new Map(snapshot.json.items.map((item) => [item.id, item]));
+    state.devices = new Map(snapshot.json.navigation.map((navigation) => [navigation.clientID, navigation]));
+    setCursor(snapshot.json.cursor);
+    renderItems();
+    renderDevices();
+    performance.mark("stockroom-snapshot-rendered");
+    follow(generation);
+  }
+
+  function follow(generation) {
+    const url = `/v1/changes/stream?since=${encodeURIComponent(state.cursor)}&access_token=${encodeURIComponent(state.token)}`;
+    const source = new EventSource(url);
+    state.source = source;
+    setConnection("connecting", "Connecting to the feed…");
+    source.addEventListener("open", () => {
+      if (generation === state.generation) setConnection("live", "Live");
+    });
+    source.addEventListener("change", (event) => {
+      if (generation !== state.generation) return;
+      apply(JSON.parse(event.data));
+    });
+    source.addEventListener("error", (event) => {
+      if (generation !== state.generation) return;
+      if (event.data) {
+        // The server's own `event: error`: the stream ends with a contract error.
+        let error = {};
+        try { error = JSON.parse(event.data).error || {}; } catch { /* not JSON */ }
+        source.close();
+        return handleFeedError(generation, error.code, error.message);
+      }
+      if (source.readyState === EventSource.CONNECTING) {
+        setConnection("reconnecting", "Reconnecting…");
+        return;
+      }
+      // The browser gave up (a reconnect got an HTTP error): ask the batch route why.
+      source.close();
+      diagnose(generation);
+    });
+  }
+
+  async function diagnose(generation) {
+    let result;
+    try {
+      result = await api("GET", `/v1/changes?since=${encodeURIComponent(state.cursor)}&limit=1`);
+    } catch {
+      result = { status: 0, json: null };
+    }
+    if (generation !== state.generation) return;
+    // The cursor is still good (the stream failed for another reason): try again in a moment.
+    if (result.status === 200) {
+      setConnection("reconnecting", "Reconnecting…");
+      clearTimeout(state.retry);
+      state.retry = setTimeout(() => { if (generation === state.generation) follow(generation); }, 2000);
+      return;
+    }
+    const error = (result.json && result.json.error) || {};
+    handleFeedError(generation, error.code || `HTTP ${result.status}`, error.message || "the server cannot be reached");
+  }
+
+  function handleFeedError(generation, code, message) {
+    if (code === "resyncRequired") {
+      showBanner(`The feed cannot continue from this page's cursor (410 resyncRequired: ${message}). A new snapshot was loaded at ${new Date().toLocaleTimeString()}.`);
+      setConnection("resyncing", "Resyncing…");
+      return start();
+    }
+    if (code === "unauthorized") return signOut(`The server refused this token (401): ${message}`);
+    setConnection("failed", `Feed stopped: ${code}. Retrying…`);
+    scheduleRetry(generation);
+  }
+
+  function scheduleRetry(generation) {
+    clearTimeout(state.retry);
+    state.retry = setTimeout(() => { if (generation === state.generation) start(); }, 3000);
+  }
+
+  function stopFeed() {
+    clearTimeout(state.retry);
+    if (state.source) state.source.close();
+    state.source = null;
+  }
+
+  // ---- commands and item writes ----------------------------------------------------------
+
+  async function send(clientID, command) {
+    const name = Object.keys(command)[0];
+    say(`Sending ${name} to ${clientID}…`);
+    try {
+      const result = await api("POST", `/v1/clients/${encodeURIComponent(clientID)}/commands`, { command });
+      if (result.status === 200) say(`${name} on ${clientID}: done.`);
+      else say(`${name} on ${clientID} failed: ${errorText(result)}`, true);
+    } catch (error) {
+      say(`${name} on ${clientID} failed: ${error.message}`, true);
+    }
+  }
+
+  async function create(event) {
+    event.preventDefault();
+    const name = $("create-name").value;
+    const quantity = Number($("create-quantity").value);
+    try {
+      const result = await api("POST", "/v1/items", { name, color: null, status: { inStock: { quantity } } });
+      if (result.status === 201) {
+        say(`Created ${result.json.name}.`);
+        $("create-name").value = "";
+      } else {
+        say(`Create failed: ${errorText(result)}`, true);
+      }
+    } catch (error) {
+      say(`Create failed: ${error.message}`, true);
+    }
+  }
+
+  function openOnDevice(event) {
+    event.preventDefault();
+    const clientID = $("open-device").value.trim();
+    const itemID = $("open-item").value;
+    if (!itemID) return say("There is no item to open.", true);
+    send(clientID, { [$("open-what").value]: { itemID } });
+  }
+
+  // ---- signing in and out ----------------------------------------------------------------
+
+  async function signIn(token) {
+    state.token = token;
+    $("token-error").textContent = "";
+    setConnection("connecting", "Checking the token…");
+    let me;
+    try {
+      me = await api("GET", "/v1/users/me");
+    } catch (error) {
+      setConnection("failed", "The server cannot be reached");
+      $("token-error").textContent = `The server cannot be reached: ${error.message}`;
+      return;
+    }
+    if (me.status === 401) return signOut("The server refused this token (401). It may be wrong or revoked.");
+    if (me.status !== 200) return signOut(`The token could not be checked: ${errorText(me)}`);
+    // A viewer may read everything and drive its own navigation, but not write items; the
+    // inspector's actions all end in item writes (create, save, delete), so it shows none.
+    state.canWrite = me.json.role !== "viewer";
+    $("whoami").textContent = `${me.json.user} (${me.json.role})`;
+    sessionStorage.setItem(TOKEN_KEY, token);
+    $("token-form").hidden = true;
+    $("app").hidden = false;
+    $("sign-out").hidden = false;
+    $("actions").hidden = !state.canWrite;
+    $("read-only").hidden = state.canWrite;
+    $("read-only").textContent = state.canWrite ? "" :
+      `Read-only: this is a viewer token, and a viewer may not write items (the server answers 403 forbidden to a create, save or delete), so the page shows no actions. Everything else updates live.`;
+    await start();
+  }
+
+  function signOut(reason = "") {
+    state.generation++;
+    stopFeed();
+    state.token = null;
+    sessionStorage.removeItem(TOKEN_KEY);
+    $("app").hidden = true;
+    $("sign-out").hidden = true;
+    $("token-form").hidden = false;
+    $("token-error").textContent = reason;
+    $("whoami").textContent = "";
+    setConnection("signed-out", "Not connected");
+    $("token").focus();
+  }
+
+  document.addEventListener("DOMContentLoaded", () => {
+    $("feed-limit").textContent = String(FEED_LIMIT);
+    $("token-form").addEventListener("submit", (event) => {
+      event.preventDefault();
+      signIn($("token").value.trim());
+    });
+    $("sign-out").addEventListener("click", () => signOut());
+    $("banner-close").addEventListener("click", () => { $("banner").hidden = true; });
+    $("create-form").addEventListener("submit", create);
+    $("open-form").addEventListener("submit", openOnDevice);
+    const saved = sessionStorage.getItem(TOKEN_KEY);
+    if (saved) signIn(saved);
+  });
+})();
