@@ -1,0 +1,417 @@
+#!/usr/bin/env python3
+"""Browser tests: headless Chromium (Debian's chromium and chromium-driver, driven by selenium)
+against a live `stockroom serve` that the tests start themselves.
+
+    python3 Tests/Browser/inspector_test.py            # after `swift build` (uses .build/debug/stockroom)
+    STOCKROOM_BIN=path/to/stockroom python3 Tests/Browser/inspector_test.py
+
+Screenshots and the timing of the first paint go to BROWSER_TEST_OUTPUT (default
+.build/browser-test-output).
+"""
+
+import functools
+import http.server
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+import urllib.error
+import urllib.request
+import uuid
+
+from selenium import webdriver
+from selenium.common.exceptions import WebDriverException
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import Select, WebDriverWait
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BINARY = os.environ.get("STOCKROOM_BIN", os.path.join(ROOT, ".build", "debug", "stockroom"))
+OUTPUT = os.environ.get("BROWSER_TEST_OUTPUT", os.path.join(ROOT, ".build", "browser-test-output"))
+WAIT = 20  # seconds a browser-side condition may take before the test fails instead of hanging
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    """`stockroom serve` on a temporary database, with an editor and a viewer token of one user."""
+
+    def __init__(self, cors_origins):
+        self.directory = tempfile.mkdtemp(prefix="stockroom-browser-")
+        self.db = os.path.join(self.directory, "stockroom.sqlite")
+        self.port = free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.env = dict(
+            os.environ,
+            HTTP_PORT=str(self.port),
+            DB_PATH=self.db,
+            DB_SYNCHRONOUS="normal",
+            LOG_LEVEL="warning",
+            HTTP_CORS_ALLOWED_ORIGINS=",".join(cors_origins),
+            # Short retention, so that a page that misses a few changes while away gets 410.
+            FEED_RETENTION_MAX_ENTRIES="5",
+            FEED_RETENTION_INTERVAL_SECONDS="1",
+        )
+        self.editor = self.token("editor")
+        self.viewer = self.token("viewer")
+        self.process = None
+        self.start()
+
+    def token(self, role):
+        out = subprocess.run([BINARY, "token", "create", "--user", "erin", "--role", role, "--db-path", self.db],
+                             check=True, capture_output=True, text=True).stdout
+        return out.strip().splitlines()[-1]
+
+    def start(self):
+        self.log = open(os.path.join(self.directory, "server.log"), "a")
+        self.process = subprocess.Popen([BINARY, "serve"], env=self.env, cwd=self.directory, stdout=self.log, stderr=self.log)
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(self.base + "/health", timeout=2):
+                    return
+            except (urllib.error.URLError, ConnectionError):
+                if self.process.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError("stockroom serve did not start; see " + self.log.name)
+                time.sleep(0.1)
+
+    def stop(self):
+        if self.process and self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            self.process.wait(timeout=30)
+        self.log.close()
+
+    def request(self, method, path, body=None, token=None, headers=None):
+        """What curl would do: returns (status, json or None, headers)."""
+        data = json.dumps(body).encode() if body is not None else None
+        request = urllib.request.Request(self.base + path, data=data, method=method)
+        request.add_header("Authorization", f"Bearer {token or self.editor}")
+        if data is not None:
+            request.add_header("Content-Type", "application/json")
+        for name, value in (headers or {}).items():
+            request.add_header(name, value)
+        try:
+            with urllib.request.urlopen(request, timeout=30) as response:
+                text = response.read()
+                return response.status, json.loads(text) if text else None, response.headers
+        except urllib.error.HTTPError as error:
+            text = error.read()
+            return error.code, json.loads(text) if text else None, error.headers
+
+    def create_item(self, name, quantity=1):
+        status, item, _ = self.request("POST", "/v1/items", {"name": name, "color": None, "status": {"inStock": {"quantity": quantity}}})
+        assert status == 201, (status, item)
+        return item
+
+    def command(self, client, command, token=None):
+        status, body, _ = self.request("POST", f"/v1/clients/{client}/commands", {"command": command}, token=token)
+        assert status == 200, (status, body)
+        return body
+
+
+class StaticSite:
+    """Serves Tests/Browser on another port: http://127.0.0.1:P is an allowed origin, http://localhost:P is not."""
+
+    def __init__(self):
+        handler = functools.partial(QuietHandler, directory=os.path.dirname(os.path.abspath(__file__)))
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.port = self.httpd.server_address[1]
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def stop(self):
+        self.httpd.shutdown()
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+def chrome(width=1280, height=900):
+    options = webdriver.ChromeOptions()
+    options.binary_location = shutil.which("chromium") or "/usr/bin/chromium"
+    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+                     f"--window-size={width},{height}", "--lang=en-US"):
+        options.add_argument(argument)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    service = webdriver.ChromeService(executable_path=shutil.which("chromedriver") or "/usr/bin/chromedriver")
+    driver = webdriver.Chrome(options=options, service=service)
+    driver.set_script_timeout(WAIT)
+    return driver
+
+
+class InspectorTests(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        os.makedirs(OUTPUT, exist_ok=True)
+        cls.site = StaticSite()
+        cls.server = Server(cors_origins=[f"http://127.0.0.1:{cls.site.port}"])
+        cls.keyboard = cls.server.create_item("Keyboard", 100)
+        # 1,000 items in all, so that first paint and in-place updates are measured at that size.
+        for index in range(999):
+            cls.server.create_item(f"Item {index:04d}", index)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.server.stop()
+        cls.site.stop()
+
+    def setUp(self):
+        self.driver = chrome()
+
+    def tearDown(self):
+        self.driver.quit()
+
+    # -- helpers -------------------------------------------------------------------------
+
+    def wait(self, condition, message):
+        return WebDriverWait(self.driver, WAIT).until(lambda driver: condition(), message)
+
+    def open_inspector(self, token):
+        self.driver.get(self.server.base + "/inspector")
+        self.driver.find_element(By.ID, "token").send_keys(token)
+        self.driver.find_element(By.CSS_SELECTOR, "#token-form button[type=submit]").click()
+        self.wait_live()
+
+    def wait_live(self):
+        self.wait(lambda: self.driver.find_element(By.ID, "connection").get_attribute("data-state") == "live", "the page is live")
+
+    def row(self, item_id):
+        return self.driver.find_element(By.CSS_SELECTOR, f'#item-rows tr[data-id="{item_id}"]')
+
+    def card(self, client):
+        cards = self.driver.find_elements(By.CSS_SELECTOR, f'article.device[data-client="{client}"]')
+        return cards[0] if cards else None
+
+    def console_errors(self):
+        return [entry for entry in self.driver.get_log("browser") if entry["level"] == "SEVERE"]
+
+    # -- the page ------------------------------------------------------------------------
+
+    def test_page_loads_live_with_no_console_errors(self):
+        self.open_inspector(self.server.editor)
+        rows = self.driver.find_elements(By.CSS_SELECTOR, "#item-rows tr")
+        self.assertGreaterEqual(len(rows), 1000)
+        self.assertEqual(len(rows), len(self.server.request("GET", "/v1/snapshot")[1]["items"]))
+        self.assertEqual(self.driver.find_element(By.ID, "whoami").text, "erin (editor)")
+        self.assertEqual(self.console_errors(), [])
+        # The root page links to the inspector, and the page is served under a strict policy.
+        with urllib.request.urlopen(self.server.base + "/") as response:
+            self.assertIn('href="/inspector"', response.read().decode())
+        with urllib.request.urlopen(self.server.base + "/inspector") as response:
+            policy = response.headers["Content-Security-Policy"]
+        self.assertIn("default-src 'none'", policy)
+        self.assertIn("connect-src 'self'", policy)
+        # First paint of 1,000 items, after a reload that signs in from sessionStorage: recorded, not asserted.
+        self.driver.refresh()
+        self.wait_live()
+        paint = self.driver.execute_script(
+            "const mark = performance.getEntriesByName('stockroom-snapshot-rendered')[0]; return mark && mark.startTime;")
+        self.assertIsNotNone(paint)
+        with open(os.path.join(OUTPUT, "first-paint.txt"), "w") as out:
+            out.write(f"1000 items rendered {paint:.0f} ms after navigation start (reload, token from sessionStorage)\n")
+        print(f"\n  first paint with 1,000 items: {paint:.0f} ms", file=sys.stderr)
+        self.assertEqual(self.console_errors(), [])
+
+    def test_a_change_made_with_curl_appears_in_the_table_and_the_device_card_in_place(self):
+        self.open_inspector(self.server.editor)
+        item = self.server.create_item("Desk lamp", 3)
+        self.wait(lambda: self.driver.find_elements(By.CSS_SELECTOR, f'#item-rows tr[data-id="{item["id"]}"]'), "the new item's row")
+        # Tag every row's element: a re-rendered table would lose the tags.
+        self.driver.execute_script("document.querySelectorAll('#item-rows tr').forEach((row) => { row.dataset.tag = 'kept'; });")
+        status, updated, _ = self.server.request(
+            "PUT", f"/v1/items/{item['id']}", {"name": "Desk lamp (brass)", "color": None, "status": {"inStock": {"quantity": 2}}},
+            headers={"If-Match": '"1"'})
+        self.assertEqual(status, 200)
+        self.wait(lambda: "Desk lamp (brass)" in self.row(item["id"]).text, "the row shows the new name")
+        self.assertIn("In stock: 2", self.row(item["id"]).text)
+        untagged = self.driver.execute_script("return document.querySelectorAll('#item-rows tr:not([data-tag=kept])').length;")
+        self.assertEqual(untagged, 0, "every row element, the changed one included, is the one that was there before")
+        # A device that edits elsewhere: its card shows the open edit and the draft fields that differ.
+        self.server.command("phone", {"openEdit": {"itemID": item["id"]}})
+        self.server.command("phone", {"updateDraft": {"draft": {"name": "Desk lamp (green)", "color": None,
+                                                                   "status": {"inStock": {"quantity": 2}}}}})
+        self.wait(lambda: self.card("phone") is not None and "Desk lamp (green)" in self.card("phone").text, "the phone's card shows the draft")
+        card = self.card("phone")
+        self.assertIn("Edit Desk lamp (brass)", card.find_element(By.CSS_SELECTOR, '[data-field="destination"]').text)
+        self.assertEqual(card.find_element(By.CSS_SELECTOR, 'tr[data-field="name"]').get_attribute("class"), "differs")
+        self.assertEqual(card.find_element(By.CSS_SELECTOR, 'tr[data-field="status"]').get_attribute("class"), "")
+        feed = self.driver.find_element(By.ID, "feed").text
+        self.assertIn("from phone", feed)
+        self.server.command("phone", {"cancel": {}})
+        self.assertEqual(self.console_errors(), [])
+
+    def test_open_an_edit_change_the_draft_and_save_from_the_page(self):
+        self.open_inspector(self.server.editor)
+        item = self.server.create_item("Monitor", 7)
+        self.wait(lambda: self.driver.find_elements(By.CSS_SELECTOR, f'#open-item option[value="{item["id"]}"]'), "the item is offered")
+        device = self.driver.find_element(By.ID, "open-device")
+        device.clear()
+        device.send_keys("tablet")
+        Select(self.driver.find_element(By.ID, "open-item")).select_by_value(item["id"])
+        Select(self.driver.find_element(By.ID, "open-what")).select_by_value("openEdit")
+        self.driver.find_element(By.CSS_SELECTOR, "#open-form button[type=submit]").click()
+        self.wait(lambda: self.card("tablet") is not None and self.card("tablet").find_elements(By.ID, "tablet-name"), "the tablet's draft form")
+        name = self.card("tablet").find_element(By.ID, "tablet-name")
+        name.clear()
+        name.send_keys("Monitor 27in")
+        self.card("tablet").find_element(By.CSS_SELECTOR, "form.draft-form button[type=submit]").click()
+        self.wait(lambda: self.card("tablet").find_element(By.CSS_SELECTOR, 'tr[data-field="name"]').get_attribute("class") == "differs",
+                  "the draft's name differs from the item")
+        # The item is untouched until save.
+        self.assertEqual(self.server.request("GET", f"/v1/items/{item['id']}")[1]["name"], "Monitor")
+        save = [b for b in self.card("tablet").find_elements(By.TAG_NAME, "button") if b.text == "Save"][0]
+        save.click()
+        self.wait(lambda: "Monitor 27in" in self.row(item["id"]).text, "the table shows the saved item")
+        status, saved, headers = self.server.request("GET", f"/v1/items/{item['id']}")
+        self.assertEqual((status, saved["name"], saved["version"], headers["ETag"]), (200, "Monitor 27in", 2, '"2"'))
+        self.wait(lambda: self.card("tablet").find_element(By.CSS_SELECTOR, '[data-field="destination"]').text == "nothing",
+                  "the tablet's edit closed")
+        self.assertEqual(self.console_errors(), [])
+
+    def test_delete_with_its_alert_from_the_page(self):
+        self.open_inspector(self.server.editor)
+        item = self.server.create_item("Old chair", 1)
+        self.wait(lambda: self.driver.find_elements(By.CSS_SELECTOR, f'#open-item option[value="{item["id"]}"]'), "the item is offered")
+        Select(self.driver.find_element(By.ID, "open-item")).select_by_value(item["id"])
+        Select(self.driver.find_element(By.ID, "open-what")).select_by_value("openDeleteAlert")
+        self.driver.find_element(By.CSS_SELECTOR, "#open-form button[type=submit]").click()
+        self.wait(lambda: self.card("inspector") is not None and "Delete alert for Old chair" in self.card("inspector").text, "the alert")
+        [b for b in self.card("inspector").find_elements(By.TAG_NAME, "button") if b.text == "Confirm delete"][0].click()
+        self.wait(lambda: not self.driver.find_elements(By.CSS_SELECTOR, f'#item-rows tr[data-id="{item["id"]}"]'), "the row is gone")
+        self.assertEqual(self.server.request("GET", f"/v1/items/{item['id']}")[0], 404)
+
+    def test_a_viewer_sees_everything_and_no_actions(self):
+        self.server.command("viewer-phone", {"selectTab": {"tab": "settings"}}, token=self.server.viewer)
+        self.open_inspector(self.server.viewer)
+        self.assertEqual(len(self.driver.find_elements(By.CSS_SELECTOR, "#item-rows tr")), len(self.server.request("GET", "/v1/snapshot")[1]["items"]))
+        self.assertFalse(self.driver.find_element(By.ID, "actions").is_displayed())
+        note = self.driver.find_element(By.ID, "read-only")
+        self.assertTrue(note.is_displayed())
+        self.assertIn("viewer", note.text)
+        self.assertIn("403", note.text)
+        self.wait(lambda: self.card("viewer-phone") is not None, "the viewer's own device")
+        self.assertEqual(self.driver.find_elements(By.CSS_SELECTOR, "#devices button, #devices input, #devices select"), [])
+        # Live all the same.
+        item = self.server.create_item("Seen by the viewer")
+        self.wait(lambda: self.driver.find_elements(By.CSS_SELECTOR, f'#item-rows tr[data-id="{item["id"]}"]'), "the viewer sees the new item")
+        self.assertEqual(self.console_errors(), [])
+
+    def test_410_shows_the_banner_and_the_page_recovers_from_a_new_snapshot(self):
+        self.open_inspector(self.server.editor)
+        cursor = self.driver.find_element(By.ID, "cursor").text
+        # Keep the page away from the feed while the server restarts and the log moves on without it.
+        self.driver.execute_cdp_cmd("Network.enable", {})
+        self.driver.execute_cdp_cmd("Network.setBlockedURLs", {"urls": ["*/v1/changes/stream*"]})
+        try:
+            self.server.stop()
+            self.server.start()
+            missed = [self.server.create_item(f"Missed {index}") for index in range(8)]
+            # Wait until retention has trimmed the page's position away.
+            deadline = time.monotonic() + WAIT
+            while self.server.request("GET", f"/v1/changes?since={cursor}")[0] != 410:
+                self.assertLess(time.monotonic(), deadline, "the log was not trimmed")
+                time.sleep(0.2)
+        finally:
+            self.driver.execute_cdp_cmd("Network.setBlockedURLs", {"urls": []})
+        self.wait(lambda: self.driver.find_element(By.ID, "banner").is_displayed(), "the 410 banner")
+        self.assertIn("410 resyncRequired", self.driver.find_element(By.ID, "banner-text").text)
+        self.wait_live()
+        for item in missed:
+            self.assertTrue(self.driver.find_elements(By.CSS_SELECTOR, f'#item-rows tr[data-id="{item["id"]}"]'), item["name"])
+        # And it follows the feed again.
+        after = self.server.create_item("After the resync")
+        self.wait(lambda: self.driver.find_elements(By.CSS_SELECTOR, f'#item-rows tr[data-id="{after["id"]}"]'), "live again")
+
+    def test_screenshots_desktop_and_375px(self):
+        self.server.command("phone", {"openEdit": {"itemID": self.keyboard["id"]}})
+        self.server.command("phone", {"updateDraft": {"draft": {"name": "Keyboard (US layout)", "color": None,
+                                                                   "status": {"inStock": {"quantity": 100}}}}})
+        self.server.command("tablet", {"push": {"route": {"item": {"id": self.keyboard["id"]}}}})
+        self.driver.set_window_size(1280, 1500)
+        self.open_inspector(self.server.editor)
+        self.wait(lambda: self.card("phone") is not None, "the phone's card")
+        self.driver.save_screenshot(os.path.join(OUTPUT, "inspector-desktop.png"))
+        self.driver.set_window_size(375, 812)
+        width = self.driver.execute_script("return document.documentElement.scrollWidth;")
+        self.assertLessEqual(width, 375, "nothing wider than the 375 px window (the table scrolls inside its own region)")
+        self.driver.save_screenshot(os.path.join(OUTPUT, "inspector-375.png"))
+        self.server.command("phone", {"cancel": {}})
+
+    # -- another origin ------------------------------------------------------------------
+
+    def run_from(self, origin, script, *args):
+        self.driver.get(f"{origin}/cors.html")
+        return self.driver.execute_async_script(script, *args)
+
+    PROBE = """
+        const [base, token, itemID, done] = arguments;
+        const result = {};
+        const settle = (promise) => promise.then((v) => v, (e) => ({ failed: String(e) }));
+        result.fetch = await settle(fetch(`${base}/v1/items/${itemID}`, { headers: { Authorization: `Bearer ${token}` } })
+            .then((r) => ({ status: r.status, etag: r.headers.get('ETag') })));
+        result.write = await settle(fetch(`${base}/v1/items`, { method: 'POST',
+            headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json', 'Idempotency-Key': crypto.randomUUID() },
+            body: JSON.stringify({ name: 'From another origin', color: null, status: { inStock: { quantity: 1 } } }) })
+            .then((r) => ({ status: r.status, location: r.headers.get('Location') })));
+        result.eventSource = await new Promise((resolve) => {
+            const source = new EventSource(`${base}/v1/changes/stream?since=now&access_token=${token}`);
+            const timer = setTimeout(() => { source.close(); resolve({ timedOut: true }); }, 10000);
+            // Once following, make a change for it to deliver.
+            source.addEventListener('open', () => fetch(`${base}/v1/items`, { method: 'POST',
+                headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+                body: JSON.stringify({ name: 'Followed', color: null, status: { inStock: { quantity: 1 } } }) }));
+            source.addEventListener('change', (e) => { clearTimeout(timer); source.close(); resolve({ change: JSON.parse(e.data).entity }); });
+            source.addEventListener('error', () => { if (source.readyState === EventSource.CLOSED) { clearTimeout(timer); resolve({ error: true }); } });
+        });
+        const socket = (query) => new Promise((resolve) => {
+            const ws = new WebSocket(`${base.replace('http', 'ws')}/v1/changes/ws?${query}`);
+            // Once following, make a change for it to deliver.
+            ws.onopen = () => fetch(`${base}/v1/items`, { method: 'POST',
+                headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+                body: JSON.stringify({ name: 'Sent over WebSocket', color: null, status: { inStock: { quantity: 1 } } }) }).catch(() => {});
+            ws.onmessage = (e) => { resolve({ message: JSON.parse(e.data).entity }); ws.close(); };
+            ws.onclose = (e) => resolve({ code: e.code, reason: e.reason });
+        });
+        result.badToken = await socket('access_token=wrong');
+        result.badCursor = await socket(`since=garbage&access_token=${token}`);
+        result.good = await socket(`since=now&access_token=${token}`);
+        done(result);
+    """
+
+    def test_an_allowed_origin_can_fetch_follow_eventsource_and_read_websocket_close_codes(self):
+        result = self.run_from(f"http://127.0.0.1:{self.site.port}", self.PROBE, self.server.base, self.server.editor, self.keyboard["id"])
+        self.assertEqual(result["fetch"]["status"], 200)
+        self.assertRegex(result["fetch"]["etag"], r'^"\d+"$', "ETag is exposed")
+        self.assertEqual(result["write"]["status"], 201, "the preflight for Authorization, Content-Type and Idempotency-Key passed")
+        self.assertTrue(result["write"]["location"].startswith("/v1/items/"), "Location is exposed")
+        self.assertEqual(result["eventSource"], {"change": "item"})
+        self.assertEqual(result["badToken"]["code"], 4401)
+        self.assertEqual(json.loads(result["badToken"]["reason"])["error"]["code"], "unauthorized")
+        self.assertEqual(result["badCursor"]["code"], 4400)
+        self.assertEqual(json.loads(result["badCursor"]["reason"])["error"]["field"], "since")
+        self.assertEqual(result["good"], {"message": "item"})
+
+    def test_a_disallowed_origin_cannot(self):
+        result = self.run_from(f"http://localhost:{self.site.port}", self.PROBE, self.server.base, self.server.editor, self.keyboard["id"])
+        self.assertIn("failed", result["fetch"])
+        self.assertIn("failed", result["write"])
+        self.assertEqual(result["eventSource"], {"error": True})
+        self.assertEqual(result["good"]["code"], 4403, "the WebSocket refuses a page of another origin")
+        self.assertEqual(json.loads(result["good"]["reason"])["error"]["code"], "forbidden")
+
+
+if __name__ == "__main__":
+    if not os.path.exists(BINARY):
+        sys.exit(f"{BINARY} is missing: run `swift build` first, or set STOCKROOM_BIN")
+    unittest.main(verbosity=2)
