@@ -32,8 +32,8 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BINARY = os.environ.get("STOCKROOM_BIN", os.path.join(ROOT, ".build", "debug", "stockroom"))
-OUTPUT = os.environ.get("BROWSER_TEST_OUTPUT", os.path.join(ROOT, ".build", "browser-test-output"))
+BINARY = os.path.abspath(os.environ.get("STOCKROOM_BIN", os.path.join(ROOT, ".build", "debug", "stockroom")))
+OUTPUT = os.path.abspath(os.environ.get("BROWSER_TEST_OUTPUT", os.path.join(ROOT, ".build", "browser-test-output")))
 WAIT = 20  # seconds a browser-side condition may take before the test fails instead of hanging
 
 
@@ -73,7 +73,7 @@ class Server:
         return out.strip().splitlines()[-1]
 
     def start(self):
-        self.log = open(os.path.join(self.directory, "server.log"), "a")
+        self.log = open(os.path.join(self.directory, "server.log"), "a")  # closed by stop()
         self.process = subprocess.Popen([BINARY, "serve"], env=self.env, cwd=self.directory, stdout=self.log, stderr=self.log)
         deadline = time.monotonic() + 60
         while True:
