@@ -27,7 +27,7 @@ import urllib.request
 import uuid
 
 from selenium import webdriver
-from selenium.common.exceptions import WebDriverException
+from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
@@ -175,7 +175,9 @@ class InspectorTests(unittest.TestCase):
     # -- helpers -------------------------------------------------------------------------
 
     def wait(self, condition, message):
-        return WebDriverWait(self.driver, WAIT).until(lambda driver: condition(), message)
+        # A card is drawn anew on each change of its device, so an element found a moment ago may be gone.
+        return WebDriverWait(self.driver, WAIT, ignored_exceptions=[NoSuchElementException, StaleElementReferenceException]).until(
+            lambda driver: condition(), message)
 
     def open_inspector(self, token):
         self.driver.get(self.server.base + "/inspector")
