@@ -100,9 +100,13 @@ let package = Package(
             dependencies: ["StockroomStore", "StockroomCore", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: swiftSettings
         ),
+        // glibc's posix_spawn extensions (change directory, close inherited descriptors) for the
+        // tests that run the binary.
+        .target(name: "CSpawn", path: "Tests/CSpawn"),
         .testTarget(
             name: "StockroomServerTests",
             dependencies: [
+                "CSpawn",
                 "StockroomServer",
                 "StockroomStore",
                 "StockroomCore",

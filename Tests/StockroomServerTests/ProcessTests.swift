@@ -15,28 +15,14 @@ struct StockroomProcess {
 
     /// Runs a subcommand to completion and returns its exit status and standard output.
     static func run(_ arguments: [String], in directory: URL) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = arguments
-        process.currentDirectoryURL = directory
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        let result = try run(arguments, in: directory, environment: [:])
+        return (result.status, result.output)
     }
 
     /// Runs a subcommand to completion with extra environment variables; returns status, stdout and stderr.
     static func run(_ arguments: [String], in directory: URL, environment: [String: String])
         throws -> (status: Int32, output: String, error: String)
     {
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = arguments
-        process.currentDirectoryURL = directory
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         // Files, not pipes: a full pipe nobody reads would block the child.
         let outputURL = FileManager.default.temporaryDirectory.appendingPathComponent("stockroom-out-\(UUID().uuidString)")
         let errorURL = FileManager.default.temporaryDirectory.appendingPathComponent("stockroom-err-\(UUID().uuidString)")
@@ -46,19 +32,24 @@ struct StockroomProcess {
             try? FileManager.default.removeItem(at: outputURL)
             try? FileManager.default.removeItem(at: errorURL)
         }
-        process.standardOutput = try FileHandle(forWritingTo: outputURL)
-        process.standardError = try FileHandle(forWritingTo: errorURL)
-        try process.run()
+        let outputHandle = try FileHandle(forWritingTo: outputURL)
+        let errorHandle = try FileHandle(forWritingTo: errorURL)
+        let process = try ChildProcess(
+            executable: binary.path, arguments: arguments, directory: directory.path,
+            environment: ProcessInfo.processInfo.environment.merging(environment) { $1 },
+            standardOutput: outputHandle.fileDescriptor, standardError: errorHandle.fileDescriptor)
+        try outputHandle.close()
+        try errorHandle.close()
         process.waitUntilExit()
         let output = String(decoding: (try? Data(contentsOf: outputURL)) ?? Data(), as: UTF8.self)
         let error = String(decoding: (try? Data(contentsOf: errorURL)) ?? Data(), as: UTF8.self)
         return (process.terminationStatus, output, error)
     }
 
-    let process: Process
+    let process: ChildProcess
     let port: Int
     /// The server's stdout and stderr, and what was read of them while waiting for it to listen.
-    let pipe: Pipe
+    let pipe: FileHandle
     let logSoFar: String
 
     /// Reads the server's output until it holds `text`; returns all of it read so far.
@@ -68,7 +59,7 @@ struct StockroomProcess {
         return try await Task.detached {
             var log = start
             while !log.contains(text) {
-                let chunk = pipe.fileHandleForReading.availableData
+                let chunk = pipe.availableData
                 if chunk.isEmpty { throw ProcessError.exitedEarly(log) }
                 log += String(decoding: chunk, as: UTF8.self)
             }
@@ -78,25 +69,24 @@ struct StockroomProcess {
 
     /// Starts `serve` on a free port and waits until it listens.
     static func serve(databasePath: String, in directory: URL, extra: [String] = [], shellPrefix: String? = nil) async throws -> StockroomProcess {
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = ["serve", "--db-path", databasePath, "--http-port", "0"] + extra
+        var executable = binary.path
+        var arguments = ["serve", "--db-path", databasePath, "--http-port", "0"] + extra
         if let shellPrefix {
             // For example `ulimit -n 200`, applied to the server alone.
-            process.executableURL = URL(fileURLWithPath: "/bin/sh")
-            process.arguments = ["-c", "\(shellPrefix); exec \"$0\" \"$@\"", binary.path] + (process.arguments ?? [])
+            arguments = ["-c", "\(shellPrefix); exec \"$0\" \"$@\"", executable] + arguments
+            executable = "/bin/sh"
         }
-        process.currentDirectoryURL = directory
-        process.environment = ProcessInfo.processInfo.environment.merging(["LOG_LEVEL": "info"]) { $1 }
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
+        let (pipe, writeEnd) = ChildProcess.pipe()
+        let process = try ChildProcess(
+            executable: executable, arguments: arguments, directory: directory.path,
+            environment: ProcessInfo.processInfo.environment.merging(["LOG_LEVEL": "info"]) { $1 },
+            standardOutput: writeEnd, standardError: writeEnd)
+        close(writeEnd)
         let (port, log) = try await Task.detached {
             // Read the log until the server says where it listens.
             var log = ""
             while true {
-                let chunk = pipe.fileHandleForReading.availableData
+                let chunk = pipe.availableData
                 if chunk.isEmpty { throw ProcessError.exitedEarly(log) }
                 log += String(decoding: chunk, as: UTF8.self)
                 if let range = log.range(of: #"listening on 127\.0\.0\.1:(\d+)"#, options: .regularExpression),
