@@ -12,7 +12,7 @@ public enum Command: Hashable, Sendable, Codable {
     case save
     case cancel
     case confirmDelete
-    case restore(fromClientID: String)
+    case restore(fromClientID: ClientID)
 
     /// The command's case name as it appears on the wire.
     public var name: String {

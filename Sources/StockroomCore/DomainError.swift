@@ -7,7 +7,7 @@ public enum DomainError: Error, Hashable, Sendable {
     /// A named item does not exist (or was deleted).
     case itemNotFound(ItemID)
     /// A named client does not exist for this user.
-    case clientNotFound(String)
+    case clientNotFound(ClientID)
     /// The item an edit draft belongs to was deleted.
     case itemDeleted(ItemID)
     /// The item changed since the edit draft was opened.

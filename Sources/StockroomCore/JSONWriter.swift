@@ -316,7 +316,7 @@ extension NavigationState: JSONWritable {
 extension Navigation: JSONWritable {
     public func write(to json: inout JSONWriter) {
         json.raw(#"{"clientID":"#)
-        json.string(clientID)
+        json.string(clientID.rawValue)
         json.raw(",")
         state.writeFields(to: &json)
         json.raw(#","version":"#)

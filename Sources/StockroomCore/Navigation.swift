@@ -94,7 +94,7 @@ public struct NavigationState: Hashable, Sendable {
 /// A device's navigation state as stored, with its version.
 public struct Navigation: Hashable, Sendable {
     /// The device's identifier.
-    public var clientID: String
+    public var clientID: ClientID
     /// What the device shows.
     public var state: NavigationState
     /// 0 for a device never written; grows by one on every change.
@@ -103,7 +103,7 @@ public struct Navigation: Hashable, Sendable {
     public var updatedAt: Date?
 
     /// Creates a navigation record.
-    public init(clientID: String, state: NavigationState, version: Int, updatedAt: Date?) {
+    public init(clientID: ClientID, state: NavigationState, version: Int, updatedAt: Date?) {
         self.clientID = clientID
         self.state = state
         self.version = version
@@ -111,7 +111,7 @@ public struct Navigation: Hashable, Sendable {
     }
 
     /// The root state of a device that has never been written.
-    public static func unwritten(clientID: String) -> Navigation {
+    public static func unwritten(clientID: ClientID) -> Navigation {
         Navigation(clientID: clientID, state: .root, version: 0, updatedAt: nil)
     }
 }
@@ -122,7 +122,7 @@ extension Navigation: Codable {
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         self.init(
-            clientID: try c.decode(String.self, forKey: .clientID),
+            clientID: try c.decode(ClientID.self, forKey: .clientID),
             state: NavigationState(
                 tab: try c.decode(Tab.self, forKey: .tab),
                 path: try c.decode([Route].self, forKey: .path),

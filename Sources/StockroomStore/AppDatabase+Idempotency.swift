@@ -160,7 +160,7 @@ extension AppDatabase {
 
     /// `runCommand`, with an optional idempotency key.
     public func runCommand(
-        _ command: Command, clientID: String, origin: Origin, idempotency: IdempotentRequest<CommandOutcome>?
+        _ command: Command, clientID: ClientID, origin: Origin, idempotency: IdempotentRequest<CommandOutcome>?
     ) async throws -> Replayable<CommandOutcome> {
         try await perform(idempotency) { db in try Self.runCommand(db, command, clientID: clientID, origin: origin, limits: limits) }
     }

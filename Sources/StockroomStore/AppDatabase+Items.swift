@@ -112,7 +112,7 @@ extension AppDatabase {
         try tombstone(db, record, origin: origin, exceptClient: nil)
     }
 
-    static func tombstone(_ db: Database, _ record: ItemRecord, origin: Origin, exceptClient: String?) throws {
+    static func tombstone(_ db: Database, _ record: ItemRecord, origin: Origin, exceptClient: ClientID?) throws {
         let now = Timestamp.milliseconds(Date())
         try db.execute(sql: "UPDATE items SET deleted_at = ? WHERE seq = ?", arguments: [now, record.seq])
         try ChangeLog.append(db, entity: .item, op: .delete, id: record.id, owner: nil, value: Item?.none, origin: origin, at: now)

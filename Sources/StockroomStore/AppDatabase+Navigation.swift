@@ -14,7 +14,7 @@ public struct CommandOutcome: Sendable, Hashable {
 
 extension AppDatabase {
     /// The caller's navigation of `clientID`; the root state if never written; `notFound` if another user's.
-    public func navigation(clientID: String, user: UserID) async throws -> Navigation {
+    public func navigation(clientID: ClientID, user: UserID) async throws -> Navigation {
         try await read { db in try Self.ownedNavigation(db, clientID: clientID, user: user) }
     }
 
@@ -31,7 +31,7 @@ extension AppDatabase {
 
     /// Replaces the whole navigation of `clientID`, as a deep link does; every item it names must exist.
     public func replaceNavigation(
-        clientID: String,
+        clientID: ClientID,
         state: NavigationState,
         precondition: VersionPrecondition?,
         origin: Origin
@@ -42,7 +42,7 @@ extension AppDatabase {
     }
 
     static func replaceNavigation(
-        _ db: Database, clientID: String, state: NavigationState, precondition: VersionPrecondition?, origin: Origin,
+        _ db: Database, clientID: ClientID, state: NavigationState, precondition: VersionPrecondition?, origin: Origin,
         limits: StoreLimits
     ) throws -> Navigation {
         let current = try ownedNavigation(db, clientID: clientID, user: origin.user)
@@ -65,12 +65,12 @@ extension AppDatabase {
 
     /// Applies one command to `clientID`'s navigation in one transaction: the navigation change,
     /// any item change, the repair of other devices, and their change entries.
-    public func runCommand(_ command: Command, clientID: String, origin: Origin) async throws -> CommandOutcome {
+    public func runCommand(_ command: Command, clientID: ClientID, origin: Origin) async throws -> CommandOutcome {
         try await write { db in try Self.runCommand(db, command, clientID: clientID, origin: origin, limits: limits) }
     }
 
     static func runCommand(
-        _ db: Database, _ command: Command, clientID: String, origin: Origin, limits: StoreLimits
+        _ db: Database, _ command: Command, clientID: ClientID, origin: Origin, limits: StoreLimits
     ) throws -> CommandOutcome {
         let current = try ownedNavigation(db, clientID: clientID, user: origin.user)
         var items: [ItemID: Item] = [:]
@@ -117,8 +117,8 @@ extension AppDatabase {
     }
 
     /// Repairs every navigation state pointing at a deleted item (but `exceptClient`, which the command itself handled).
-    static func repairNavigation(_ db: Database, afterDeleting id: ItemID, origin: Origin, exceptClient: String?, at: Int64) throws {
-        let clientIDs = try String.fetchAll(
+    static func repairNavigation(_ db: Database, afterDeleting id: ItemID, origin: Origin, exceptClient: ClientID?, at: Int64) throws {
+        let clientIDs = try ClientID.fetchAll(
             db, sql: "SELECT client_id FROM client_item_refs WHERE item_id = ? ORDER BY client_id", arguments: [id.description])
         for clientID in clientIDs where clientID != exceptClient {
             guard let record = try ClientRecord.find(db, clientID: clientID) else { continue }
@@ -131,13 +131,13 @@ extension AppDatabase {
 
     /// Writes a new version of a navigation, its item references and its change entry.
     static func saveNavigation(
-        _ db: Database, clientID: String, owner: UserID, state: NavigationState, previous: Navigation, origin: Origin
+        _ db: Database, clientID: ClientID, owner: UserID, state: NavigationState, previous: Navigation, origin: Origin
     ) throws -> Navigation {
         let now = max(Timestamp.milliseconds(Date()), previous.updatedAt.map(Timestamp.milliseconds) ?? 0)
         let navigation = Navigation(
             clientID: clientID, state: state, version: previous.version + 1, updatedAt: Timestamp.date(milliseconds: now))
         let seq = try ChangeLog.append(
-            db, entity: .navigation, op: .upsert, id: clientID, owner: owner, value: navigation, origin: origin, at: now)
+            db, entity: .navigation, op: .upsert, id: clientID.rawValue, owner: owner, value: navigation, origin: origin, at: now)
         let ownerChangeSeq: Int64 =
             origin.user == owner
             ? seq : (try Int64.fetchOne(db, sql: "SELECT owner_change_seq FROM clients WHERE client_id = ?", arguments: [clientID]) ?? seq)
@@ -170,7 +170,7 @@ extension AppDatabase {
     }
 
     /// The navigation of `clientID` if `user` owns it, the root state if nobody wrote it, else `notFound`.
-    static func ownedNavigation(_ db: Database, clientID: String, user: UserID) throws -> Navigation {
+    static func ownedNavigation(_ db: Database, clientID: ClientID, user: UserID) throws -> Navigation {
         guard let record = try ClientRecord.find(db, clientID: clientID) else { return .unwritten(clientID: clientID) }
         guard UserID(stored: record.owner) == user else { throw StoreError.notFound("no client \(clientID)") }
         return try record.navigation

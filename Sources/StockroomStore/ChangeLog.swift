@@ -42,7 +42,7 @@ enum ChangeLog {
                 INSERT INTO changes (entity, op, entity_id, owner, value, origin_client_id, origin_idempotency_key, at)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                 """
-        ).execute(arguments: [entity.rawValue, op.rawValue, id, owner?.rawValue, json, origin.clientID, origin.idempotencyKey, at])
+        ).execute(arguments: [entity.rawValue, op.rawValue, id, owner?.rawValue, json, origin.clientID?.rawValue, origin.idempotencyKey, at])
         return db.lastInsertedRowID
     }
 

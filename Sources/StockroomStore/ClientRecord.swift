@@ -6,7 +6,7 @@ import StockroomCore
 struct ClientRecord: Codable, FetchableRecord, PersistableRecord {
     static let databaseTableName = "clients"
 
-    var clientID: String
+    var clientID: ClientID
     var owner: String
     var state: String
     var version: Int
@@ -38,7 +38,7 @@ struct ClientRecord: Codable, FetchableRecord, PersistableRecord {
         }
     }
 
-    static func find(_ db: Database, clientID: String) throws -> ClientRecord? {
+    static func find(_ db: Database, clientID: ClientID) throws -> ClientRecord? {
         // A cached statement: every command reads its client first.
         try ClientRecord.fetchOne(
             db.cachedStatement(

@@ -5,12 +5,12 @@ public struct Origin: Hashable, Sendable {
     /// The user whose token made the request.
     public var user: UserID
     /// The device that sent it, for navigation commands.
-    public var clientID: String?
+    public var clientID: ClientID?
     /// The request's Idempotency-Key, if it had one.
     public var idempotencyKey: String?
 
     /// Creates an origin.
-    public init(user: UserID, clientID: String? = nil, idempotencyKey: String? = nil) {
+    public init(user: UserID, clientID: ClientID? = nil, idempotencyKey: String? = nil) {
         self.user = user
         self.clientID = clientID
         self.idempotencyKey = idempotencyKey

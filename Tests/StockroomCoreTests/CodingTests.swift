@@ -275,6 +275,23 @@ struct CodingTests {
         #expect(throws: DecodingError.self) { try decode(ItemID.self, "null") }
     }
 
+    @Test("a ClientID is 1-64 of [A-Za-z0-9._-]; a malformed one does not parse or decode, in a command either", arguments: [
+        "", "phone 1", "phone/1", "télé", String(repeating: "a", count: 65), "a\u{0}b",
+    ])
+    func malformedClientID(_ text: String) throws {
+        #expect(ClientID(text) == nil)
+        let json = String(decoding: try JSONEncoder().encode(text), as: UTF8.self)
+        #expect(throws: DecodingError.self) { try decode(ClientID.self, json) }
+        #expect(throws: DecodingError.self) { try decode(Command.self, #"{"restore": {"fromClientID": \#(json)}}"#) }
+    }
+
+    @Test("a ClientID round-trips as its text")
+    func clientIDRoundTrip() throws {
+        let id = try #require(ClientID(String(repeating: "A-z.0_", count: 10) + "abcd"))
+        #expect(try decode(ClientID.self, #""\#(id.rawValue)""#) == id)
+        #expect(String(decoding: try JSONEncoder().encode(id), as: UTF8.self) == #""\#(id.rawValue)""#)
+    }
+
     // MARK: refusals
 
     @Test("unknown enum cases fail to decode")

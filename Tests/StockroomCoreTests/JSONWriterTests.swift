@@ -42,7 +42,7 @@ import Testing
         ]
         return states.enumerated().map { index, state in
             Navigation(
-                clientID: "device-\(index)", state: state, version: index,
+                clientID: ClientID("device-\(index)")!, state: state, version: index,
                 updatedAt: index == 0 ? nil : Timestamp.date(milliseconds: 1_763_791_200_123 + Int64(index)))
         }
     }()

@@ -245,7 +245,7 @@ struct FeedTests {
                     switch (change.entity, change.op) {
                     case ("item", "upsert"): items[change.id] = change.item
                     case ("item", "delete"): items[change.id] = nil
-                    case ("navigation", _): navigation[change.id] = change.navigation
+                    case ("navigation", _): navigation[ClientID(stored: change.id)] = change.navigation
                     default: Issue.record("unexpected change \(change)")
                     }
                 }

@@ -12,7 +12,8 @@ struct ClientCapTests {
             var database = opened
             database.limits = StoreLimits(clientsPerUser: 3)
             for index in 0..<3 {
-                _ = try await database.runCommand(.openAdd, clientID: "d\(index)", origin: Sample.erin("d\(index)"))
+                let device = ClientID("d\(index)")!
+                _ = try await database.runCommand(.openAdd, clientID: device, origin: Sample.erin(device))
             }
             let refusal = DomainError.validationFailed(field: "clientID", message: "a user may have at most 3 clients (devices)")
             #expect(await failure { try await database.runCommand(.openAdd, clientID: "d3", origin: Sample.erin("d3")) } == .domain(refusal))

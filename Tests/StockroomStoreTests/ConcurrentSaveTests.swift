@@ -12,8 +12,8 @@ struct ConcurrentSaveTests {
         try await withTemporaryDatabase { database in
             let probe = Probe(database)
             let item = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin)
-            let clients = (0..<20).map { "device-\($0)" }
-            var typed: [String: Navigation] = [:]
+            let clients = (0..<20).map { ClientID("device-\($0)")! }
+            var typed: [ClientID: Navigation] = [:]
             for (index, client) in clients.enumerated() {
                 _ = try await database.runCommand(.openEdit(itemID: item.id), clientID: client, origin: Sample.erin(client))
                 let draft = Draft(name: "Keyboard \(index)", color: nil, status: .inStock(quantity: index))
@@ -21,7 +21,7 @@ struct ConcurrentSaveTests {
             }
             let head = try await probe.head()
 
-            let results = await withTaskGroup(of: (String, Result<CommandOutcome, Failure>).self) { group in
+            let results = await withTaskGroup(of: (ClientID, Result<CommandOutcome, Failure>).self) { group in
                 for client in clients {
                     group.addTask {
                         do {
@@ -31,7 +31,7 @@ struct ConcurrentSaveTests {
                         }
                     }
                 }
-                var results: [String: Result<CommandOutcome, Failure>] = [:]
+                var results: [ClientID: Result<CommandOutcome, Failure>] = [:]
                 for await (client, result) in group { results[client] = result }
                 return results
             }

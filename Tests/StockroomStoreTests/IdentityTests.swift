@@ -79,8 +79,8 @@ struct IdentityTests {
                 while b.utf8.elementsEqual(a.utf8) { b = spellings[Int(generator.next() % UInt64(spellings.count))] }
                 let userA = UserID(stored: a)
                 let userB = UserID(stored: b)
-                let clientA = "a-\(round)"
-                let clientB = "b-\(round)"
+                let clientA = ClientID("a-\(round)")!
+                let clientB = ClientID("b-\(round)")!
                 let start = try await database.resolve(.now)
 
                 _ = try await database.runCommand(.openEdit(itemID: item.id), clientID: clientA, origin: Origin(user: userA, clientID: clientA))
@@ -104,7 +104,7 @@ struct IdentityTests {
                 // B's feed and snapshot hold nothing of A's navigation.
                 let page = try await database.readChanges(
                     after: start, filter: FeedFilter(user: userB, topics: [.navigation]), limit: 1000)
-                #expect(page.changes.allSatisfy { $0.id != clientA }, "\(b) saw \(a)'s navigation in the feed")
+                #expect(page.changes.allSatisfy { $0.id != clientA.rawValue }, "\(b) saw \(a)'s navigation in the feed")
                 #expect(try await database.snapshot(user: userB).navigation.allSatisfy { $0.clientID != clientA })
                 #expect(try await database.navigations(user: userB).allSatisfy { $0.clientID != clientA })
 

@@ -12,7 +12,7 @@ import Testing
         try await withTemporaryDatabase { database in
             var items: [Item] = []
             for index in 0..<6 {
-                let origin = index.isMultiple(of: 2) ? Sample.erin("phone-\(index)") : Sample.otto("tablet-\(index)")
+                let origin = index.isMultiple(of: 2) ? Sample.erin(ClientID("phone-\(index)")!) : Sample.otto(ClientID("tablet-\(index)")!)
                 let item = try await database.createItem(id: nil, draft: Sample.keyboard, origin: origin)
                 items.append(item)
                 _ = try await database.runCommand(.openEdit(itemID: item.id), clientID: "phone", origin: Sample.erin("phone"))

@@ -18,9 +18,9 @@ enum Sample {
     static let blankNameError = DomainError.validationFailed(field: "name", message: "name must not be empty")
 
     static let erin = Origin(user: "erin")
-    static func erin(_ clientID: String, key: String? = nil) -> Origin { Origin(user: "erin", clientID: clientID, idempotencyKey: key) }
+    static func erin(_ clientID: ClientID, key: String? = nil) -> Origin { Origin(user: "erin", clientID: clientID, idempotencyKey: key) }
     static let otto = Origin(user: "otto")
-    static func otto(_ clientID: String, key: String? = nil) -> Origin { Origin(user: "otto", clientID: clientID, idempotencyKey: key) }
+    static func otto(_ clientID: ClientID, key: String? = nil) -> Origin { Origin(user: "otto", clientID: clientID, idempotencyKey: key) }
 }
 
 // MARK: - Temporary database files
@@ -117,19 +117,19 @@ struct LoggedChange: Hashable, Sendable, CustomStringConvertible {
     static func itemUpsert(_ seq: Int64, _ item: Item, _ origin: Origin) -> LoggedChange {
         LoggedChange(
             seq: seq, entity: "item", op: "upsert", entityID: item.id.description, owner: nil, value: .item(item),
-            originClientID: origin.clientID, originIdempotencyKey: origin.idempotencyKey)
+            originClientID: origin.clientID?.rawValue, originIdempotencyKey: origin.idempotencyKey)
     }
 
     static func itemDelete(_ seq: Int64, _ id: ItemID, _ origin: Origin) -> LoggedChange {
         LoggedChange(
             seq: seq, entity: "item", op: "delete", entityID: id.description, owner: nil, value: nil,
-            originClientID: origin.clientID, originIdempotencyKey: origin.idempotencyKey)
+            originClientID: origin.clientID?.rawValue, originIdempotencyKey: origin.idempotencyKey)
     }
 
     static func navigationUpsert(_ seq: Int64, _ navigation: Navigation, owner: String, _ origin: Origin) -> LoggedChange {
         LoggedChange(
-            seq: seq, entity: "navigation", op: "upsert", entityID: navigation.clientID, owner: owner, value: .navigation(navigation),
-            originClientID: origin.clientID, originIdempotencyKey: origin.idempotencyKey)
+            seq: seq, entity: "navigation", op: "upsert", entityID: navigation.clientID.rawValue, owner: owner, value: .navigation(navigation),
+            originClientID: origin.clientID?.rawValue, originIdempotencyKey: origin.idempotencyKey)
     }
 
     /// The same entry without its seq, for comparing entries whose relative order the contract leaves open.

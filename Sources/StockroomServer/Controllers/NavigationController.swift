@@ -20,7 +20,7 @@ struct NavigationController {
     }
 
     struct Replacement: Decodable {
-        let clientID: String?
+        let clientID: ClientID?
         let tab: Tab
         let path: [Route]
         let destination: Destination?
@@ -118,12 +118,11 @@ struct NavigationController {
     }
 
     /// The path's clientID; `400 invalidParameter` when malformed.
-    static func clientID(_ context: AppRequestContext) throws -> String {
-        let raw = context.parameters.get("clientID") ?? ""
-        guard ClientID.isValid(raw) else {
-            throw APIError.invalidParameter("clientID", "clientID must be 1-64 characters of [A-Za-z0-9._-]")
+    static func clientID(_ context: AppRequestContext) throws -> ClientID {
+        guard let clientID = ClientID(context.parameters.get("clientID") ?? "") else {
+            throw APIError.invalidParameter("clientID", ClientID.rule)
         }
-        return raw
+        return clientID
     }
 
     static func navigationReply(_ navigation: Navigation) throws -> Reply {
