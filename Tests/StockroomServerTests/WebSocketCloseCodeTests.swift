@@ -84,7 +84,7 @@ struct WebSocketCloseCodeTests {
     }
 
     @Test func theCloseReasonIsTheErrorBodyShortenedToFitACloseFrame() throws {
-        let long = APIError(.serviceUnavailable, "unavailable", String(repeating: "the disk is full ", count: 20), field: "db")
+        let long = APIError(.unavailable, String(repeating: "the disk is full ", count: 20), field: "db")
         #expect(WebSocketUpgrade.closeCode(for: long) == .unknown(4503))
         let reason = WebSocketUpgrade.closeReason(for: long)
         #expect(reason.utf8.count <= 123)

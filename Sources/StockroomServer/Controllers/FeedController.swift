@@ -137,11 +137,7 @@ struct FeedController {
                         case .open:
                             try await box.write(": open\n\n")
                         case .resync(let message):
-                            var body = JSONWriter()
-                            body.raw(#"{"error":{"code":"resyncRequired","message":"#)
-                            body.string(message)
-                            body.raw(#","field":null}}"#)
-                            try await box.write("event: error\ndata: \(body.string)\n\n")
+                            try await box.write("event: error\ndata: \(APIError(.resyncRequired, message).json())\n\n")
                         case .revoked:
                             try await box.write("event: error\ndata: \(Self.revokedBody)\n\n")
                         }
@@ -191,7 +187,7 @@ struct FeedController {
         }
         let start = try await parse(request, user: caller.user, lastEventID: nil)
         guard let upgrade = context.webSocketUpgrade else {
-            var error = APIError(HTTPResponse.Status(code: 426, reasonPhrase: "Upgrade Required"), "upgradeRequired", "this route speaks WebSocket only")
+            var error = APIError(.upgradeRequired, "this route speaks WebSocket only")
             error.headers[.upgrade] = "websocket"
             throw error
         }
@@ -254,7 +250,7 @@ struct FeedController {
                         case .open:
                             break
                         case .resync(let message):
-                            try await WebSocketUpgrade.close(outbound, with: APIError(.gone, "resyncRequired", message))
+                            try await WebSocketUpgrade.close(outbound, with: APIError(.resyncRequired, message))
                         case .revoked:
                             try await WebSocketUpgrade.close(outbound, with: APIError.unauthorized("the token was revoked"))
                         }
@@ -297,7 +293,7 @@ struct FeedController {
     }
 
     /// The error body a revoked token's stream ends with (under the 123-byte close-reason limit).
-    static let revokedBody = #"{"error":{"code":"unauthorized","message":"the token was revoked","field":null}}"#
+    static let revokedBody = APIError.unauthorized("the token was revoked").json()
 
     /// Delivers every visible change after `start` in commit order, then waits for commits, with a
     /// heartbeat when idle. Ends on graceful shutdown, when a write has not finished within the write

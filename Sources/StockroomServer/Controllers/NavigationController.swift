@@ -107,7 +107,7 @@ struct NavigationController {
         do {
             result = try await database.runCommand(command, clientID: clientID, origin: origin, idempotency: idempotency)
         } catch {
-            Counter(label: "stockroom_commands_total", dimensions: [("command", command.name), ("outcome", APIError(error).code)]).increment()
+            Counter(label: "stockroom_commands_total", dimensions: [("command", command.name), ("outcome", APIError(error).code.name)]).increment()
             throw error
         }
         Counter(label: "stockroom_commands_total", dimensions: [("command", command.name), ("outcome", "ok")]).increment()

@@ -21,7 +21,7 @@ struct OperationsController {
         router.get("health") { _, _ in try Reply.json(["status": "ok"]).response }
         router.get("ready") { [readiness] _, _ in
             if let reason = await readiness.reason() {
-                var error = APIError(.serviceUnavailable, "unavailable", "not ready: \(reason)")
+                var error = APIError(.unavailable, "not ready: \(reason)")
                 error.headers[.retryAfter] = "1"
                 throw error
             }

@@ -19,7 +19,7 @@ struct ErrorMiddleware: RouterMiddleware {
             if let http = error as? HTTPError, http.status == .notFound {
                 let allowed = routes.methods(forPath: request.uri.path)
                 if !allowed.isEmpty {
-                    apiError = APIError(.methodNotAllowed, "methodNotAllowed", "\(request.method.rawValue) is not allowed here")
+                    apiError = APIError(.methodNotAllowed, "\(request.method.rawValue) is not allowed here")
                     apiError.headers[.allow] = allowed.map(\.rawValue).joined(separator: ", ")
                 }
             }

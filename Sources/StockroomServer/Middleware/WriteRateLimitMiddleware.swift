@@ -70,7 +70,7 @@ struct WriteRateLimitMiddleware: RouterMiddleware {
                 refusals.increment()
                 let seconds = max(1, Int(wait.rounded(.up)))
                 var error = APIError(
-                    .tooManyRequests, "tooManyRequests",
+                    .tooManyRequests,
                     "this token sends writes faster than \(Int(limiter.rate)) a second; retry after \(seconds) s")
                 error.headers[.retryAfter] = "\(seconds)"
                 throw error

@@ -7,23 +7,89 @@ import StockroomCore
 import StockroomStore
 
 /// An error as the contract writes it: a status and `{"error": {"code", "message", "field", "current"?}}`.
+///
+/// Every failure of every layer becomes one of these by its case (``init(_:)``), and ``json(maxBytes:)``
+/// is the one place its body is written: plain HTTP answers, the SSE `error` event, WebSocket close
+/// reasons and the answers the NIO pipeline gives before a request reaches the router.
 public struct APIError: Error, HTTPResponseError, Sendable {
-    /// The HTTP status.
-    public var status: HTTPResponse.Status
+    /// The contract's error codes (API.md's table), each answered with one status.
+    public enum Code: Hashable, Sendable {
+        case invalidJSON, invalidParameter, invalidRequest
+        case unauthorized, forbidden, notFound, methodNotAllowed
+        case conflict, itemDeleted, invalidTransition, alreadyExists, requestInProgress
+        case resyncRequired, preconditionFailed, payloadTooLarge, unsupportedMediaType
+        case validationFailed, idempotencyKeyReused, upgradeRequired, tooManyRequests, unavailable, `internal`
+        /// Any other status, with a code named after its reason phrase (`Not Acceptable` -> `notAcceptable`).
+        case other(HTTPResponse.Status)
+
+        /// The status this code is answered with.
+        public var status: HTTPResponse.Status {
+            switch self {
+            case .invalidJSON, .invalidParameter, .invalidRequest: .badRequest
+            case .unauthorized: .unauthorized
+            case .forbidden: .forbidden
+            case .notFound: .notFound
+            case .methodNotAllowed: .methodNotAllowed
+            case .conflict, .itemDeleted, .invalidTransition, .alreadyExists, .requestInProgress: .conflict
+            case .resyncRequired: .gone
+            case .preconditionFailed: .preconditionFailed
+            case .payloadTooLarge: .contentTooLarge
+            case .unsupportedMediaType: .unsupportedMediaType
+            case .validationFailed, .idempotencyKeyReused: .unprocessableContent
+            case .upgradeRequired: HTTPResponse.Status(code: 426, reasonPhrase: "Upgrade Required")
+            case .tooManyRequests: .tooManyRequests
+            case .unavailable: .serviceUnavailable
+            case .internal: .internalServerError
+            case .other(let status): status
+            }
+        }
+
+        /// The code as the body writes it.
+        public var name: String {
+            switch self {
+            case .invalidJSON: "invalidJSON"
+            case .invalidParameter: "invalidParameter"
+            case .invalidRequest: "invalidRequest"
+            case .unauthorized: "unauthorized"
+            case .forbidden: "forbidden"
+            case .notFound: "notFound"
+            case .methodNotAllowed: "methodNotAllowed"
+            case .conflict: "conflict"
+            case .itemDeleted: "itemDeleted"
+            case .invalidTransition: "invalidTransition"
+            case .alreadyExists: "alreadyExists"
+            case .requestInProgress: "requestInProgress"
+            case .resyncRequired: "resyncRequired"
+            case .preconditionFailed: "preconditionFailed"
+            case .payloadTooLarge: "payloadTooLarge"
+            case .unsupportedMediaType: "unsupportedMediaType"
+            case .validationFailed: "validationFailed"
+            case .idempotencyKeyReused: "idempotencyKeyReused"
+            case .upgradeRequired: "upgradeRequired"
+            case .tooManyRequests: "tooManyRequests"
+            case .unavailable: "unavailable"
+            case .internal: "internal"
+            case .other(let status): APIError.codeName(status.reasonPhrase)
+            }
+        }
+    }
+
     /// The stable machine code.
-    public var code: String
+    public var code: Code
     /// What went wrong, for people.
     public var message: String
     /// The offending field or parameter, if one.
     public var field: String?
     /// The current item, for a `409 conflict`.
     public var current: Item?
-    /// Extra headers (`WWW-Authenticate`, `Allow`).
+    /// Extra headers (`WWW-Authenticate`, `Allow`, `Retry-After`).
     public var headers: HTTPFields = [:]
 
+    /// The HTTP status, which the code decides.
+    public var status: HTTPResponse.Status { code.status }
+
     /// Creates an error.
-    public init(_ status: HTTPResponse.Status, _ code: String, _ message: String, field: String? = nil, current: Item? = nil) {
-        self.status = status
+    public init(_ code: Code, _ message: String, field: String? = nil, current: Item? = nil) {
         self.code = code
         self.message = message
         self.field = field
@@ -31,19 +97,19 @@ public struct APIError: Error, HTTPResponseError, Sendable {
     }
 
     static func unauthorized(_ message: String) -> APIError {
-        var error = APIError(.unauthorized, "unauthorized", message)
+        var error = APIError(.unauthorized, message)
         error.headers[.wwwAuthenticate] = "Bearer"
         return error
     }
 
-    static func forbidden(_ message: String) -> APIError { APIError(.forbidden, "forbidden", message) }
+    static func forbidden(_ message: String) -> APIError { APIError(.forbidden, message) }
     static func invalidParameter(_ name: String, _ message: String) -> APIError {
-        APIError(.badRequest, "invalidParameter", message, field: name)
+        APIError(.invalidParameter, message, field: name)
     }
     static func invalidJSON(_ message: String, field: String? = nil) -> APIError {
-        APIError(.badRequest, "invalidJSON", message, field: field)
+        APIError(.invalidJSON, message, field: field)
     }
-    static func notFound(_ message: String) -> APIError { APIError(.notFound, "notFound", message) }
+    static func notFound(_ message: String) -> APIError { APIError(.notFound, message) }
 
     /// `422` unless `value` lies in `range`; absent values take `defaultValue`.
     static func checked(_ name: String, _ value: Int?, default defaultValue: Int, in range: ClosedRange<Int>) throws -> Int {
@@ -54,7 +120,7 @@ public struct APIError: Error, HTTPResponseError, Sendable {
         return value
     }
     static func validationFailed(_ name: String?, _ message: String) -> APIError {
-        APIError(.unprocessableContent, "validationFailed", message, field: name)
+        APIError(.validationFailed, message, field: name)
     }
 
     /// The contract's error for any error thrown while handling a request.
@@ -69,53 +135,52 @@ public struct APIError: Error, HTTPResponseError, Sendable {
         case let error as HTTPError:
             self.init(http: error)
         case is NIOTooManyBytesError:
-            self.init(.contentTooLarge, "payloadTooLarge", "request body is larger than 1 MiB")
+            self.init(.payloadTooLarge, "request body is larger than 1 MiB")
         case is CancellationError:
             // Only shutdown cancels a request: what a client still held open when time ran out.
-            self.init(.serviceUnavailable, "unavailable", "the server is shutting down")
+            self.init(.unavailable, "the server is shutting down")
         default:
-            self.init(.internalServerError, "internal", "internal error")
+            self.init(.internal, "internal error")
         }
     }
 
     init(store error: StoreError) {
         switch error {
         case .domain(let error): self.init(domain: error)
-        case .notFound(let message): self.init(.notFound, "notFound", message)
-        case .alreadyExists(let id): self.init(.conflict, "alreadyExists", "an item with id \(id) exists or existed")
+        case .notFound(let message): self.init(.notFound, message)
+        case .alreadyExists(let id): self.init(.alreadyExists, "an item with id \(id) exists or existed")
         case .preconditionFailed(let version):
-            self.init(.preconditionFailed, "preconditionFailed", "If-Match does not match the current version \(version)")
+            self.init(.preconditionFailed, "If-Match does not match the current version \(version)")
         case .idempotencyKeyReused:
-            self.init(.unprocessableContent, "idempotencyKeyReused", "this Idempotency-Key was used with a different request")
+            self.init(.idempotencyKeyReused, "this Idempotency-Key was used with a different request")
         case .requestInProgress:
-            self.init(.conflict, "requestInProgress", "a request with this Idempotency-Key is still running")
-        case .resyncRequired(let message): self.init(.gone, "resyncRequired", message)
-        case .unavailable(let message): self.init(.serviceUnavailable, "unavailable", message)
+            self.init(.requestInProgress, "a request with this Idempotency-Key is still running")
+        case .resyncRequired(let message): self.init(.resyncRequired, message)
+        case .unavailable(let message): self.init(.unavailable, message)
         }
     }
 
     init(domain error: DomainError) {
         switch error {
-        case .validationFailed(let field, let message):
-            self.init(.unprocessableContent, error.code, message, field: field)
-        case .invalidTransition, .itemNotFound, .clientNotFound, .itemDeleted:
-            self.init(error.code == "notFound" ? .notFound : .conflict, error.code, error.message)
-        case .conflict(let current):
-            self.init(.conflict, error.code, error.message, current: current)
+        case .validationFailed(let field, let message): self.init(.validationFailed, message, field: field)
+        case .invalidTransition: self.init(.invalidTransition, error.message)
+        case .itemNotFound, .clientNotFound: self.init(.notFound, error.message)
+        case .itemDeleted: self.init(.itemDeleted, error.message)
+        case .conflict(let current): self.init(.conflict, error.message, current: current)
         }
     }
 
     init(http error: HTTPError) {
-        let code: String =
+        let code: Code =
             switch error.status {
-            case .notFound: "notFound"
-            case .contentTooLarge: "payloadTooLarge"
-            case .methodNotAllowed: "methodNotAllowed"
-            case .unsupportedMediaType: "unsupportedMediaType"
-            case .badRequest: "invalidJSON"
-            case .unauthorized: "unauthorized"
-            case .forbidden: "forbidden"
-            default: Self.codeName(error.status.reasonPhrase)
+            case .notFound: .notFound
+            case .contentTooLarge: .payloadTooLarge
+            case .methodNotAllowed: .methodNotAllowed
+            case .unsupportedMediaType: .unsupportedMediaType
+            case .badRequest: .invalidJSON
+            case .unauthorized: .unauthorized
+            case .forbidden: .forbidden
+            default: .other(error.status)
             }
         let message: String =
             switch error.status {
@@ -123,7 +188,7 @@ public struct APIError: Error, HTTPResponseError, Sendable {
             case .contentTooLarge: "request body is larger than 1 MiB"
             default: error.body ?? error.status.reasonPhrase
             }
-        self.init(error.status, code, message)
+        self.init(code, message)
         headers = error.headers
         if error.status == .unauthorized { headers[.wwwAuthenticate] = "Bearer" }
     }
@@ -137,49 +202,39 @@ public struct APIError: Error, HTTPResponseError, Sendable {
 
     /// Whether the contract stores this outcome for idempotent retries (404, 409, 412, 422).
     var isDecided: Bool {
-        [.notFound, .conflict, .preconditionFailed, .unprocessableContent].contains(status) && code != "requestInProgress"
+        [.notFound, .conflict, .preconditionFailed, .unprocessableContent].contains(status) && code != .requestInProgress
     }
 
     /// The error as a response body and headers.
     var reply: Reply {
         var headers = self.headers
         headers[.contentType] = Reply.jsonContentType
-        return Reply(status: status, headers: headers, body: Body(error: self).json)
+        return Reply(status: status, headers: headers, body: ByteBuffer(string: json()))
     }
 
     public func response(from request: Request, context: some RequestContext) throws -> Response {
         reply.response
     }
 
-    private struct Body: Encodable {
-        let error: APIError
-
-        struct Payload: Encodable {
-            let code: String
-            let message: String
-            let field: String?
-            let current: Item?
-
-            enum CodingKeys: String, CodingKey { case code, message, field, current }
-
-            func encode(to encoder: any Encoder) throws {
-                var c = encoder.container(keyedBy: CodingKeys.self)
-                try c.encode(code, forKey: .code)
-                try c.encode(message, forKey: .message)
-                try c.encode(field, forKey: .field)
-                if let current { try c.encode(current, forKey: .current) }
+    /// The contract's error body. With `maxBytes` (a WebSocket close reason allows 123) the message
+    /// is shortened, marked with an ellipsis, until the body fits; `current` is left out then.
+    public func json(maxBytes: Int? = nil) -> String {
+        var message = Substring(self.message)
+        while true {
+            var json = JSONWriter()
+            json.raw(#"{"error":{"code":"#)
+            json.string(code.name)
+            json.raw(#","message":"#)
+            json.string(message.count < self.message.count ? message + "…" : String(message))
+            json.raw(#","field":"#)
+            if let field { json.string(field) } else { json.raw("null") }
+            if let current, maxBytes == nil {
+                json.raw(#","current":"#)
+                current.write(to: &json)
             }
-        }
-
-        func encode(to encoder: any Encoder) throws {
-            var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(Payload(code: error.code, message: error.message, field: error.field, current: error.current), forKey: .error)
-        }
-
-        enum CodingKeys: String, CodingKey { case error }
-
-        var json: ByteBuffer {
-            ByteBuffer(data: (try? JSONCoding.encoder().encode(self)) ?? Data(#"{"error":{"code":"internal","message":"internal error","field":null}}"#.utf8))
+            json.raw("}}")
+            guard let maxBytes, json.bytes.count > maxBytes, !message.isEmpty else { return json.string }
+            message = message.dropLast()
         }
     }
 }

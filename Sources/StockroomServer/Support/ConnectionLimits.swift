@@ -68,7 +68,7 @@ final class OverCapacityResponder: ChannelInboundHandler, RemovableChannelHandle
     typealias OutboundOut = ByteBuffer
 
     static let response: String = {
-        let body = #"{"error":{"code":"unavailable","message":"too many connections; retry later","field":null}}"#
+        let body = APIError(.unavailable, "too many connections; retry later").json()
         return "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json; charset=utf-8\r\n"
             + "Content-Length: \(body.utf8.count)\r\nRetry-After: 1\r\nConnection: close\r\n\r\n" + body
     }()
@@ -120,7 +120,7 @@ final class SubscriberLimits: Sendable {
         }
         if let refusal {
             Counter(label: "stockroom_limit_refusals_total", dimensions: [("limit", refusal.limit)]).increment()
-            var error = APIError(.serviceUnavailable, "unavailable", refusal.message)
+            var error = APIError(.unavailable, refusal.message)
             error.headers[.retryAfter] = "5"
             throw error
         }

@@ -115,7 +115,7 @@ final class MalformedRequestGuard: ChannelInboundHandler, RemovableChannelHandle
             return
         }
         answered = true
-        let body = ByteBuffer(string: #"{"error":{"code":"invalidRequest","message":"the request is not valid HTTP/1.1","field":null}}"#)
+        let body = ByteBuffer(string: APIError(.invalidRequest, "the request is not valid HTTP/1.1").json())
         var headers = HTTPHeaders()
         headers.add(name: "Content-Type", value: "application/json; charset=utf-8")
         headers.add(name: "Content-Length", value: "\(body.readableBytes)")

@@ -19,7 +19,7 @@ extension Request {
         if let contentType = headers[.contentType] {
             let mediaType = contentType.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
             guard mediaType == "application/json" || mediaType.hasSuffix("+json") else {
-                throw APIError(.unsupportedMediaType, "unsupportedMediaType", "request bodies must be application/json")
+                throw APIError(.unsupportedMediaType, "request bodies must be application/json")
             }
         }
         var request = self

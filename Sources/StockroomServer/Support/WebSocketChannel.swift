@@ -281,7 +281,7 @@ final class WebSocketUpgrade: Sendable {
     /// The plain HTTP error for a handshake that cannot be finished (RFC 6455 4.2.2).
     static func handshakeError(_ head: HTTPRequest) -> APIError {
         guard head.headerFields[versionHeader] == "13" else {
-            var error = APIError(HTTPResponse.Status(code: 426, reasonPhrase: "Upgrade Required"), "upgradeRequired", "Sec-WebSocket-Version must be 13")
+            var error = APIError(.upgradeRequired, "Sec-WebSocket-Version must be 13")
             error.headers[versionHeader] = "13"
             return error
         }
@@ -293,23 +293,8 @@ final class WebSocketUpgrade: Sendable {
         WebSocketErrorCode(codeNumber: 4000 + error.status.code)
     }
 
-    /// The close reason for an error: its JSON body, with the message shortened until it fits the
-    /// 123 bytes a close frame allows.
-    static func closeReason(for error: APIError) -> String {
-        var message = Substring(error.message)
-        while true {
-            var json = JSONWriter()
-            json.raw(#"{"error":{"code":"#)
-            json.string(error.code)
-            json.raw(#","message":"#)
-            json.string(message.count < error.message.count ? message + "…" : String(message))
-            json.raw(#","field":"#)
-            if let field = error.field { json.string(field) } else { json.raw("null") }
-            json.raw("}}")
-            if json.bytes.count <= 123 || message.isEmpty { return json.string }
-            message = message.dropLast()
-        }
-    }
+    /// The close reason for an error: its JSON body, within the 123 bytes a close frame allows.
+    static func closeReason(for error: APIError) -> String { error.json(maxBytes: 123) }
 
     /// Closes a WebSocket with a contract error: code `4000 + status`, the error body as the reason.
     /// Every refusal and every error that ends a WebSocket goes through here.
