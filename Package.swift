@@ -13,6 +13,7 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-auth.git", from: "2.5.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket.git", from: "2.8.1"),
         // WSCore (the WebSocket handler hummingbird-websocket runs) and NIO's HTTP codecs, for switching any
         // request of a connection to WebSocket (see WebSocketChannel.swift); both already come with hummingbird-websocket.
@@ -59,6 +60,7 @@ let package = Package(
                 "StockroomCore",
                 "StockroomStore",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdAuth", package: "hummingbird-auth"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "WSCore", package: "swift-websocket"),
                 .product(name: "Configuration", package: "swift-configuration"),

@@ -76,13 +76,15 @@ func buildRouter(database: AppDatabase, settings: Settings) -> Router<AppRequest
     router.add(middleware: ErrorMiddleware(routes: routes))
     OperationsController(database: database, metricsAccess: settings.metricsAccess).addRoutes(to: router)
     InspectorController().addRoutes(to: router)
-    let v1 = router.group("v1").add(middleware: AuthMiddleware(database: database, queryTokenPaths: FeedController.streamingPaths))
+    let v1 = router.group("v1")
+        .add(middleware: BearerTokenAuthenticator(database: database, queryTokenPaths: FeedController.streamingPaths))
+        .group(context: CallerContext.self)
     if settings.limits.writesPerSecond > 0 {
         v1.add(middleware: WriteRateLimitMiddleware(writesPerSecond: settings.limits.writesPerSecond, burst: settings.limits.writeBurst))
     }
-    v1.addRoutes(ItemsController(database: database).endpoints, atPath: "items")
-    v1.addRoutes(TokensController(database: database).endpoints, atPath: "tokens")
-    v1.addRoutes(NavigationController(database: database).endpoints)
+    ItemsController(database: database).addRoutes(to: v1.group("items"))
+    TokensController(database: database).addRoutes(to: v1.group("tokens"))
+    NavigationController(database: database).addRoutes(to: v1)
     FeedController(database: database, settings: settings.feed, allowedOrigins: Set(settings.corsAllowedOrigins)).addRoutes(to: v1)
     routes.record(router.routes.map { ("\($0.path)", $0.method) })
     return router

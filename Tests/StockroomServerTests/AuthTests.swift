@@ -145,6 +145,23 @@ struct OperationsTests {
         }
     }
 
+    /// `metrics.access = admin`: the same authenticator as `/v1`; no token 401, a bad one 401, a
+    /// viewer 403, an admin reads the metrics.
+    @Test func adminOnlyMetricsTakeTheSameBearerChecksAsV1() async throws {
+        try await withTestApp { app in
+            try await app.test(settings: ["metrics.access": .init(.string("admin"), isSecret: false)]) { client in
+                let anonymous = try await client.send(.get, "/metrics")
+                #expect(anonymous.status == .unauthorized && anonymous.headers[.wwwAuthenticate] == "Bearer")
+                #expect(try await client.send(.get, "/metrics", token: "nope").status == .unauthorized)
+                let viewer = try await client.send(.get, "/metrics", token: app.viewer)
+                #expect(viewer.status == .forbidden && viewer.errorCode == "forbidden")
+                let admin = try await client.send(.get, "/metrics", token: app.admin)
+                #expect(admin.status == .ok)
+                #expect(String(buffer: admin.body).contains("# TYPE hb_requests counter"))
+            }
+        }
+    }
+
     @Test func openAPIDocumentIsServedAndNamesEveryRoute() async throws {
         try await withTestApp { app in
             try await app.test { client in

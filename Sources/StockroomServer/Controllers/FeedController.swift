@@ -33,7 +33,7 @@ struct FeedController {
     /// The routes that accept `?access_token=`.
     static let streamingPaths: Set<String> = ["/v1/changes/stream", webSocketPath]
 
-    func addRoutes(to group: RouterGroup<AppRequestContext>) {
+    func addRoutes(to group: RouterGroup<CallerContext>) {
         group.get("changes", use: batch)
         group.get("changes/stream", use: stream)
         group.get("snapshot", use: snapshot)
@@ -52,8 +52,8 @@ struct FeedController {
         let seq: Int64
     }
 
-    @Sendable func batch(_ request: Request, context: AppRequestContext) async throws -> Response {
-        let caller = try context.caller()
+    @Sendable func batch(_ request: Request, context: CallerContext) async throws -> Response {
+        let caller = context.caller
         let rawLimit = try request.intQuery("limit")
         let rawWait = try request.intQuery("wait")
         let filter = try filter(request, user: caller.user)
@@ -100,14 +100,14 @@ struct FeedController {
         return Reply(status: .ok, headers: [.contentType: Reply.jsonContentType], body: ByteBuffer(string: body)).response
     }
 
-    @Sendable func snapshot(_ request: Request, context: AppRequestContext) async throws -> Response {
-        let caller = try context.caller()
+    @Sendable func snapshot(_ request: Request, context: CallerContext) async throws -> Response {
+        let caller = context.caller
         let snapshot = try await database.snapshot(user: caller.user)
         return try Reply.json(SnapshotBody(items: snapshot.items, navigation: snapshot.navigation, cursor: snapshot.cursor.encoded)).response
     }
 
-    @Sendable func stream(_ request: Request, context: AppRequestContext) async throws -> Response {
-        let caller = try context.caller()
+    @Sendable func stream(_ request: Request, context: CallerContext) async throws -> Response {
+        let caller = context.caller
         let start = try await parse(request, user: caller.user, lastEventID: request.headers[Self.lastEventID])
         let lease = try limits.acquire(token: caller.id)
         let database = self.database
@@ -175,8 +175,8 @@ struct FeedController {
     /// Checked before upgrading, in the contract's order, so that a refusal (a close code after the
     /// upgrade, or the plain error without upgrade headers) says what is wrong; without upgrade
     /// headers a valid request is `426`.
-    @Sendable func webSocketRequest(_ request: Request, context: AppRequestContext) async throws -> Response {
-        let caller = try context.caller()
+    @Sendable func webSocketRequest(_ request: Request, context: CallerContext) async throws -> Response {
+        let caller = context.caller
         // A WebSocket is not subject to CORS, so a browser's Origin (http or https; other clients
         // send other schemes, or none) is checked here: a page of another origin gets no more
         // from the WebSocket than it could from fetch or EventSource.

@@ -7,14 +7,13 @@ import StockroomStore
 struct ItemsController {
     let database: AppDatabase
 
-    var endpoints: RouteCollection<AppRequestContext> {
-        let routes = RouteCollection(context: AppRequestContext.self)
+    func addRoutes(to routes: RouterGroup<CallerContext>) {
         routes.get(use: list)
-        routes.post(use: create)
         routes.get(":id", use: get)
-        routes.put(":id", use: replace)
-        routes.delete(":id", use: delete)
-        return routes
+        let writes = routes.group().add(middleware: RequireRole(role: .editor, action: "write items"))
+        writes.post(use: create)
+        writes.put(":id", use: replace)
+        writes.delete(":id", use: delete)
     }
 
     /// `{"items": [Item], "next": cursor|null}`.
@@ -43,8 +42,7 @@ struct ItemsController {
         var draft: Draft { Draft(name: name, color: color, status: status) }
     }
 
-    @Sendable func list(_ request: Request, context: AppRequestContext) async throws -> Response {
-        _ = try context.caller()
+    @Sendable func list(_ request: Request, context: CallerContext) async throws -> Response {
         let rawLimit = try request.intQuery("limit")
         let after = try request.query("after").map { raw in
             guard let seq = PageCursor.decode(raw) else { throw APIError.invalidParameter("after", "after is not a valid cursor") }
@@ -63,15 +61,14 @@ struct ItemsController {
         return json.reply().response
     }
 
-    @Sendable func get(_ request: Request, context: AppRequestContext) async throws -> Response {
-        _ = try context.caller()
+    @Sendable func get(_ request: Request, context: CallerContext) async throws -> Response {
         let id = try Self.itemID(context)
         guard let item = try await database.item(id) else { throw APIError.notFound("no item \(id)") }
         return Self.itemReply(item).response
     }
 
-    @Sendable func create(_ request: Request, context: AppRequestContext) async throws -> Response {
-        let user = try Self.editor(context)
+    @Sendable func create(_ request: Request, context: CallerContext) async throws -> Response {
+        let user = context.caller.user
         let body = try await request.decodeJSON(NewItem.self, context: context)
         let idempotency = try request.idempotency(user: user, scope: "items", body: body.bytes, render: Self.createdReply)
         let origin = Origin(user: user, idempotencyKey: idempotency?.key.key)
@@ -81,8 +78,8 @@ struct ItemsController {
         }
     }
 
-    @Sendable func replace(_ request: Request, context: AppRequestContext) async throws -> Response {
-        let user = try Self.editor(context)
+    @Sendable func replace(_ request: Request, context: CallerContext) async throws -> Response {
+        let user = context.caller.user
         let body = try await request.decodeJSON(Draft.self, context: context)
         let idempotency = try request.idempotency(user: user, scope: "items", body: body.bytes, render: Self.itemReply)
         let precondition = try request.versionPrecondition()
@@ -96,8 +93,8 @@ struct ItemsController {
         }
     }
 
-    @Sendable func delete(_ request: Request, context: AppRequestContext) async throws -> Response {
-        let user = try Self.editor(context)
+    @Sendable func delete(_ request: Request, context: CallerContext) async throws -> Response {
+        let user = context.caller.user
         let idempotency = try request.idempotency(user: user, scope: "items", body: Data()) { (_: Bool) in Reply.empty() }
         let precondition = try request.versionPrecondition()
         let id = try Self.itemID(context)
@@ -108,15 +105,8 @@ struct ItemsController {
         }
     }
 
-    /// The caller's user, if the caller may write items.
-    static func editor(_ context: AppRequestContext) throws -> UserID {
-        let caller = try context.caller()
-        guard caller.role >= .editor else { throw APIError.forbidden("role \(caller.role.rawValue) may not write items") }
-        return caller.user
-    }
-
     /// The item id of the path; a malformed one names no item (404).
-    static func itemID(_ context: AppRequestContext) throws -> ItemID {
+    static func itemID(_ context: CallerContext) throws -> ItemID {
         let raw = context.parameters.get("id") ?? ""
         guard let id = ItemID(raw) else { throw APIError.notFound("no item \(raw)") }
         return id

@@ -9,14 +9,12 @@ import StockroomStore
 struct NavigationController {
     let database: AppDatabase
 
-    var endpoints: RouteCollection<AppRequestContext> {
-        let routes = RouteCollection(context: AppRequestContext.self)
+    func addRoutes(to routes: RouterGroup<CallerContext>) {
         routes.get("clients/:clientID/navigation", use: get)
         routes.put("clients/:clientID/navigation", use: replace)
         routes.post("clients/:clientID/commands", use: command)
         routes.get("users/me/navigation", use: mine)
         routes.get("users/me", use: me)
-        return routes
     }
 
     struct Replacement: Decodable {
@@ -53,14 +51,14 @@ struct NavigationController {
         let clients: [Navigation]
     }
 
-    @Sendable func get(_ request: Request, context: AppRequestContext) async throws -> Response {
-        let caller = try context.caller()
+    @Sendable func get(_ request: Request, context: CallerContext) async throws -> Response {
+        let caller = context.caller
         let clientID = try Self.clientID(context)
         return try Self.navigationReply(try await database.navigation(clientID: clientID, user: caller.user)).response
     }
 
-    @Sendable func replace(_ request: Request, context: AppRequestContext) async throws -> Response {
-        let caller = try context.caller()
+    @Sendable func replace(_ request: Request, context: CallerContext) async throws -> Response {
+        let caller = context.caller
         let clientID = try Self.clientID(context)
         let body = try await request.decodeJSON(Replacement.self, context: context).value
         let precondition = try request.versionPrecondition()
@@ -80,18 +78,18 @@ struct NavigationController {
         let tokenID: String
     }
 
-    @Sendable func me(_ request: Request, context: AppRequestContext) async throws -> Response {
-        let caller = try context.caller()
+    @Sendable func me(_ request: Request, context: CallerContext) async throws -> Response {
+        let caller = context.caller
         return try Reply.json(Me(user: caller.user.rawValue, role: caller.role.rawValue, tokenID: caller.id)).response
     }
 
-    @Sendable func mine(_ request: Request, context: AppRequestContext) async throws -> Response {
-        let caller = try context.caller()
+    @Sendable func mine(_ request: Request, context: CallerContext) async throws -> Response {
+        let caller = context.caller
         return try Reply.json(Clients(clients: try await database.navigations(user: caller.user))).response
     }
 
-    @Sendable func command(_ request: Request, context: AppRequestContext) async throws -> Response {
-        let caller = try context.caller()
+    @Sendable func command(_ request: Request, context: CallerContext) async throws -> Response {
+        let caller = context.caller
         let clientID = try Self.clientID(context)
         let body = try await request.decodeJSON(CommandRequest.self, context: context)
         let command = body.value.command
@@ -118,7 +116,7 @@ struct NavigationController {
     }
 
     /// The path's clientID; `400 invalidParameter` when malformed.
-    static func clientID(_ context: AppRequestContext) throws -> ClientID {
+    static func clientID(_ context: CallerContext) throws -> ClientID {
         guard let clientID = ClientID(context.parameters.get("clientID") ?? "") else {
             throw APIError.invalidParameter("clientID", ClientID.rule)
         }

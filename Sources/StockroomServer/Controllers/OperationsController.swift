@@ -27,13 +27,15 @@ struct OperationsController {
             }
             return try Reply.json(["status": "ok"]).response
         }
-        router.get("metrics") { request, _ in
-            if metricsAccess == .admin {
-                guard let secret = AuthMiddleware.headerSecret(request), let token = try await database.authenticate(secret: secret) else {
-                    throw APIError.unauthorized("metrics need an admin token (metrics.access = admin)")
-                }
-                guard token.role == .admin else { throw APIError.forbidden("metrics need an admin token (metrics.access = admin)") }
-            }
+        // `metrics.access = admin`: behind the same authenticator as `/v1`, for admins only.
+        let metricsRoute: RouterGroup<AppRequestContext>
+        switch metricsAccess {
+        case .public:
+            metricsRoute = router.group("metrics")
+        case .admin:
+            metricsRoute = router.group("metrics").add(middleware: BearerTokenAuthenticator(database: database))
+        }
+        let metrics: @Sendable () async throws -> Response = { [database] in
             if let statistics = try? await database.logStatistics() {
                 Gauge(label: "stockroom_change_log_entries").record(statistics.entries)
                 Gauge(label: "stockroom_change_log_oldest_seq").record(statistics.oldestSeq ?? 0)
@@ -43,6 +45,14 @@ struct OperationsController {
             return Response(
                 status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
                 body: .init(byteBuffer: ByteBuffer(bytes: buffer)))
+        }
+        switch metricsAccess {
+        case .public:
+            metricsRoute.get { _, _ in try await metrics() }
+        case .admin:
+            metricsRoute.group(context: CallerContext.self)
+                .add(middleware: RequireRole(role: .admin, action: "read metrics (metrics.access = admin)"))
+                .get { _, _ in try await metrics() }
         }
         router.get("openapi.yaml") { _, _ in
             Response(

@@ -7,12 +7,11 @@ import StockroomStore
 struct TokensController {
     let database: AppDatabase
 
-    var endpoints: RouteCollection<AppRequestContext> {
-        let routes = RouteCollection(context: AppRequestContext.self)
-        routes.post(use: create)
-        routes.get(use: list)
-        routes.delete(":id", use: revoke)
-        return routes
+    func addRoutes(to routes: RouterGroup<CallerContext>) {
+        let admins = routes.group().add(middleware: RequireRole(role: .admin, action: "manage tokens"))
+        admins.post(use: create)
+        admins.get(use: list)
+        admins.delete(":id", use: revoke)
     }
 
     struct NewToken: Decodable {
@@ -32,8 +31,7 @@ struct TokensController {
         let tokens: [TokenInfo]
     }
 
-    @Sendable func create(_ request: Request, context: AppRequestContext) async throws -> Response {
-        try Self.admin(context)
+    @Sendable func create(_ request: Request, context: CallerContext) async throws -> Response {
         let body = try await request.decodeJSON(NewToken.self, context: context).value
         let user = try UserID(validating: body.user)
         let token = try await database.createToken(user: user, role: body.role)
@@ -41,20 +39,13 @@ struct TokensController {
         return try Reply.json(created, status: .created, headers: [.location: "/v1/tokens/\(token.info.id)"]).response
     }
 
-    @Sendable func list(_ request: Request, context: AppRequestContext) async throws -> Response {
-        try Self.admin(context)
+    @Sendable func list(_ request: Request, context: CallerContext) async throws -> Response {
         return try Reply.json(List(tokens: try await database.listTokens())).response
     }
 
-    @Sendable func revoke(_ request: Request, context: AppRequestContext) async throws -> Response {
-        try Self.admin(context)
+    @Sendable func revoke(_ request: Request, context: CallerContext) async throws -> Response {
         let id = context.parameters.get("id") ?? ""
         guard try await database.revokeToken(id: id) else { throw APIError.notFound("no token \(id)") }
         return Reply.empty().response
-    }
-
-    static func admin(_ context: AppRequestContext) throws {
-        let caller = try context.caller()
-        guard caller.role == .admin else { throw APIError.forbidden("only admins manage tokens") }
     }
 }

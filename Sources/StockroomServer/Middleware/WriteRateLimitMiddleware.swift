@@ -54,7 +54,7 @@ final class WriteRateLimiter: Sendable {
 /// seconds, rounded up), counted in `stockroom_rate_limited_total`. Runs after authentication and
 /// before the route, so a refused request costs no database work.
 struct WriteRateLimitMiddleware: RouterMiddleware {
-    typealias Context = AppRequestContext
+    typealias Context = CallerContext
 
     let limiter: WriteRateLimiter
     let refusals = Counter(label: "stockroom_rate_limited_total")
@@ -66,7 +66,7 @@ struct WriteRateLimitMiddleware: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         switch request.method {
         case .post, .put, .delete, .patch:
-            if let identity = context.identity, let wait = limiter.secondsToWait(identity.id) {
+            if let wait = limiter.secondsToWait(context.caller.id) {
                 refusals.increment()
                 let seconds = max(1, Int(wait.rounded(.up)))
                 var error = APIError(

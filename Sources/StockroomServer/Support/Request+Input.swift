@@ -15,7 +15,7 @@ struct JSONBody<Value: Decodable> {
 extension Request {
     /// Decodes a JSON body of at most 1 MiB: `415` for a non-JSON content type, `413` when too large,
     /// `400 invalidJSON` when it is not JSON or not of the expected shape.
-    func decodeJSON<Value: Decodable>(_ type: Value.Type, context: AppRequestContext) async throws -> JSONBody<Value> {
+    func decodeJSON<Value: Decodable>(_ type: Value.Type, context: some RequestContext) async throws -> JSONBody<Value> {
         if let contentType = headers[.contentType] {
             let mediaType = contentType.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
             guard mediaType == "application/json" || mediaType.hasSuffix("+json") else {

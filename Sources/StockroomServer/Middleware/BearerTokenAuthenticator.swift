@@ -1,0 +1,60 @@
+import Foundation
+import Hummingbird
+import HummingbirdAuth
+import StockroomCore
+import StockroomStore
+
+/// hummingbird-auth's authenticator for bearer tokens: verifies the secret against the token cache
+/// (a revoked token is refused on its next request). No token at all leaves the request
+/// unauthenticated for `CallerContext` to refuse; a token that does not verify is `401` here.
+/// Streaming routes also accept `?access_token=`, since browsers cannot set headers there.
+struct BearerTokenAuthenticator: AuthenticatorMiddleware {
+    typealias Context = AppRequestContext
+
+    let database: AppDatabase
+    /// The paths that accept `?access_token=`.
+    var queryTokenPaths: Set<String> = []
+
+    func authenticate(request: Request, context: Context) async throws -> TokenInfo? {
+        guard let secret = bearerSecret(request) else { return nil }
+        guard let token = try await database.authenticate(secret: secret) else {
+            throw APIError.unauthorized("invalid or revoked token")
+        }
+        return token
+    }
+
+    private func bearerSecret(_ request: Request) -> String? {
+        if let secret = Self.headerSecret(request) { return secret }
+        if queryTokenPaths.contains(request.uri.path), let secret = request.uri.queryParameters.get("access_token"), !secret.isEmpty {
+            return String(secret)
+        }
+        return nil
+    }
+
+    /// The secret of an `Authorization: Bearer` header, if the request has one. The scheme is
+    /// matched in any case (RFC 9110), which hummingbird-auth's `headers.bearer` does not do.
+    static func headerSecret(_ request: Request) -> String? {
+        guard let header = request.headers[.authorization] else { return nil }
+        guard header.utf8.count > 7, header.prefix(7).lowercased() == "bearer " else { return nil }
+        let secret = header.dropFirst(7).trimmingCharacters(in: .whitespaces)
+        return secret.isEmpty ? nil : secret
+    }
+}
+
+/// Refuses a caller whose role is below `role` with `403 forbidden`: the role checks of whole
+/// routes (writing items, managing tokens, admin-only metrics). hummingbird-auth's `RolePolicy`
+/// checks membership in a set of roles; Stockroom's roles are ordered (viewer < editor < admin).
+struct RequireRole: RouterMiddleware {
+    typealias Context = CallerContext
+
+    let role: Role
+    /// What the refusal says, after "role X may not ".
+    let action: String
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        guard context.caller.role >= role else {
+            throw APIError.forbidden("role \(context.caller.role.rawValue) may not \(action)")
+        }
+        return try await next(request, context)
+    }
+}
