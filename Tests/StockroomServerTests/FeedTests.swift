@@ -196,8 +196,11 @@ struct FeedTests {
             try await app.live { client in
                 let server = LiveServer(port: try #require(client.port))
                 let sse = try await SSEReader(server: server, token: app.editor)
+                // The snapshot is taken once the first writer is a third of the way through, while
+                // the others still write: signalled, not timed.
+                let (midway, signalMidway) = AsyncStream.makeStream(of: Void.self)
                 let snapshotTask = Task {
-                    try await Task.sleep(for: .milliseconds(50))
+                    for await _ in midway { break }
                     return try await server.request(.GET, "/v1/snapshot", token: app.editor)
                 }
                 try await withThrowingTaskGroup(of: Void.self) { group in
@@ -205,6 +208,7 @@ struct FeedTests {
                         group.addTask {
                             var mine: [ItemID] = []
                             for step in 0..<15 {
+                                if writer == 0, step == 5 { signalMidway.yield() }
                                 switch step % 5 {
                                 case 0, 1:
                                     let created = try await server.request(.POST, "/v1/items", token: app.editor, json: draftJSON(name: "W\(writer)-\(step)"))
