@@ -27,13 +27,13 @@ public enum Status: Hashable, Sendable, Codable {
 }
 
 /// An inventory item as stored: its editable fields plus identity and bookkeeping.
-public struct Item: Hashable, Sendable {
+public struct Item: Hashable, Sendable, Codable {
     /// The item's identifier.
     public var id: ItemID
     /// The item's name, trimmed.
     public var name: String
     /// The item's colour, if any.
-    public var color: Color?
+    @ExplicitNull public var color: Color?
     /// Stock status.
     public var status: Status
     /// Starts at 1 and grows by one on every write.
@@ -58,30 +58,3 @@ public struct Item: Hashable, Sendable {
     public var draft: Draft { Draft(name: name, color: color, status: status) }
 }
 
-extension Item: Codable {
-    private enum CodingKeys: String, CodingKey { case id, name, color, status, version, createdAt, updatedAt }
-
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        self.init(
-            id: try c.decode(ItemID.self, forKey: .id),
-            name: try c.decode(String.self, forKey: .name),
-            color: try c.decodeIfPresent(Color.self, forKey: .color),
-            status: try c.decode(Status.self, forKey: .status),
-            version: try c.decode(Int.self, forKey: .version),
-            createdAt: try c.decode(Date.self, forKey: .createdAt),
-            updatedAt: try c.decode(Date.self, forKey: .updatedAt)
-        )
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(id, forKey: .id)
-        try c.encode(name, forKey: .name)
-        try c.encode(color, forKey: .color)
-        try c.encode(status, forKey: .status)
-        try c.encode(version, forKey: .version)
-        try c.encode(createdAt, forKey: .createdAt)
-        try c.encode(updatedAt, forKey: .updatedAt)
-    }
-}

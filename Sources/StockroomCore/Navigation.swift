@@ -44,13 +44,13 @@ public enum Destination: Hashable, Sendable, Codable {
 }
 
 /// What one device shows: tab, drill-down path and at most one destination.
-public struct NavigationState: Hashable, Sendable {
+public struct NavigationState: Hashable, Sendable, Codable {
     /// The selected tab.
     public var tab: Tab
     /// The drill-down stack, root first.
     public var path: [Route]
     /// The presented screen, if any.
-    public var destination: Destination?
+    @ExplicitNull public var destination: Destination?
 
     /// Creates a navigation state.
     public init(tab: Tab = .inventory, path: [Route] = [], destination: Destination? = nil) {
@@ -144,22 +144,3 @@ extension Navigation: Codable {
     }
 }
 
-extension NavigationState: Codable {
-    private enum CodingKeys: String, CodingKey { case tab, path, destination }
-
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        self.init(
-            tab: try c.decode(Tab.self, forKey: .tab),
-            path: try c.decode([Route].self, forKey: .path),
-            destination: try c.decodeIfPresent(Destination.self, forKey: .destination)
-        )
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(tab, forKey: .tab)
-        try c.encode(path, forKey: .path)
-        try c.encode(destination, forKey: .destination)
-    }
-}

@@ -14,9 +14,7 @@ public struct TokenInfo: Sendable, Hashable, Codable {
     /// When it was created.
     public var createdAt: Date
     /// When it was revoked, if it was.
-    public var revokedAt: Date?
-
-    private enum CodingKeys: String, CodingKey { case id, user, role, createdAt, revokedAt }
+    @ExplicitNull public var revokedAt: Date?
 
     /// Creates token information.
     public init(id: String, user: UserID, role: Role, createdAt: Date, revokedAt: Date?) {
@@ -25,15 +23,6 @@ public struct TokenInfo: Sendable, Hashable, Codable {
         self.role = role
         self.createdAt = createdAt
         self.revokedAt = revokedAt
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(id, forKey: .id)
-        try c.encode(user, forKey: .user)
-        try c.encode(role, forKey: .role)
-        try c.encode(createdAt, forKey: .createdAt)
-        try c.encode(revokedAt, forKey: .revokedAt)
     }
 }
 

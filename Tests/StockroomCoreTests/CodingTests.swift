@@ -292,6 +292,16 @@ struct CodingTests {
         #expect(String(decoding: try JSONEncoder().encode(id), as: UTF8.self) == #""\#(id.rawValue)""#)
     }
 
+    @Test("an ExplicitNull field reads null and an absent key as nil, and a value as itself")
+    func explicitNullDecoding() throws {
+        let absent = try decode(Draft.self, #"{"name": "Mouse", "status": {"outOfStock": {"isOnBackOrder": false}}}"#)
+        let null = try decode(Draft.self, #"{"name": "Mouse", "color": null, "status": {"outOfStock": {"isOnBackOrder": false}}}"#)
+        #expect(absent.color == nil && null.color == nil && absent == null)
+        let red = try decode(Draft.self, #"{"name": "Mouse", "color": {"name": "Red", "red": 1, "green": 0, "blue": 0}, "status": {"outOfStock": {"isOnBackOrder": false}}}"#)
+        #expect(red.color == Color(name: "Red", red: 1, green: 0, blue: 0))
+        #expect(throws: DecodingError.self) { try decode(Draft.self, #"{"name": "Mouse", "color": 7, "status": {"outOfStock": {"isOnBackOrder": false}}}"#) }
+    }
+
     // MARK: refusals
 
     @Test("unknown enum cases fail to decode")
