@@ -2,17 +2,31 @@ import Foundation
 import GRDB
 import StockroomCore
 
+/// What an Idempotency-Key is unique within, beside its user: item writes, or one client's commands.
+public enum IdempotencyScope: Hashable, Sendable {
+    case items
+    case client(ClientID)
+
+    /// As stored in `idempotency_records.scope`: `items` or `client:<clientID>`.
+    public var storedValue: String {
+        switch self {
+        case .items: "items"
+        case .client(let id): "client:\(id.rawValue)"
+        }
+    }
+}
+
 /// Where an Idempotency-Key lives: per user, and per client for commands.
 public struct IdempotencyKey: Hashable, Sendable {
     /// The user whose token sent the request.
     public var user: UserID
-    /// `items`, or `client:<clientID>` for commands.
-    public var scope: String
+    /// Item writes, or one client's commands.
+    public var scope: IdempotencyScope
     /// The header's value.
     public var key: String
 
     /// Creates a key.
-    public init(user: UserID, scope: String, key: String) {
+    public init(user: UserID, scope: IdempotencyScope, key: String) {
         self.user = user
         self.scope = scope
         self.key = key
@@ -77,7 +91,7 @@ extension AppDatabase {
             if let row = try Row.fetchOne(
                 db,
                 sql: "SELECT fingerprint, status, headers, body FROM idempotency_records WHERE user = ? AND scope = ? AND key = ?",
-                arguments: [key.user.rawValue, key.scope, key.key]
+                arguments: [key.user.rawValue, key.scope.storedValue, key.key]
             ) {
                 guard row["fingerprint"] as String == idempotency.fingerprint else { throw StoreError.idempotencyKeyReused }
                 let headers = try JSONDecoder().decode([String: String].self, from: Data((row["headers"] as String).utf8))
@@ -107,7 +121,7 @@ extension AppDatabase {
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                     """,
                 arguments: [
-                    key.user.rawValue, key.scope, key.key, idempotency.fingerprint, response.status,
+                    key.user.rawValue, key.scope.storedValue, key.key, idempotency.fingerprint, response.status,
                     String(decoding: try JSONEncoder().encode(response.headers), as: UTF8.self), response.body,
                     Timestamp.milliseconds(Date()),
                 ]

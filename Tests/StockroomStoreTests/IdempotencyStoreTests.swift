@@ -27,7 +27,7 @@ private final class Rendered: Sendable {
     var all: [StoredResponse?] { responses.withLock { $0 } }
 
     func request(user: UserID, key: String, fingerprint: String) -> IdempotentRequest<Item> {
-        IdempotentRequest(key: IdempotencyKey(user: user, scope: "items", key: key), fingerprint: fingerprint) { result in
+        IdempotentRequest(key: IdempotencyKey(user: user, scope: .items, key: key), fingerprint: fingerprint) { result in
             let response = render(result)
             self.responses.withLock { $0.append(response) }
             return response
@@ -36,7 +36,7 @@ private final class Rendered: Sendable {
 }
 
 private func itemRequest(user: UserID, key: String, fingerprint: String) -> IdempotentRequest<Item> {
-    IdempotentRequest(key: IdempotencyKey(user: user, scope: "items", key: key), fingerprint: fingerprint) { render($0) }
+    IdempotentRequest(key: IdempotencyKey(user: user, scope: .items, key: key), fingerprint: fingerprint) { render($0) }
 }
 
 private extension Replayable {
@@ -133,7 +133,7 @@ struct IdempotencyStoreTests {
             let probe = Probe(database)
             let item = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin)
             let request = IdempotentRequest<Item>(
-                key: IdempotencyKey(user: "erin", scope: "items", key: "put-1"), fingerprint: "PUT keyboard"
+                key: IdempotencyKey(user: "erin", scope: .items, key: "put-1"), fingerprint: "PUT keyboard"
             ) { result in
                 if case .failure(StoreError.preconditionFailed) = result { return nil }
                 return render(result)
@@ -171,8 +171,8 @@ struct IdempotencyStoreTests {
         try await withTemporaryDatabase { database in
             let probe = Probe(database)
             let item = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin)
-            func request(_ clientID: String) -> IdempotentRequest<CommandOutcome> {
-                IdempotentRequest(key: IdempotencyKey(user: "erin", scope: "client:\(clientID)", key: "cmd-1"), fingerprint: "push") { result in
+            func request(_ clientID: ClientID) -> IdempotentRequest<CommandOutcome> {
+                IdempotentRequest(key: IdempotencyKey(user: "erin", scope: .client(clientID), key: "cmd-1"), fingerprint: "push") { result in
                     guard case .success(let outcome) = result else { return nil }
                     return StoredResponse(status: 200, headers: ["ETag": "\"\(outcome.navigation.version)\""], body: Data("\(outcome.seq)".utf8))
                 }

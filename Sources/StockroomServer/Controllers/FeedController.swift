@@ -64,10 +64,10 @@ struct FeedController {
         let lease = try limits.acquire(token: caller.id)
         defer { lease.release() }
         let subscription = database.hub.subscribe(start.filter)
-        Self.subscribers.increment(transport: "longpoll")
+        Self.subscribers.increment(transport: .longPoll)
         defer {
             subscription.cancel()
-            Self.subscribers.decrement(transport: "longpoll")
+            Self.subscribers.decrement(transport: .longPoll)
         }
         let token = TokenCheck(database: database, tokenID: caller.id)
         var page = try await database.readChanges(after: start.seq, filter: start.filter, limit: limit)
@@ -93,7 +93,7 @@ struct FeedController {
         if waited {
             guard try token.isLive() else { throw APIError.unauthorized("the token was revoked") }
         }
-        Self.sent(page.changes.count, transport: "longpoll")
+        Self.sent(page.changes.count, transport: .longPoll)
         // Built by hand: each change's value is spliced in as stored, not decoded and encoded again.
         let changes = page.changes.map { $0.json }.joined(separator: ",")
         let body = #"{"changes":[\#(changes)],"cursor":"\#(page.cursor.encoded)","hasMore":\#(page.hasMore)}"#
@@ -118,15 +118,15 @@ struct FeedController {
             status: .ok,
             headers: [.contentType: "text/event-stream; charset=utf-8", .cacheControl: "no-store", .connection: "keep-alive"],
             body: ResponseBody { writer in
-                Self.subscribers.increment(transport: "sse")
+                Self.subscribers.increment(transport: .sse)
                 defer {
-                    Self.subscribers.decrement(transport: "sse")
+                    Self.subscribers.decrement(transport: .sse)
                     lease.release()
                 }
                 let box = BodyWriterBox(writer)
                 do {
                     try await Self.follow(
-                        database: database, start: start, tokenID: caller.id, settings: settings, transport: "sse", channel: channel
+                        database: database, start: start, tokenID: caller.id, settings: settings, transport: .sse, channel: channel
                     ) { event in
                         switch event {
                         case .change(let entry):
@@ -233,14 +233,14 @@ struct FeedController {
         database: AppDatabase, settings: FeedSettings, start: Subscription, tokenID: String,
         inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, session: WebSocketSessionContext
     ) async throws {
-        subscribers.increment(transport: "ws")
-        defer { subscribers.decrement(transport: "ws") }
+        subscribers.increment(transport: .webSocket)
+        defer { subscribers.decrement(transport: .webSocket) }
         let logger = session.logger
         let end = await withTaskGroup(of: WebSocketEnd.self) { group in
             group.addTask {
                 do {
                     try await follow(
-                        database: database, start: start, tokenID: tokenID, settings: settings, transport: "ws", channel: session.channel
+                        database: database, start: start, tokenID: tokenID, settings: settings, transport: .webSocket, channel: session.channel
                     ) { event in
                         switch event {
                         case .change(let entry):
@@ -300,7 +300,7 @@ struct FeedController {
     /// timeout (a stalled subscriber is cut off, bounding what it holds; it resumes from its cursor),
     /// or when its cursor is trimmed away.
     static func follow(
-        database: AppDatabase, start: Subscription, tokenID: String, settings: FeedSettings, transport: String, channel: any Channel,
+        database: AppDatabase, start: Subscription, tokenID: String, settings: FeedSettings, transport: FeedTransport, channel: any Channel,
         send: @escaping @Sendable (FollowEvent) async throws -> Void
     ) async throws {
         let subscription = database.hub.subscribe(start.filter)
@@ -361,7 +361,7 @@ struct FeedController {
                     while true {
                         try await Task.sleep(for: tick)
                         if watch.stalled(longerThan: settings.writeTimeout) {
-                            Counter(label: "stockroom_feed_stalled_disconnects_total", dimensions: [("transport", transport)]).increment()
+                            Counter(label: "stockroom_feed_stalled_disconnects_total", dimensions: [("transport", transport.rawValue)]).increment()
                             channel.close(mode: .all, promise: nil)
                             throw WriteTimeout()
                         }
@@ -410,25 +410,42 @@ struct FeedController {
 
     static let subscribers = SubscriberGauges()
 
-    static func sent(_ count: Int, transport: String) {
+    static func sent(_ count: Int, transport: FeedTransport) {
         guard count > 0 else { return }
-        Counter(label: "stockroom_feed_changes_sent_total", dimensions: [("transport", transport)]).increment(by: count)
+        sentCounters[transport]?.increment(by: count)
     }
+
+    /// `stockroom_feed_changes_sent_total` per transport, made once.
+    static let sentCounters: [FeedTransport: Counter] = Dictionary(
+        uniqueKeysWithValues: FeedTransport.allCases.map {
+            ($0, Counter(label: "stockroom_feed_changes_sent_total", dimensions: [("transport", $0.rawValue)]))
+        })
+}
+
+/// How a subscriber follows the feed; the `transport` label of the feed metrics.
+enum FeedTransport: String, Sendable, CaseIterable {
+    case longPoll = "longpoll"
+    case sse
+    case webSocket = "ws"
 }
 
 /// Subscribers per transport, as gauges.
 final class SubscriberGauges: Sendable {
-    private let counts = Mutex<[String: Int]>([:])
+    private let counts = Mutex<[FeedTransport: Int]>([:])
+    private let gauges: [FeedTransport: Gauge] = Dictionary(
+        uniqueKeysWithValues: FeedTransport.allCases.map {
+            ($0, Gauge(label: "stockroom_feed_subscribers", dimensions: [("transport", $0.rawValue)]))
+        })
 
-    func increment(transport: String) { update(transport, by: 1) }
-    func decrement(transport: String) { update(transport, by: -1) }
+    func increment(transport: FeedTransport) { update(transport, by: 1) }
+    func decrement(transport: FeedTransport) { update(transport, by: -1) }
 
-    private func update(_ transport: String, by delta: Int) {
+    private func update(_ transport: FeedTransport, by delta: Int) {
         let value = counts.withLock { counts in
             counts[transport, default: 0] += delta
             return counts[transport, default: 0]
         }
-        Gauge(label: "stockroom_feed_subscribers", dimensions: [("transport", transport)]).record(value)
+        gauges[transport]?.record(value)
     }
 }
 

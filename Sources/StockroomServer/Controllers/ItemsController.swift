@@ -70,7 +70,7 @@ struct ItemsController {
     @Sendable func create(_ request: Request, context: CallerContext) async throws -> Response {
         let user = context.caller.user
         let body = try await request.decodeJSON(NewItem.self, context: context)
-        let idempotency = try request.idempotency(user: user, scope: "items", body: body.bytes, render: Self.createdReply)
+        let idempotency = try request.idempotency(user: user, scope: .items, body: body.bytes, render: Self.createdReply)
         let origin = Origin(user: user, idempotencyKey: idempotency?.key.key)
         switch try await database.createItem(id: body.value.id, draft: body.value.draft, origin: origin, idempotency: idempotency) {
         case .fresh(let item): return Self.createdReply(item).response
@@ -81,7 +81,7 @@ struct ItemsController {
     @Sendable func replace(_ request: Request, context: CallerContext) async throws -> Response {
         let user = context.caller.user
         let body = try await request.decodeJSON(Draft.self, context: context)
-        let idempotency = try request.idempotency(user: user, scope: "items", body: body.bytes, render: Self.itemReply)
+        let idempotency = try request.idempotency(user: user, scope: .items, body: body.bytes, render: Self.itemReply)
         let precondition = try request.versionPrecondition()
         let id = try Self.itemID(context)
         let origin = Origin(user: user, idempotencyKey: idempotency?.key.key)
@@ -95,7 +95,7 @@ struct ItemsController {
 
     @Sendable func delete(_ request: Request, context: CallerContext) async throws -> Response {
         let user = context.caller.user
-        let idempotency = try request.idempotency(user: user, scope: "items", body: Data()) { (_: Bool) in Reply.empty() }
+        let idempotency = try request.idempotency(user: user, scope: .items, body: Data()) { (_: Bool) in Reply.empty() }
         let precondition = try request.versionPrecondition()
         let id = try Self.itemID(context)
         let origin = Origin(user: user, idempotencyKey: idempotency?.key.key)

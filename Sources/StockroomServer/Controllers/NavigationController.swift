@@ -97,7 +97,7 @@ struct NavigationController {
             throw APIError.forbidden("role \(caller.role.rawValue) may not \(command.name): it writes an item")
         }
         let epoch = database.epoch
-        let idempotency = try request.idempotency(user: caller.user, scope: "client:\(clientID)", body: body.bytes) {
+        let idempotency = try request.idempotency(user: caller.user, scope: .client(clientID), body: body.bytes) {
             (outcome: CommandOutcome) in try Self.commandReply(outcome, epoch: epoch)
         }
         let origin = Origin(user: caller.user, clientID: clientID, idempotencyKey: idempotency?.key.key)

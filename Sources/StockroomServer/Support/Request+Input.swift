@@ -128,7 +128,7 @@ extension Request {
 
     /// An idempotent request for the store when the request has an `Idempotency-Key`.
     func idempotency<Value: Sendable>(
-        user: UserID, scope: String, body: Data, render: @escaping @Sendable (Value) throws -> Reply
+        user: UserID, scope: IdempotencyScope, body: Data, render: @escaping @Sendable (Value) throws -> Reply
     ) throws -> IdempotentRequest<Value>? {
         guard let key = try idempotencyKey() else { return nil }
         return IdempotentRequest(
