@@ -306,6 +306,27 @@ struct NavigationRouteTests {
         }
     }
 
+    /// A stored `409 conflict` (with the current item) is replayed byte for byte as it was first
+    /// answered, its keys in the contract's order: the body is written, not left to `JSONEncoder`,
+    /// whose key order changes from one process (or one encoding) to the next.
+    @Test func aConflictIsReplayedByteForByteInTheContractsKeyOrder() async throws {
+        try await withTestApp { app in
+            try await app.test { client in
+                let item = try await client.createItem("Contested", token: app.editor)
+                try await client.command(#"{"openEdit":{"itemID":"\#(item.id)"}}"#, clientID: "phone", token: app.editor)
+                try await client.send(.put, "/v1/items/\(item.id)", token: app.editor, json: draftJSON(name: "Moved on"))
+                let first = try await client.command(#"{"save":{}}"#, clientID: "phone", token: app.editor, idempotencyKey: "save-1")
+                #expect(first.status == .conflict)
+                let body = String(buffer: first.body)
+                #expect(body.hasPrefix(#"{"error":{"code":"conflict","message":""#), "\(body)")
+                #expect(body.contains(#","field":null,"current":{"id":"\#(item.id)","name":"Moved on","#), "\(body)")
+                let retry = try await client.command(#"{"save":{}}"#, clientID: "phone", token: app.editor, idempotencyKey: "save-1")
+                #expect(retry.headers[HTTPField.Name("Idempotency-Replayed")!] == "true")
+                #expect(String(buffer: retry.body) == body)
+            }
+        }
+    }
+
     @Test func idempotentItemWritesReplay() async throws {
         try await withTestApp { app in
             try await app.test { client in
