@@ -1,4 +1,6 @@
 import Foundation
+import NIOHTTP1
+import StockroomServer
 import Testing
 
 @Suite("Malformed HTTP, against a live server")
@@ -22,6 +24,32 @@ struct MalformedRequestTests {
                 #expect(response.hasPrefix("HTTP/1.1 400 Bad Request\r\n"))
                 #expect(response.contains(#""code":"invalidRequest""#))
             }
+        }
+    }
+
+    /// A head that parses followed by a body that does not (a chunk size that is not hex, or beyond
+    /// 64 bits) is the client's error: 400 invalidRequest, never a 500.
+    @Test(.timeLimit(.minutes(1)), arguments: ["zz", "fffffffffffffffffffff"])
+    func aChunkedBodyThatDoesNotParseIs400(chunkSize: String) async throws {
+        try await withTestApp { app in
+            try await app.live { client in
+                let socket = try RawSocket(
+                    port: try #require(client.port),
+                    raw: "POST /v1/items HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(app.editor)\r\n"
+                        + "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n\(chunkSize)\r\nabc\r\n0\r\n\r\n")
+                let response = try await ReliabilityTests.response(socket)
+                #expect(response.hasPrefix("HTTP/1.1 400 Bad Request\r\n"), "\(response.prefix(120))")
+                #expect(response.contains(#""code":"invalidRequest""#))
+            }
+        }
+    }
+
+    /// A body the client cut off (it went away, or was closed for stalling) surfaces as the HTTP
+    /// parser's `invalidEOFState`; it is logged and counted as the client's 400, not as a 500.
+    @Test func aBodyCutOffIsTheClientsError() {
+        for error: HTTPParserError in [.invalidEOFState, .invalidChunkSize, .invalidContentLength] {
+            let mapped = APIError(error)
+            #expect(mapped.status == .badRequest && mapped.code == .invalidRequest, "\(error)")
         }
     }
 }

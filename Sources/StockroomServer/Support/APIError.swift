@@ -1,5 +1,6 @@
 import HTTPTypes
 import NIOCore
+import NIOHTTP1
 import NIOFoundationCompat
 import Foundation
 import Hummingbird
@@ -136,6 +137,10 @@ public struct APIError: Error, HTTPResponseError, Sendable {
             self.init(http: error)
         case is NIOTooManyBytesError:
             self.init(.payloadTooLarge, "request body is larger than 1 MiB")
+        case is HTTPParserError:
+            // A body that does not parse (a bad chunk size) or ends early (the client went, or was
+            // closed for stalling): the client's doing, answered like a head that does not parse.
+            self.init(.invalidRequest, "the request is not valid HTTP/1.1")
         case is CancellationError:
             // Only shutdown cancels a request: what a client still held open when time ran out.
             self.init(.unavailable, "the server is shutting down")
