@@ -1,3 +1,4 @@
+import Configuration
 import Foundation
 import NIOHTTP1
 import StockroomServer
@@ -50,6 +51,24 @@ struct MalformedRequestTests {
         for error: HTTPParserError in [.invalidEOFState, .invalidChunkSize, .invalidContentLength] {
             let mapped = APIError(error)
             #expect(mapped.status == .badRequest && mapped.code == .invalidRequest, "\(error)")
+        }
+    }
+
+    /// A Content-Length over the 1 MiB limit is answered 413 at once, before any of the body comes,
+    /// instead of waiting for a body that may never come (and then only closing the connection).
+    @Test(.timeLimit(.minutes(1)))
+    func aDeclaredLengthOverTheLimitIs413AtOnce() async throws {
+        try await withTestApp { app in
+            let settings: [AbsoluteConfigKey: ConfigValue] = ["http.idleTimeoutSeconds": .init(.int(5), isSecret: false)]
+            try await app.live(settings: settings) { client in
+                let socket = try RawSocket(
+                    port: try #require(client.port),
+                    raw: "POST /v1/items HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(app.editor)\r\n"
+                        + "Content-Type: application/json\r\nContent-Length: \(100 << 30)\r\n\r\n")
+                let response = try await ReliabilityTests.response(socket)
+                #expect(response.hasPrefix("HTTP/1.1 413 "), "\(response.prefix(120))")
+                #expect(response.contains(#""code":"payloadTooLarge""#))
+            }
         }
     }
 }

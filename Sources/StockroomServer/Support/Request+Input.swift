@@ -22,6 +22,11 @@ extension Request {
                 throw APIError(.unsupportedMediaType, "request bodies must be application/json")
             }
         }
+        // A declared length over the limit is answered at once, not after reading up to the limit
+        // (or, for a body that never comes, never).
+        if let declared = headers[.contentLength].flatMap({ Int($0) }), declared > context.maxUploadSize {
+            throw APIError(.payloadTooLarge, "request body is larger than 1 MiB")
+        }
         var request = self
         let buffer = try await request.collectBody(upTo: context.maxUploadSize)
         let bytes = Data(buffer: buffer)
