@@ -101,6 +101,31 @@ struct ExactTextTests {
         }
     }
 
+    /// Header values that are not UTF-8 would read as U+FFFD, so that `k\xFF` and `k\xFE` were one key
+    /// and a request could be answered with another's stored response.
+    @Test("an Idempotency-Key that is not UTF-8 is 400 invalidParameter, never another key")
+    func idempotencyKeyThatIsNotUTF8() async throws {
+        try await withTestApp { app in
+            try await app.test { client in
+                for bytes: [UInt8] in [[0x6B, 0xFF], [0x6B, 0xFE], [0x6B, 0xC0, 0xAF]] {
+                    var headers = HTTPFields()
+                    headers.append(HTTPField(name: HTTPField.Name("Idempotency-Key")!, value: bytes))
+                    let response = try await client.send(.post, "/v1/items", token: app.editor, json: Self.itemJSON(name: "Lamp"), headers: headers)
+                    #expect(response.status == .badRequest)
+                    #expect(response.errorCode == "invalidParameter")
+                    #expect(response.errorField == "Idempotency-Key")
+                }
+                // Over the wire NIO has already read such bytes as U+FFFD, which is refused for them.
+                let replaced: HTTPFields = [HTTPField.Name("Idempotency-Key")!: "k\u{FFFD}"]
+                let refused = try await client.send(.post, "/v1/items", token: app.editor, json: Self.itemJSON(name: "Lamp"), headers: replaced)
+                #expect(refused.status == .badRequest && refused.errorField == "Idempotency-Key")
+                let accepted: HTTPFields = [HTTPField.Name("Idempotency-Key")!: "k-\u{E9}-\u{1F4E6}"]
+                let created = try await client.send(.post, "/v1/items", token: app.editor, json: Self.itemJSON(name: "Lamp"), headers: accepted)
+                #expect(created.status == .created, "other text than ASCII is a key")
+            }
+        }
+    }
+
     /// RTL marks and overrides, 4-byte emoji, combining marks that NFC would compose, and the
     /// maximum lengths in 4-byte characters.
     static let acceptedNames: [String] = [

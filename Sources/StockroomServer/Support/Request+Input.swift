@@ -103,11 +103,16 @@ extension Request {
         return .oneOf(versions)
     }
 
-    /// The `Idempotency-Key` header: nil when absent, `400` when empty, over 255 characters or
-    /// holding a control character (a header may carry a tab).
+    /// The `Idempotency-Key` header: nil when absent, `400` when empty, over 255 characters, not
+    /// UTF-8, or holding a control character (a header may carry a tab).
     func idempotencyKey() throws -> String? {
-        guard let key = headers[Self.idempotencyKeyField] else { return nil }
-        guard (1...255).contains(key.count), !TextRule.hasControlCharacter(key) else {
+        guard let field = headers[fields: Self.idempotencyKeyField].first else { return nil }
+        // Bytes that are not UTF-8 read as U+FFFD (NIO decodes header lines so before they get
+        // here), and `k\xFF` and `k\xFE` would be one key: a U+FFFD is refused as what it stands for.
+        let key = field.withUnsafeBytesOfValue { String(validating: $0, as: UTF8.self) }
+        guard let key, (1...255).contains(key.count), !TextRule.hasControlCharacter(key),
+            !key.unicodeScalars.contains(Unicode.Scalar(0xFFFD)!)
+        else {
             throw APIError.invalidParameter("Idempotency-Key", "Idempotency-Key must be 1-255 characters without control characters")
         }
         return key
