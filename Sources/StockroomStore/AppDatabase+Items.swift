@@ -19,6 +19,10 @@ public struct ItemPage: Sendable, Hashable {
 extension AppDatabase {
     /// A page of live items after position `after`, optionally filtered by name substring and status.
     public func listItems(after: Int64?, limit: Int, query: String?, status: StatusFilter?) async throws -> ItemPage {
+        // SQLite's C API, as GRDB binds text, would cut the query at a NUL and match on what is
+        // before it; no stored name holds a NUL (the same cut applies to writes, and names with
+        // control characters are refused), so such a query matches nothing.
+        if let query, query.utf8.contains(0) { return ItemPage(items: [], next: nil) }
         // SQL assembled from fixed fragments, so that each of the few shapes is one cached statement
         // (the query interface prepares its statement anew on every call).
         var sql = ItemRecord.selectSQL + " WHERE deleted_at IS NULL"

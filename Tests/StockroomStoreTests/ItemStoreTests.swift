@@ -121,6 +121,9 @@ struct ItemStoreTests {
             #expect(try await names("KeyBoard") == [bluetooth, keyboard])
             #expect(try await names("bluetooth k") == [bluetooth])
             #expect(try await names("nothing like it") == [])
+            // SQLite would see only what comes before a NUL ("key" matches two names); no name holds one.
+            #expect(try await names("key\u{0}zzz") == [])
+            #expect(try await names("\u{0}") == [])
             #expect(try await database.listItems(after: nil, limit: 50, query: "", status: nil).items.count == 6)
 
             let first = try await database.listItems(after: nil, limit: 1, query: "keyboard", status: nil)
