@@ -18,12 +18,22 @@ struct SettingsTests {
         ]
     }
 
+    /// The settings `digest` leaves out, added later: caps, limits, timeouts and metrics access.
+    static func limitsDigest(_ settings: Settings) -> [String] {
+        [
+            "\(settings.feed.maxSubscribers)", "\(settings.feed.maxSubscribersPerToken)", "\(settings.limits.clientsPerUser)",
+            "\(settings.limits.writesPerSecond)", "\(settings.limits.writeBurst)", settings.metricsAccess.rawValue,
+            "\(settings.connections.idleTimeout)", "\(settings.connections.headerTimeout)", "\(settings.connections.maxConnectionsSetting)",
+        ]
+    }
+
     @Test func theShippedConfigFileStatesTheBuiltInDefaults() async throws {
         let path = Self.repository.appendingPathComponent("Config/stockroom.json").path
         let file = try await FileProvider<JSONSnapshot>(filePath: FilePath(path))
         let fromFile = try Settings(reader: ConfigReader(provider: file))
         let defaults = try Settings(reader: ConfigReader(provider: InMemoryProvider(values: [:])))
         #expect(Self.digest(fromFile) == Self.digest(defaults))
+        #expect(Self.limitsDigest(fromFile) == Self.limitsDigest(defaults), "a server started in the repository runs on these")
         #expect(defaults.host == "127.0.0.1" && defaults.port == 8080 && defaults.databasePath == "./data/stockroom.sqlite")
         #expect(defaults.corsAllowedOrigins.isEmpty, "CORS is off by default")
     }
