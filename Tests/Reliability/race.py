@@ -1,0 +1,387 @@
+#!/usr/bin/env python3
+"""Race suite for Stockroom (Python 3.9+, standard library only).
+
+Starts the real `stockroom` binary and, round after round, sends conflicting requests at the same
+moment from several connections (threads released by one barrier), then checks what the contract
+promises for each race:
+
+  putIfMatch        N PUTs with the same If-Match: one 200, the rest 412 preconditionFailed
+  navigationIfMatch N navigation PUTs with the same If-Match: one 200, the rest 412
+  deleteRace        N DELETEs with the same If-Match: one 204, the rest 404 (a deleted item is missing)
+  sameID            N POSTs of one new id: one 201, the rest 409 alreadyExists
+  sameKey           N identical POSTs with one Idempotency-Key: one item; every 201 is the same
+                    answer (the others replayed), or 409 requestInProgress
+  sameKeyOtherBody  N POSTs with one key and different bodies: one 201, the rest 422
+                    idempotencyKeyReused or 409 requestInProgress; one item
+  saveVsDelete      a device saves an edit while the item is deleted: delete 204; save 200 (logged
+                    before the delete) or 409 itemDeleted with the draft still open
+  confirmDeleteRace two devices confirm the delete alert of one item: one 200, the other 409; one
+                    delete in the log
+  pushVsDelete      devices push, open a delete alert on, or deep-link to an item while it is
+                    deleted: afterwards no state points at it
+  sameClient        N pushes of different items on one device: all 200, versions v+1..v+N, and the
+                    path is in version order
+  restoreVsEdits    a device keeps restoring another's state while that one types: every restored
+                    state is one the other device really had
+
+After all rounds: the log's seqs have no gap, folding it gives exactly the served state, a long-poll
+follower that ran throughout saw exactly the log, and no answer (nor the server log) holds a 5xx.
+
+Usage: Tests/Reliability/race.py [--bin PATH] [--rounds N] [--short] [--seed S] [--keep]
+  --short: 3 rounds (CI). Default: 40 rounds.
+Exit status 0 when every check held, 1 on a violation, 2 when it could not run.
+"""
+
+import argparse
+import os
+import sys
+import threading
+import time
+import urllib.parse
+import uuid
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import (Client, Server, Violations, check_feed_matches_state, check_repairs, default_binary, draft, log,
+                    make_workdir, remove_workdir, replay_feed, seeded_random)
+
+NAME = "race"
+PARALLEL = 8
+
+
+class Race:
+    def __init__(self, port, token, violations):
+        self.port = port
+        self.token = token
+        self.violations = violations
+        self.client = Client(port, token)
+        self.answers = 0
+
+    def at_once(self, requests):
+        """Sends each (method, path, body, headers) from its own connection, all released together."""
+        clients = [Client(self.port, self.token) for _ in requests]
+        for client in clients:
+            client.request("GET", "/health")  # connected before the barrier
+        barrier = threading.Barrier(len(requests))
+        results = [None] * len(requests)
+
+        def run(index):
+            method, path, body, headers = requests[index]
+            barrier.wait()
+            try:
+                results[index] = clients[index].request(method, path, body=body, headers=headers)
+            except Exception as error:
+                results[index] = error
+
+        threads = [threading.Thread(target=run, args=(i,)) for i in range(len(requests))]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        for client in clients:
+            client.close()
+        for result in results:
+            self.answers += 1
+            if isinstance(result, Exception):
+                self.violations.add(f"a request failed: {result!r}")
+            elif result.status >= 500:
+                self.violations.add(f"5xx answer: {result!r}")
+        return results
+
+    def new_item(self, name="Race"):
+        response = self.client.request("POST", "/v1/items", draft(name))
+        assert response.status == 201, response
+        return response.json()
+
+    def command(self, client_id, command, expect=200):
+        response = self.client.request("POST", f"/v1/clients/{client_id}/commands", {"command": command})
+        if expect is not None:
+            self.violations.check(response.status == expect, f"setup command {command} on {client_id}: {response!r}")
+        return response
+
+
+def statuses(results):
+    return sorted((r.status, r.error_code()) for r in results if not isinstance(r, Exception))
+
+
+def put_if_match(race, check, label):
+    item = race.new_item()
+    results = race.at_once([("PUT", f"/v1/items/{item['id']}", draft(f"Writer {i}", i), {"If-Match": '"1"'})
+                            for i in range(PARALLEL)])
+    winners = [r for r in results if r.status == 200]
+    check(len(winners) == 1 and statuses(results).count((412, "preconditionFailed")) == PARALLEL - 1,
+          f"{label}: expected one 200 and {PARALLEL - 1} 412, got {statuses(results)}")
+    served = race.client.request("GET", f"/v1/items/{item['id']}").json()
+    if winners:
+        check(served == winners[0].json() and served["version"] == 2, f"{label}: served {served}, winner said {winners[0].json()}")
+
+
+def navigation_if_match(race, check, label):
+    client_id = f"nav-{uuid.uuid4().hex[:8]}"
+    race.command(client_id, {"selectTab": {"tab": "settings"}})
+    results = race.at_once([("PUT", f"/v1/clients/{client_id}/navigation",
+                             {"tab": "inventory" if i % 2 else "settings", "path": [], "destination": {"add": {"draft": draft(f"D{i}")}}},
+                             {"If-Match": '"1"'}) for i in range(PARALLEL)])
+    winners = [r for r in results if r.status == 200]
+    check(len(winners) == 1 and statuses(results).count((412, "preconditionFailed")) == PARALLEL - 1,
+          f"{label}: expected one 200 and {PARALLEL - 1} 412, got {statuses(results)}")
+    served = race.client.request("GET", f"/v1/clients/{client_id}/navigation").json()
+    if winners:
+        check(served == winners[0].json(), f"{label}: served {served}, winner said {winners[0].json()}")
+
+
+def delete_race(race, check, label):
+    item = race.new_item()
+    results = race.at_once([("DELETE", f"/v1/items/{item['id']}", None, {"If-Match": '"1"'}) for _ in range(PARALLEL)])
+    check(statuses(results) == [(204, None)] + [(404, "notFound")] * (PARALLEL - 1),
+          f"{label}: expected one 204 and {PARALLEL - 1} 404, got {statuses(results)}")
+
+
+def same_id(race, check, label):
+    item_id = str(uuid.uuid4())
+    results = race.at_once([("POST", "/v1/items", dict(draft(f"Same id {i}"), id=item_id), {}) for i in range(PARALLEL)])
+    winners = [r for r in results if r.status == 201]
+    check(len(winners) == 1 and statuses(results).count((409, "alreadyExists")) == PARALLEL - 1,
+          f"{label}: expected one 201 and {PARALLEL - 1} 409 alreadyExists, got {statuses(results)}")
+    served = race.client.request("GET", f"/v1/items/{item_id}").json()
+    if winners:
+        check(served == winners[0].json(), f"{label}: served {served}, the winner said {winners[0].json()}")
+
+
+def same_key(race, check, label, keys):
+    key = f"race-{uuid.uuid4()}"
+    keys[key] = 1
+    body = draft(f"Keyed {key[-6:]}")
+    results = race.at_once([("POST", "/v1/items", body, {"Idempotency-Key": key}) for _ in range(PARALLEL)])
+    created = [r for r in results if r.status == 201]
+    others = [r for r in results if r.status != 201]
+    check(created and all(r.body == created[0].body for r in created),
+          f"{label}: the 201 answers differ or none came: {statuses(results)}")
+    check(sum(1 for r in created if r.headers.get("idempotency-replayed") != "true") == 1,
+          f"{label}: {len(created)} answers 201, not exactly one of them fresh")
+    check(all((r.status, r.error_code()) == (409, "requestInProgress") for r in others),
+          f"{label}: other answers than 201 and 409 requestInProgress: {statuses(others)}")
+
+
+def same_key_other_body(race, check, label, keys):
+    key = f"race-{uuid.uuid4()}"
+    keys[key] = 1
+    results = race.at_once([("POST", "/v1/items", draft(f"Other body {i}"), {"Idempotency-Key": key}) for i in range(PARALLEL)])
+    created = [r for r in results if r.status == 201]
+    others = statuses([r for r in results if r.status != 201])
+    check(len(created) == 1 and all(s in ((422, "idempotencyKeyReused"), (409, "requestInProgress")) for s in others),
+          f"{label}: expected one 201, the rest 422 idempotencyKeyReused or 409 requestInProgress: {statuses(results)}")
+
+
+def save_vs_delete(race, check, label):
+    item = race.new_item()
+    device = f"sd-{uuid.uuid4().hex[:8]}"
+    race.command(device, {"openEdit": {"itemID": item["id"]}})
+    typed = draft("Typed before the delete", 42)
+    race.command(device, {"updateDraft": {"draft": typed}})
+    save, delete = race.at_once([("POST", f"/v1/clients/{device}/commands", {"command": {"save": {}}}, {}),
+                                 ("DELETE", f"/v1/items/{item['id']}", None, {})])
+    check(delete.status == 204, f"{label}: the delete answered {delete!r}")
+    navigation = race.client.request("GET", f"/v1/clients/{device}/navigation").json()
+    if save.status == 200:
+        check(save.json()["item"]["version"] == 2 and navigation["destination"] is None,
+              f"{label}: save won but the state is {navigation}")
+        return "saved"
+    check((save.status, save.error_code()) == (409, "itemDeleted"), f"{label}: save answered {save!r}")
+    check(navigation["destination"] == {"edit": {"itemID": item["id"], "baseVersion": 1, "draft": typed}},
+          f"{label}: the lost save's draft is not kept open: {navigation['destination']}")
+    return "deleted first"
+
+
+def confirm_delete_race(race, check, label):
+    item = race.new_item()
+    devices = [f"cd-{uuid.uuid4().hex[:8]}" for _ in range(2)]
+    for device in devices:
+        race.command(device, {"openDeleteAlert": {"itemID": item["id"]}})
+    results = race.at_once([("POST", f"/v1/clients/{d}/commands", {"command": {"confirmDelete": {}}}, {}) for d in devices])
+    codes = statuses(results)
+    check(codes[0] == (200, None) and codes[1][0] == 409 and codes[1][1] in ("invalidTransition", "itemDeleted"),
+          f"{label}: expected one 200 and one 409, got {codes}")
+    for device in devices:
+        navigation = race.client.request("GET", f"/v1/clients/{device}/navigation").json()
+        check(navigation["destination"] is None, f"{label}: {device} still shows {navigation['destination']}")
+
+
+def push_vs_delete(race, check, label):
+    item = race.new_item()
+    keep = race.new_item("Kept")
+    devices = [f"pd-{uuid.uuid4().hex[:8]}" for _ in range(PARALLEL - 1)]
+    requests = []
+    for index, device in enumerate(devices):
+        if index % 3 == 0:
+            requests.append(("POST", f"/v1/clients/{device}/commands", {"command": {"push": {"route": {"item": {"id": item["id"]}}}}}, {}))
+        elif index % 3 == 1:
+            requests.append(("POST", f"/v1/clients/{device}/commands", {"command": {"openDeleteAlert": {"itemID": item["id"]}}}, {}))
+        else:
+            requests.append(("PUT", f"/v1/clients/{device}/navigation",
+                             {"tab": "inventory", "path": [{"item": {"id": keep["id"]}}, {"item": {"id": item["id"]}}],
+                              "destination": {"deleteAlert": {"itemID": item["id"]}}}, {}))
+    requests.append(("DELETE", f"/v1/items/{item['id']}", None, {}))
+    results = race.at_once(requests)
+    check(results[-1].status == 204, f"{label}: the delete answered {results[-1]!r}")
+    for device, (method, _, _, _), result in zip(devices, requests, results):
+        allowed = {(200, None), (404, "notFound")} if method == "POST" else {(200, None), (422, "validationFailed")}
+        check((result.status, result.error_code()) in allowed, f"{label}: {device} answered {result!r}")
+        navigation = race.client.request("GET", f"/v1/clients/{device}/navigation").json()
+        destination = navigation["destination"] or {}
+        check(all(r["item"]["id"] != item["id"] for r in navigation["path"]) and "deleteAlert" not in destination,
+              f"{label}: {device} points at the deleted item: {navigation}")
+
+
+def same_client(race, check, label):
+    device = f"sc-{uuid.uuid4().hex[:8]}"
+    items = [race.new_item(f"Step {i}") for i in range(PARALLEL)]
+    base = race.command(device, {"selectTab": {"tab": "settings"}}).json()["navigation"]["version"]
+    results = race.at_once([("POST", f"/v1/clients/{device}/commands", {"command": {"push": {"route": {"item": {"id": it["id"]}}}}}, {})
+                            for it in items])
+    check(all(r.status == 200 for r in results), f"{label}: {statuses(results)}")
+    if not all(r.status == 200 for r in results):
+        return
+    by_version = sorted((r.json()["navigation"]["version"], i) for i, r in enumerate(results))
+    check([v for v, _ in by_version] == list(range(base + 1, base + PARALLEL + 1)),
+          f"{label}: versions {[v for v, _ in by_version]}, expected {base + 1}..{base + PARALLEL}")
+    navigation = race.client.request("GET", f"/v1/clients/{device}/navigation").json()
+    check([r["item"]["id"] for r in navigation["path"]] == [items[i]["id"] for _, i in by_version],
+          f"{label}: the path is not in the order of the versions")
+    for version, index in by_version:
+        answered = results[index].json()["navigation"]["path"]
+        check(len(answered) == version - base and answered[-1]["item"]["id"] == items[index]["id"],
+              f"{label}: the answer of version {version} shows path {answered}")
+
+
+def restore_vs_edits(race, check, label):
+    item = race.new_item()
+    source = f"rs-{uuid.uuid4().hex[:8]}"
+    target = f"rt-{uuid.uuid4().hex[:8]}"
+    race.command(source, {"openEdit": {"itemID": item["id"]}})
+    seen = [race.client.request("GET", f"/v1/clients/{source}/navigation").json()]
+    restored = []
+    typist = Client(race.port, race.token)
+    reader = Client(race.port, race.token)
+    done = threading.Event()
+
+    def type_text():
+        for index in range(25):
+            response = typist.request("POST", f"/v1/clients/{source}/commands",
+                                      {"command": {"updateDraft": {"draft": draft("Typing " + "x" * index, index)}}})
+            seen.append(response.json()["navigation"])
+        done.set()
+
+    def restore():
+        while not done.is_set():
+            response = reader.request("POST", f"/v1/clients/{target}/commands", {"command": {"restore": {"fromClientID": source}}})
+            restored.append(response)
+
+    threads = [threading.Thread(target=type_text), threading.Thread(target=restore)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    typist.close()
+    reader.close()
+    states = [(n["tab"], n["path"], n["destination"]) for n in seen]
+    for response in restored:
+        race.answers += 1
+        if not check(response.status == 200, f"{label}: restore answered {response!r}"):
+            continue
+        navigation = response.json()["navigation"]
+        check((navigation["tab"], navigation["path"], navigation["destination"]) in states,
+              f"{label}: restored a state the source never had: {navigation['destination']}")
+    return len(restored)
+
+
+def run_follower(port, token, state, stop):
+    client = Client(port, token)
+    try:
+        while not stop.is_set():
+            query = {"limit": "1000", "wait": "1"}
+            if state["cursor"]:
+                query["since"] = state["cursor"]
+            response = client.request("GET", "/v1/changes?" + urllib.parse.urlencode(query))
+            if response.status != 200:
+                state["errors"].append(repr(response))
+                return
+            batch = response.json()
+            state["changes"].extend(batch["changes"])
+            state["cursor"] = batch["cursor"]
+    except Exception as error:
+        state["errors"].append(repr(error))
+    finally:
+        client.close()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--bin", default=default_binary())
+    parser.add_argument("--rounds", type=int)
+    parser.add_argument("--short", action="store_true", help="CI form: 3 rounds")
+    parser.add_argument("--seed", type=int)
+    parser.add_argument("--keep", action="store_true")
+    args = parser.parse_args()
+    rounds = args.rounds or (3 if args.short else 40)
+    if not os.access(args.bin, os.X_OK):
+        log(NAME, f"no binary at {args.bin}; build it (swift build) or pass --bin")
+        return 2
+    rng, _ = seeded_random(args.seed, NAME)
+    violations = Violations(NAME)
+    workdir = make_workdir(NAME)
+    server = Server(args.bin, workdir)
+    started = time.monotonic()
+    outcomes = {}
+    race = None
+    try:
+        token = server.token("racer", "editor")
+        server.start()
+        race = Race(server.port, token, violations)
+        follower = {"cursor": None, "changes": [], "errors": []}
+        stop = threading.Event()
+        follower_thread = threading.Thread(target=run_follower, args=(server.port, token, follower, stop))
+        follower_thread.start()
+        keys = {}
+        scenarios = [("putIfMatch", put_if_match), ("navigationIfMatch", navigation_if_match), ("deleteRace", delete_race),
+                     ("sameID", same_id), ("sameKey", lambda r, c, l: same_key(r, c, l, keys)),
+                     ("sameKeyOtherBody", lambda r, c, l: same_key_other_body(r, c, l, keys)),
+                     ("saveVsDelete", save_vs_delete), ("confirmDeleteRace", confirm_delete_race),
+                     ("pushVsDelete", push_vs_delete), ("sameClient", same_client), ("restoreVsEdits", restore_vs_edits)]
+        for round_index in range(1, rounds + 1):
+            rng.shuffle(scenarios)
+            for name, scenario in scenarios:
+                result = scenario(race, violations.check, f"round {round_index} {name}")
+                if isinstance(result, str):
+                    outcomes[f"{name}: {result}"] = outcomes.get(f"{name}: {result}", 0) + 1
+            log(NAME, f"round {round_index}/{rounds} done")
+        stop.set()
+        follower_thread.join(30)
+
+        changes, _ = replay_feed(race.client)
+        served = check_feed_matches_state(violations, "after the races", {"racer": race.client}, {"racer": changes})
+        navigations = race.client.request("GET", "/v1/users/me/navigation").json()["clients"]
+        check_repairs(violations, "after the races", served, navigations)
+        for key in keys:
+            applied = [c for c in changes if c["origin"]["idempotencyKey"] == key]
+            violations.check(len(applied) == 1, f"key {key} applied {len(applied)} times")
+        violations.check(not follower["errors"], f"the follower: {follower['errors'][:3]}")
+        rest, _ = replay_feed(race.client, since=follower["cursor"])
+        violations.check(follower["changes"] + rest == changes,
+                         f"the follower saw {len(follower['changes']) + len(rest)} entries, the log holds {len(changes)}")
+        violations.check(server.stop() == 0, "SIGTERM did not exit 0")
+        for line in server.server_errors():
+            violations.add(f"server log: {line}")
+    except Exception as error:
+        violations.add(f"the run stopped: {error!r}")
+    finally:
+        server.kill9()
+    answers = race.answers if race else 0
+    detail = ", ".join(f"{k} x{v}" for k, v in sorted(outcomes.items()))
+    status = violations.finish(f"{rounds} rounds of 11 races, {answers} racing answers ({detail}); "
+                               f"{time.monotonic() - started:.1f} s")
+    remove_workdir(workdir, args.keep, status != 0)
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
