@@ -252,6 +252,29 @@ def replay_feed(client, since=None, topics=None):
             return changes, cursor
 
 
+def follow_feed(port, token, state, stop, server_may_die=False):
+    """Long-polls the feed from state["cursor"] until `stop` is set, appending to state["changes"].
+    A non-200 answer is an error; so is a failed request, unless `server_may_die` (kill -9 runs)."""
+    client = Client(port, token, timeout=30)
+    try:
+        while not stop.is_set():
+            query = {"limit": "1000", "wait": "1"}
+            if state["cursor"]:
+                query["since"] = state["cursor"]
+            response = client.request("GET", "/v1/changes?" + urllib.parse.urlencode(query))
+            if response.status != 200:
+                state["errors"].append(f"follower got {response!r}")
+                return
+            batch = response.json()
+            state["changes"].extend(batch["changes"])
+            state["cursor"] = batch["cursor"]
+    except Exception as error:
+        if not server_may_die:
+            state["errors"].append(repr(error))
+    finally:
+        client.close()
+
+
 def list_items(client):
     items = []
     after = None

@@ -37,7 +37,7 @@ import urllib.parse
 import uuid
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import (Client, Server, Violations, check_feed_matches_state, check_repairs, default_binary, draft,
+from common import (Client, follow_feed, Server, Violations, check_feed_matches_state, check_repairs, default_binary, draft,
                     is_connection_error, log, make_workdir, remove_workdir, replay_feed, seeded_random)
 
 NAME = "kill9"
@@ -230,27 +230,6 @@ def run_writer(writer, port, round_index, stop, inflight):
         client.close()
 
 
-def run_follower(port, token, state, stop):
-    """Long-polls the feed from the follower's cursor until the server dies."""
-    client = Client(port, token, timeout=30)
-    try:
-        while not stop.is_set():
-            query = {"limit": "1000", "wait": "1"}
-            if state["cursor"]:
-                query["since"] = state["cursor"]
-            response = client.request("GET", "/v1/changes?" + urllib.parse.urlencode(query))
-            if response.status != 200:
-                state["errors"].append(f"follower got {response!r}")
-                return
-            batch = response.json()
-            state["changes"].extend(batch["changes"])
-            state["cursor"] = batch["cursor"]
-    except Exception:
-        pass
-    finally:
-        client.close()
-
-
 def catch_up(port, token, state):
     client = Client(port, token)
     changes, cursor = replay_feed(client, since=state["cursor"])
@@ -301,7 +280,7 @@ def main():
             stop = threading.Event()
             inflight = []
             threads = [threading.Thread(target=run_writer, args=(w, server.port, round_index, stop, inflight)) for w in writers]
-            threads.append(threading.Thread(target=run_follower, args=(server.port, tokens["alpha"], follower, stop)))
+            threads.append(threading.Thread(target=follow_feed, args=(server.port, tokens["alpha"], follower, stop, True)))
             before = {w.index: len(w.ops) for w in writers}
             for thread in threads:
                 thread.start()

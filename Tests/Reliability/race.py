@@ -41,7 +41,7 @@ import urllib.parse
 import uuid
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import (Client, Server, Violations, check_feed_matches_state, check_repairs, default_binary, draft, log,
+from common import (Client, follow_feed, Server, Violations, check_feed_matches_state, check_repairs, default_binary, draft, log,
                     make_workdir, remove_workdir, replay_feed, seeded_random)
 
 NAME = "race"
@@ -294,26 +294,6 @@ def restore_vs_edits(race, check, label):
     return len(restored)
 
 
-def run_follower(port, token, state, stop):
-    client = Client(port, token)
-    try:
-        while not stop.is_set():
-            query = {"limit": "1000", "wait": "1"}
-            if state["cursor"]:
-                query["since"] = state["cursor"]
-            response = client.request("GET", "/v1/changes?" + urllib.parse.urlencode(query))
-            if response.status != 200:
-                state["errors"].append(repr(response))
-                return
-            batch = response.json()
-            state["changes"].extend(batch["changes"])
-            state["cursor"] = batch["cursor"]
-    except Exception as error:
-        state["errors"].append(repr(error))
-    finally:
-        client.close()
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--bin", default=default_binary())
@@ -339,7 +319,7 @@ def main():
         race = Race(server.port, token, violations)
         follower = {"cursor": None, "changes": [], "errors": []}
         stop = threading.Event()
-        follower_thread = threading.Thread(target=run_follower, args=(server.port, token, follower, stop))
+        follower_thread = threading.Thread(target=follow_feed, args=(server.port, token, follower, stop))
         follower_thread.start()
         keys = {}
         scenarios = [("putIfMatch", put_if_match), ("navigationIfMatch", navigation_if_match), ("deleteRace", delete_race),
