@@ -80,7 +80,7 @@ struct FeedController {
                 waited = true
                 let woke = await subscription.wait(timeout: deadline - ContinuousClock.now)
                 if Task.isCancelled || Task.isShuttingDownGracefully || subscription.isClosed { break }
-                guard try token.isLive() else { throw APIError.unauthorized("the token was revoked") }
+                guard try token.isLive() else { throw Self.revoked }
                 if woke || ContinuousClock.now >= deadline {
                     page = try await database.readChanges(after: page.cursor.seq, filter: start.filter, limit: limit)
                 }
@@ -91,7 +91,7 @@ struct FeedController {
         // A token revoked while the request waited gets 401, never the changes. A poll that did
         // not wait answers with what it read right after authenticating: no second token read.
         if waited {
-            guard try token.isLive() else { throw APIError.unauthorized("the token was revoked") }
+            guard try token.isLive() else { throw Self.revoked }
         }
         Self.sent(page.changes.count, transport: .longPoll)
         // Built by hand: each change's value is spliced in as stored, not decoded and encoded again.
@@ -139,7 +139,7 @@ struct FeedController {
                         case .resync(let message):
                             try await box.write("event: error\ndata: \(APIError(.resyncRequired, message).json())\n\n")
                         case .revoked:
-                            try await box.write("event: error\ndata: \(Self.revokedBody)\n\n")
+                            try await box.write("event: error\ndata: \(Self.revoked.json())\n\n")
                         }
                     }
                 } catch let error as WriteTimeout {
@@ -252,7 +252,7 @@ struct FeedController {
                         case .resync(let message):
                             try await WebSocketUpgrade.close(outbound, with: APIError(.resyncRequired, message))
                         case .revoked:
-                            try await WebSocketUpgrade.close(outbound, with: APIError.unauthorized("the token was revoked"))
+                            try await WebSocketUpgrade.close(outbound, with: Self.revoked)
                         }
                     }
                 } catch {
@@ -292,8 +292,9 @@ struct FeedController {
         case revoked
     }
 
-    /// The error body a revoked token's stream ends with (under the 123-byte close-reason limit).
-    static let revokedBody = APIError.unauthorized("the token was revoked").json()
+    /// What a request or stream whose token was revoked while it waited ends with: 401 for a
+    /// long-poll, the SSE `error` event, the WebSocket's 4401 close.
+    static let revoked = APIError.unauthorized("the token was revoked")
 
     /// Delivers every visible change after `start` in commit order, then waits for commits, with a
     /// heartbeat when idle. Ends on graceful shutdown, when a write has not finished within the write

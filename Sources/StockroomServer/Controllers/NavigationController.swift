@@ -3,6 +3,7 @@ import Hummingbird
 import Metrics
 import StockroomCore
 import StockroomStore
+import Synchronization
 
 /// `/v1/clients/{clientID}/...` and `/v1/users/me/navigation`: each device's navigation state and its commands;
 /// `/v1/users/me`: who the caller is.
@@ -105,10 +106,10 @@ struct NavigationController {
         do {
             result = try await database.runCommand(command, clientID: clientID, origin: origin, idempotency: idempotency)
         } catch {
-            Counter(label: "stockroom_commands_total", dimensions: [("command", command.name), ("outcome", APIError(error).code.name)]).increment()
+            Self.commandCounters.increment(command: command.name, outcome: APIError(error).code.name)
             throw error
         }
-        Counter(label: "stockroom_commands_total", dimensions: [("command", command.name), ("outcome", "ok")]).increment()
+        Self.commandCounters.increment(command: command.name, outcome: "ok")
         switch result {
         case .fresh(let outcome): return try Self.commandReply(outcome, epoch: epoch).response
         case .replayed(let stored): return Reply(replaying: stored).response
@@ -131,5 +132,29 @@ struct NavigationController {
         let body = CommandResponse(
             navigation: outcome.navigation, item: outcome.item, cursor: FeedCursor(epoch: epoch, seq: outcome.seq).encoded)
         return Reply.json(writing: body, headers: [.eTag: Reply.etag(outcome.navigation.version)])
+    }
+
+    static let commandCounters = CommandCounters()
+}
+
+/// `stockroom_commands_total{command, outcome}`: each counter made on its first use and kept, so
+/// that a command costs a dictionary lookup, not a metrics-factory registration.
+final class CommandCounters: Sendable {
+    private struct Key: Hashable {
+        let command: String
+        let outcome: String
+    }
+
+    private let counters = Mutex<[Key: Counter]>([:])
+
+    func increment(command: String, outcome: String) {
+        let counter = counters.withLock { counters in
+            let key = Key(command: command, outcome: outcome)
+            if let counter = counters[key] { return counter }
+            let counter = Counter(label: "stockroom_commands_total", dimensions: [("command", command), ("outcome", outcome)])
+            counters[key] = counter
+            return counter
+        }
+        counter.increment()
     }
 }

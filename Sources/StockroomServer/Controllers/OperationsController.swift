@@ -27,14 +27,6 @@ struct OperationsController {
             }
             return try Reply.json(["status": "ok"]).response
         }
-        // `metrics.access = admin`: behind the same authenticator as `/v1`, for admins only.
-        let metricsRoute: RouterGroup<AppRequestContext>
-        switch metricsAccess {
-        case .public:
-            metricsRoute = router.group("metrics")
-        case .admin:
-            metricsRoute = router.group("metrics").add(middleware: BearerTokenAuthenticator(database: database))
-        }
         let metrics: @Sendable () async throws -> Response = { [database] in
             if let statistics = try? await database.logStatistics() {
                 Gauge(label: "stockroom_change_log_entries").record(statistics.entries)
@@ -48,9 +40,12 @@ struct OperationsController {
         }
         switch metricsAccess {
         case .public:
-            metricsRoute.get { _, _ in try await metrics() }
+            router.get("metrics") { _, _ in try await metrics() }
         case .admin:
-            metricsRoute.group(context: CallerContext.self)
+            // Behind the same authenticator and caller context as `/v1`, for admins only.
+            router.group("metrics")
+                .add(middleware: BearerTokenAuthenticator(database: database))
+                .group(context: CallerContext.self)
                 .add(middleware: RequireRole(role: .admin, action: "read metrics (metrics.access = admin)"))
                 .get { _, _ in try await metrics() }
         }
