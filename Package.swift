@@ -7,9 +7,12 @@ let swiftSettings: [SwiftSetting] = [
 
 let package = Package(
     name: "stockroom",
-    platforms: [.macOS(.v15)],
+    // The server runs on Linux and macOS; the client library (StockroomClient) also on Apple's
+    // other platforms, from the releases that have Observation and Synchronization's Mutex.
+    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         .executable(name: "stockroom", targets: ["stockroom"]),
+        .library(name: "StockroomClient", targets: ["StockroomClient"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
@@ -30,6 +33,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-system.git", from: "1.8.1"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        // The client's feed hands changes to the app through a channel with back-pressure.
+        .package(url: "https://github.com/apple/swift-async-algorithms.git", from: "1.1.4"),
     ],
     targets: [
         .target(
@@ -89,6 +94,20 @@ let package = Package(
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The Swift SDK: typed API, feed, offline queue and SyncedStore. Core only: never the server or its store.
+        .target(
+            name: "StockroomClient",
+            dependencies: [
+                "StockroomCore",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -1,0 +1,286 @@
+import AsyncAlgorithms
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOFoundationCompat
+import Synchronization
+
+/// How a ``ChangeFeed`` follows the server.
+public struct FeedOptions: Hashable, Sendable {
+    /// The entities to follow.
+    public var topics: Set<Topic>
+    /// A stream with no byte for this long (the server sends a heartbeat every 15 s by default) is
+    /// taken as dropped and reconnected.
+    public var heartbeatTimeout: Duration
+    /// Waits between reconnection attempts.
+    public var backoff: Backoff
+
+    /// Creates feed options.
+    public init(topics: Set<Topic> = Set(Topic.allCases), heartbeatTimeout: Duration = .seconds(45), backoff: Backoff = Backoff()) {
+        self.topics = topics
+        self.heartbeatTimeout = heartbeatTimeout
+        self.backoff = backoff
+    }
+}
+
+/// What a ``ChangeFeed`` tells its reader.
+public enum FeedEvent: Sendable {
+    /// The snapshot the feed started from (with `FeedStart.snapshot`); changes follow from its cursor.
+    case snapshot(Snapshot)
+    /// The next change, in commit order; each is delivered once.
+    case change(Change)
+    /// The server could not continue from the feed's cursor (`410 resyncRequired`: the log was
+    /// trimmed past it, or the database was restored or replaced), so the feed took this new
+    /// snapshot and continues from its cursor. Replace local state with it.
+    case resync(Snapshot)
+    /// The stream is open: what comes next is live.
+    case connected
+    /// The stream dropped (or could not open); the feed tries again after `retryIn`.
+    case disconnected(any Error, retryIn: Duration)
+}
+
+/// The change feed over Server-Sent Events, as an `AsyncSequence` of ``FeedEvent``.
+///
+/// It keeps the cursor of the last change it delivered and reconnects from it after any drop
+/// (`Last-Event-ID`), with exponential backoff and jitter; a stream silent for longer than
+/// `FeedOptions.heartbeatTimeout` counts as dropped. On `410 resyncRequired` it reads a new
+/// snapshot, delivers it as `.resync`, and continues from its cursor. No change is delivered
+/// twice or skipped. The sequence ends by throwing only for errors a retry cannot fix
+/// (`401 unauthorized`, `403 forbidden`, `400`); stop it by ending the loop or cancelling its task.
+///
+/// Changes are handed over one at a time: the connection reads no further than its reader.
+public struct ChangeFeed: AsyncSequence, Sendable {
+    public typealias Element = FeedEvent
+
+    let client: StockroomClient
+    let start: FeedStart
+    let options: FeedOptions
+
+    public func makeAsyncIterator() -> Iterator {
+        let channel = AsyncThrowingChannel<FeedEvent, any Error>()
+        let runner = FeedRunner(client: client, options: options, channel: channel)
+        let start = self.start
+        let task = Task { await runner.run(from: start) }
+        return Iterator(base: channel.makeAsyncIterator(), owner: TaskOwner(task))
+    }
+
+    /// Reads the next event; the connection closes when the iterator goes away.
+    public struct Iterator: AsyncIteratorProtocol {
+        var base: AsyncThrowingChannel<FeedEvent, any Error>.Iterator
+        let owner: TaskOwner
+
+        public mutating func next() async throws -> FeedEvent? {
+            try await base.next()
+        }
+    }
+}
+
+/// Cancels the task that reads the connection once nobody iterates the feed any more.
+final class TaskOwner: Sendable {
+    let task: Task<Void, Never>
+    init(_ task: Task<Void, Never>) { self.task = task }
+    deinit { task.cancel() }
+}
+
+/// The stream ended without an error: the server shut down or closed it.
+struct StreamEnded: Error, CustomStringConvertible {
+    var description: String { "the server ended the stream" }
+}
+
+/// No byte arrived within the heartbeat timeout.
+struct HeartbeatMissed: Error, CustomStringConvertible {
+    let timeout: Duration
+    var description: String { "no heartbeat for \(timeout)" }
+}
+
+/// What the reading task and its watchdog share: the position to resume from, and when a byte last came.
+final class FeedProgress: Sendable {
+    struct State {
+        var cursor: Cursor?
+        var lastSeq: Int?
+        var lastActivity = ContinuousClock.now
+        var handingOver = false
+    }
+
+    let state: Mutex<State>
+
+    init(cursor: Cursor?) {
+        state = Mutex(State(cursor: cursor))
+    }
+}
+
+/// Follows the feed and feeds the channel; one runs per iterator.
+struct FeedRunner: Sendable {
+    let client: StockroomClient
+    let options: FeedOptions
+    let channel: AsyncThrowingChannel<FeedEvent, any Error>
+
+    func run(from start: FeedStart) async {
+        let progress: FeedProgress
+        var startNow = false
+        switch start {
+        case .snapshot:
+            guard let snapshot = await takeSnapshot(resync: false) else { return }
+            progress = FeedProgress(cursor: snapshot.cursor)
+        case .after(let cursor):
+            progress = FeedProgress(cursor: cursor)
+        case .beginning:
+            progress = FeedProgress(cursor: nil)
+        case .now:
+            progress = FeedProgress(cursor: nil)
+            startNow = true
+        }
+        var attempt = 0
+        while !Task.isCancelled {
+            let failure: any Error
+            do {
+                try await follow(progress: progress, startNow: startNow) {
+                    attempt = 0
+                    startNow = false
+                }
+                failure = StreamEnded()
+            } catch let error as StockroomError where error.code == .resyncRequired {
+                guard let snapshot = await takeSnapshot(resync: true) else { return }
+                progress.state.withLock {
+                    $0.cursor = snapshot.cursor
+                    $0.lastSeq = nil
+                }
+                startNow = false
+                attempt = 0
+                continue
+            } catch let error as StockroomError where error.isRefusal || error.code == .unauthorized {
+                channel.fail(error)
+                return
+            } catch {
+                if Task.isCancelled { return }
+                failure = error
+            }
+            attempt += 1
+            let delay = max(options.backoff.delay(attempt: attempt), Self.retryAfter(failure) ?? .zero)
+            await channel.send(.disconnected(failure, retryIn: delay))
+            do { try await Task.sleep(for: delay) } catch { return }
+        }
+    }
+
+    static func retryAfter(_ error: any Error) -> Duration? {
+        (error as? StockroomError)?.retryAfter
+    }
+
+    /// Reads a snapshot, retrying until one comes; delivers it. Nil when the feed ends instead.
+    private func takeSnapshot(resync: Bool) async -> Snapshot? {
+        var attempt = 0
+        while !Task.isCancelled {
+            do {
+                let snapshot = try await client.snapshot()
+                await channel.send(resync ? .resync(snapshot) : .snapshot(snapshot))
+                return Task.isCancelled ? nil : snapshot
+            } catch let error as StockroomError where error.isRefusal || error.code == .unauthorized {
+                channel.fail(error)
+                return nil
+            } catch {
+                if Task.isCancelled { return nil }
+                attempt += 1
+                let delay = max(options.backoff.delay(attempt: attempt), Self.retryAfter(error) ?? .zero)
+                await channel.send(.disconnected(error, retryIn: delay))
+                do { try await Task.sleep(for: delay) } catch { return nil }
+            }
+        }
+        return nil
+    }
+
+    /// One connection: opens the stream from the progress's cursor and delivers its changes until
+    /// it ends, fails, or falls silent.
+    private func follow(progress: FeedProgress, startNow: Bool, onOpen: () -> Void) async throws {
+        let cursor = progress.state.withLock { $0.cursor }
+        var request = HTTPClientRequest(
+            url: client.url(
+                "/v1/changes/stream",
+                query: [("since", startNow ? "now" : nil), ("topics", StockroomClient.topics(options.topics))]))
+        request.headers.add(name: "Authorization", value: "Bearer \(client.token)")
+        request.headers.add(name: "Accept", value: "text/event-stream")
+        if let cursor { request.headers.add(name: "Last-Event-ID", value: cursor.rawValue) }
+        let response: HTTPClientResponse
+        do {
+            response = try await client.httpClient.execute(request, timeout: .init(client.requestTimeout))
+        } catch {
+            if Task.isCancelled { throw CancellationError() }
+            throw TransportError("cannot open the feed", underlying: error)
+        }
+        guard response.status == .ok else {
+            let body = try? await response.body.collect(upTo: 1 << 20)
+            throw StockroomError(
+                status: Int(response.status.code), body: body.map { Data(buffer: $0) } ?? Data(),
+                retryAfter: response.headers.first(name: "Retry-After").flatMap { Int($0) }.map { .seconds($0) })
+        }
+        onOpen()
+        progress.state.withLock { $0.lastActivity = .now }
+        await channel.send(.connected)
+        let channel = self.channel
+        let timeout = options.heartbeatTimeout
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                var parser = SSEParser()
+                let decoder = JSONCoding.decoder()
+                for try await chunk in response.body {
+                    progress.state.withLock { $0.lastActivity = .now }
+                    for output in parser.feed(chunk.readableBytesView) {
+                        guard case .event(_, let name, let data) = output else { continue }
+                        switch name {
+                        case "change":
+                            let change: Change
+                            do {
+                                change = try decoder.decode(Change.self, from: Data(data.utf8))
+                            } catch {
+                                throw TransportError("a change does not decode", underlying: error)
+                            }
+                            let fresh = progress.state.withLock { state in
+                                guard state.lastSeq.map({ change.seq > $0 }) ?? true else { return false }
+                                state.handingOver = true
+                                return true
+                            }
+                            guard fresh else { continue }
+                            await channel.send(.change(change))
+                            progress.state.withLock { state in
+                                state.cursor = change.cursor
+                                state.lastSeq = change.seq
+                                state.handingOver = false
+                                state.lastActivity = .now
+                            }
+                        case "error":
+                            throw StockroomError(status: 0, body: Data(data.utf8), retryAfter: nil).withStatusFromCode()
+                        default:
+                            continue
+                        }
+                    }
+                }
+            }
+            group.addTask {
+                // The watchdog: a stream that falls silent is dropped (cancelling the read closes it).
+                let tick = min(timeout / 4, .seconds(1))
+                while true {
+                    try await Task.sleep(for: tick)
+                    let silent = progress.state.withLock { !$0.handingOver && ContinuousClock.now - $0.lastActivity > timeout }
+                    if silent { throw HeartbeatMissed(timeout: timeout) }
+                }
+            }
+            // The reader ends (the stream ended or failed) or the watchdog fires: either way the other stops.
+            try await group.next()
+            group.cancelAll()
+        }
+    }
+}
+
+extension StockroomError {
+    /// An error from an SSE `error` event carries no status; the code decides it.
+    func withStatusFromCode() -> StockroomError {
+        var error = self
+        switch code {
+        case .resyncRequired: error.status = 410
+        case .unauthorized: error.status = 401
+        case .forbidden: error.status = 403
+        case .unavailable: error.status = 503
+        default: error.status = 400
+        }
+        return error
+    }
+}

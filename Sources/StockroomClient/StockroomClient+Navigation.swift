@@ -1,0 +1,111 @@
+import Foundation
+
+extension StockroomClient {
+    /// The device's navigation (`GET /v1/clients/{clientID}/navigation`); a device never written
+    /// reads as the root state at version 0.
+    public func navigation(of clientID: ClientID) async throws -> Navigation {
+        try await call(Navigation.self, .GET, "/v1/clients/\(clientID)/navigation").value
+    }
+
+    /// Replaces the device's whole navigation, as a deep link does (`PUT`), only if it is at
+    /// `ifVersion` when one is given. A newer version throws `preconditionFailed` with the server's
+    /// `currentNavigation`.
+    public func putNavigation(_ state: NavigationState, of clientID: ClientID, ifVersion: Int? = nil) async throws -> Navigation {
+        var headers: [(String, String)] = []
+        if let ifVersion { headers.append(("If-Match", Self.entityTag(ifVersion))) }
+        do {
+            return try await call(Navigation.self, .PUT, "/v1/clients/\(clientID)/navigation", json: try Self.encode(state), headers: headers).value
+        } catch var error as StockroomError where error.code == .preconditionFailed {
+            error.currentNavigation = try? await navigation(of: clientID)
+            throw error
+        }
+    }
+
+    /// Every device of this token's user that has written its navigation, most recently changed first
+    /// (`GET /v1/users/me/navigation`).
+    public func devices() async throws -> [Navigation] {
+        struct Body: Decodable { let clients: [Navigation] }
+        return try await call(Body.self, .GET, "/v1/users/me/navigation").value.clients
+    }
+
+    /// Sends one command for the device (`POST /v1/clients/{clientID}/commands`). Sending it again with
+    /// the same `idempotencyKey` (after a lost answer) applies it once: the answer then says `replayed`.
+    public func send(_ command: Command, from clientID: ClientID, idempotencyKey: String = newIdempotencyKey()) async throws -> CommandResult {
+        struct Body: Encodable { let command: Command }
+        struct Reply: Decodable {
+            let navigation: Navigation
+            let item: Item?
+            let cursor: Cursor
+        }
+        let (reply, answer) = try await call(
+            Reply.self, .POST, "/v1/clients/\(clientID)/commands", json: try Self.encode(Body(command: command)),
+            headers: [("Idempotency-Key", idempotencyKey)])
+        return CommandResult(
+            navigation: reply.navigation, item: reply.item, cursor: reply.cursor,
+            replayed: answer.headers.first(name: "Idempotency-Replayed") == "true")
+    }
+
+    /// Copies another device's navigation, draft included, onto `clientID` (the `restore` command):
+    /// the handoff.
+    public func `continue`(_ clientID: ClientID, from source: ClientID, idempotencyKey: String = newIdempotencyKey()) async throws -> CommandResult {
+        try await send(.restore(fromClientID: source), from: clientID, idempotencyKey: idempotencyKey)
+    }
+}
+
+extension StockroomClient {
+    /// Every live item and this user's devices, read in one transaction, with the cursor the feed
+    /// continues from (`GET /v1/snapshot`).
+    public func snapshot() async throws -> Snapshot {
+        try await call(Snapshot.self, .GET, "/v1/snapshot").value
+    }
+
+    /// One batch of changes after `start` (`GET /v1/changes`); with `wait` it long-polls up to that long
+    /// for a change. A cursor the server no longer has throws `resyncRequired` (410).
+    public func changes(
+        from start: FeedStart, limit: Int = 100, topics: Set<Topic> = Set(Topic.allCases), wait: Duration? = nil
+    ) async throws -> ChangeBatch {
+        var query: [(String, String?)] = [("since", Self.since(start)), ("limit", "\(limit)"), ("topics", Self.topics(topics))]
+        if let wait { query.append(("wait", "\(wait.components.seconds)")) }
+        return try await call(ChangeBatch.self, .GET, "/v1/changes", query: query).value
+    }
+
+    /// The feed as an `AsyncSequence` of events over Server-Sent Events: it resumes after drops, and
+    /// after a `410` takes a new snapshot and says so. See ``ChangeFeed``.
+    public func feed(from start: FeedStart = .snapshot, options: FeedOptions = FeedOptions()) -> ChangeFeed {
+        ChangeFeed(client: self, start: start, options: options)
+    }
+
+    static func since(_ start: FeedStart) -> String? {
+        switch start {
+        case .snapshot, .beginning: nil
+        case .now: "now"
+        case .after(let cursor): cursor.rawValue
+        }
+    }
+
+    static func topics(_ topics: Set<Topic>) -> String {
+        Topic.allCases.filter(topics.contains).map(\.rawValue).joined(separator: ",")
+    }
+}
+
+extension StockroomClient {
+    /// Creates a token for `user` with `role` (admins only); its secret is in the answer, once.
+    public func createToken(user: String, role: Role) async throws -> NewToken {
+        struct Body: Encodable {
+            let user: String
+            let role: Role
+        }
+        return try await call(NewToken.self, .POST, "/v1/tokens", json: try Self.encode(Body(user: user, role: role))).value
+    }
+
+    /// Every token, without secrets (admins only).
+    public func tokens() async throws -> [TokenInfo] {
+        struct Body: Decodable { let tokens: [TokenInfo] }
+        return try await call(Body.self, .GET, "/v1/tokens").value.tokens
+    }
+
+    /// Revokes a token at once (admins only).
+    public func revokeToken(id: String) async throws {
+        try Self.check(try await send(.DELETE, "/v1/tokens/\(Self.encodePathSegment(id))"))
+    }
+}
