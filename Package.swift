@@ -13,6 +13,7 @@ let package = Package(
     products: [
         .executable(name: "stockroom", targets: ["stockroom"]),
         .library(name: "StockroomClient", targets: ["StockroomClient"]),
+        .executable(name: "stockroom-handoff", targets: ["StockroomHandoff"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
@@ -109,6 +110,13 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
             ],
+            swiftSettings: swiftSettings
+        ),
+        // Two terminals, two devices of one user: the handoff, on StockroomClient's public API only.
+        .executableTarget(
+            name: "StockroomHandoff",
+            dependencies: ["StockroomClient"],
+            path: "Sources/stockroom-handoff",
             swiftSettings: swiftSettings
         ),
         .testTarget(

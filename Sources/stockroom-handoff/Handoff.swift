@@ -1,0 +1,247 @@
+import Foundation
+import Observation
+import StockroomClient
+
+/// `stockroom-handoff`: one device of a user, in a terminal, on StockroomClient's public API only.
+/// Run two, with two device names and one user's token, against a running server; start an edit on
+/// one, watch it on the other, `continue` it there and save.
+@main
+struct Handoff {
+    static let usage = """
+        usage: stockroom-handoff --device NAME [--server URL] [--token TOKEN] [--queue FILE]
+          --server  the server (default $STOCKROOM_URL or http://127.0.0.1:8080)
+          --token   a bearer token (default $TOKEN)
+          --device  this device's clientID, e.g. phone or laptop
+          --queue   the offline command queue (default ./.stockroom-handoff/NAME.sqlite)
+        """
+
+    @MainActor
+    static func main() async {
+        var arguments = Array(CommandLine.arguments.dropFirst())
+        func option(_ name: String) -> String? {
+            guard let index = arguments.firstIndex(of: name), index + 1 < arguments.count else { return nil }
+            defer { arguments.removeSubrange(index...(index + 1)) }
+            return arguments[index + 1]
+        }
+        let environment = ProcessInfo.processInfo.environment
+        let server = option("--server") ?? environment["STOCKROOM_URL"] ?? "http://127.0.0.1:8080"
+        let token = option("--token") ?? environment["TOKEN"]
+        let deviceName = option("--device")
+        guard let token, let deviceName, let device = ClientID(deviceName), let url = URL(string: server), arguments.isEmpty else {
+            print(usage)
+            exit(2)
+        }
+        let queuePath = option("--queue") ?? ".stockroom-handoff/\(device).sqlite"
+        let client = StockroomClient(baseURL: url, token: token)
+        let store: SyncedStore
+        do {
+            store = try SyncedStore(client: client, clientID: device, queuePath: queuePath)
+        } catch {
+            print("cannot open the queue at \(queuePath): \(error)")
+            exit(1)
+        }
+        store.start()
+        let screen = Screen(store: store)
+        screen.observe()
+        for await line in Terminal.lines() {
+            let done = await screen.run(line.trimmingCharacters(in: .whitespaces))
+            if done { break }
+        }
+        store.stop()
+        print("")
+    }
+}
+
+/// Draws the store and runs the typed commands.
+@MainActor
+final class Screen {
+    let store: SyncedStore
+    var message = "Type help for the commands."
+    private var redrawScheduled = false
+
+    init(store: SyncedStore) { self.store = store }
+
+    /// Redraws now and whenever something the drawing read changes (coalesced).
+    func observe() {
+        withObservationTracking {
+            draw()
+        } onChange: {
+            Task { @MainActor [weak self] in self?.scheduleRedraw() }
+        }
+    }
+
+    private func scheduleRedraw() {
+        guard !redrawScheduled else { return }
+        redrawScheduled = true
+        Task { @MainActor in
+            try? await Task.sleep(for: .milliseconds(15))
+            redrawScheduled = false
+            observe()
+        }
+    }
+
+    func draw() {
+        var out = "\u{1B}[2J\u{1B}[H"
+        out += bold("Stockroom handoff") + ": device \(bold(store.clientID.rawValue)) - \(connection)\n\n"
+        out += bold("Items") + "\n"
+        let items = store.items
+        if items.isEmpty { out += "  (none)\n" }
+        for (index, item) in items.enumerated() {
+            out += String(format: "  %2d. ", index + 1) + pad(item.name, 28) + " " + pad(describe(item.status), 16) + " v\(item.version)\n"
+        }
+        out += "\n" + bold("This device") + " (\(store.clientID)): " + describe(store.navigation.state) + "\n"
+        out += "\n" + bold("Other devices") + "\n"
+        if store.otherDevices.isEmpty { out += "  (none yet)\n" }
+        for device in store.otherDevices {
+            out += "  \(pad(device.clientID.rawValue, 10)) " + describe(device.state) + "\n"
+        }
+        let pending = store.pendingCommands
+        out += "\n" + bold("Pending") + ": " + (pending.isEmpty ? "none" : pending.map(\.command.name).joined(separator: ", ")) + "\n"
+        if let failure = store.failures.last {
+            out += bold("Refused") + ": \(failure.command.name): \(failure.error.code) - \(failure.error.message)\n"
+        }
+        out += "\n\(message)\n> "
+        FileHandle.standardOutput.write(Data(out.utf8))
+    }
+
+    private var connection: String {
+        switch store.connection {
+        case .online: "\u{1B}[32monline\u{1B}[0m"
+        case .offline: "\u{1B}[31moffline\u{1B}[0m (commands wait in the queue)"
+        case .failed(let error): "\u{1B}[31mfailed\u{1B}[0m: \(error)"
+        case .connecting: "connecting"
+        case .idle: "idle"
+        }
+    }
+
+    /// Runs one typed line; true to quit.
+    func run(_ line: String) async -> Bool {
+        let parts = line.split(separator: " ", maxSplits: 1).map(String.init)
+        guard let verb = parts.first else {
+            draw()
+            return false
+        }
+        let rest = parts.count > 1 ? parts[1] : ""
+        do {
+            switch verb {
+            case "quit", "exit":
+                return true
+            case "help":
+                message = """
+                    edit N | add | duplicate N | name TEXT | type TEXT | qty N | save | cancel
+                    open N | back | delete N | confirm | continue DEVICE | dismiss | quit
+                    """
+            case "edit":
+                try store.send(.openEdit(itemID: try item(rest).id))
+            case "duplicate":
+                try store.send(.openDuplicate(itemID: try item(rest).id))
+            case "add":
+                try store.send(.openAdd)
+            case "name":
+                try requireDraft { $0.name = rest }
+            case "type":
+                // One updateDraft per character, as a text field sends them: the other device sees it typed.
+                for character in rest {
+                    try requireDraft { $0.name.append(character) }
+                    try await Task.sleep(for: .milliseconds(60))
+                }
+            case "qty":
+                guard let quantity = Int(rest) else { throw Usage("qty takes a number") }
+                try requireDraft { $0.status = .inStock(quantity: quantity) }
+            case "save":
+                try store.send(.save)
+            case "cancel":
+                try store.send(.cancel)
+            case "open":
+                try store.send(.push(route: .item(id: try item(rest).id)))
+            case "back":
+                try store.send(.pop)
+            case "delete":
+                try store.send(.openDeleteAlert(itemID: try item(rest).id))
+            case "confirm":
+                try store.send(.confirmDelete)
+            case "continue":
+                guard let source = ClientID(rest) else { throw Usage("continue takes a device name") }
+                try store.continue(from: source)
+            case "dismiss":
+                for failure in store.failures { store.dismissFailure(failure.id) }
+            default:
+                throw Usage("unknown command \(verb); type help")
+            }
+            if verb != "help" { message = "> \(line)" }
+        } catch {
+            message = "\(error)"
+        }
+        draw()
+        return false
+    }
+
+    private func item(_ number: String) throws -> Item {
+        let items = store.items
+        guard let index = Int(number), (1...items.count).contains(index) else { throw Usage("no item \(number)") }
+        return items[index - 1]
+    }
+
+    private func requireDraft(_ change: (inout Draft) -> Void) throws {
+        guard try store.editDraft(change) != nil else { throw Usage("no draft open: edit N or add first") }
+    }
+
+    private func describe(_ status: Status) -> String {
+        switch status {
+        case .inStock(let quantity): "in stock \(quantity)"
+        case .outOfStock(let backOrdered): backOrdered ? "back-ordered" : "out of stock"
+        }
+    }
+
+    private func describe(_ state: NavigationState) -> String {
+        var parts = ["tab \(state.tab.rawValue)"]
+        if !state.path.isEmpty {
+            parts.append("path " + state.path.map { name(of: $0.itemID) }.joined(separator: " > "))
+        }
+        switch state.destination {
+        case nil:
+            parts.append("nothing open")
+        case .add(let draft):
+            parts.append("adding: " + describe(draft))
+        case .edit(let id, let baseVersion, let draft):
+            parts.append("editing \(name(of: id)) (from v\(baseVersion)): " + describe(draft))
+        case .duplicate(let id, let draft):
+            parts.append("duplicating \(name(of: id)): " + describe(draft))
+        case .deleteAlert(let id):
+            parts.append("asking to delete \(name(of: id))")
+        }
+        return parts.joined(separator: ", ")
+    }
+
+    private func describe(_ draft: Draft) -> String {
+        "draft \"\(draft.name)\", \(describe(draft.status))"
+    }
+
+    private func name(of id: ItemID) -> String {
+        store.itemsByID[id].map { "\"\($0.name)\"" } ?? "a deleted item"
+    }
+
+    private func bold(_ text: String) -> String { "\u{1B}[1m\(text)\u{1B}[0m" }
+
+    private func pad(_ text: String, _ width: Int) -> String {
+        text.count >= width ? String(text.prefix(width)) : text + String(repeating: " ", count: width - text.count)
+    }
+}
+
+struct Usage: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Lines typed on standard input, read on a thread of their own.
+enum Terminal {
+    static func lines() -> AsyncStream<String> {
+        AsyncStream { continuation in
+            let thread = Thread {
+                while let line = readLine() { continuation.yield(line) }
+                continuation.finish()
+            }
+            thread.start()
+        }
+    }
+}
