@@ -153,5 +153,20 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        .testTarget(
+            name: "StockroomClientTests",
+            dependencies: [
+                "StockroomClient",
+                // Only to run real servers on loopback (in process) and to reach into their database
+                // (trim the log, restore a backup); the library itself depends on neither.
+                "StockroomServer",
+                "StockroomStore",
+                .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
     ]
 )

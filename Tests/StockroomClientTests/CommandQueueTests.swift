@@ -1,0 +1,84 @@
+import Foundation
+import StockroomClient
+import Testing
+
+@Suite("Offline queue and retries", .timeLimit(.minutes(2)))
+@MainActor
+struct CommandQueueTests {
+    @Test func aCommandWhoseAnswerIsLostIsRetriedWithTheSameKeyAndAppliedOnce() async throws {
+        try await withServer { server in
+            let proxy = try await LossyProxy(upstreamPort: try server.port)
+            defer { Task { await proxy.close() } }
+            let client = StockroomClient(baseURL: URL(string: "http://127.0.0.1:\(proxy.port)")!, token: server.editor)
+            let store = try SyncedStore(client: client, clientID: "phone", queue: .inMemory(), options: testStoreOptions)
+            store.start()
+            defer { store.stop() }
+            try await waitUntil(store, "online") { $0.connection == .online }
+
+            proxy.loseNextAnswer(toRequestStartingWith: "POST /v1/clients/phone/commands")
+            let queued = try store.send(.openAdd)
+            try await waitUntil(store, "the command answered") { $0.pendingCommands.isEmpty }
+            #expect(proxy.droppedAnswers == 1, "the first answer was lost")
+
+            // The server applied it once: one change, with the command's key, and navigation version 1.
+            let log = try await server.client().changes(from: .beginning)
+            #expect(log.changes.map(\.origin) == [Change.Origin(clientID: "phone", idempotencyKey: queued.idempotencyKey)])
+            #expect(try await server.client().navigation(of: "phone").version == 1)
+            #expect(store.navigation.version == 1)
+            #expect(store.navigation.state.destination == .add(draft: .blank))
+            #expect(store.failures.isEmpty)
+
+            // The retry was answered from the server's stored outcome, not applied again.
+            let replay = try await client.send(.openAdd, from: "phone", idempotencyKey: queued.idempotencyKey)
+            #expect(replay.replayed)
+            #expect(replay.navigation.version == 1)
+        }
+    }
+
+    @Test func theOfflineQueueSurvivesReopeningItsFileAndDrainsInOrder() async throws {
+        try await withServer { server in
+            let path = server.clientFile("phone-queue.sqlite")
+            let client = try server.client()
+            await server.stop()
+
+            // Offline: the commands apply optimistically and wait in the queue.
+            var first: SyncedStore? = try SyncedStore(client: client, clientID: "phone", queuePath: path, options: testStoreOptions)
+            first?.start()
+            for name in ["Offline 1", "Offline 2"] {
+                try first?.send(.openAdd)
+                try first?.editDraft { $0.name = name }
+                try first?.send(.save)
+            }
+            #expect(first?.items.map(\.name) == ["Offline 1", "Offline 2"], "optimistic inserts show at once")
+            try await waitUntil(try #require(first), "offline") { if case .offline = $0.connection { true } else { false } }
+            let keys = try #require(first?.pendingCommands.map(\.idempotencyKey))
+            #expect(keys.count == 6)
+            // The app is killed.
+            first?.stop()
+            first = nil
+
+            // The file still holds them, in order.
+            let reopened = try CommandQueue(path: path)
+            #expect(try reopened.pending(for: "phone").map(\.idempotencyKey) == keys)
+            #expect(try reopened.pending(for: "phone").map(\.command.name) == ["openAdd", "updateDraft", "save", "openAdd", "updateDraft", "save"])
+
+            // A new run shows them before it hears from the server, and delivers them once the server is back.
+            let second = try SyncedStore(client: client, clientID: "phone", queuePath: path, options: testStoreOptions)
+            #expect(second.items.map(\.name) == ["Offline 1", "Offline 2"])
+            try await server.start()
+            second.start()
+            defer { second.stop() }
+            try await waitUntil(second, "the queue drained") { $0.pendingCommands.isEmpty && $0.items.count == 2 }
+            let serverItems = try await client.allItems()
+            #expect(serverItems.map(\.name) == ["Offline 1", "Offline 2"])
+            #expect(second.items == serverItems)
+            #expect(second.failures.isEmpty)
+            #expect(try CommandQueue(path: path).pending(for: "phone").isEmpty)
+
+            // Applied once each, in the order sent: the log's origins are the queue's keys in order.
+            let log = try await client.changes(from: .beginning, limit: 100)
+            let navigationKeys = log.changes.filter { $0.entity == .navigation }.compactMap(\.origin.idempotencyKey)
+            #expect(navigationKeys == keys)
+        }
+    }
+}

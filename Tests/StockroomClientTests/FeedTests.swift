@@ -1,0 +1,110 @@
+import Foundation
+import StockroomClient
+import StockroomCore
+import StockroomStore
+import Testing
+
+@Suite("The feed across drops, restarts and resyncs", .timeLimit(.minutes(2)))
+struct FeedTests {
+    /// Reads events until `count` changes have come; returns them and every event seen.
+    static func read(
+        _ iterator: inout ChangeFeed.Iterator, changes count: Int
+    ) async throws -> (changes: [Change], events: [FeedEvent]) {
+        var changes: [Change] = []
+        var events: [FeedEvent] = []
+        while changes.count < count, let event = try await iterator.next() {
+            events.append(event)
+            if case .change(let change) = event { changes.append(change) }
+        }
+        return (changes, events)
+    }
+
+    @Test func theFeedResumesWithoutLossOrDuplicatesAcrossAServerRestart() async throws {
+        try await withServer { server in
+            let client = try server.client()
+            for index in 0..<5 { _ = try await client.createItem(.named("Before \(index)")) }
+            var feed = client.feed(from: .beginning, options: testFeedOptions).makeAsyncIterator()
+            let first = try await Self.read(&feed, changes: 5)
+
+            await server.stop()
+            // The drop is noticed (the stream ends or falls silent), and reconnecting fails while the server is down.
+            var sawDisconnect = false
+            while !sawDisconnect, let event = try await feed.next() {
+                if case .disconnected = event { sawDisconnect = true }
+                if case .change = event { Issue.record("a change while the server is down") }
+            }
+            try await server.start()
+            for index in 0..<5 { _ = try await client.createItem(.named("After \(index)")) }
+            let second = try await Self.read(&feed, changes: 5)
+
+            let all = first.changes + second.changes
+            #expect(all.map(\.seq) == Array(1...10), "every change once, in order, across the restart")
+            #expect(all.compactMap(\.item?.name) == (0..<5).map { "Before \($0)" } + (0..<5).map { "After \($0)" })
+            #expect(second.events.contains { if case .connected = $0 { true } else { false } })
+            // The server's own log agrees, change for change.
+            #expect(try await client.changes(from: .beginning, limit: 100).changes == all)
+        }
+    }
+
+    @Test @MainActor func aTrimmedLogLeadsToASnapshotAndTheStoreEqualsTheServer() async throws {
+        try await withServer { server in
+            let client = try server.client()
+            let kept = try await client.createItem(.named("Kept"))
+            let store = try SyncedStore(client: client, clientID: "phone", queue: .inMemory(), options: testStoreOptions)
+            store.start()
+            defer { store.stop() }
+            try await waitUntil(store, "the snapshot") { $0.itemsByID[kept.id] != nil && $0.connection == .online }
+
+            // While the server is down, the log moves on and is trimmed past the store's cursor.
+            await server.stop()
+            try await waitUntil(store, "offline") { if case .offline = $0.connection { true } else { false } }
+            let written: [Item] = try await {
+                let database = try AppDatabase.open(path: server.databasePath)
+                var items: [Item] = []
+                for index in 0..<3 {
+                    items.append(try await database.createItem(id: nil, draft: .named("Offline \(index)"), origin: Origin(user: "erin")))
+                }
+                _ = try await database.updateItem(kept.id, draft: .named("Kept, renamed"), precondition: nil, origin: Origin(user: "erin"))
+                #expect(try await database.trimChanges(maxAge: .seconds(3600), maxEntries: 1) > 0)
+                return items
+            }()
+            try await server.start()
+
+            // The feed answers 410; the store reloads from a snapshot and equals the server.
+            try await waitUntil(store, "the resync") { $0.resyncCount == 1 && $0.connection == .online }
+            let serverItems = try await client.allItems()
+            #expect(serverItems.map(\.name) == ["Kept, renamed", "Offline 0", "Offline 1", "Offline 2"])
+            #expect(store.items == serverItems)
+            #expect(written.allSatisfy { store.itemsByID[$0.id] == $0 })
+        }
+    }
+
+    @Test @MainActor func aRestoredBackupLeadsToASnapshotAndTheStoreEqualsTheServer() async throws {
+        try await withServer { server in
+            let client = try server.client()
+            let old = try await client.createItem(.named("In the backup"))
+            let backup = server.clientFile("backup.sqlite")
+            try FileManager.default.createDirectory(atPath: (backup as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            _ = try AppDatabase.open(path: server.databasePath).backup(to: backup)
+
+            let store = try SyncedStore(client: client, clientID: "phone", queue: .inMemory(), options: testStoreOptions)
+            store.start()
+            defer { store.stop() }
+            let later = try await client.createItem(.named("After the backup"))
+            try await waitUntil(store, "both items") { $0.items.count == 2 && $0.connection == .online }
+
+            // The database is replaced by the backup (a new epoch): the store's cursor means nothing there.
+            await server.stop()
+            _ = try AppDatabase.restore(from: backup, to: server.databasePath)
+            try await server.start()
+
+            try await waitUntil(store, "the resync") { $0.resyncCount == 1 && $0.itemsByID[later.id] == nil }
+            #expect(store.items == [old])
+            #expect(try await client.allItems() == [old])
+            // And it follows the new epoch's feed on from there.
+            let next = try await client.createItem(.named("After the restore"))
+            try await waitUntil(store, "the next item") { $0.itemsByID[next.id] == next }
+            #expect(store.items == [old, next])
+        }
+    }
+}

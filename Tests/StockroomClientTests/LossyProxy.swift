@@ -1,0 +1,140 @@
+import NIOCore
+import NIOPosix
+import Synchronization
+
+/// A TCP proxy on loopback in front of a real server that can lose one answer: armed, it forwards
+/// the next request whose first line starts with a given prefix, lets the server apply it, then
+/// drops the server's answer and closes the client's connection, as a network failure after the
+/// server's commit would. Everything else passes through unchanged.
+final class LossyProxy: Sendable {
+    private let channel: any Channel
+    private let box: ArmedPrefix
+
+    var port: Int { channel.localAddress?.port ?? 0 }
+
+    /// How many answers were dropped.
+    var droppedAnswers: Int { box.dropped.withLock { $0 } }
+
+    init(upstreamPort: Int) async throws {
+        let box = ArmedPrefix()
+        self.box = box
+        channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelInitializer { inbound in
+                inbound.pipeline.addHandler(Frontend(upstreamPort: upstreamPort, armed: box))
+            }
+            .bind(host: "127.0.0.1", port: 0)
+            .get()
+    }
+
+    /// Loses the answer to the next request whose request line starts with `prefix`.
+    func loseNextAnswer(toRequestStartingWith prefix: String) {
+        box.armed.withLock { $0 = prefix }
+    }
+
+    func close() async {
+        try? await channel.close()
+    }
+}
+
+/// The armed prefix and the count of dropped answers, shared by every connection.
+final class ArmedPrefix: Sendable {
+    let armed = Mutex<String?>(nil)
+    let dropped = Mutex(0)
+
+    /// True (and disarmed) when `bytes` open the request armed for.
+    func take(_ bytes: ByteBuffer) -> Bool {
+        armed.withLock { prefix in
+            guard let armedPrefix = prefix, bytes.getString(at: bytes.readerIndex, length: min(bytes.readableBytes, armedPrefix.utf8.count)) == armedPrefix
+            else { return false }
+            prefix = nil
+            return true
+        }
+    }
+}
+
+/// The client's side of one proxied connection.
+final class Frontend: ChannelInboundHandler, @unchecked Sendable {
+    // @unchecked: every member is only touched on the inbound channel's event loop.
+    typealias InboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    let upstreamPort: Int
+    let armed: ArmedPrefix
+    private var upstream: (any Channel)?
+    private var buffered: [ByteBuffer] = []
+    private var loseAnswer = false
+
+    init(upstreamPort: Int, armed: ArmedPrefix) {
+        self.upstreamPort = upstreamPort
+        self.armed = armed
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        let inbound = context.channel
+        let loop = context.eventLoop
+        ClientBootstrap(group: loop)
+            .channelInitializer { channel in
+                channel.pipeline.addHandler(Backend(frontend: self, inbound: inbound))
+            }
+            .connect(host: "127.0.0.1", port: upstreamPort)
+            .whenComplete { result in
+                switch result {
+                case .success(let channel):
+                    self.upstream = channel
+                    for buffer in self.buffered { channel.writeAndFlush(buffer, promise: nil) }
+                    self.buffered = []
+                case .failure:
+                    inbound.close(promise: nil)
+                }
+            }
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let buffer = unwrapInboundIn(data)
+        if armed.take(buffer) { loseAnswer = true }
+        if let upstream {
+            upstream.writeAndFlush(buffer, promise: nil)
+        } else {
+            buffered.append(buffer)
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        upstream?.close(promise: nil)
+    }
+
+    /// The server answered: passed on, or lost.
+    func answer(_ buffer: ByteBuffer, inbound: any Channel) {
+        inbound.eventLoop.execute {
+            if self.loseAnswer {
+                self.armed.dropped.withLock { $0 += 1 }
+                inbound.close(promise: nil)
+                self.upstream?.close(promise: nil)
+                return
+            }
+            inbound.writeAndFlush(buffer, promise: nil)
+        }
+    }
+}
+
+/// The server's side of one proxied connection.
+final class Backend: ChannelInboundHandler, Sendable {
+    typealias InboundIn = ByteBuffer
+
+    let frontend: Frontend
+    let inbound: any Channel
+
+    init(frontend: Frontend, inbound: any Channel) {
+        self.frontend = frontend
+        self.inbound = inbound
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        frontend.answer(unwrapInboundIn(data), inbound: inbound)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        inbound.close(promise: nil)
+    }
+}

@@ -1,0 +1,125 @@
+import Foundation
+@testable import StockroomClient
+import Testing
+
+/// The store's reconciliation, fed by hand with the events its feed would deliver (no server:
+/// the client points at a port where nothing listens, and the store is never started).
+@Suite("SyncedStore reconciliation, event by event")
+@MainActor
+struct ReconcileTests {
+    let nowhere = StockroomClient(baseURL: URL(string: "http://127.0.0.1:9")!, token: "sr_none")
+    let at = Date(timeIntervalSince1970: 1_790_000_000)
+
+    func item(_ name: String, id: ItemID, version: Int) -> Item {
+        Item(id: id, name: name, color: nil, status: .inStock(quantity: 1), version: version, createdAt: at, updatedAt: at)
+    }
+
+    func change(_ seq: Int, _ value: Change.Value, origin: Change.Origin = .init(clientID: nil, idempotencyKey: nil)) -> Change {
+        let (entity, id): (Change.Entity, String) =
+            switch value {
+            case .item(let item): (.item, item.id.description)
+            case .navigation(let navigation): (.navigation, navigation.clientID.rawValue)
+            }
+        return Change(seq: seq, cursor: Cursor(rawValue: "c1.test.\(seq)"), entity: entity, operation: .upsert, id: id, value: value, origin: origin, at: at)
+    }
+
+    @Test func ownEchoesArrivingBeforeTheAnswerNeverFlickerTheOptimisticSave() throws {
+        let id = ItemID.random()
+        let original = item("Mug", id: id, version: 1)
+        let editing = Navigation(
+            clientID: "phone", state: NavigationState(destination: .edit(itemID: id, baseVersion: 1, draft: .named("Big Mug"))), version: 3,
+            updatedAt: at)
+        let store = try SyncedStore(client: nowhere, clientID: "phone", queue: .inMemory())
+        store.apply(.snapshot(Snapshot(items: [original], navigation: [editing], cursor: Cursor(rawValue: "c1.test.0"))))
+
+        let save = try store.send(.save)
+        #expect(store.navigation.state.destination == nil)
+        #expect(store.itemsByID[id]?.name == "Big Mug")
+
+        // The save's transaction, echoed by the feed before the answer: first the item ...
+        let origin = Change.Origin(clientID: "phone", idempotencyKey: save.idempotencyKey)
+        let saved = Item(id: id, name: "Big Mug", color: nil, status: .inStock(quantity: 1), version: 2, createdAt: at, updatedAt: at + 1)
+        store.apply(.change(change(1, .item(saved), origin: origin)))
+        #expect(store.navigation.state.destination == nil, "the item's echo does not turn the pending save into a conflict")
+        #expect(store.itemsByID[id] == saved, "the server's item wins")
+
+        // ... then this device's navigation, the last entry of the transaction.
+        let closed = Navigation(clientID: "phone", state: .root, version: 4, updatedAt: at + 1)
+        store.apply(.change(change(2, .navigation(closed), origin: origin)))
+        #expect(store.navigation == closed)
+        #expect(store.items == [saved])
+        // Still queued until its own answer comes (which the server replays if it was lost).
+        #expect(store.pendingCommands.map(\.id) == [save.id])
+    }
+
+    @Test func anotherDevicesWriteUnderAPendingEditShowsAndTheStaleSaveIsNotPredicted() throws {
+        let id = ItemID.random()
+        let store = try SyncedStore(client: nowhere, clientID: "phone", queue: .inMemory())
+        // The server has this device's edit open on version 1.
+        let editing = Navigation(
+            clientID: "phone", state: NavigationState(destination: .edit(itemID: id, baseVersion: 1, draft: .named("Mug"))), version: 1,
+            updatedAt: at)
+        store.apply(.snapshot(Snapshot(items: [item("Mug", id: id, version: 1)], navigation: [editing], cursor: Cursor(rawValue: "c1.test.0"))))
+        try store.editDraft { $0.name = "Cup" }
+        #expect(store.draft?.name == "Cup")
+
+        let theirs = item("Beaker", id: id, version: 2)
+        store.apply(.change(change(1, .item(theirs), origin: .init(clientID: "laptop", idempotencyKey: "k"))))
+        #expect(store.itemsByID[id] == theirs)
+        #expect(store.draft?.name == "Cup", "the typed draft stays")
+
+        // The edit is open on version 1, so a save is a conflict: nothing is predicted, and the editor
+        // stays open until the server says.
+        try store.send(.save)
+        #expect(store.navigation.state.destination == .edit(itemID: id, baseVersion: 1, draft: .named("Cup")))
+        #expect(store.itemsByID[id] == theirs)
+    }
+
+    @Test func aLateAnswerOrChangeDoesNotUndoNewerState() throws {
+        let id = ItemID.random()
+        let store = try SyncedStore(client: nowhere, clientID: "phone", queue: .inMemory())
+        store.apply(.snapshot(Snapshot(items: [item("v3", id: id, version: 3)], navigation: [], cursor: Cursor(rawValue: "c1.test.0"))))
+        store.apply(.change(change(1, .item(item("v2", id: id, version: 2)))))
+        #expect(store.itemsByID[id]?.name == "v3", "an older version never replaces a newer one")
+        store.apply(
+            .change(Change(seq: 2, cursor: Cursor(rawValue: "c1.test.2"), entity: .item, operation: .delete, id: id.description, value: nil,
+                           origin: .init(clientID: nil, idempotencyKey: nil), at: at)))
+        store.apply(.change(change(3, .item(item("v4", id: id, version: 4)))))
+        #expect(store.itemsByID[id] == nil, "a deleted id stays deleted (ids are never reused)")
+        #expect(store.cursor == Cursor(rawValue: "c1.test.3"))
+    }
+
+    @Test func continueFromAnotherDeviceIsOptimisticDraftIncluded() throws {
+        let id = ItemID.random()
+        let phone = Navigation(
+            clientID: "phone", state: NavigationState(path: [.item(id: id)], destination: .edit(itemID: id, baseVersion: 1, draft: .named("Half typ"))),
+            version: 7, updatedAt: at)
+        let store = try SyncedStore(client: nowhere, clientID: "laptop", queue: .inMemory())
+        store.apply(.snapshot(Snapshot(items: [item("Mug", id: id, version: 1)], navigation: [phone], cursor: Cursor(rawValue: "c1.test.0"))))
+        #expect(store.otherDevices == [phone])
+        try store.continue(from: "phone")
+        #expect(store.navigation.state == phone.state)
+        #expect(store.pendingCommands.map(\.command) == [.restore(fromClientID: "phone")])
+    }
+}
+
+@Suite("Server-Sent Events parsing")
+struct SSEParsingTests {
+    @Test func eventsCommentsAndLineEndingsFollowTheSpecification() {
+        var parser = SSEParser()
+        let stream = ": open\n\nid: c1.e.1\r\nevent: change\r\ndata: {\"a\":\r\ndata: 1}\r\n\r\n: heartbeat\r\rdata:plain\n\n"
+        var outputs: [SSEParser.Output] = []
+        // Fed in pieces that split lines and line endings anywhere.
+        let bytes = Array(stream.utf8)
+        for start in stride(from: 0, to: bytes.count, by: 5) {
+            outputs += parser.feed(bytes[start..<min(start + 5, bytes.count)])
+        }
+        #expect(
+            outputs == [
+                .comment("open"),
+                .event(id: "c1.e.1", name: "change", data: "{\"a\":\n1}"),
+                .comment("heartbeat"),
+                .event(id: nil, name: "message", data: "plain"),
+            ])
+    }
+}
