@@ -16,7 +16,10 @@ public struct FeedOptions: Hashable, Sendable {
     public var backoff: Backoff
 
     /// Creates feed options.
-    public init(topics: Set<Topic> = Set(Topic.allCases), heartbeatTimeout: Duration = .seconds(45), backoff: Backoff = Backoff()) {
+    public init(
+        topics: Set<Topic> = Set(Topic.allCases), heartbeatTimeout: Duration = .seconds(45),
+        backoff: Backoff = Backoff(initial: .milliseconds(250), maximum: .seconds(5))
+    ) {
         self.topics = topics
         self.heartbeatTimeout = heartbeatTimeout
         self.backoff = backoff
@@ -117,35 +120,34 @@ struct FeedRunner: Sendable {
 
     func run(from start: FeedStart) async {
         let progress: FeedProgress
-        var startNow = false
         switch start {
         case .snapshot:
-            guard let snapshot = await takeSnapshot(resync: false) else { return }
+            guard let snapshot = await retrying({ try await client.snapshot() }) else { return }
+            await channel.send(.snapshot(snapshot))
             progress = FeedProgress(cursor: snapshot.cursor)
         case .after(let cursor):
             progress = FeedProgress(cursor: cursor)
         case .beginning:
             progress = FeedProgress(cursor: nil)
         case .now:
-            progress = FeedProgress(cursor: nil)
-            startNow = true
+            // The head as a cursor, so that a reconnection before the first change resumes from there
+            // and not from "now" again (which would skip what committed in between).
+            guard let head = await retrying({ try await client.changes(from: .now, limit: 1).cursor }) else { return }
+            progress = FeedProgress(cursor: head)
         }
         var attempt = 0
         while !Task.isCancelled {
             let failure: any Error
             do {
-                try await follow(progress: progress, startNow: startNow) {
-                    attempt = 0
-                    startNow = false
-                }
+                try await follow(progress: progress) { attempt = 0 }
                 failure = StreamEnded()
             } catch let error as StockroomError where error.code == .resyncRequired {
-                guard let snapshot = await takeSnapshot(resync: true) else { return }
+                guard let snapshot = await retrying({ try await client.snapshot() }) else { return }
+                await channel.send(.resync(snapshot))
                 progress.state.withLock {
                     $0.cursor = snapshot.cursor
                     $0.lastSeq = nil
                 }
-                startNow = false
                 attempt = 0
                 continue
             } catch let error as StockroomError where error.isRefusal || error.code == .unauthorized {
@@ -166,14 +168,14 @@ struct FeedRunner: Sendable {
         (error as? StockroomError)?.retryAfter
     }
 
-    /// Reads a snapshot, retrying until one comes; delivers it. Nil when the feed ends instead.
-    private func takeSnapshot(resync: Bool) async -> Snapshot? {
+    /// Runs `operation` until it succeeds, with backoff, saying `.disconnected` after each failure.
+    /// Nil when the feed ends instead (cancelled, or an error no retry can fix, which fails the feed).
+    private func retrying<Value: Sendable>(_ operation: @Sendable () async throws -> Value) async -> Value? {
         var attempt = 0
         while !Task.isCancelled {
             do {
-                let snapshot = try await client.snapshot()
-                await channel.send(resync ? .resync(snapshot) : .snapshot(snapshot))
-                return Task.isCancelled ? nil : snapshot
+                let value = try await operation()
+                return Task.isCancelled ? nil : value
             } catch let error as StockroomError where error.isRefusal || error.code == .unauthorized {
                 channel.fail(error)
                 return nil
@@ -190,12 +192,10 @@ struct FeedRunner: Sendable {
 
     /// One connection: opens the stream from the progress's cursor and delivers its changes until
     /// it ends, fails, or falls silent.
-    private func follow(progress: FeedProgress, startNow: Bool, onOpen: () -> Void) async throws {
+    private func follow(progress: FeedProgress, onOpen: () -> Void) async throws {
         let cursor = progress.state.withLock { $0.cursor }
         var request = HTTPClientRequest(
-            url: client.url(
-                "/v1/changes/stream",
-                query: [("since", startNow ? "now" : nil), ("topics", StockroomClient.topics(options.topics))]))
+            url: client.url("/v1/changes/stream", query: [("topics", StockroomClient.topics(options.topics))]))
         request.headers.add(name: "Authorization", value: "Bearer \(client.token)")
         request.headers.add(name: "Accept", value: "text/event-stream")
         if let cursor { request.headers.add(name: "Last-Event-ID", value: cursor.rawValue) }

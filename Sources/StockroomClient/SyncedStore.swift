@@ -146,7 +146,7 @@ public final class SyncedStore {
             Task { [weak self] in
                 do {
                     for try await event in feed {
-                        guard let self else { return }
+                        guard let self, !Task.isCancelled else { return }
                         self.apply(event)
                     }
                 } catch let error as StockroomError {

@@ -27,11 +27,12 @@ struct Handoff {
         let server = option("--server") ?? environment["STOCKROOM_URL"] ?? "http://127.0.0.1:8080"
         let token = option("--token") ?? environment["TOKEN"]
         let deviceName = option("--device")
+        let queueOption = option("--queue")
         guard let token, let deviceName, let device = ClientID(deviceName), let url = URL(string: server), arguments.isEmpty else {
             print(usage)
             exit(2)
         }
-        let queuePath = option("--queue") ?? ".stockroom-handoff/\(device).sqlite"
+        let queuePath = queueOption ?? ".stockroom-handoff/\(device).sqlite"
         let client = StockroomClient(baseURL: url, token: token)
         let store: SyncedStore
         do {

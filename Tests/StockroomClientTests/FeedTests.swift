@@ -1,3 +1,4 @@
+import Configuration
 import Foundation
 import StockroomClient
 import StockroomCore
@@ -43,6 +44,27 @@ struct FeedTests {
             #expect(second.events.contains { if case .connected = $0 { true } else { false } })
             // The server's own log agrees, change for change.
             #expect(try await client.changes(from: .beginning, limit: 100).changes == all)
+        }
+    }
+
+    /// The server heartbeats every 30 s here; a client that expects one within a second takes the
+    /// silence as a drop, reconnects from its cursor, and loses nothing.
+    @Test func aMissingHeartbeatCountsAsADropAndTheFeedReconnectsFromItsCursor() async throws {
+        try await withServer(settings: ["feed.heartbeatSeconds": .init(.int(30), isSecret: false)]) { server in
+            let client = try server.client()
+            let options = FeedOptions(heartbeatTimeout: .seconds(1), backoff: Backoff(initial: .milliseconds(20), maximum: .milliseconds(50)))
+            var feed = client.feed(from: .now, options: options).makeAsyncIterator()
+            var missed = false
+            var connections = 0
+            while let event = try await feed.next() {
+                if case .connected = event { connections += 1 }
+                if case .disconnected(let error, _) = event { missed = missed || "\(error)".contains("heartbeat") }
+                if missed && connections >= 2 { break }
+            }
+            let item = try await client.createItem(.named("After the silence"))
+            let after = try await Self.read(&feed, changes: 1)
+            #expect(after.changes.map(\.item) == [item])
+            #expect(after.changes.map(\.seq) == [1], "started at the head, and nothing before it or twice")
         }
     }
 

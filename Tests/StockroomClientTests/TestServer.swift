@@ -20,6 +20,7 @@ final class TestServer: Sendable {
     let admin: String
 
     private let state = Mutex<(port: Int?, task: Task<Void, any Error>?)>((nil, nil))
+    private let extraSettings: [AbsoluteConfigKey: ConfigValue]
 
     /// The feed's heartbeat in these tests: one second, so that a silent stream shows quickly.
     static let settings: [AbsoluteConfigKey: ConfigValue] = [
@@ -27,7 +28,11 @@ final class TestServer: Sendable {
         "log.level": .init(.string("critical"), isSecret: false),
     ]
 
-    private init(directory: URL, databasePath: String, editor: String, secondEditor: String, viewer: String, admin: String) {
+    private init(
+        directory: URL, databasePath: String, editor: String, secondEditor: String, viewer: String, admin: String,
+        extraSettings: [AbsoluteConfigKey: ConfigValue]
+    ) {
+        self.extraSettings = extraSettings
         self.directory = directory
         self.databasePath = databasePath
         self.editor = editor
@@ -37,7 +42,7 @@ final class TestServer: Sendable {
     }
 
     /// A fresh database with tokens, and a server started on it.
-    static func start() async throws -> TestServer {
+    static func start(settings: [AbsoluteConfigKey: ConfigValue] = [:]) async throws -> TestServer {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("stockroom-client-\(UUID().uuidString)")
         let path = directory.appendingPathComponent("server/stockroom.sqlite").path
         let tokens: [String] = try await {
@@ -50,7 +55,8 @@ final class TestServer: Sendable {
             ]
         }()
         let server = TestServer(
-            directory: directory, databasePath: path, editor: tokens[0], secondEditor: tokens[1], viewer: tokens[2], admin: tokens[3])
+            directory: directory, databasePath: path, editor: tokens[0], secondEditor: tokens[1], viewer: tokens[2], admin: tokens[3],
+            extraSettings: settings)
         try await server.start()
         return server
     }
@@ -72,7 +78,7 @@ final class TestServer: Sendable {
     /// Starts the server, on the port it had before if it ran before; returns once it listens.
     func start() async throws {
         let previous = state.withLock { $0.port }
-        var values = Self.settings
+        var values = Self.settings.merging(extraSettings) { $1 }
         values["db.path"] = .init(.string(databasePath), isSecret: false)
         values["http.port"] = .init(.int(previous ?? 0), isSecret: false)
         let reader = ConfigReader(provider: InMemoryProvider(values: values))
@@ -116,9 +122,10 @@ final class TestServer: Sendable {
 
 /// Runs `body` with a fresh server, shutting it down afterwards.
 func withServer<Value>(
-    isolation: isolated (any Actor)? = #isolation, _ body: (TestServer) async throws -> Value
+    settings: [AbsoluteConfigKey: ConfigValue] = [:], isolation: isolated (any Actor)? = #isolation,
+    _ body: (TestServer) async throws -> Value
 ) async throws -> Value {
-    let server = try await TestServer.start()
+    let server = try await TestServer.start(settings: settings)
     do {
         let value = try await body(server)
         await server.shutDown()
