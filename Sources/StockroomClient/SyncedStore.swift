@@ -38,6 +38,8 @@ public final class SyncedStore {
     public private(set) var resyncCount = 0
     /// The feed position the store has applied.
     public private(set) var cursor: Cursor?
+    /// Whether a first snapshot has been loaded (before it, only queued commands show).
+    public private(set) var isLoaded = false
 
     /// This device.
     public let clientID: ClientID
@@ -71,6 +73,7 @@ public final class SyncedStore {
     @ObservationIgnored private let wakeup = Wakeup()
     @ObservationIgnored private var waiters: [QueuedCommand.ID: [CheckedContinuation<CommandResult, any Error>]] = [:]
     @ObservationIgnored private var deliveryAttempt = 0
+    @ObservationIgnored private var loadWaiters: [CheckedContinuation<Void, Never>] = []
 
     /// How a store connects and retries.
     public struct Options: Sendable {
@@ -212,6 +215,21 @@ public final class SyncedStore {
         }
     }
 
+    /// Waits until the first snapshot is loaded (at once if it is); while the server cannot be
+    /// reached that is until it can.
+    public func waitUntilLoaded() async {
+        guard !isLoaded else { return }
+        await withCheckedContinuation { loadWaiters.append($0) }
+    }
+
+    /// Waits until every command sent so far has been answered by the server (applied or refused).
+    public func waitUntilDelivered() async {
+        guard let last = pendingCommands.last else { return }
+        _ = try? await withCheckedThrowingContinuation { (continuation: CheckedContinuation<CommandResult, any Error>) in
+            waiters[last.id, default: []].append(continuation)
+        }
+    }
+
     /// Changes the open draft (`updateDraft`); does nothing when no add, edit or duplicate is open.
     @discardableResult
     public func editDraft(_ change: (inout Draft) -> Void) throws -> QueuedCommand? {
@@ -270,6 +288,12 @@ public final class SyncedStore {
         overlaidIDs = []
         dirtyIDs = []
         rebase()
+        if !isLoaded {
+            isLoaded = true
+            let waiting = loadWaiters
+            loadWaiters = []
+            for waiter in waiting { waiter.resume() }
+        }
     }
 
     private func apply(_ change: Change) {
