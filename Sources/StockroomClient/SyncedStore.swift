@@ -158,6 +158,8 @@ public final class SyncedStore {
                     // Cancelled: stopped.
                 }
             })
+        // The delivery loop holds the store only while it delivers, not while it waits.
+        let wakeup = self.wakeup
         tasks.add(
             Task { [weak self] in
                 while !Task.isCancelled {
@@ -166,9 +168,9 @@ public final class SyncedStore {
                     case .delivered:
                         continue
                     case .idle:
-                        await self?.wakeup.wait()
+                        await wakeup.wait()
                     case .retry(let delay):
-                        await self?.wakeup.wait(timeout: delay)
+                        await wakeup.wait(timeout: delay)
                     case .stop:
                         return
                     }
@@ -177,13 +179,16 @@ public final class SyncedStore {
     }
 
     /// Stops following the feed and delivering commands; queued commands stay in the queue. Callers
-    /// waiting in `perform` get `CancellationError`.
+    /// waiting in `perform` get `CancellationError`; `waitUntilLoaded` and `waitUntilDelivered` return.
     public func stop() {
         tasks.cancelAll()
         connection = .idle
         let waiting = waiters.values.flatMap { $0 }
         waiters = [:]
         for continuation in waiting { continuation.resume(throwing: CancellationError()) }
+        let loading = loadWaiters
+        loadWaiters = []
+        for continuation in loading { continuation.resume() }
     }
 
     // MARK: - Commands
@@ -215,8 +220,8 @@ public final class SyncedStore {
         }
     }
 
-    /// Waits until the first snapshot is loaded (at once if it is); while the server cannot be
-    /// reached that is until it can.
+    /// Waits until the first snapshot is loaded (at once if it is), or the store stops; while the
+    /// server cannot be reached that is until it can.
     public func waitUntilLoaded() async {
         guard !isLoaded else { return }
         await withCheckedContinuation { loadWaiters.append($0) }
