@@ -1,0 +1,159 @@
+// SyncedStore's figures, timed with ContinuousClock (medians of RUNS runs, default 7):
+//   1. applying 10,000 feed changes to a store of 10,000 items (target <= 100 ms),
+//   2. a cold start from a snapshot of 10,000 items: the answer's JSON decoded and loaded (target <= 1 s),
+//   3. a command's optimistic update: visible when `send` returns, with no server at all to answer.
+//
+// swift run -c release --package-path Benchmarks --scratch-path Benchmarks/.build-bench ClientBench
+import Foundation
+import StockroomClient
+
+let runs = Int(ProcessInfo.processInfo.environment["RUNS"] ?? "") ?? 7
+let itemCount = 10_000
+let changeCount = 10_000
+
+/// A client of a port where nothing listens: whatever the store sends gets no answer.
+let nowhere = StockroomClient(baseURL: URL(string: "http://127.0.0.1:9")!, token: "sr_benchmark")
+let epochDate = Date(timeIntervalSince1970: 1_790_000_000)
+
+func makeItems(_ count: Int) -> [Item] {
+    let red = Color(name: "Red", red: 1, green: 0, blue: 0)
+    return (0..<count).map { (index: Int) -> Item in
+        let color: Color? = index % 3 == 0 ? red : nil
+        let status: Status = index % 5 == 0 ? .outOfStock(isOnBackOrder: index % 2 == 0) : .inStock(quantity: index)
+        let created = epochDate.addingTimeInterval(Double(index) / 1000)
+        return Item(id: .random(), name: "Item \(index)", color: color, status: status, version: 1, createdAt: created, updatedAt: created)
+    }
+}
+
+/// 10,000 changes as a busy feed brings them: updates of existing items (80%), new items (10%),
+/// deletes (5%), and other devices' navigation (5%).
+func makeChanges(items: [Item]) -> [Change] {
+    var versions = Dictionary(uniqueKeysWithValues: items.map { ($0.id, $0.version) })
+    var live = items.map(\.id)
+    var changes: [Change] = []
+    var seq = 1
+    func change(_ entity: Change.Entity, _ op: Change.Operation, _ id: String, _ value: Change.Value?, device: ClientID) -> Change {
+        defer { seq += 1 }
+        return Change(
+            seq: seq, cursor: Cursor(rawValue: "c1.bench.\(seq)"), entity: entity, operation: op, id: id, value: value,
+            origin: .init(clientID: device, idempotencyKey: "key-\(seq)"), at: epochDate.addingTimeInterval(Double(seq)))
+    }
+    for index in 0..<changeCount {
+        let device: ClientID = index % 2 == 0 ? "tablet" : "laptop"
+        switch index % 20 {
+        case 0, 1:
+            let item = Item(
+                id: .random(), name: "New \(index)", color: nil, status: .inStock(quantity: 1), version: 1,
+                createdAt: epochDate.addingTimeInterval(100 + Double(index)), updatedAt: epochDate.addingTimeInterval(100 + Double(index)))
+            live.append(item.id)
+            versions[item.id] = 1
+            changes.append(change(.item, .upsert, item.id.description, .item(item), device: device))
+        case 2:
+            let id = live.remove(at: (index * 7919) % live.count)
+            changes.append(change(.item, .delete, id.description, nil, device: device))
+        case 3:
+            let target = live[(index * 104_729) % live.count]
+            let navigation = Navigation(
+                clientID: device,
+                state: NavigationState(destination: .edit(itemID: target, baseVersion: versions[target]!, draft: .blank)),
+                version: index, updatedAt: epochDate.addingTimeInterval(Double(index)))
+            changes.append(change(.navigation, .upsert, device.rawValue, .navigation(navigation), device: device))
+        default:
+            let id = live[(index * 31) % live.count]
+            let version = versions[id]! + 1
+            versions[id] = version
+            let item = Item(
+                id: id, name: "Renamed \(index)", color: nil, status: .inStock(quantity: index), version: version,
+                createdAt: epochDate, updatedAt: epochDate.addingTimeInterval(Double(index)))
+            changes.append(change(.item, .upsert, id.description, .item(item), device: device))
+        }
+    }
+    return changes
+}
+
+func median(_ values: [Duration]) -> Duration { values.sorted()[values.count / 2] }
+
+func format(_ duration: Duration) -> String {
+    let ms = Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15
+    return ms < 1 ? String(format: "%.1f µs", ms * 1000) : String(format: "%.1f ms", ms)
+}
+
+@MainActor
+func benchmark() throws {
+    let items = makeItems(itemCount)
+    let snapshot = Snapshot(
+        items: items,
+        navigation: [Navigation(clientID: "tablet", state: .root, version: 1, updatedAt: epochDate)],
+        cursor: Cursor(rawValue: "c1.bench.0"))
+    let snapshotJSON = try JSONCoding.encoder().encode(snapshot)
+    let changes = makeChanges(items: items)
+    let changesJSON = try changes.map { try JSONCoding.encoder().encode($0) }
+
+    var coldStart: [Duration] = []
+    var coldDecode: [Duration] = []
+    var applyIdle: [Duration] = []
+    var applyPending: [Duration] = []
+    var decodeChanges: [Duration] = []
+    var optimisticMemory: [Duration] = []
+    var optimisticFile: [Duration] = []
+    let clock = ContinuousClock()
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("clientbench-\(UUID().uuidString)")
+    defer { try? FileManager.default.removeItem(at: folder) }
+
+    for run in 0..<runs {
+        // 2. Cold start: decode the snapshot's JSON as it comes off the wire, load it, read the sorted items.
+        var store: SyncedStore!
+        var decoded: Snapshot!
+        coldStart.append(
+            try clock.measure {
+                decoded = try JSONCoding.decoder().decode(Snapshot.self, from: snapshotJSON)
+                store = try SyncedStore(client: nowhere, clientID: "phone", queue: .inMemory())
+                store.apply(.snapshot(decoded))
+                precondition(store.items.count == itemCount)
+            })
+        coldDecode.append(try clock.measure { _ = try JSONCoding.decoder().decode(Snapshot.self, from: snapshotJSON) })
+
+        // 1. 10,000 changes applied, nothing pending (the common case) ...
+        applyIdle.append(clock.measure { for change in changes { store.apply(.change(change)) } })
+        precondition(store.itemsByID.count == itemCount + changeCount / 10 - changeCount / 20)
+        _ = store.items
+
+        // ... and with a command pending (an open edit with a typed draft), which replays on every change.
+        let pending = try SyncedStore(client: nowhere, clientID: "phone", queue: .inMemory())
+        pending.apply(.snapshot(decoded))
+        try pending.send(.openEdit(itemID: items[1].id))
+        try pending.editDraft { $0.name = "Typed offline" }
+        applyPending.append(clock.measure { for change in changes { pending.apply(.change(change)) } })
+        precondition(pending.draft?.name == "Typed offline")
+
+        // The same changes decoded from their JSON, as the SSE reader does (informative).
+        let decoder = JSONCoding.decoder()
+        decodeChanges.append(try clock.measure { for json in changesJSON { _ = try decoder.decode(Change.self, from: json) } })
+
+        // 3. Optimistic: the edit is open when send returns; no server exists to answer it.
+        let target = items[run].id
+        optimisticMemory.append(
+            try clock.measure {
+                try store.send(.openEdit(itemID: target))
+                precondition(store.navigation.state.destination?.itemID == target)
+            })
+        let fileStore = try SyncedStore(client: nowhere, clientID: "phone", queuePath: folder.appendingPathComponent("queue-\(run).sqlite").path)
+        fileStore.apply(.snapshot(decoded))
+        optimisticFile.append(
+            try clock.measure {
+                try fileStore.send(.openEdit(itemID: target))
+                precondition(fileStore.navigation.state.destination?.itemID == target)
+            })
+    }
+
+    print("ClientBench: \(itemCount) items, \(changeCount) changes, median of \(runs) runs")
+    print("  apply 10,000 feed changes, nothing pending:       \(format(median(applyIdle)))   (target <= 100 ms)")
+    print("  apply 10,000 feed changes, one edit pending:      \(format(median(applyPending)))")
+    print("  cold start from a 10,000-item snapshot (decode + load + sorted items): \(format(median(coldStart)))   (target <= 1 s)")
+    print("    of which decoding the snapshot's JSON:          \(format(median(coldDecode)))")
+    print("  decode 10,000 changes from their JSON (SSE data): \(format(median(decodeChanges)))")
+    print("  optimistic openEdit visible when send returns, in-memory queue: \(format(median(optimisticMemory)))")
+    print("  optimistic openEdit visible when send returns, SQLite queue:    \(format(median(optimisticFile)))   (no server: no round trip)")
+}
+
+try await MainActor.run { try benchmark() }
