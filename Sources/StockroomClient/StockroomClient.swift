@@ -88,16 +88,29 @@ public struct StockroomClient: Sendable {
             request.headers.add(name: "Content-Type", value: "application/json")
             request.body = .bytes(ByteBuffer(data: json))
         }
-        do {
-            let response = try await httpClient.execute(request, timeout: .init(requestTimeout))
-            let body = try await response.body.collect(upTo: 256 << 20)
-            return Answer(status: Int(response.status.code), headers: response.headers, body: Data(buffer: body))
-        } catch let error as CancellationError {
-            throw error
-        } catch {
-            if Task.isCancelled { throw CancellationError() }
-            throw TransportError("no answer from \(method) \(path)", underlying: error)
+        var attempt = 0
+        while true {
+            attempt += 1
+            do {
+                let response = try await httpClient.execute(request, timeout: .init(requestTimeout))
+                let body = try await response.body.collect(upTo: 256 << 20)
+                return Answer(status: Int(response.status.code), headers: response.headers, body: Data(buffer: body))
+            } catch let error as CancellationError {
+                throw error
+            } catch {
+                if Task.isCancelled { throw CancellationError() }
+                // A refused connection never carried the request, so one more try is safe. It matters
+                // right after a server comes back: the pool may fail a new request with the refusal of
+                // a connection attempt that started while the server was still down.
+                if attempt == 1, Self.isRefusedConnection(error) { continue }
+                throw TransportError("no answer from \(method) \(path)", underlying: error)
+            }
         }
+    }
+
+    static func isRefusedConnection(_ error: any Error) -> Bool {
+        if let error = error as? IOError { return error.errnoCode == ECONNREFUSED }
+        return false
     }
 
     /// Sends one request and decodes a successful answer's body; throws `StockroomError` for any other status.

@@ -1,5 +1,5 @@
 import Foundation
-import StockroomClient
+@testable import StockroomClient
 import Testing
 
 @Suite("The typed API against a live server", .timeLimit(.minutes(2)))
@@ -103,7 +103,8 @@ struct TypedAPITests {
 
     @Test func anUnreachableServerIsATransportError() async throws {
         let client = StockroomClient(baseURL: URL(string: "http://127.0.0.1:1")!, token: "sr_none", requestTimeout: .seconds(5))
-        await #expect(throws: TransportError.self) { try await client.snapshot() }
+        let error = try await #require(throws: TransportError.self) { try await client.snapshot() }
+        #expect(StockroomClient.isRefusedConnection(try #require(error.underlying)), "refused: \(error)")
         #expect(await client.isHealthy() == false)
     }
 
