@@ -262,10 +262,10 @@ public final class SyncedStore {
     public func apply(_ event: FeedEvent) {
         switch event {
         case .snapshot(let snapshot):
-            load(snapshot)
+            load(snapshot, keepingNewer: true)
         case .resync(let snapshot):
             resyncCount += 1
-            load(snapshot)
+            load(snapshot, keepingNewer: false)
         case .change(let change):
             apply(change)
         case .connected:
@@ -278,14 +278,30 @@ public final class SyncedStore {
     }
 
     /// Replaces the confirmed state with a snapshot, keeping pending commands on top.
-    private func load(_ snapshot: Snapshot) {
-        confirmedItems = Dictionary(snapshot.items.map { ($0.id, $0) }, uniquingKeysWith: { $1 })
+    ///
+    /// A first snapshot may have been read before answers the store already applied (a command
+    /// answered while the snapshot was on its way): with `keepingNewer`, a newer version the store
+    /// holds, or a deletion it knows of, stays, so nothing shows older than it was; the feed from the
+    /// snapshot's cursor brings the rest. After a `410` the snapshot replaces everything: the database
+    /// may have been restored, where versions start again.
+    private func load(_ snapshot: Snapshot, keepingNewer: Bool) {
+        var items = Dictionary(snapshot.items.map { ($0.id, $0) }, uniquingKeysWith: { $1 })
+        var ownNavigation = snapshot.navigation.first { $0.clientID == clientID } ?? .unwritten(clientID: clientID)
+        var devices = Dictionary(
+            snapshot.navigation.filter { $0.clientID != clientID }.map { ($0.clientID, $0) }, uniquingKeysWith: { $1 })
+        if keepingNewer {
+            for (id, known) in confirmedItems where (items[id]?.version ?? .max) < known.version { items[id] = known }
+            for id in tombstones { items.removeValue(forKey: id) }
+            if confirmedNavigation.version > ownNavigation.version { ownNavigation = confirmedNavigation }
+            for (id, known) in otherDevicesByID where (devices[id]?.version ?? -1) < known.version { devices[id] = known }
+        } else {
+            tombstones = []
+        }
+        confirmedItems = items
         arrival = Dictionary(snapshot.items.enumerated().map { ($1.id, $0) }, uniquingKeysWith: { $1 })
         nextArrival = snapshot.items.count
-        tombstones = []
-        confirmedNavigation = snapshot.navigation.first { $0.clientID == clientID } ?? .unwritten(clientID: clientID)
-        otherDevicesByID = Dictionary(
-            snapshot.navigation.filter { $0.clientID != clientID }.map { ($0.clientID, $0) }, uniquingKeysWith: { $1 })
+        confirmedNavigation = ownNavigation
+        otherDevicesByID = devices
         publishOtherDevices()
         cursor = snapshot.cursor
         itemsByID = confirmedItems

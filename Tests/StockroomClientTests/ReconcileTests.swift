@@ -89,6 +89,27 @@ struct ReconcileTests {
         #expect(store.cursor == Cursor(rawValue: "c1.test.3"))
     }
 
+    /// A command answered while the first snapshot was on its way: the snapshot, read before it,
+    /// must not show the older state; after a 410 the snapshot replaces everything.
+    @Test func aFirstSnapshotKeepsNewerStateButAResyncReplacesIt() throws {
+        let id = ItemID.random()
+        let store = try SyncedStore(client: nowhere, clientID: "laptop", queue: .inMemory())
+        let saved = Navigation(clientID: "laptop", state: .root, version: 2, updatedAt: at)
+        let editing = Navigation(
+            clientID: "laptop", state: NavigationState(destination: .edit(itemID: id, baseVersion: 1, draft: .named("Mug"))), version: 1,
+            updatedAt: at)
+        store.apply(.change(change(5, .navigation(saved))))
+        store.apply(.change(change(6, .item(item("Mug v2", id: id, version: 2)))))
+        store.apply(.snapshot(Snapshot(items: [item("Mug", id: id, version: 1)], navigation: [editing], cursor: Cursor(rawValue: "c1.test.4"))))
+        #expect(store.navigation == saved)
+        #expect(store.items.map(\.name) == ["Mug v2"])
+
+        store.apply(.resync(Snapshot(items: [item("Restored", id: id, version: 1)], navigation: [editing], cursor: Cursor(rawValue: "c2.test.1"))))
+        #expect(store.navigation == editing)
+        #expect(store.items.map(\.name) == ["Restored"])
+        #expect(store.resyncCount == 1)
+    }
+
     @Test func continueFromAnotherDeviceIsOptimisticDraftIncluded() throws {
         let id = ItemID.random()
         let phone = Navigation(
