@@ -1,6 +1,6 @@
 // swift-tools-version:6.2
 // A separate package, so that the main package's `swift build` / `swift test` never builds it.
-// Build: swift build -c release --package-path Benchmarks --scratch-path Benchmarks/.build-bench
+// Build: swift build -c release --package-path Benchmarks --scratch-path Benchmarks/.build-bench [--product NAME]
 import PackageDescription
 
 // The repository root, for ClientBench. SwiftPM names a path dependency after its folder, which is

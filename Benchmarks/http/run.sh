@@ -69,7 +69,7 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 # ---------------------------------------------------------------- build
-BASELINE_BUILD=(swift build -c release --package-path Benchmarks --scratch-path Benchmarks/.build-bench)
+BASELINE_BUILD=(swift build -c release --package-path Benchmarks --scratch-path Benchmarks/.build-bench --product BaselineServer)
 STOCKROOM_BUILD=(swift build -c release --product stockroom --scratch-path .build-release)
 if [ "$SKIP_BUILD" != "1" ]; then
     log "building BaselineServer: ${BASELINE_BUILD[*]}"
