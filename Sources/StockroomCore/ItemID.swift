@@ -8,10 +8,39 @@ public struct ItemID: Hashable, Sendable, Comparable, CustomStringConvertible {
     /// Wraps a UUID.
     public init(_ uuid: UUID) { self.uuid = uuid }
 
-    /// Parses a UUID string in any case; nil when it is not a UUID.
+    /// Parses a UUID string (`8-4-4-4-12` hex digits) in any case; nil when it is not a UUID.
     public init?(_ string: String) {
-        guard let uuid = UUID(uuidString: string) else { return nil }
-        self.uuid = uuid
+        // By hand: Foundation's `UUID(uuidString:)` runs `sscanf`, which was 15% of the CPU of a
+        // list of 100 items (every stored id is parsed once per read).
+        var bytes: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        var string = string
+        let parsed = string.withUTF8 { utf8 -> Bool in
+            guard utf8.count == 36 else { return false }
+            return withUnsafeMutableBytes(of: &bytes) { out -> Bool in
+                var index = 0
+                for position in 0..<16 {
+                    if index == 8 || index == 13 || index == 18 || index == 23 {
+                        guard utf8[index] == UInt8(ascii: "-") else { return false }
+                        index += 1
+                    }
+                    guard let high = Self.hexValue(utf8[index]), let low = Self.hexValue(utf8[index + 1]) else { return false }
+                    out[position] = high << 4 | low
+                    index += 2
+                }
+                return true
+            }
+        }
+        guard parsed else { return nil }
+        self.uuid = UUID(uuid: bytes)
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
     }
 
     /// A new random identifier.

@@ -27,33 +27,46 @@ public struct JSONWriter: Sendable {
         bytes.append(contentsOf: json)
     }
 
+    /// Empties the writer, keeping its storage: the streams reuse one buffer for every chunk.
+    public mutating func removeAll() {
+        bytes.removeAll(keepingCapacity: true)
+    }
+
+    /// Drops everything written after the first `count` bytes.
+    public mutating func truncate(to count: Int) {
+        bytes.removeSubrange(count...)
+    }
+
     /// A quoted, escaped string: `"`, `\` and U+0000-U+001F escaped, `/` and non-ASCII kept as they are.
     public mutating func string(_ value: String) {
-        bytes.append(UInt8(ascii: "\""))
         var value = value
-        value.withUTF8 { utf8 in
-            var start = 0
-            for index in 0..<utf8.count {
-                let byte = utf8[index]
-                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
-                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start..<index]))
-                start = index + 1
-                switch byte {
-                case UInt8(ascii: "\""): raw("\\\"")
-                case UInt8(ascii: "\\"): raw("\\\\")
-                case 0x0A: raw("\\n")
-                case 0x0D: raw("\\r")
-                case 0x09: raw("\\t")
-                case 0x08: raw("\\b")
-                case 0x0C: raw("\\f")
-                default:
-                    raw("\\u00")
-                    bytes.append(Self.hexDigit(byte >> 4))
-                    bytes.append(Self.hexDigit(byte & 0x0F))
-                }
+        value.withUTF8 { string(utf8: $0) }
+    }
+
+    /// A quoted, escaped string from UTF-8 bytes (a column read in place, with no `String` made).
+    public mutating func string(utf8: UnsafeBufferPointer<UInt8>) {
+        bytes.append(UInt8(ascii: "\""))
+        var start = 0
+        for index in 0..<utf8.count {
+            let byte = utf8[index]
+            guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start..<index]))
+            start = index + 1
+            switch byte {
+            case UInt8(ascii: "\""): raw("\\\"")
+            case UInt8(ascii: "\\"): raw("\\\\")
+            case 0x0A: raw("\\n")
+            case 0x0D: raw("\\r")
+            case 0x09: raw("\\t")
+            case 0x08: raw("\\b")
+            case 0x0C: raw("\\f")
+            default:
+                raw("\\u00")
+                bytes.append(Self.hexDigit(byte >> 4))
+                bytes.append(Self.hexDigit(byte & 0x0F))
             }
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start...]))
         }
+        bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start...]))
         bytes.append(UInt8(ascii: "\""))
     }
 
@@ -63,7 +76,7 @@ public struct JSONWriter: Sendable {
     }
 
     /// A whole number.
-    public mutating func int<I: BinaryInteger>(_ value: I) {
+    public mutating func int(_ value: Int64) {
         if value == 0 {
             bytes.append(UInt8(ascii: "0"))
             return
@@ -80,6 +93,17 @@ public struct JSONWriter: Sendable {
             if value < 0 { bytes.append(UInt8(ascii: "-")) }
             for index in stride(from: count - 1, through: 0, by: -1) { bytes.append(buffer[index]) }
         }
+    }
+
+    /// A whole number.
+    public mutating func int(_ value: Int) {
+        int(Int64(value))
+    }
+
+    /// A whole number. Concrete overloads above: this generic one is not specialized across modules,
+    /// and its witness calls were most of the cost of encoding a feed page.
+    public mutating func int<I: BinaryInteger>(_ value: I) {
+        if let value = Int64(exactly: value) { int(value) } else { bytes.append(contentsOf: "\(value)".utf8) }
     }
 
     /// A number as `JSONEncoder` writes a `Double`: the shortest form that reads back, without a trailing `.0`.

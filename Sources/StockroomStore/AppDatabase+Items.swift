@@ -25,7 +25,10 @@ extension AppDatabase {
         if let query, query.utf8.contains(0) { return ItemPage(items: [], next: nil) }
         // SQL assembled from fixed fragments, so that each of the few shapes is one cached statement
         // (the query interface prepares its statement anew on every call).
-        var sql = ItemRecord.selectSQL + " WHERE deleted_at IS NULL"
+        // NOT INDEXED: a page is a range of the table's rowid (seq) read in order, one seek then
+        // consecutive rows; through the partial index every row is a seek of its own, which costs
+        // more the deeper the table grows (list 100 fell from 5,049 to 3,165 req/s, 10k to 300k items).
+        var sql = ItemRecord.selectSQL + " NOT INDEXED WHERE deleted_at IS NULL"
         var arguments = StatementArguments()
         if let after {
             sql += " AND seq > ?"
@@ -63,7 +66,8 @@ extension AppDatabase {
 
     static func createItem(_ db: Database, id: ItemID?, draft: Draft, origin: Origin) throws -> Item {
         let id = id ?? .random()
-        if try ItemRecord.filter(ItemRecord.Columns.id == id.description).fetchCount(db) > 0 {
+        // A cached statement: a batch import runs this once per item.
+        if try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM items WHERE id = ?)"), arguments: [id.description]) == true {
             throw StoreError.alreadyExists(id)
         }
         let fields = try validated(draft)
