@@ -55,6 +55,8 @@ let package = Package(
                 "StockroomCore",
                 "StockroomMigrations",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                // SQLite's C API, already GRDB's: the streams read columns in place.
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ],

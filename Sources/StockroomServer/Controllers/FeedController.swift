@@ -40,12 +40,6 @@ struct FeedController {
         group.get("changes/ws", use: webSocketRequest)
     }
 
-    struct SnapshotBody: Encodable {
-        let items: [Item]
-        let navigation: [Navigation]
-        let cursor: String
-    }
-
     /// A feed request's parsed parameters.
     struct Subscription: Sendable {
         let filter: FeedFilter
@@ -70,19 +64,19 @@ struct FeedController {
             Self.subscribers.decrement(transport: .longPoll)
         }
         let token = TokenCheck(database: database, tokenID: caller.id)
-        var page = try await database.readChanges(after: start.seq, filter: start.filter, limit: limit)
+        var page = try await database.readEncodedChanges(after: start.seq, filter: start.filter, limit: limit)
         let deadline = ContinuousClock.now.advanced(by: .seconds(wait))
         // On graceful shutdown the wait ends at once (the subscription closes) and the poll is
         // answered with its batch so far, possibly empty, and its cursor: shutdown waits for no poll.
         var waited = false
         try await withGracefulShutdownHandler {
-            while page.changes.isEmpty, ContinuousClock.now < deadline {
+            while page.count == 0, ContinuousClock.now < deadline {
                 waited = true
                 let woke = await subscription.wait(timeout: deadline - ContinuousClock.now)
                 if Task.isCancelled || Task.isShuttingDownGracefully || subscription.isClosed { break }
                 guard try token.isLive() else { throw Self.revoked }
                 if woke || ContinuousClock.now >= deadline {
-                    page = try await database.readChanges(after: page.cursor.seq, filter: start.filter, limit: limit)
+                    page = try await database.readEncodedChanges(after: page.cursor.seq, filter: start.filter, limit: limit)
                 }
             }
         } onGracefulShutdown: {
@@ -93,18 +87,64 @@ struct FeedController {
         if waited {
             guard try token.isLive() else { throw Self.revoked }
         }
-        Self.sent(page.changes.count, transport: .longPoll)
+        Self.sent(page.count, transport: .longPoll)
         // Built by hand: each change's value is spliced in as stored, not decoded and encoded again.
-        let changes = page.changes.map { $0.json }.joined(separator: ",")
-        let body = #"{"changes":[\#(changes)],"cursor":"\#(page.cursor.encoded)","hasMore":\#(page.hasMore)}"#
-        return Reply(status: .ok, headers: [.contentType: Reply.jsonContentType], body: ByteBuffer(string: body)).response
+        var body = ByteBuffer()
+        body.reserveCapacity(page.changesJSON.count + 160)
+        body.writeStaticString(#"{"changes":["#)
+        body.writeBytes(page.changesJSON)
+        body.writeStaticString(#"],"cursor":""#)
+        body.writeString(page.cursor.encoded)
+        body.writeStaticString(page.hasMore ? #"","hasMore":true}"# : #"","hasMore":false}"#)
+        return Reply(status: .ok, headers: [.contentType: Reply.jsonContentType], body: body).response
     }
 
     @Sendable func snapshot(_ request: Request, context: CallerContext) async throws -> Response {
         let caller = context.caller
-        let snapshot = try await database.snapshot(user: caller.user)
-        return try Reply.json(SnapshotBody(items: snapshot.items, navigation: snapshot.navigation, cursor: snapshot.cursor.encoded)).response
+        let pipe = database.streamSnapshot(user: caller.user, stallTimeout: settings.writeTimeout)
+        // Whoever drops the response without running its body (a connection closed first) still ends the read.
+        let owner = PipeOwner(pipe)
+        // The first chunk comes once the read transaction holds: a storage failure is still a status.
+        let first: [UInt8]
+        do {
+            first = try await pipe.next() ?? []
+        } catch {
+            pipe.cancel()
+            throw error
+        }
+        let writeTimeout = settings.writeTimeout
+        let channel = context.channel
+        let logger = context.logger
+        return Response(
+            status: .ok,
+            headers: [.contentType: Reply.jsonContentType, .cacheControl: "no-store"],
+            body: ResponseBody { writer in
+                Self.snapshotStreams.add(1)
+                defer {
+                    Self.snapshotStreams.add(-1)
+                    owner.pipe.cancel()
+                }
+                let box = BodyWriterBox(writer)
+                do {
+                    var chunk: [UInt8]? = first
+                    while let bytes = chunk {
+                        // A client that stops reading is cut off after the write timeout, like a feed subscriber.
+                        try await Self.withDeadline(writeTimeout) { try await box.write(ByteBuffer(bytes: bytes)) }
+                        chunk = try await owner.pipe.next()
+                    }
+                } catch {
+                    logger.debug("snapshot stream ended early", metadata: ["reason": "\(error)"])
+                    // Headers are out: the only honest end is a cut connection, which no client takes for a whole body.
+                    channel.close(mode: .all, promise: nil)
+                    throw error
+                }
+                try await Self.withDeadline(writeTimeout) { try await box.finish() }
+            }
+        )
     }
+
+    /// Snapshots being streamed now (each holds a read transaction).
+    static let snapshotStreams = CountGauge(label: "stockroom_snapshot_streams")
 
     @Sendable func stream(_ request: Request, context: CallerContext) async throws -> Response {
         let caller = context.caller
@@ -450,6 +490,23 @@ final class SubscriberGauges: Sendable {
     }
 }
 
+/// A count of things in progress, as a gauge.
+final class CountGauge: Sendable {
+    private let count = Mutex(0)
+    private let gauge: Gauge
+
+    init(label: String) {
+        gauge = Gauge(label: label)
+    }
+
+    func add(_ delta: Int) {
+        gauge.record(count.withLock { count in
+            count += delta
+            return count
+        })
+    }
+}
+
 /// A stream's check of its own token: free while the token generation stands still, one
 /// primary-key read when it moved (a revocation somewhere) or when asked to force it.
 final class TokenCheck: Sendable {
@@ -486,7 +543,7 @@ final class WriteWatch: Sendable {
     }
 }
 
-/// Holds an SSE response's body writer for the task that streams into it.
+/// Holds a streamed response's body writer for the task that streams into it.
 final class BodyWriterBox: @unchecked Sendable {
     // Safe without a lock: the handler hands the writer to the follow loop's single task and takes it
     // back only after that task's group has ended, so no two tasks ever touch it at once.
@@ -500,8 +557,26 @@ final class BodyWriterBox: @unchecked Sendable {
         try await writer.write(ByteBuffer(string: text))
     }
 
+    func write(_ buffer: ByteBuffer) async throws {
+        try await writer.write(buffer)
+    }
+
     func finish() async throws {
         let writer = self.writer
         try await writer.finish(nil)
+    }
+}
+
+/// Ends a snapshot's read when its response is dropped without its body having run (the
+/// connection closed first); the body cancels the pipe itself otherwise.
+final class PipeOwner: Sendable {
+    let pipe: ChunkPipe
+
+    init(_ pipe: ChunkPipe) {
+        self.pipe = pipe
+    }
+
+    deinit {
+        pipe.cancel()
     }
 }

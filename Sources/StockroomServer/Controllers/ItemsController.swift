@@ -12,6 +12,7 @@ struct ItemsController {
         routes.get(":id", use: get)
         let writes = routes.group().add(middleware: RequireRole(role: .editor, action: "write items"))
         writes.post(use: create)
+        writes.post("batch", use: createBatch)
         writes.put(":id", use: replace)
         writes.delete(":id", use: delete)
     }
@@ -59,6 +60,62 @@ struct ItemsController {
         var json = JSONWriter(capacity: 64 + page.items.count * 256)
         Page(items: page.items, next: page.next.map(PageCursor.encode)).write(to: &json)
         return json.reply().response
+    }
+
+    /// `POST /v1/items/batch`: `{"items": [NewItem]}`, 1-1000 items.
+    struct NewItems: Decodable {
+        let items: [NewItem]
+    }
+
+    /// `{"results": [{"status", "item": Item|null, "error": {"code", "message", "field"}|null}]}`, one per item, in order.
+    struct BatchResults: JSONWritable {
+        let outcomes: [ItemCreation]
+
+        func write(to json: inout JSONWriter) {
+            json.raw(#"{"results":["#)
+            for (index, outcome) in outcomes.enumerated() {
+                if index > 0 { json.raw(",") }
+                switch outcome {
+                case .created(let item):
+                    json.raw(#"{"status":201,"item":"#)
+                    item.write(to: &json)
+                    json.raw(#","error":null}"#)
+                case .refused(let error):
+                    let apiError = APIError(store: error)
+                    json.raw(#"{"status":"#)
+                    json.int(apiError.status.code)
+                    json.raw(#","item":null,"error":{"code":"#)
+                    json.string(apiError.code.name)
+                    json.raw(#","message":"#)
+                    json.string(apiError.message)
+                    json.raw(#","field":"#)
+                    json.string(apiError.field)
+                    json.raw("}}")
+                }
+            }
+            json.raw("]}")
+        }
+    }
+
+    @Sendable func createBatch(_ request: Request, context: CallerContext) async throws -> Response {
+        let user = context.caller.user
+        let body = try await request.decodeJSON(NewItems.self, context: context)
+        guard (1...AppDatabase.maximumBatchItems).contains(body.value.items.count) else {
+            throw APIError.validationFailed("items", "items must hold 1-\(AppDatabase.maximumBatchItems) items")
+        }
+        let idempotency = try request.idempotency(user: user, scope: .items, body: body.bytes, render: Self.batchReply)
+        let origin = Origin(user: user, idempotencyKey: idempotency?.key.key)
+        let items = body.value.items.map { BatchItem(id: $0.id, draft: $0.draft) }
+        switch try await database.createItems(items, origin: origin, idempotency: idempotency) {
+        case .fresh(let outcomes): return Self.batchReply(outcomes).response
+        case .replayed(let stored): return Reply(replaying: stored).response
+        }
+    }
+
+    @Sendable static func batchReply(_ outcomes: [ItemCreation]) -> Reply {
+        var json = JSONWriter(capacity: 64 + outcomes.count * 300)
+        BatchResults(outcomes: outcomes).write(to: &json)
+        return json.reply()
     }
 
     @Sendable func get(_ request: Request, context: CallerContext) async throws -> Response {

@@ -1,0 +1,130 @@
+import Foundation
+import GRDB
+import StockroomCore
+
+#if canImport(GRDBSQLite)
+    import GRDBSQLite
+#elseif canImport(SQLite3)
+    import SQLite3
+#endif
+
+/// A batch of the feed already written as the long-poll answer carries it: the changes' `Change`
+/// JSON objects joined by commas, with the same limits and cursor as `FeedPage`.
+public struct EncodedFeedPage: Sendable, Hashable {
+    /// The changes' JSON, comma-separated, ready to go between `[` and `]`.
+    public var changesJSON: [UInt8]
+    /// How many changes `changesJSON` holds.
+    public var count: Int
+    /// Where to continue (as `FeedPage.cursor`).
+    public var cursor: FeedCursor
+    /// Whether more visible changes wait past `cursor`.
+    public var hasMore: Bool
+
+    init(_ page: FeedPage) {
+        var json = JSONWriter(capacity: page.changes.reduce(0) { $0 + $1.json.utf8.count + 1 })
+        for (index, change) in page.changes.enumerated() {
+            if index > 0 { json.raw(",") }
+            json.raw(json: change.json.utf8)
+        }
+        self.init(changesJSON: json.bytes, count: page.changes.count, cursor: page.cursor, hasMore: page.hasMore)
+    }
+
+    init(changesJSON: [UInt8], count: Int, cursor: FeedCursor, hasMore: Bool) {
+        self.changesJSON = changesJSON
+        self.count = count
+        self.cursor = cursor
+        self.hasMore = hasMore
+    }
+}
+
+extension AppDatabase {
+    /// `readChanges`, written for a batch answer: recent changes from the hub's memory, older ones
+    /// encoded straight from the log's columns into one buffer, with no row, entry or string per
+    /// change (catching up from deep in the log reads thousands of changes per request).
+    public func readEncodedChanges(after seq: Int64, filter: FeedFilter, limit: Int) async throws -> EncodedFeedPage {
+        if let page = hub.recentChanges(after: seq, filter: filter, limit: limit) { return EncodedFeedPage(page) }
+        let epoch = self.epoch
+        return try await read { db in try Self.encodedLoggedChanges(db, after: seq, filter: filter, limit: limit, epoch: epoch) }
+    }
+
+    static func encodedLoggedChanges(_ db: Database, after seq: Int64, filter: FeedFilter, limit: Int, epoch: String) throws
+        -> EncodedFeedPage
+    {
+        let head = try ChangeLog.head(db)
+        guard seq >= (try trimmedThrough(db)) else {
+            throw StoreError.resyncRequired("the cursor is older than the retained log; start from a snapshot")
+        }
+        let columns = "SELECT seq, entity, op, entity_id, value, origin_client_id, origin_idempotency_key, at FROM changes"
+        let statement: Statement
+        var arguments: StatementArguments = [seq]
+        switch (filter.topics.contains(.item), filter.topics.contains(.navigation)) {
+        case (true, true):
+            statement = try db.cachedStatement(
+                sql: columns + " WHERE seq > ? AND (entity = 'item' OR (entity = 'navigation' AND owner = ?)) ORDER BY seq LIMIT ?")
+            arguments += [filter.user.rawValue]
+        case (true, false):
+            statement = try db.cachedStatement(sql: columns + " WHERE seq > ? AND entity = 'item' ORDER BY seq LIMIT ?")
+        case (false, true):
+            statement = try db.cachedStatement(
+                sql: columns + " WHERE seq > ? AND entity = 'navigation' AND owner = ? ORDER BY seq LIMIT ?")
+            arguments += [filter.user.rawValue]
+        case (false, false):
+            return EncodedFeedPage(changesJSON: [], count: 0, cursor: FeedCursor(epoch: epoch, seq: head), hasMore: false)
+        }
+        arguments += [limit + 1]
+        let rows = try Row.fetchCursor(statement, arguments: arguments)
+        let row = statement.sqliteStatement
+        let epochBytes = Array(epoch.utf8)
+        var json = JSONWriter(capacity: 64 * 1024)
+        var count = 0
+        var bytes = 0
+        var lastSeq = seq
+        var hasMore = false
+        while try rows.next() != nil {
+            if count == limit {
+                hasMore = true
+                break
+            }
+            let start = json.bytes.count
+            if count > 0 { json.raw(",") }
+            let entryStart = json.bytes.count
+            let entrySeq = sqlite3_column_int64(row, 0)
+            try writeChange(row, seq: entrySeq, epoch: epochBytes, to: &json)
+            bytes += json.bytes.count - entryStart
+            if count > 0, bytes > FeedPage.byteBudget {
+                json.truncate(to: start)
+                hasMore = true
+                break
+            }
+            count += 1
+            lastSeq = entrySeq
+        }
+        let position = hasMore ? lastSeq : max(head, seq)
+        return EncodedFeedPage(changesJSON: json.bytes, count: count, cursor: FeedCursor(epoch: epoch, seq: position), hasMore: hasMore)
+    }
+
+    /// The `Change` JSON of the current row (the columns of `encodedLoggedChanges`), as `ChangeEntry.json` writes it.
+    private static func writeChange(_ row: SQLiteStatement, seq: Int64, epoch: [UInt8], to json: inout JSONWriter) throws {
+        json.raw(#"{"seq":"#)
+        json.int(seq)
+        json.raw(#","cursor":"c1."#)
+        json.raw(json: epoch)
+        json.raw(".")
+        json.int(seq)
+        json.raw(#"","entity":"#)
+        try json.string(utf8: SQLiteColumn.text(row, 1))
+        json.raw(#","op":"#)
+        try json.string(utf8: SQLiteColumn.text(row, 2))
+        json.raw(#","id":"#)
+        try json.string(utf8: SQLiteColumn.text(row, 3))
+        json.raw(#","value":"#)
+        if let value = SQLiteColumn.optionalText(row, 4) { json.raw(json: value) } else { json.raw("null") }
+        json.raw(#","origin":{"clientID":"#)
+        if let client = SQLiteColumn.optionalText(row, 5) { json.string(utf8: client) } else { json.raw("null") }
+        json.raw(#","idempotencyKey":"#)
+        if let key = SQLiteColumn.optionalText(row, 6) { json.string(utf8: key) } else { json.raw("null") }
+        json.raw(#"},"at":"#)
+        json.timestamp(milliseconds: sqlite3_column_int64(row, 7))
+        json.raw("}")
+    }
+}

@@ -1,0 +1,58 @@
+import Foundation
+import GRDB
+import StockroomCore
+
+/// What became of one item of a batch create.
+public enum ItemCreation: Sendable {
+    /// Created: the new item.
+    case created(Item)
+    /// Refused, alone (the batch's other items are unaffected): `alreadyExists` or a validation failure.
+    case refused(StoreError)
+}
+
+/// One item of a batch create: an optional id and the fields.
+public struct BatchItem: Sendable, Hashable {
+    /// The id to create it under; a random one when nil.
+    public var id: ItemID?
+    /// Its fields, validated per item.
+    public var draft: Draft
+
+    /// Creates a batch entry.
+    public init(id: ItemID?, draft: Draft) {
+        self.id = id
+        self.draft = draft
+    }
+}
+
+extension AppDatabase {
+    /// The most items one batch create takes.
+    public static let maximumBatchItems = 1000
+
+    /// Creates many items in one transaction (one commit, one fsync), each validated and inserted in
+    /// its own savepoint: an item that is refused (`alreadyExists`, invalid) is answered alone and the
+    /// others are created. Answers in the order given. A storage failure fails the whole batch.
+    public func createItems(_ items: [BatchItem], origin: Origin, idempotency: IdempotentRequest<[ItemCreation]>?) async throws
+        -> Replayable<[ItemCreation]>
+    {
+        try await perform(idempotency) { db in try Self.createItems(db, items, origin: origin) }
+    }
+
+    static func createItems(_ db: Database, _ items: [BatchItem], origin: Origin) throws -> [ItemCreation] {
+        var outcomes: [ItemCreation] = []
+        outcomes.reserveCapacity(items.count)
+        for entry in items {
+            do {
+                var created: Item?
+                try db.inSavepoint {
+                    created = try createItem(db, id: entry.id, draft: entry.draft, origin: origin)
+                    return .commit
+                }
+                guard let created else { throw StoreError.unavailable("the write produced no result") }
+                outcomes.append(.created(created))
+            } catch let error as StoreError {
+                outcomes.append(.refused(error))
+            }
+        }
+        return outcomes
+    }
+}

@@ -1,0 +1,144 @@
+import Foundation
+import GRDB
+import StockroomCore
+
+#if canImport(GRDBSQLite)
+    import GRDBSQLite
+#elseif canImport(SQLite3)
+    import SQLite3
+#endif
+
+/// Everything a client needs to start following the feed.
+public struct Snapshot: Sendable, Hashable {
+    /// Every live item, in creation order.
+    public var items: [Item]
+    /// The caller's written navigation states.
+    public var navigation: [Navigation]
+    /// The feed position the snapshot is consistent with.
+    public var cursor: FeedCursor
+}
+
+extension AppDatabase {
+    /// How many bytes a snapshot chunk holds at least before it is handed to the response (the last
+    /// chunk may be smaller); one item more may push it a few hundred bytes past.
+    public static let snapshotChunkBytes = 64 * 1024
+
+    /// Streams the snapshot's JSON, `{"items": [Item], "navigation": [Navigation], "cursor"}`, from one
+    /// read transaction: the cursor is the log's head as that transaction sees it, so following the
+    /// feed from it misses nothing and repeats nothing. The rows are encoded straight from SQLite's
+    /// columns into chunks of about `snapshotChunkBytes`; at most `depth` chunks wait for the
+    /// consumer, and the reader thread blocks while they do (a slow client holds a reader and a few
+    /// chunks, and writers go on committing, as WAL lets them). The transaction ends with the last
+    /// chunk, when the consumer cancels the pipe, or when it took nothing for `stallTimeout`.
+    ///
+    /// The first chunk is sent as soon as the transaction has read the head, so a consumer that waits
+    /// for it before answering can still answer an error (a storage failure) with a status.
+    public func streamSnapshot(user: UserID, depth: Int = 4, stallTimeout: Duration = .seconds(30)) -> ChunkPipe {
+        let pipe = ChunkPipe(depth: depth, stallTimeout: stallTimeout)
+        let epoch = self.epoch
+        (snapshotReader ?? writer).asyncRead { result in
+            do {
+                try Self.writeSnapshot(try result.get(), user: user, epoch: epoch, to: pipe)
+                pipe.finish()
+            } catch let error as DatabaseError {
+                pipe.finish(Self.mapped(error))
+            } catch {
+                pipe.finish(error)
+            }
+        }
+        return pipe
+    }
+
+    /// Every live item and the user's navigation states with the feed position they are consistent
+    /// with, collected from `streamSnapshot` (for tests and tools; the route streams).
+    public func snapshot(user: UserID) async throws -> Snapshot {
+        let pipe = streamSnapshot(user: user, depth: 64)
+        var bytes: [UInt8] = []
+        while let chunk = try await pipe.next() { bytes += chunk }
+        struct Body: Decodable {
+            let items: [Item]
+            let navigation: [Navigation]
+            let cursor: String
+        }
+        let body = try JSONCoding.decoder().decode(Body.self, from: Data(bytes))
+        guard let cursor = FeedCursor(encoded: body.cursor) else { throw DatabaseError(message: "snapshot cursor \(body.cursor)") }
+        return Snapshot(items: body.items, navigation: body.navigation, cursor: cursor)
+    }
+
+    /// The columns `writeItem` reads, by position; `NOT INDEXED` walks the table in rowid (= creation)
+    /// order instead of the partial index plus one table lookup per row.
+    static let snapshotItemsSQL = """
+        SELECT id, name, color_name, color_red, color_green, color_blue, in_stock, quantity, is_on_back_order,
+               version, created_at, updated_at
+        FROM items NOT INDEXED WHERE deleted_at IS NULL ORDER BY seq
+        """
+
+    static func writeSnapshot(_ db: Database, user: UserID, epoch: String, to pipe: ChunkPipe) throws {
+        let head = try ChangeLog.head(db)
+        var json = JSONWriter(capacity: snapshotChunkBytes + 4096)
+        json.raw(#"{"items":["#)
+        try pipe.send(json.bytes)
+        json.removeAll()
+        let statement = try db.makeStatement(sql: snapshotItemsSQL)
+        let rows = try Row.fetchCursor(statement)
+        let columns = statement.sqliteStatement
+        var first = true
+        while try rows.next() != nil {
+            if first { first = false } else { json.raw(",") }
+            try writeItem(columns, to: &json)
+            if json.bytes.count >= snapshotChunkBytes {
+                try pipe.send(json.bytes)
+                json.removeAll()
+            }
+        }
+        json.raw(#"],"navigation":["#)
+        let clients = try ClientRecord.filter(ClientRecord.Columns.owner == user.rawValue)
+            .order(ClientRecord.Columns.ownerChangeSeq.desc).fetchCursor(db)
+        first = true
+        while let client = try clients.next() {
+            if first { first = false } else { json.raw(",") }
+            try client.navigation.write(to: &json)
+        }
+        json.raw(#"],"cursor":"#)
+        json.string(FeedCursor(epoch: epoch, seq: head).encoded)
+        json.raw("}")
+        try pipe.send(json.bytes)
+    }
+
+    /// Writes the Item of the current row of `snapshotItemsSQL`, read in place: the same JSON as
+    /// `ItemRecord.item` then `Item.write(to:)`, without a `String` or an `Item` per row.
+    static func writeItem(_ row: SQLiteStatement, to json: inout JSONWriter) throws {
+        json.raw(#"{"id":"#)
+        try json.string(utf8: SQLiteColumn.text(row, 0))
+        json.raw(#","name":"#)
+        try json.string(utf8: SQLiteColumn.text(row, 1))
+        json.raw(#","color":"#)
+        if (2...5).allSatisfy({ sqlite3_column_type(row, $0) != SQLITE_NULL }) {
+            json.raw(#"{"name":"#)
+            try json.string(utf8: SQLiteColumn.text(row, 2))
+            json.raw(#","red":"#)
+            json.double(sqlite3_column_double(row, 3))
+            json.raw(#","green":"#)
+            json.double(sqlite3_column_double(row, 4))
+            json.raw(#","blue":"#)
+            json.double(sqlite3_column_double(row, 5))
+            json.raw("}")
+        } else {
+            json.raw("null")
+        }
+        if sqlite3_column_int64(row, 6) != 0 {
+            json.raw(#","status":{"inStock":{"quantity":"#)
+            json.int(sqlite3_column_int64(row, 7))
+        } else {
+            json.raw(#","status":{"outOfStock":{"isOnBackOrder":"#)
+            json.bool(sqlite3_column_int64(row, 8) != 0)
+        }
+        json.raw(#"}},"version":"#)
+        json.int(sqlite3_column_int64(row, 9))
+        json.raw(#","createdAt":"#)
+        json.timestamp(milliseconds: sqlite3_column_int64(row, 10))
+        json.raw(#","updatedAt":"#)
+        json.timestamp(milliseconds: sqlite3_column_int64(row, 11))
+        json.raw("}")
+    }
+}
