@@ -28,9 +28,9 @@ extension AppDatabase {
     /// The most items one batch create takes.
     public static let maximumBatchItems = 1000
 
-    /// Creates many items in one transaction (one commit, one fsync), each validated and inserted in
-    /// its own savepoint: an item that is refused (`alreadyExists`, invalid) is answered alone and the
-    /// others are created. Answers in the order given. A storage failure fails the whole batch.
+    /// Creates many items in one transaction (one commit, one fsync), each checked on its own: an
+    /// item that is refused (`alreadyExists`, invalid) is answered alone and the others are created.
+    /// Answers in the order given. A storage failure fails the whole batch.
     public func createItems(_ items: [BatchItem], origin: Origin, idempotency: IdempotentRequest<[ItemCreation]>?) async throws
         -> Replayable<[ItemCreation]>
     {
@@ -41,14 +41,11 @@ extension AppDatabase {
         var outcomes: [ItemCreation] = []
         outcomes.reserveCapacity(items.count)
         for entry in items {
+            // No savepoint per item: `createItem` refuses (exists, invalid) before it writes
+            // anything, and any later failure is the storage's, which fails the whole batch. (A
+            // savepoint each made SQLite open a statement journal per item: 5% of the writer.)
             do {
-                var created: Item?
-                try db.inSavepoint {
-                    created = try createItem(db, id: entry.id, draft: entry.draft, origin: origin)
-                    return .commit
-                }
-                guard let created else { throw StoreError.unavailable("the write produced no result") }
-                outcomes.append(.created(created))
+                outcomes.append(.created(try createItem(db, id: entry.id, draft: entry.draft, origin: origin)))
             } catch let error as StoreError {
                 outcomes.append(.refused(error))
             }

@@ -77,7 +77,7 @@ extension AppDatabase {
     static func insertItem(_ db: Database, id: ItemID, fields: ValidDraft, origin: Origin) throws -> Item {
         let now = Timestamp.milliseconds(Date())
         let record = ItemRecord(id: id, fields: fields, at: now)
-        try record.insert(db)
+        try record.insertCached(db)
         let item = try record.item
         try ChangeLog.append(db, entity: .item, op: .upsert, id: item.id.description, owner: nil, value: item, origin: origin, at: now)
         return item

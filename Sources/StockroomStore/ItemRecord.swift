@@ -118,6 +118,21 @@ struct ItemRecord: Codable, FetchableRecord, PersistableRecord {
         }
     }
 
+    /// Inserts the record with one cached statement: GRDB's `insert` encodes the record through
+    /// `Encodable` into a container first, which was 14% of the writer's time in a batch import.
+    func insertCached(_ db: Database) throws {
+        try db.cachedStatement(
+            sql: """
+                INSERT INTO items (id, name, search_name, color_name, color_red, color_green, color_blue, in_stock, quantity,
+                                   is_on_back_order, version, created_at, updated_at, deleted_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """
+        ).execute(arguments: [
+            id, name, searchName, colorName, colorRed, colorGreen, colorBlue, inStock, quantity, isOnBackOrder, version,
+            createdAt, updatedAt, deletedAt,
+        ])
+    }
+
     /// The live (not deleted) record of `id`, if any.
     static func live(_ db: Database, id: ItemID) throws -> ItemRecord? {
         // A cached statement rather than the query interface: it runs on every item read and write.
