@@ -193,6 +193,10 @@ struct MethodTests {
                 let health = try await client.send(.delete, "/health")
                 #expect(health.status == .methodNotAllowed)
                 #expect(health.headers[.allow] == "GET")
+                // A literal segment is its own route, as the router matches it: not also /v1/items/{id}.
+                let batch = try await client.send(.get, "/v1/items/batch", token: app.editor)
+                #expect(batch.status == .methodNotAllowed)
+                #expect(batch.headers[.allow] == "POST")
             }
         }
     }

@@ -42,15 +42,21 @@ final class RouteTable: Sendable {
         entries.withLock { $0 = routes.map { (Self.components($0.path), $0.method) } }
     }
 
-    /// The methods a route of `path` answers to, in a stable order.
+    /// The methods a route of `path` answers to, in a stable order. As the router does, a literal
+    /// segment wins over a parameter: `/v1/items/batch` is that route's alone (POST), not also
+    /// `/v1/items/{id}`'s, whose methods the router never reaches for it.
     func methods(forPath path: String) -> [HTTPRequest.Method] {
         let requested = Self.components(path)
-        let methods = entries.withLock { entries in
+        let matching = entries.withLock { entries in
             entries.filter { entry in
                 entry.components.count == requested.count
                     && zip(entry.components, requested).allSatisfy { pattern, part in pattern.hasPrefix("{") || pattern == part }
-            }.map(\.method)
+            }
         }
+        // Literal positions as a string of 1s and 0s: the greatest is the most specific pattern.
+        func specificity(_ components: [Substring]) -> String { String(components.map { $0.hasPrefix("{") ? "0" : "1" }) }
+        guard let best = matching.map({ specificity($0.components) }).max() else { return [] }
+        let methods = matching.filter { specificity($0.components) == best }.map(\.method)
         return Array(Set(methods.map(\.rawValue))).sorted().compactMap { HTTPRequest.Method($0) }
     }
 
