@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import StockroomCore
+import Synchronization
 
 #if canImport(GRDBSQLite)
     import GRDBSQLite
@@ -41,10 +42,32 @@ extension AppDatabase {
     /// `readChanges`, written for a batch answer: recent changes from the hub's memory, older ones
     /// encoded straight from the log's columns into one buffer, with no row, entry or string per
     /// change (catching up from deep in the log reads thousands of changes per request).
+    ///
+    /// A full page from the log starts the read of the next one at once (`FeedPagePrefetch`): a
+    /// client catching up asks for it as soon as it has parsed this one, and then finds it read.
+    /// A full page's successor holds committed entries only, which never change; a cursor trimmed
+    /// away meanwhile is still refused.
     public func readEncodedChanges(after seq: Int64, filter: FeedFilter, limit: Int) async throws -> EncodedFeedPage {
         if let page = hub.recentChanges(after: seq, filter: filter, limit: limit) { return EncodedFeedPage(page) }
+        let key = FeedPagePrefetch.Key(seq: seq, filter: filter, limit: limit)
+        let page: EncodedFeedPage
+        if let prefetched = feedPrefetch.take(key), let read = try? await prefetched.value, seq >= hub.trimmedThrough {
+            page = read
+        } else {
+            page = try await readLoggedPage(key)
+        }
+        if page.hasMore {
+            let next = FeedPagePrefetch.Key(seq: page.cursor.seq, filter: filter, limit: limit)
+            feedPrefetch.put(next, Task { try await readLoggedPage(next) })
+        }
+        return page
+    }
+
+    private func readLoggedPage(_ key: FeedPagePrefetch.Key) async throws -> EncodedFeedPage {
         let epoch = self.epoch
-        return try await read { db in try Self.encodedLoggedChanges(db, after: seq, filter: filter, limit: limit, epoch: epoch) }
+        return try await read { db in
+            try Self.encodedLoggedChanges(db, after: key.seq, filter: key.filter, limit: key.limit, epoch: epoch)
+        }
     }
 
     static func encodedLoggedChanges(_ db: Database, after seq: Int64, filter: FeedFilter, limit: Int, epoch: String) throws
@@ -126,5 +149,35 @@ extension AppDatabase {
         json.raw(#"},"at":"#)
         json.timestamp(milliseconds: sqlite3_column_int64(row, 7))
         json.raw("}")
+    }
+}
+
+/// Pages of the log read ahead for clients catching up: at most `capacity` (each at most
+/// `FeedPage.byteBudget` of JSON), the oldest dropped first; a page is taken once.
+final class FeedPagePrefetch: Sendable {
+    struct Key: Hashable, Sendable {
+        let seq: Int64
+        let filter: FeedFilter
+        let limit: Int
+    }
+
+    static let capacity = 8
+    private let pages = Mutex<[(key: Key, page: Task<EncodedFeedPage, any Error>)]>([])
+
+    /// The page read ahead for `key`, if any, no longer kept.
+    func take(_ key: Key) -> Task<EncodedFeedPage, any Error>? {
+        pages.withLock { pages in
+            guard let index = pages.firstIndex(where: { $0.key == key }) else { return nil }
+            return pages.remove(at: index).page
+        }
+    }
+
+    /// Keeps a page being read ahead for `key`.
+    func put(_ key: Key, _ page: Task<EncodedFeedPage, any Error>) {
+        pages.withLock { pages in
+            pages.removeAll { $0.key == key }
+            pages.append((key, page))
+            if pages.count > Self.capacity { pages.removeFirst(pages.count - Self.capacity) }
+        }
     }
 }

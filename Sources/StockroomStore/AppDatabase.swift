@@ -35,6 +35,8 @@ public struct AppDatabase: Sendable {
     public let hub: ChangeHub
     /// Verified tokens, so that authenticating a request costs no token lookup.
     let tokenCache = TokenCache()
+    /// The next page of the feed log, read while a client catching up reads the one before.
+    let feedPrefetch = FeedPagePrefetch()
     /// What one user may hold.
     public var limits = StoreLimits()
 

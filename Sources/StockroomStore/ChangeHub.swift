@@ -81,6 +81,9 @@ public final class ChangeHub: Sendable {
         }
     }
 
+    /// The newest trim watermark this process made or saw: entries up to it are gone.
+    var trimmedThrough: Int64 { state.withLock { $0.trimmedThrough } }
+
     /// Records that the log was trimmed through `seq`: cursors before it must resync.
     func trimmed(through seq: Int64) {
         state.withLock { $0.trimmedThrough = max($0.trimmedThrough, seq) }
