@@ -3,61 +3,9 @@ import Foundation
 /// An error the server decided, as the contract writes it: a status, a stable code, a message, the
 /// offending field, and for conflicts the server's current value.
 public struct StockroomError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// The contract's machine codes; a code this SDK does not know yet is kept as `other`.
-    public enum Code: Hashable, Sendable, CustomStringConvertible {
-        case invalidJSON, invalidParameter, unauthorized, forbidden, notFound, methodNotAllowed
-        case conflict, itemDeleted, invalidTransition, alreadyExists, requestInProgress
-        case resyncRequired, preconditionFailed, payloadTooLarge, unsupportedMediaType
-        case validationFailed, idempotencyKeyReused, upgradeRequired, tooManyRequests, unavailable
-        case invalidRequest, `internal`
-        /// A code not in the list above, as the server wrote it.
-        case other(String)
-
-        /// Every code the contract names, for checks that the SDK and the server agree.
-        public static let known: [Code] = [
-            .invalidJSON, .invalidParameter, .unauthorized, .forbidden, .notFound, .methodNotAllowed,
-            .conflict, .itemDeleted, .invalidTransition, .alreadyExists, .requestInProgress,
-            .resyncRequired, .preconditionFailed, .payloadTooLarge, .unsupportedMediaType,
-            .validationFailed, .idempotencyKeyReused, .upgradeRequired, .tooManyRequests, .unavailable,
-            .invalidRequest, .internal,
-        ]
-
-        /// The code as the wire writes it.
-        public init(rawValue: String) {
-            self = Self.known.first { $0.rawValue == rawValue } ?? .other(rawValue)
-        }
-
-        /// The code as the wire writes it.
-        public var rawValue: String {
-            switch self {
-            case .invalidJSON: "invalidJSON"
-            case .invalidParameter: "invalidParameter"
-            case .unauthorized: "unauthorized"
-            case .forbidden: "forbidden"
-            case .notFound: "notFound"
-            case .methodNotAllowed: "methodNotAllowed"
-            case .conflict: "conflict"
-            case .itemDeleted: "itemDeleted"
-            case .invalidTransition: "invalidTransition"
-            case .alreadyExists: "alreadyExists"
-            case .requestInProgress: "requestInProgress"
-            case .resyncRequired: "resyncRequired"
-            case .preconditionFailed: "preconditionFailed"
-            case .payloadTooLarge: "payloadTooLarge"
-            case .unsupportedMediaType: "unsupportedMediaType"
-            case .validationFailed: "validationFailed"
-            case .idempotencyKeyReused: "idempotencyKeyReused"
-            case .upgradeRequired: "upgradeRequired"
-            case .tooManyRequests: "tooManyRequests"
-            case .unavailable: "unavailable"
-            case .invalidRequest: "invalidRequest"
-            case .internal: "internal"
-            case .other(let code): code
-            }
-        }
-
-        public var description: String { rawValue }
-    }
+    /// The contract's machine codes (StockroomCore's `ErrorCode`, the list the server answers from);
+    /// a code this SDK does not know yet is kept as `other`.
+    public typealias Code = ErrorCode
 
     /// The HTTP status.
     public var status: Int

@@ -108,7 +108,8 @@ struct TypedAPITests {
         #expect(await client.isHealthy() == false)
     }
 
-    /// The contract's codes (the OpenAPI document's list) are the SDK's: neither can add one alone.
+    /// The contract's codes (the OpenAPI document's list) are `ErrorCode.known`, which the server answers
+    /// from and the SDK reads: neither side can add one alone.
     @Test func everyErrorCodeOfTheContractIsKnownToTheSDK() throws {
         let openAPI = URL(fileURLWithPath: #filePath)
             .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -118,6 +119,7 @@ struct TypedAPITests {
         let named = Self.errorCodes(in: text)
         #expect(!named.isEmpty)
         #expect(named.subtracting(known).isEmpty, "codes the SDK does not know: \(named.subtracting(known).sorted())")
+        #expect(known.subtracting(named).isEmpty, "codes the OpenAPI document does not list: \(known.subtracting(named).sorted())")
         for code in StockroomError.Code.known {
             #expect(StockroomError.Code(rawValue: code.rawValue) == code)
         }

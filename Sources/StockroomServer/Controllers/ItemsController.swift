@@ -85,7 +85,7 @@ struct ItemsController {
                     json.raw(#"{"status":"#)
                     json.int(apiError.status.code)
                     json.raw(#","item":null,"error":{"code":"#)
-                    json.string(apiError.code.name)
+                    json.string(apiError.code.rawValue)
                     json.raw(#","message":"#)
                     json.string(apiError.message)
                     json.raw(#","field":"#)

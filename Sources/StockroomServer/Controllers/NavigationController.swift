@@ -106,7 +106,7 @@ struct NavigationController {
         do {
             result = try await database.runCommand(command, clientID: clientID, origin: origin, idempotency: idempotency)
         } catch {
-            Self.commandCounters.increment(command: command.name, outcome: APIError(error).code.name)
+            Self.commandCounters.increment(command: command.name, outcome: APIError(error).code.rawValue)
             throw error
         }
         Self.commandCounters.increment(command: command.name, outcome: "ok")

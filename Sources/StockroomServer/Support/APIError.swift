@@ -13,67 +13,8 @@ import StockroomStore
 /// is the one place its body is written: plain HTTP answers, the SSE `error` event, WebSocket close
 /// reasons and the answers the NIO pipeline gives before a request reaches the router.
 public struct APIError: Error, HTTPResponseError, Sendable {
-    /// The contract's error codes (API.md's table), each answered with one status.
-    public enum Code: Hashable, Sendable {
-        case invalidJSON, invalidParameter, invalidRequest
-        case unauthorized, forbidden, notFound, methodNotAllowed
-        case conflict, itemDeleted, invalidTransition, alreadyExists, requestInProgress
-        case resyncRequired, preconditionFailed, payloadTooLarge, unsupportedMediaType
-        case validationFailed, idempotencyKeyReused, upgradeRequired, tooManyRequests, unavailable, `internal`
-        /// Any other status, with a code named after its reason phrase (`Not Acceptable` -> `notAcceptable`).
-        case other(HTTPResponse.Status)
-
-        /// The status this code is answered with.
-        public var status: HTTPResponse.Status {
-            switch self {
-            case .invalidJSON, .invalidParameter, .invalidRequest: .badRequest
-            case .unauthorized: .unauthorized
-            case .forbidden: .forbidden
-            case .notFound: .notFound
-            case .methodNotAllowed: .methodNotAllowed
-            case .conflict, .itemDeleted, .invalidTransition, .alreadyExists, .requestInProgress: .conflict
-            case .resyncRequired: .gone
-            case .preconditionFailed: .preconditionFailed
-            case .payloadTooLarge: .contentTooLarge
-            case .unsupportedMediaType: .unsupportedMediaType
-            case .validationFailed, .idempotencyKeyReused: .unprocessableContent
-            case .upgradeRequired: HTTPResponse.Status(code: 426, reasonPhrase: "Upgrade Required")
-            case .tooManyRequests: .tooManyRequests
-            case .unavailable: .serviceUnavailable
-            case .internal: .internalServerError
-            case .other(let status): status
-            }
-        }
-
-        /// The code as the body writes it.
-        public var name: String {
-            switch self {
-            case .invalidJSON: "invalidJSON"
-            case .invalidParameter: "invalidParameter"
-            case .invalidRequest: "invalidRequest"
-            case .unauthorized: "unauthorized"
-            case .forbidden: "forbidden"
-            case .notFound: "notFound"
-            case .methodNotAllowed: "methodNotAllowed"
-            case .conflict: "conflict"
-            case .itemDeleted: "itemDeleted"
-            case .invalidTransition: "invalidTransition"
-            case .alreadyExists: "alreadyExists"
-            case .requestInProgress: "requestInProgress"
-            case .resyncRequired: "resyncRequired"
-            case .preconditionFailed: "preconditionFailed"
-            case .payloadTooLarge: "payloadTooLarge"
-            case .unsupportedMediaType: "unsupportedMediaType"
-            case .validationFailed: "validationFailed"
-            case .idempotencyKeyReused: "idempotencyKeyReused"
-            case .upgradeRequired: "upgradeRequired"
-            case .tooManyRequests: "tooManyRequests"
-            case .unavailable: "unavailable"
-            case .internal: "internal"
-            case .other(let status): APIError.codeName(status.reasonPhrase)
-            }
-        }
-    }
+    /// The contract's error codes (StockroomCore's `ErrorCode`, shared with the client).
+    public typealias Code = ErrorCode
 
     /// The stable machine code.
     public var code: Code
@@ -86,8 +27,9 @@ public struct APIError: Error, HTTPResponseError, Sendable {
     /// Extra headers (`WWW-Authenticate`, `Allow`, `Retry-After`).
     public var headers: HTTPFields = [:]
 
-    /// The HTTP status, which the code decides.
-    public var status: HTTPResponse.Status { code.status }
+    /// The HTTP status: the contract's for its codes; for `other`, the status it was named after.
+    public var status: HTTPResponse.Status { code.status ?? otherStatus }
+    private var otherStatus: HTTPResponse.Status = .internalServerError
 
     /// Creates an error.
     public init(_ code: Code, _ message: String, field: String? = nil, current: Item? = nil) {
@@ -185,7 +127,7 @@ public struct APIError: Error, HTTPResponseError, Sendable {
             case .badRequest: .invalidJSON
             case .unauthorized: .unauthorized
             case .forbidden: .forbidden
-            default: .other(error.status)
+            default: .named(afterReasonPhrase: error.status.reasonPhrase)
             }
         let message: String =
             switch error.status {
@@ -194,15 +136,9 @@ public struct APIError: Error, HTTPResponseError, Sendable {
             default: error.body ?? error.status.reasonPhrase
             }
         self.init(code, message)
+        otherStatus = error.status
         headers = error.headers
         if error.status == .unauthorized { headers[.wwwAuthenticate] = "Bearer" }
-    }
-
-    /// `Method Not Allowed` -> `methodNotAllowed`.
-    static func codeName(_ phrase: String) -> String {
-        let words = phrase.split(whereSeparator: { !$0.isLetter && !$0.isNumber })
-        guard let first = words.first else { return "error" }
-        return first.lowercased() + words.dropFirst().map { $0.prefix(1).uppercased() + $0.dropFirst().lowercased() }.joined()
     }
 
     /// Whether the contract stores this outcome for idempotent retries (404, 409, 412, 422).
@@ -228,7 +164,7 @@ public struct APIError: Error, HTTPResponseError, Sendable {
         while true {
             var json = JSONWriter()
             json.raw(#"{"error":{"code":"#)
-            json.string(code.name)
+            json.string(code.rawValue)
             json.raw(#","message":"#)
             json.string(message.count < self.message.count ? message + "…" : String(message))
             json.raw(#","field":"#)
@@ -240,6 +176,30 @@ public struct APIError: Error, HTTPResponseError, Sendable {
             json.raw("}}")
             guard let maxBytes, json.bytes.count > maxBytes, !message.isEmpty else { return json.string }
             message = message.dropLast()
+        }
+    }
+}
+
+extension ErrorCode {
+    /// The status the contract answers this code with; nil for `other`, which keeps its own.
+    var status: HTTPResponse.Status? {
+        switch self {
+        case .invalidJSON, .invalidParameter, .invalidRequest: .badRequest
+        case .unauthorized: .unauthorized
+        case .forbidden: .forbidden
+        case .notFound: .notFound
+        case .methodNotAllowed: .methodNotAllowed
+        case .conflict, .itemDeleted, .invalidTransition, .alreadyExists, .requestInProgress: .conflict
+        case .resyncRequired: .gone
+        case .preconditionFailed: .preconditionFailed
+        case .payloadTooLarge: .contentTooLarge
+        case .unsupportedMediaType: .unsupportedMediaType
+        case .validationFailed, .idempotencyKeyReused: .unprocessableContent
+        case .upgradeRequired: HTTPResponse.Status(code: 426, reasonPhrase: "Upgrade Required")
+        case .tooManyRequests: .tooManyRequests
+        case .unavailable: .serviceUnavailable
+        case .internal: .internalServerError
+        case .other: nil
         }
     }
 }
