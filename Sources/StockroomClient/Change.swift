@@ -3,14 +3,10 @@ import Foundation
 /// One committed change, as the feed delivers it.
 public struct Change: Hashable, Sendable {
     /// What kind of entity changed.
-    public enum Entity: String, Hashable, Sendable, Codable {
-        case item, navigation
-    }
+    public typealias Entity = ChangeEntity
 
     /// What happened to it.
-    public enum Operation: String, Hashable, Sendable, Codable {
-        case upsert, delete
-    }
+    public typealias Operation = ChangeOp
 
     /// The entity's value after the change (nil for a delete).
     public enum Value: Hashable, Sendable {
@@ -35,7 +31,7 @@ public struct Change: Hashable, Sendable {
     /// The change's position in commit order; no gaps in the log.
     public var seq: Int
     /// Where a feed resumes to see what comes after this change.
-    public var cursor: Cursor
+    public var cursor: FeedCursor
     /// The kind of entity.
     public var entity: Entity
     /// Upsert or delete.
@@ -50,7 +46,7 @@ public struct Change: Hashable, Sendable {
     public var at: Date
 
     /// Creates a change.
-    public init(seq: Int, cursor: Cursor, entity: Entity, operation: Operation, id: String, value: Value?, origin: Origin, at: Date) {
+    public init(seq: Int, cursor: FeedCursor, entity: Entity, operation: Operation, id: String, value: Value?, origin: Origin, at: Date) {
         self.seq = seq
         self.cursor = cursor
         self.entity = entity
@@ -87,7 +83,7 @@ extension Change: Codable {
             }
         self.init(
             seq: try c.decode(Int.self, forKey: .seq),
-            cursor: try c.decode(Cursor.self, forKey: .cursor),
+            cursor: try c.decode(FeedCursor.self, forKey: .cursor),
             entity: entity,
             operation: try c.decode(Operation.self, forKey: .op),
             id: try c.decode(String.self, forKey: .id),
@@ -139,10 +135,10 @@ public struct Snapshot: Hashable, Sendable, Codable {
     /// The navigation of every device of the token's user, most recently changed first.
     public var navigation: [Navigation]
     /// Where the feed continues.
-    public var cursor: Cursor
+    public var cursor: FeedCursor
 
     /// Creates a snapshot.
-    public init(items: [Item], navigation: [Navigation], cursor: Cursor) {
+    public init(items: [Item], navigation: [Navigation], cursor: FeedCursor) {
         self.items = items
         self.navigation = navigation
         self.cursor = cursor
@@ -154,7 +150,7 @@ public struct ChangeBatch: Hashable, Sendable, Codable {
     /// The changes, in commit order.
     public var changes: [Change]
     /// Where the next batch starts (past entries this token does not see, too).
-    public var cursor: Cursor
+    public var cursor: FeedCursor
     /// Whether more changes are waiting right now.
     public var hasMore: Bool
 }
@@ -166,13 +162,13 @@ public struct CommandResult: Hashable, Sendable {
     /// The item the command wrote (`save`), if any.
     public var item: Item?
     /// The feed cursor after the command's commit.
-    public var cursor: Cursor
+    public var cursor: FeedCursor
     /// Whether the server replayed the stored answer of an earlier attempt with the same
     /// idempotency key (`Idempotency-Replayed: true`) instead of applying the command again.
     public var replayed: Bool
 
     /// Creates a command result.
-    public init(navigation: Navigation, item: Item?, cursor: Cursor, replayed: Bool) {
+    public init(navigation: Navigation, item: Item?, cursor: FeedCursor, replayed: Bool) {
         self.navigation = navigation
         self.item = item
         self.cursor = cursor
@@ -187,13 +183,13 @@ public struct Identity: Hashable, Sendable, Codable {
     /// The token's role.
     public var role: Role
     /// The token's public identifier.
-    public var tokenID: String
+    public var tokenID: TokenID
 }
 
 /// A bearer token as an admin lists it (no secret).
 public struct TokenInfo: Hashable, Sendable, Codable {
     /// The token's public identifier.
-    public var id: String
+    public var id: TokenID
     /// The user it acts for.
     public var user: String
     /// What it may do.
@@ -207,7 +203,7 @@ public struct TokenInfo: Hashable, Sendable, Codable {
 /// A token just created: its secret is shown this once.
 public struct NewToken: Hashable, Sendable, Codable {
     /// The token's public identifier.
-    public var id: String
+    public var id: TokenID
     /// The user it acts for.
     public var user: String
     /// What it may do.

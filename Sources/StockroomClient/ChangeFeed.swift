@@ -99,7 +99,7 @@ struct HeartbeatMissed: Error, CustomStringConvertible {
 /// What the reading task and its watchdog share: the position to resume from, and when a byte last came.
 final class FeedProgress: Sendable {
     struct State {
-        var cursor: Cursor?
+        var cursor: FeedCursor?
         var lastSeq: Int?
         var lastActivity = ContinuousClock.now
         var handingOver = false
@@ -107,7 +107,7 @@ final class FeedProgress: Sendable {
 
     let state: Mutex<State>
 
-    init(cursor: Cursor?) {
+    init(cursor: FeedCursor?) {
         state = Mutex(State(cursor: cursor))
     }
 }
@@ -198,7 +198,7 @@ struct FeedRunner: Sendable {
             url: client.url("/v1/changes/stream", query: [("topics", StockroomClient.topics(options.topics))]))
         request.headers.add(name: "Authorization", value: "Bearer \(client.token)")
         request.headers.add(name: "Accept", value: "text/event-stream")
-        if let cursor { request.headers.add(name: "Last-Event-ID", value: cursor.rawValue) }
+        if let cursor { request.headers.add(name: "Last-Event-ID", value: cursor.encoded) }
         let response: HTTPClientResponse
         do {
             response = try await client.httpClient.execute(request, timeout: .init(client.requestTimeout))

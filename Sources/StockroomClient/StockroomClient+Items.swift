@@ -10,7 +10,7 @@ extension StockroomClient {
     ///   - inStock: `true` for in-stock items only, `false` for out-of-stock only, nil for both.
     ///   - pageSize: items per page, 1-500.
     public func items(matching: String? = nil, inStock: Bool? = nil, pageSize: Int = 50) -> ItemPages {
-        ItemPages(client: self, query: matching, status: inStock.map { $0 ? "inStock" : "outOfStock" }, pageSize: pageSize)
+        ItemPages(client: self, query: matching, status: inStock.map { $0 ? .inStock : .outOfStock }, pageSize: pageSize)
     }
 
     /// Every item matching the filters, all pages read.
@@ -21,10 +21,10 @@ extension StockroomClient {
     }
 
     /// One page of items after `cursor` (`GET /v1/items`).
-    public func itemPage(after cursor: Cursor?, matching: String? = nil, status: String? = nil, limit: Int = 50) async throws -> ItemPage {
+    public func itemPage(after cursor: PageCursor?, matching: String? = nil, status: StatusFilter? = nil, limit: Int = 50) async throws -> ItemPage {
         try await call(
             ItemPage.self, .GET, "/v1/items",
-            query: [("limit", "\(limit)"), ("after", cursor?.rawValue), ("q", matching), ("status", status)]
+            query: [("limit", "\(limit)"), ("after", cursor?.encoded), ("q", matching), ("status", status?.rawValue)]
         ).value
     }
 
@@ -93,7 +93,7 @@ public struct ItemPage: Hashable, Sendable, Codable {
     /// The page's items, in creation order.
     public var items: [Item]
     /// Where the next page starts; nil on the last page.
-    public var next: Cursor?
+    public var next: PageCursor?
 }
 
 /// The pages of an item listing; each page is fetched when the loop asks for it.
@@ -102,7 +102,7 @@ public struct ItemPages: AsyncSequence, Sendable {
 
     let client: StockroomClient
     let query: String?
-    let status: String?
+    let status: StatusFilter?
     let pageSize: Int
 
     public func makeAsyncIterator() -> Iterator {
@@ -112,7 +112,7 @@ public struct ItemPages: AsyncSequence, Sendable {
     /// Reads one page per `next()`.
     public struct Iterator: AsyncIteratorProtocol {
         let pages: ItemPages
-        var cursor: Cursor?
+        var cursor: PageCursor?
         var finished = false
 
         init(pages: ItemPages) { self.pages = pages }

@@ -35,7 +35,7 @@ extension StockroomClient {
         struct Reply: Decodable {
             let navigation: Navigation
             let item: Item?
-            let cursor: Cursor
+            let cursor: FeedCursor
         }
         let (reply, answer) = try await call(
             Reply.self, .POST, "/v1/clients/\(clientID)/commands", json: try Self.encode(Body(command: command)),
@@ -79,7 +79,7 @@ extension StockroomClient {
         switch start {
         case .snapshot, .beginning: nil
         case .now: "now"
-        case .after(let cursor): cursor.rawValue
+        case .after(let cursor): cursor.encoded
         }
     }
 
@@ -105,7 +105,7 @@ extension StockroomClient {
     }
 
     /// Revokes a token at once (admins only).
-    public func revokeToken(id: String) async throws {
-        try Self.check(try await send(.DELETE, "/v1/tokens/\(Self.encodePathSegment(id))"))
+    public func revokeToken(id: TokenID) async throws {
+        try Self.check(try await send(.DELETE, "/v1/tokens/\(Self.encodePathSegment(id.rawValue))"))
     }
 }

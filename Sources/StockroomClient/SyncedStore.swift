@@ -37,7 +37,7 @@ public final class SyncedStore {
     /// How many times the server could not continue the feed (`410`) and the store was reloaded from a snapshot.
     public private(set) var resyncCount = 0
     /// The feed position the store has applied.
-    public private(set) var cursor: Cursor?
+    public private(set) var cursor: FeedCursor?
     /// Whether a first snapshot has been loaded (before it, only queued commands show).
     public private(set) var isLoaded = false
 

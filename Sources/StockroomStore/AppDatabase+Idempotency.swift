@@ -2,20 +2,6 @@ import Foundation
 import GRDB
 import StockroomCore
 
-/// What an Idempotency-Key is unique within, beside its user: item writes, or one client's commands.
-public enum IdempotencyScope: Hashable, Sendable {
-    case items
-    case client(ClientID)
-
-    /// As stored in `idempotency_records.scope`: `items` or `client:<clientID>`.
-    public var storedValue: String {
-        switch self {
-        case .items: "items"
-        case .client(let id): "client:\(id.rawValue)"
-        }
-    }
-}
-
 /// Where an Idempotency-Key lives: per user, and per client for commands.
 public struct IdempotencyKey: Hashable, Sendable {
     /// The user whose token sent the request.
@@ -91,7 +77,7 @@ extension AppDatabase {
             if let row = try Row.fetchOne(
                 db,
                 sql: "SELECT fingerprint, status, headers, body FROM idempotency_records WHERE user = ? AND scope = ? AND key = ?",
-                arguments: [key.user.rawValue, key.scope.storedValue, key.key]
+                arguments: [key.user.rawValue, key.scope.rawValue, key.key]
             ) {
                 guard row["fingerprint"] as String == idempotency.fingerprint else { throw StoreError.idempotencyKeyReused }
                 let headers = try JSONDecoder().decode([String: String].self, from: Data((row["headers"] as String).utf8))
@@ -121,7 +107,7 @@ extension AppDatabase {
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                     """,
                 arguments: [
-                    key.user.rawValue, key.scope.storedValue, key.key, idempotency.fingerprint, response.status,
+                    key.user.rawValue, key.scope.rawValue, key.key, idempotency.fingerprint, response.status,
                     String(decoding: try JSONEncoder().encode(response.headers), as: UTF8.self), response.body,
                     Timestamp.milliseconds(Date()),
                 ]

@@ -2,23 +2,17 @@ import Foundation
 import GRDB
 import StockroomCore
 
-/// Which items a list returns, by status.
-public enum StatusFilter: String, Sendable, CaseIterable {
-    case inStock
-    case outOfStock
-}
-
 /// One page of items in creation order.
 public struct ItemPage: Sendable, Hashable {
     /// The items of the page.
     public var items: [Item]
-    /// The creation-order position to continue after, nil on the last page.
-    public var next: Int64?
+    /// Where the next page starts, nil on the last page.
+    public var next: PageCursor?
 }
 
 extension AppDatabase {
     /// A page of live items after position `after`, optionally filtered by name substring and status.
-    public func listItems(after: Int64?, limit: Int, query: String?, status: StatusFilter?) async throws -> ItemPage {
+    public func listItems(after: PageCursor?, limit: Int, query: String?, status: StatusFilter?) async throws -> ItemPage {
         // SQLite's C API, as GRDB binds text, would cut the query at a NUL and match on what is
         // before it; no stored name holds a NUL (the same cut applies to writes, and names with
         // control characters are refused), so such a query matches nothing.
@@ -32,7 +26,7 @@ extension AppDatabase {
         var arguments = StatementArguments()
         if let after {
             sql += " AND seq > ?"
-            arguments += [after]
+            arguments += [after.seq]
         }
         if let query, !query.isEmpty {
             sql += " AND instr(search_name, ?) > 0"
@@ -49,7 +43,7 @@ extension AppDatabase {
             let page = records.prefix(limit)
             return ItemPage(
                 items: try page.map { try $0.item },
-                next: records.count > limit ? page.last?.seq : nil
+                next: records.count > limit ? page.last?.seq.map(PageCursor.init(seq:)) : nil
             )
         }
     }

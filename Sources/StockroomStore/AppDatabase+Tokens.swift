@@ -6,7 +6,7 @@ import StockroomCore
 /// A bearer token as listed: never its secret.
 public struct TokenInfo: Sendable, Hashable, Codable {
     /// The token's public identifier.
-    public var id: String
+    public var id: TokenID
     /// The user the token acts for.
     public var user: UserID
     /// What the token may do.
@@ -17,7 +17,7 @@ public struct TokenInfo: Sendable, Hashable, Codable {
     @ExplicitNull public var revokedAt: Date?
 
     /// Creates token information.
-    public init(id: String, user: UserID, role: Role, createdAt: Date, revokedAt: Date?) {
+    public init(id: TokenID, user: UserID, role: Role, createdAt: Date, revokedAt: Date?) {
         self.id = id
         self.user = user
         self.role = role
@@ -42,7 +42,7 @@ extension AppDatabase {
         do { try TextRule.check(user.rawValue, field: "user") } catch { throw StoreError.domain(error) }
         let secret = "sr_" + Self.randomBase64URL(bytes: 32)
         let info = TokenInfo(
-            id: "tok_" + Self.randomBase64URL(bytes: 9), user: user, role: role, createdAt: Timestamp.now(), revokedAt: nil)
+            id: TokenID("tok_" + Self.randomBase64URL(bytes: 9)), user: user, role: role, createdAt: Timestamp.now(), revokedAt: nil)
         try await write { db in
             try db.execute(
                 sql: "INSERT INTO tokens (id, user, role, secret_hash, created_at) VALUES (?, ?, ?, ?, ?)",
@@ -71,7 +71,7 @@ extension AppDatabase {
     /// Revokes a token; false when there is no such token.
     /// The token's open streams in this process end at once: the new token generation wakes them
     /// and each re-checks its token (`isLiveToken`) before delivering anything more.
-    public func revokeToken(id: String) async throws -> Bool {
+    public func revokeToken(id: TokenID) async throws -> Bool {
         let generation: Int64? = try await write { db in
             guard try Int.fetchOne(db, sql: "SELECT 1 FROM tokens WHERE id = ?", arguments: [id]) != nil else { return nil }
             try db.execute(
@@ -86,7 +86,7 @@ extension AppDatabase {
 
     /// Whether the token `id` exists and is not revoked: what an open stream asks when the token
     /// generation moved, and at each heartbeat (for revocations by another process).
-    public func isLiveToken(id: String) throws -> Bool {
+    public func isLiveToken(id: TokenID) throws -> Bool {
         try readNow { db in
             try Int.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM tokens WHERE id = ? AND revoked_at IS NULL"), arguments: [id]) != nil
         }

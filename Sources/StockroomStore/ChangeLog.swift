@@ -2,18 +2,6 @@ import Foundation
 import GRDB
 import StockroomCore
 
-/// The kind of entity a change entry is about.
-public enum ChangeEntity: String, Sendable, Codable, CaseIterable {
-    case item
-    case navigation
-}
-
-/// Whether an entity was written or deleted.
-public enum ChangeOp: String, Sendable, Codable {
-    case upsert
-    case delete
-}
-
 /// Appends change entries inside the write's own transaction.
 enum ChangeLog {
     /// Appends one entry and returns its seq.

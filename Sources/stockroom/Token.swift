@@ -59,7 +59,7 @@ struct Token: AsyncParsableCommand {
 
         func run() async throws {
             let database = try await storage.openDatabase()
-            guard try await database.revokeToken(id: id) else { throw ValidationError("no token \(id)") }
+            guard try await database.revokeToken(id: TokenID(id)) else { throw ValidationError("no token \(id)") }
             print("Revoked \(id).")
         }
     }

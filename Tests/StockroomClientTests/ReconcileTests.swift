@@ -20,7 +20,7 @@ struct ReconcileTests {
             case .item(let item): (.item, item.id.description)
             case .navigation(let navigation): (.navigation, navigation.clientID.rawValue)
             }
-        return Change(seq: seq, cursor: Cursor(rawValue: "c1.test.\(seq)"), entity: entity, operation: .upsert, id: id, value: value, origin: origin, at: at)
+        return Change(seq: seq, cursor: FeedCursor(epoch: "e1", seq: Int64(seq)), entity: entity, operation: .upsert, id: id, value: value, origin: origin, at: at)
     }
 
     @Test func ownEchoesArrivingBeforeTheAnswerNeverFlickerTheOptimisticSave() throws {
@@ -30,7 +30,7 @@ struct ReconcileTests {
             clientID: "phone", state: NavigationState(destination: .edit(itemID: id, baseVersion: 1, draft: .named("Big Mug"))), version: 3,
             updatedAt: at)
         let store = try SyncedStore(client: nowhere, clientID: "phone", queue: .inMemory())
-        store.apply(.snapshot(Snapshot(items: [original], navigation: [editing], cursor: Cursor(rawValue: "c1.test.0"))))
+        store.apply(.snapshot(Snapshot(items: [original], navigation: [editing], cursor: FeedCursor(epoch: "e1", seq: 0))))
 
         let save = try store.send(.save)
         #expect(store.navigation.state.destination == nil)
@@ -59,7 +59,7 @@ struct ReconcileTests {
         let editing = Navigation(
             clientID: "phone", state: NavigationState(destination: .edit(itemID: id, baseVersion: 1, draft: .named("Mug"))), version: 1,
             updatedAt: at)
-        store.apply(.snapshot(Snapshot(items: [item("Mug", id: id, version: 1)], navigation: [editing], cursor: Cursor(rawValue: "c1.test.0"))))
+        store.apply(.snapshot(Snapshot(items: [item("Mug", id: id, version: 1)], navigation: [editing], cursor: FeedCursor(epoch: "e1", seq: 0))))
         try store.editDraft { $0.name = "Cup" }
         #expect(store.draft?.name == "Cup")
 
@@ -78,15 +78,15 @@ struct ReconcileTests {
     @Test func aLateAnswerOrChangeDoesNotUndoNewerState() throws {
         let id = ItemID.random()
         let store = try SyncedStore(client: nowhere, clientID: "phone", queue: .inMemory())
-        store.apply(.snapshot(Snapshot(items: [item("v3", id: id, version: 3)], navigation: [], cursor: Cursor(rawValue: "c1.test.0"))))
+        store.apply(.snapshot(Snapshot(items: [item("v3", id: id, version: 3)], navigation: [], cursor: FeedCursor(epoch: "e1", seq: 0))))
         store.apply(.change(change(1, .item(item("v2", id: id, version: 2)))))
         #expect(store.itemsByID[id]?.name == "v3", "an older version never replaces a newer one")
         store.apply(
-            .change(Change(seq: 2, cursor: Cursor(rawValue: "c1.test.2"), entity: .item, operation: .delete, id: id.description, value: nil,
+            .change(Change(seq: 2, cursor: FeedCursor(epoch: "e1", seq: 2), entity: .item, operation: .delete, id: id.description, value: nil,
                            origin: .init(clientID: nil, idempotencyKey: nil), at: at)))
         store.apply(.change(change(3, .item(item("v4", id: id, version: 4)))))
         #expect(store.itemsByID[id] == nil, "a deleted id stays deleted (ids are never reused)")
-        #expect(store.cursor == Cursor(rawValue: "c1.test.3"))
+        #expect(store.cursor == FeedCursor(epoch: "e1", seq: 3))
     }
 
     /// A command answered while the first snapshot was on its way: the snapshot, read before it,
@@ -100,11 +100,11 @@ struct ReconcileTests {
             updatedAt: at)
         store.apply(.change(change(5, .navigation(saved))))
         store.apply(.change(change(6, .item(item("Mug v2", id: id, version: 2)))))
-        store.apply(.snapshot(Snapshot(items: [item("Mug", id: id, version: 1)], navigation: [editing], cursor: Cursor(rawValue: "c1.test.4"))))
+        store.apply(.snapshot(Snapshot(items: [item("Mug", id: id, version: 1)], navigation: [editing], cursor: FeedCursor(epoch: "e1", seq: 4))))
         #expect(store.navigation == saved)
         #expect(store.items.map(\.name) == ["Mug v2"])
 
-        store.apply(.resync(Snapshot(items: [item("Restored", id: id, version: 1)], navigation: [editing], cursor: Cursor(rawValue: "c2.test.1"))))
+        store.apply(.resync(Snapshot(items: [item("Restored", id: id, version: 1)], navigation: [editing], cursor: FeedCursor(epoch: "e2", seq: 1))))
         #expect(store.navigation == editing)
         #expect(store.items.map(\.name) == ["Restored"])
         #expect(store.resyncCount == 1)
@@ -116,7 +116,7 @@ struct ReconcileTests {
             clientID: "phone", state: NavigationState(path: [.item(id: id)], destination: .edit(itemID: id, baseVersion: 1, draft: .named("Half typ"))),
             version: 7, updatedAt: at)
         let store = try SyncedStore(client: nowhere, clientID: "laptop", queue: .inMemory())
-        store.apply(.snapshot(Snapshot(items: [item("Mug", id: id, version: 1)], navigation: [phone], cursor: Cursor(rawValue: "c1.test.0"))))
+        store.apply(.snapshot(Snapshot(items: [item("Mug", id: id, version: 1)], navigation: [phone], cursor: FeedCursor(epoch: "e1", seq: 0))))
         #expect(store.otherDevices == [phone])
         try store.continue(from: "phone")
         #expect(store.navigation.state == phone.state)

@@ -78,7 +78,7 @@ struct TypedAPITests {
         try await withServer { server in
             let admin = try server.client(token: server.admin)
             let identity = try await admin.identity()
-            #expect(identity.user == "ada" && identity.role == .admin && identity.tokenID.hasPrefix("tok_"))
+            #expect(identity.user == "ada" && identity.role == .admin && identity.tokenID.rawValue.hasPrefix("tok_"))
             let created = try await admin.createToken(user: "nina", role: .editor)
             #expect(try await admin.tokens().contains { $0.id == created.id && $0.user == "nina" && $0.revokedAt == nil })
             let nina = try server.client(token: created.token)
@@ -95,7 +95,7 @@ struct TypedAPITests {
             let forbidden = try await #require(throws: StockroomError.self) { try await server.client().tokens() }
             #expect(forbidden.code == .forbidden)
             let gone = try await #require(throws: StockroomError.self) {
-                try await admin.changes(from: .after(Cursor(rawValue: "c1.0000000000000000.999")))
+                try await admin.changes(from: .after(FeedCursor(epoch: "0000000000000000", seq: 999)))
             }
             #expect([400, 410].contains(gone.status))
         }

@@ -35,7 +35,7 @@ func makeChanges(items: [Item]) -> [Change] {
     func change(_ entity: Change.Entity, _ op: Change.Operation, _ id: String, _ value: Change.Value?, device: ClientID) -> Change {
         defer { seq += 1 }
         return Change(
-            seq: seq, cursor: Cursor(rawValue: "c1.bench.\(seq)"), entity: entity, operation: op, id: id, value: value,
+            seq: seq, cursor: FeedCursor(epoch: "be", seq: Int64(seq)), entity: entity, operation: op, id: id, value: value,
             origin: .init(clientID: device, idempotencyKey: "key-\(seq)"), at: epochDate.addingTimeInterval(Double(seq)))
     }
     for index in 0..<changeCount {
@@ -84,7 +84,7 @@ func benchmark() throws {
     let snapshot = Snapshot(
         items: items,
         navigation: [Navigation(clientID: "tablet", state: .root, version: 1, updatedAt: epochDate)],
-        cursor: Cursor(rawValue: "c1.bench.0"))
+        cursor: FeedCursor(epoch: "be", seq: 0))
     let snapshotJSON = try JSONCoding.encoder().encode(snapshot)
     let changes = makeChanges(items: items)
     let changesJSON = try changes.map { try JSONCoding.encoder().encode($0) }

@@ -270,7 +270,7 @@ struct FeedController {
     }
 
     static func webSocket(
-        database: AppDatabase, settings: FeedSettings, start: Subscription, tokenID: String,
+        database: AppDatabase, settings: FeedSettings, start: Subscription, tokenID: TokenID,
         inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, session: WebSocketSessionContext
     ) async throws {
         subscribers.increment(transport: .webSocket)
@@ -341,7 +341,7 @@ struct FeedController {
     /// timeout (a stalled subscriber is cut off, bounding what it holds; it resumes from its cursor),
     /// or when its cursor is trimmed away.
     static func follow(
-        database: AppDatabase, start: Subscription, tokenID: String, settings: FeedSettings, transport: FeedTransport, channel: any Channel,
+        database: AppDatabase, start: Subscription, tokenID: TokenID, settings: FeedSettings, transport: FeedTransport, channel: any Channel,
         send: @escaping @Sendable (FollowEvent) async throws -> Void
     ) async throws {
         let subscription = database.hub.subscribe(start.filter)
@@ -434,11 +434,10 @@ struct FeedController {
         guard let raw = request.query("topics") else { return FeedFilter(user: user, topics: [.item, .navigation]) }
         var topics = Set<ChangeEntity>()
         for name in raw.split(separator: ",", omittingEmptySubsequences: false) {
-            switch name.trimmingCharacters(in: .whitespaces) {
-            case "items": topics.insert(.item)
-            case "navigation": topics.insert(.navigation)
-            default: throw APIError.invalidParameter("topics", "topics must be a comma-separated list of items and navigation")
+            guard let topic = Topic(rawValue: name.trimmingCharacters(in: .whitespaces)) else {
+                throw APIError.invalidParameter("topics", "topics must be a comma-separated list of items and navigation")
             }
+            topics.insert(topic.entity)
         }
         return FeedFilter(user: user, topics: topics)
     }
@@ -511,10 +510,10 @@ final class CountGauge: Sendable {
 /// primary-key read when it moved (a revocation somewhere) or when asked to force it.
 final class TokenCheck: Sendable {
     let database: AppDatabase
-    let tokenID: String
+    let tokenID: TokenID
     private let verified = Mutex<Int64>(-1)
 
-    init(database: AppDatabase, tokenID: String) {
+    init(database: AppDatabase, tokenID: TokenID) {
         self.database = database
         self.tokenID = tokenID
     }

@@ -46,8 +46,8 @@ struct ItemsController {
     @Sendable func list(_ request: Request, context: CallerContext) async throws -> Response {
         let rawLimit = try request.intQuery("limit")
         let after = try request.query("after").map { raw in
-            guard let seq = PageCursor.decode(raw) else { throw APIError.invalidParameter("after", "after is not a valid cursor") }
-            return seq
+            guard let cursor = PageCursor(encoded: raw) else { throw APIError.invalidParameter("after", "after is not a valid cursor") }
+            return cursor
         }
         let status = try request.query("status").map { raw in
             guard let status = StatusFilter(rawValue: raw) else {
@@ -58,7 +58,7 @@ struct ItemsController {
         let limit = try APIError.checked("limit", rawLimit, default: 50, in: 1...500)
         let page = try await database.listItems(after: after, limit: limit, query: request.query("q"), status: status)
         var json = JSONWriter(capacity: 64 + page.items.count * 256)
-        Page(items: page.items, next: page.next.map(PageCursor.encode)).write(to: &json)
+        Page(items: page.items, next: page.next?.encoded).write(to: &json)
         return json.reply().response
     }
 
@@ -175,22 +175,5 @@ struct ItemsController {
 
     @Sendable static func createdReply(_ item: Item) -> Reply {
         Reply.json(writing: item, status: .created, headers: [.eTag: Reply.etag(item.version), .location: "/v1/items/\(item.id)"])
-    }
-}
-
-/// The opaque cursor of item pages: a creation-order position, base64url-encoded.
-enum PageCursor {
-    static func encode(_ seq: Int64) -> String {
-        Data("i:\(seq)".utf8).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
-    }
-
-    static func decode(_ cursor: String) -> Int64? {
-        var base64 = cursor.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
-        guard let data = Data(base64Encoded: base64), let text = String(data: data, encoding: .utf8), text.hasPrefix("i:"),
-            let seq = Int64(text.dropFirst(2)), seq >= 0
-        else { return nil }
-        return seq
     }
 }

@@ -75,13 +75,13 @@ struct NavigationController {
     /// `{"user", "role", "tokenID"}`: so that a client (the inspector) can tell what its token may do.
     struct Me: Encodable {
         let user: String
-        let role: String
-        let tokenID: String
+        let role: Role
+        let tokenID: TokenID
     }
 
     @Sendable func me(_ request: Request, context: CallerContext) async throws -> Response {
         let caller = context.caller
-        return try Reply.json(Me(user: caller.user.rawValue, role: caller.role.rawValue, tokenID: caller.id)).response
+        return try Reply.json(Me(user: caller.user.rawValue, role: caller.role, tokenID: caller.id)).response
     }
 
     @Sendable func mine(_ request: Request, context: CallerContext) async throws -> Response {

@@ -20,7 +20,7 @@ struct TokensController {
     }
 
     struct Created: Encodable {
-        let id: String
+        let id: TokenID
         let user: UserID
         let role: Role
         let token: String
@@ -44,7 +44,7 @@ struct TokensController {
     }
 
     @Sendable func revoke(_ request: Request, context: CallerContext) async throws -> Response {
-        let id = context.parameters.get("id") ?? ""
+        let id = TokenID(context.parameters.get("id") ?? "")
         guard try await database.revokeToken(id: id) else { throw APIError.notFound("no token \(id)") }
         return Reply.empty().response
     }

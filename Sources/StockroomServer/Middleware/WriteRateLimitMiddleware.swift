@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import Metrics
+import StockroomCore
 import StockroomStore
 import Synchronization
 
@@ -11,7 +12,7 @@ final class WriteRateLimiter: Sendable {
         var updated: ContinuousClock.Instant
     }
 
-    private let buckets = Mutex<[String: Bucket]>([:])
+    private let buckets = Mutex<[TokenID: Bucket]>([:])
     let rate: Double
     let burst: Double
 
@@ -21,12 +22,12 @@ final class WriteRateLimiter: Sendable {
     }
 
     /// Takes one write for `key`; nil when allowed, else how long until one is.
-    func take(_ key: String, now: ContinuousClock.Instant = .now) -> Duration? {
+    func take(_ key: TokenID, now: ContinuousClock.Instant = .now) -> Duration? {
         secondsToWait(key, now: now).map { .seconds($0) }
     }
 
     /// Takes one write for `key`; nil when allowed, else the seconds until one is.
-    func secondsToWait(_ key: String, now: ContinuousClock.Instant = .now) -> Double? {
+    func secondsToWait(_ key: TokenID, now: ContinuousClock.Instant = .now) -> Double? {
         buckets.withLock { buckets in
             var bucket = buckets[key] ?? Bucket(tokens: burst, updated: now)
             let elapsed = now - bucket.updated

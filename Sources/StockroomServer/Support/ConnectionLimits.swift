@@ -3,6 +3,7 @@ import Logging
 import Metrics
 import NIOCore
 import NIOHTTP1
+import StockroomCore
 import Synchronization
 
 #if canImport(Glibc)
@@ -100,7 +101,7 @@ final class OverCapacityResponder: ChannelInboundHandler, RemovableChannelHandle
 final class SubscriberLimits: Sendable {
     private let maxTotal: Int
     private let maxPerToken: Int
-    private let counts = Mutex<(total: Int, perToken: [String: Int])>((0, [:]))
+    private let counts = Mutex<(total: Int, perToken: [TokenID: Int])>((0, [:]))
 
     init(maxTotal: Int, maxPerToken: Int) {
         self.maxTotal = maxTotal
@@ -108,7 +109,7 @@ final class SubscriberLimits: Sendable {
     }
 
     /// A place for one subscriber of `token`, held until the lease is released or dropped.
-    func acquire(token: String) throws -> Lease {
+    func acquire(token: TokenID) throws -> Lease {
         let refusal: (limit: String, message: String)? = counts.withLock { counts in
             if counts.total >= maxTotal { return ("subscribers", "too many feed subscribers (\(maxTotal)); retry later") }
             if counts.perToken[token, default: 0] >= maxPerToken {

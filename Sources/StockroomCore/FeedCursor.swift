@@ -1,0 +1,43 @@
+/// A position in the change feed of one database epoch; opaque and URL-safe on the wire
+/// (`c1.<epoch>.<seq>`), where it is always written encoded.
+public struct FeedCursor: Hashable, Sendable, CustomStringConvertible {
+    /// The database epoch the position belongs to.
+    public var epoch: String
+    /// The seq of the last change before the position.
+    public var seq: Int64
+
+    /// Creates a cursor.
+    public init(epoch: String, seq: Int64) {
+        self.epoch = epoch
+        self.seq = seq
+    }
+
+    /// `c1.<epoch>.<seq>`.
+    public var encoded: String { "c1.\(epoch).\(seq)" }
+
+    /// Parses an encoded cursor; nil when malformed.
+    public init?(encoded: String) {
+        let parts = encoded.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0] == "c1", !parts[1].isEmpty, parts[1].allSatisfy(\.isHexDigit),
+            let seq = Int64(parts[2]), seq >= 0
+        else { return nil }
+        self.init(epoch: String(parts[1]), seq: seq)
+    }
+
+    public var description: String { encoded }
+}
+
+extension FeedCursor: Codable {
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        guard let cursor = FeedCursor(encoded: try container.decode(String.self)) else {
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: "not a feed cursor")
+        }
+        self = cursor
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(encoded)
+    }
+}

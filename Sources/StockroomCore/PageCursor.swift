@@ -1,0 +1,46 @@
+import Foundation
+
+/// Where a page of `GET /v1/items` continues: a creation-order position; opaque and URL-safe on
+/// the wire (base64url of `i:<seq>`), where it is always written encoded.
+public struct PageCursor: Hashable, Sendable, CustomStringConvertible {
+    /// The creation-order position (the item's seq) of the last item before the position.
+    public var seq: Int64
+
+    /// Creates a cursor.
+    public init(seq: Int64) {
+        self.seq = seq
+    }
+
+    /// The cursor as written on the wire.
+    public var encoded: String {
+        Data("i:\(seq)".utf8).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+    }
+
+    /// Parses an encoded cursor; nil when malformed.
+    public init?(encoded: String) {
+        var base64 = encoded.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
+        guard let data = Data(base64Encoded: base64), let text = String(data: data, encoding: .utf8), text.hasPrefix("i:"),
+            let seq = Int64(text.dropFirst(2)), seq >= 0
+        else { return nil }
+        self.init(seq: seq)
+    }
+
+    public var description: String { encoded }
+}
+
+extension PageCursor: Codable {
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        guard let cursor = PageCursor(encoded: try container.decode(String.self)) else {
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: "not an item page cursor")
+        }
+        self = cursor
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(encoded)
+    }
+}
