@@ -92,8 +92,9 @@ extension AppDatabase {
             try backup.close()
             try migrator().migrate(copy)
             try copy.write { db in
+                // SQL: a new epoch made as migration 0001 makes the first, by SQLite's randomblob().
                 try db.execute(sql: "UPDATE meta SET value = lower(hex(randomblob(16))) WHERE key = 'epoch'")
-                try db.execute(sql: "DELETE FROM meta WHERE key = 'ready_probe'")
+                try MetaRecord.deleteOne(db, key: MetaRecord.Key.readyProbe)
             }
             let summary = try verify(copy, name: partial)
             try copy.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
@@ -123,7 +124,7 @@ extension AppDatabase {
             return BackupSummary(
                 pages: pages, bytes: pages * pageSize,
                 migration: try String.fetchOne(db, sql: "SELECT max(identifier) FROM grdb_migrations") ?? "none",
-                epoch: try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'epoch'") ?? "")
+                epoch: try MetaRecord.value(db, .epoch) ?? "")
         }
     }
 

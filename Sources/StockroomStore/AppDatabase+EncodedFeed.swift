@@ -77,6 +77,8 @@ extension AppDatabase {
         guard seq >= (try trimmedThrough(db)) else {
             throw StoreError.resyncRequired("the cursor is older than the retained log; start from a snapshot")
         }
+        // Cached SQL, not the query interface (which prepares its statement anew on every call): a
+        // page is read in place through SQLite's C API, its columns by position in this order.
         let columns = "SELECT seq, entity, op, entity_id, value, origin_client_id, origin_idempotency_key, at FROM changes"
         let statement: Statement
         var arguments: StatementArguments = [seq]

@@ -54,20 +54,17 @@ public struct ChangeEntry: Sendable, Hashable {
         return json.string
     }
 
-    /// Reads a row of `changes` (every column) and encodes its JSON for `epoch`.
-    init(row: Row, epoch: String) throws {
-        guard let entity = ChangeEntity(rawValue: row["entity"]), let op = ChangeOp(rawValue: row["op"]) else {
-            throw DatabaseError(message: "corrupt change entry")
-        }
-        seq = row["seq"]
-        self.entity = entity
-        self.op = op
-        id = row["entity_id"]
-        owner = row["owner"]
-        valueJSON = row["value"]
-        originClientID = row["origin_client_id"]
-        originIdempotencyKey = row["origin_idempotency_key"]
-        at = row["at"]
+    /// The entry of a row of `changes`, its JSON encoded for `epoch`.
+    init(_ record: ChangeRecord, epoch: String) {
+        seq = record.seq ?? 0
+        entity = record.entity
+        op = record.op
+        id = record.entityID
+        owner = record.owner
+        valueJSON = record.value
+        originClientID = record.originClientID
+        originIdempotencyKey = record.originIdempotencyKey
+        at = record.at
         json = Self.json(
             seq: seq, epoch: epoch, entity: entity, op: op, id: id, valueJSON: valueJSON,
             originClientID: originClientID, originIdempotencyKey: originIdempotencyKey, at: at)
@@ -144,24 +141,22 @@ extension AppDatabase {
             guard seq >= (try Self.trimmedThrough(db)) else {
                 throw StoreError.resyncRequired("the cursor is older than the retained log; start from a snapshot")
             }
-            var conditions: [String] = []
-            var arguments: StatementArguments = [seq]
-            if filter.topics.contains(.item) { conditions.append("entity = 'item'") }
+            var visible: [SQLExpression] = []
+            if filter.topics.contains(.item) { visible.append(ChangeRecord.Columns.entity == ChangeEntity.item) }
             if filter.topics.contains(.navigation) {
-                conditions.append("(entity = 'navigation' AND owner = ?)")
-                arguments += [filter.user.rawValue]
+                visible.append(ChangeRecord.Columns.entity == ChangeEntity.navigation && ChangeRecord.Columns.owner == filter.user)
             }
-            guard !conditions.isEmpty else { return FeedPage(changes: [], cursor: FeedCursor(epoch: self.epoch, seq: head), hasMore: false) }
-            arguments += [limit + 1]
-            let rows = try Row.fetchAll(
-                db,
-                sql: "SELECT * FROM changes WHERE seq > ? AND (\(conditions.joined(separator: " OR "))) ORDER BY seq LIMIT ?",
-                arguments: arguments)
+            guard !visible.isEmpty else { return FeedPage(changes: [], cursor: FeedCursor(epoch: self.epoch, seq: head), hasMore: false) }
+            let records = try ChangeRecord
+                .filter(ChangeRecord.Columns.seq > seq && visible.joined(operator: .or))
+                .order(ChangeRecord.Columns.seq)
+                .limit(limit + 1)
+                .fetchAll(db)
             var changes: [ChangeEntry] = []
             var bytes = 0
-            var hasMore = rows.count > limit
-            for row in rows.prefix(limit) {
-                let entry = try ChangeEntry(row: row, epoch: self.epoch)
+            var hasMore = records.count > limit
+            for record in records.prefix(limit) {
+                let entry = ChangeEntry(record, epoch: self.epoch)
                 bytes += entry.json.utf8.count
                 if !changes.isEmpty, bytes > FeedPage.byteBudget {
                     hasMore = true
@@ -184,16 +179,17 @@ extension AppDatabase {
             // enough to stay. A walk in rowid order from the oldest entry, which stops there, so it
             // reads about what it trims. (max(seq) WHERE at < cutoff walked back from the head through
             // the whole retained log, 400 ms at 1M entries, in the writer's transaction, every round.)
-            let firstKept = try Int64.fetchOne(
-                db.cachedStatement(sql: "SELECT seq FROM changes WHERE seq > ? AND at >= ? ORDER BY seq LIMIT 1"),
-                arguments: [try Self.trimmedThrough(db), cutoffTime])
+            let firstKept = try ChangeRecord
+                .filter(ChangeRecord.Columns.seq > (try Self.trimmedThrough(db)) && ChangeRecord.Columns.at >= cutoffTime)
+                .order(ChangeRecord.Columns.seq)
+                .select(ChangeRecord.Columns.seq, as: Int64.self)
+                .fetchOne(db)
             let byAge = firstKept.map { $0 - 1 } ?? head
             let bySize = head - Int64(maxEntries)
             let through = max(byAge, bySize, try Self.trimmedThrough(db))
             guard through > (try Self.trimmedThrough(db)) else { return (0, through) }
-            try db.execute(sql: "DELETE FROM changes WHERE seq <= ?", arguments: [through])
-            let removed = db.changesCount
-            try db.execute(sql: "UPDATE meta SET value = ? WHERE key = 'trimmed_through'", arguments: ["\(through)"])
+            let removed = try ChangeRecord.filter(ChangeRecord.Columns.seq <= through).deleteAll(db)
+            try MetaRecord(key: .trimmedThrough, value: "\(through)").update(db)
             return (removed, through)
         }
         hub.trimmed(through: trimmed.through)
@@ -210,6 +206,6 @@ extension AppDatabase {
     }
 
     static func trimmedThrough(_ db: Database) throws -> Int64 {
-        Int64(try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'trimmed_through'") ?? "0") ?? 0
+        Int64(try MetaRecord.value(db, .trimmedThrough) ?? "0") ?? 0
     }
 }

@@ -74,14 +74,9 @@ extension AppDatabase {
         defer { inFlight.release(idempotency.key) }
         let outcome: Replayable<Result<Value, any Error>> = try await write { db in
             let key = idempotency.key
-            if let row = try Row.fetchOne(
-                db,
-                sql: "SELECT fingerprint, status, headers, body FROM idempotency_records WHERE user = ? AND scope = ? AND key = ?",
-                arguments: [key.user.rawValue, key.scope.rawValue, key.key]
-            ) {
-                guard row["fingerprint"] as String == idempotency.fingerprint else { throw StoreError.idempotencyKeyReused }
-                let headers = try JSONDecoder().decode([String: String].self, from: Data((row["headers"] as String).utf8))
-                return .replayed(StoredResponse(status: row["status"], headers: headers, body: row["body"]))
+            if let record = try IdempotencyRecord.find(db, key: key) {
+                guard record.fingerprint == idempotency.fingerprint else { throw StoreError.idempotencyKeyReused }
+                return .replayed(try record.response)
             }
             var result: Result<Value, any Error>
             do {
@@ -101,17 +96,8 @@ extension AppDatabase {
                 if case .failure(let error) = result { throw error }
                 return .fresh(result)
             }
-            try db.execute(
-                sql: """
-                    INSERT INTO idempotency_records (user, scope, key, fingerprint, status, headers, body, created_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                    """,
-                arguments: [
-                    key.user.rawValue, key.scope.rawValue, key.key, idempotency.fingerprint, response.status,
-                    String(decoding: try JSONEncoder().encode(response.headers), as: UTF8.self), response.body,
-                    Timestamp.milliseconds(Date()),
-                ]
-            )
+            try IdempotencyRecord(key: key, fingerprint: idempotency.fingerprint, response: response, at: Timestamp.milliseconds(Date()))
+                .insertCached(db)
             return .fresh(result)
         }
         switch outcome {
@@ -127,8 +113,7 @@ extension AppDatabase {
         let age = max(age, Self.minimumIdempotencyRetention)
         let cutoff = Timestamp.milliseconds(Date()) - Int64(age.components.seconds) * 1000
         return try await write { db in
-            try db.execute(sql: "DELETE FROM idempotency_records WHERE created_at < ?", arguments: [cutoff])
-            return db.changesCount
+            try IdempotencyRecord.filter(IdempotencyRecord.Columns.createdAt < cutoff).deleteAll(db)
         }
     }
 

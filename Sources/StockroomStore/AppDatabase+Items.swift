@@ -60,8 +60,8 @@ extension AppDatabase {
 
     static func createItem(_ db: Database, id: ItemID?, draft: Draft, origin: Origin) throws -> Item {
         let id = id ?? .random()
-        // A cached statement: a batch import runs this once per item.
-        if try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM items WHERE id = ?)"), arguments: [id.description]) == true {
+        // A cached statement, not the query interface (which prepares its statement anew): a batch import runs this once per item.
+        if try Bool.fetchOne(db.cachedStatement(sql: ItemRecord.existsSQL), arguments: [id.description]) == true {
             throw StoreError.alreadyExists(id)
         }
         let fields = try validated(draft)
@@ -116,7 +116,8 @@ extension AppDatabase {
 
     static func tombstone(_ db: Database, _ record: ItemRecord, origin: Origin, exceptClient: ClientID?) throws {
         let now = Timestamp.milliseconds(Date())
-        try db.execute(sql: "UPDATE items SET deleted_at = ? WHERE seq = ?", arguments: [now, record.seq])
+        // A cached statement, not the query interface (which prepares its statement anew): a delete command runs it.
+        try db.cachedStatement(sql: ItemRecord.tombstoneSQL).execute(arguments: [now, record.seq])
         try ChangeLog.append(db, entity: .item, op: .delete, id: record.id, owner: nil, value: Item?.none, origin: origin, at: now)
         let id = try record.item.id
         try repairNavigation(db, afterDeleting: id, origin: origin, exceptClient: exceptClient, at: now)

@@ -118,8 +118,11 @@ extension AppDatabase {
 
     /// Repairs every navigation state pointing at a deleted item (but `exceptClient`, which the command itself handled).
     static func repairNavigation(_ db: Database, afterDeleting id: ItemID, origin: Origin, exceptClient: ClientID?, at: Int64) throws {
-        let clientIDs = try ClientID.fetchAll(
-            db, sql: "SELECT client_id FROM client_item_refs WHERE item_id = ? ORDER BY client_id", arguments: [id.description])
+        let clientIDs = try ClientItemRefRecord
+            .filter(ClientItemRefRecord.Columns.itemID == id.description)
+            .order(ClientItemRefRecord.Columns.clientID)
+            .select(ClientItemRefRecord.Columns.clientID, as: ClientID.self)
+            .fetchAll(db)
         for clientID in clientIDs where clientID != exceptClient {
             guard let record = try ClientRecord.find(db, clientID: clientID) else { continue }
             let current = try record.navigation
@@ -140,7 +143,8 @@ extension AppDatabase {
             db, entity: .navigation, op: .upsert, id: clientID.rawValue, owner: owner, value: navigation, origin: origin, at: now)
         let ownerChangeSeq: Int64 =
             origin.user == owner
-            ? seq : (try Int64.fetchOne(db, sql: "SELECT owner_change_seq FROM clients WHERE client_id = ?", arguments: [clientID]) ?? seq)
+            ? seq
+            : (try ClientRecord.filter(key: clientID).select(ClientRecord.Columns.ownerChangeSeq, as: Int64.self).fetchOne(db) ?? seq)
         let record = ClientRecord(
             clientID: clientID,
             owner: owner.rawValue,
@@ -150,19 +154,15 @@ extension AppDatabase {
             ownerChangeSeq: ownerChangeSeq
         )
         try record.upsert(db)
-        try db.execute(sql: "DELETE FROM client_item_refs WHERE client_id = ?", arguments: [clientID])
-        for id in state.referencedItemIDs {
-            try db.execute(
-                sql: "INSERT INTO client_item_refs (item_id, client_id) VALUES (?, ?)", arguments: [id.description, clientID])
-        }
+        try ClientItemRefRecord.replace(db, clientID: clientID, with: state.referencedItemIDs)
         return navigation
     }
 
     /// Refuses a new client (device) beyond the owner's cap; existing clients are never refused.
     static func checkNewClient(_ db: Database, previous: Navigation, owner: UserID, limits: StoreLimits) throws {
         guard previous.version == 0 else { return }
-        let count = try Int.fetchOne(
-            db.cachedStatement(sql: "SELECT COUNT(*) FROM clients WHERE owner = ?"), arguments: [owner.rawValue]) ?? 0
+        // A cached statement, not the query interface (which prepares its statement anew): a first command of a client runs it.
+        let count = try Int.fetchOne(db.cachedStatement(sql: ClientRecord.countByOwnerSQL), arguments: [owner.rawValue]) ?? 0
         guard count < limits.clientsPerUser else {
             throw StoreError.domain(
                 .validationFailed(field: "clientID", message: "a user may have at most \(limits.clientsPerUser) clients (devices)"))

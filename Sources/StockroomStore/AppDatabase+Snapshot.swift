@@ -66,7 +66,8 @@ extension AppDatabase {
     }
 
     /// The columns `writeItem` reads, by position; `NOT INDEXED` walks the table in rowid (= creation)
-    /// order instead of the partial index plus one table lookup per row.
+    /// order instead of the partial index plus one table lookup per row. SQL, not the query interface:
+    /// it has no `NOT INDEXED`, and the rows are read in place through SQLite's C API.
     static let snapshotItemsSQL = """
         SELECT id, name, color_name, color_red, color_green, color_blue, in_stock, quantity, is_on_back_order,
                version, created_at, updated_at

@@ -43,19 +43,14 @@ extension AppDatabase {
         let secret = "sr_" + Self.randomBase64URL(bytes: 32)
         let info = TokenInfo(
             id: TokenID("tok_" + Self.randomBase64URL(bytes: 9)), user: user, role: role, createdAt: Timestamp.now(), revokedAt: nil)
-        try await write { db in
-            try db.execute(
-                sql: "INSERT INTO tokens (id, user, role, secret_hash, created_at) VALUES (?, ?, ?, ?, ?)",
-                arguments: [info.id, info.user.rawValue, info.role.rawValue, Self.hash(secret), Timestamp.milliseconds(info.createdAt)]
-            )
-        }
+        try await write { db in try TokenRecord(info: info, secretHash: Self.hash(secret)).insert(db) }
         return NewToken(info: info, secret: secret)
     }
 
     /// Creates a token for `user` unless one that is not revoked exists; nil when one does.
     public func createTokenIfNone(user: UserID, role: Role) async throws -> NewToken? {
         let exists = try await read { db in
-            try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM tokens WHERE user = ? AND revoked_at IS NULL)", arguments: [user.rawValue]) ?? false
+            try !TokenRecord.filter(TokenRecord.Columns.user == user && TokenRecord.Columns.revokedAt == nil).isEmpty(db)
         }
         return exists ? nil : try await createToken(user: user, role: role)
     }
@@ -63,8 +58,7 @@ extension AppDatabase {
     /// Every token, oldest first, revoked ones included.
     public func listTokens() async throws -> [TokenInfo] {
         try await read { db in
-            try Row.fetchAll(db, sql: "SELECT id, user, role, created_at, revoked_at FROM tokens ORDER BY created_at, id")
-                .map(Self.tokenInfo)
+            try TokenRecord.order(TokenRecord.Columns.createdAt, TokenRecord.Columns.id).fetchAll(db).map(\.info)
         }
     }
 
@@ -73,10 +67,11 @@ extension AppDatabase {
     /// and each re-checks its token (`isLiveToken`) before delivering anything more.
     public func revokeToken(id: TokenID) async throws -> Bool {
         let generation: Int64? = try await write { db in
-            guard try Int.fetchOne(db, sql: "SELECT 1 FROM tokens WHERE id = ?", arguments: [id]) != nil else { return nil }
-            try db.execute(
-                sql: "UPDATE tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL",
-                arguments: [Timestamp.milliseconds(Date()), id])
+            guard try TokenRecord.exists(db, key: id) else { return nil }
+            try TokenRecord
+                .filter(key: id)
+                .filter(TokenRecord.Columns.revokedAt == nil)
+                .updateAll(db, TokenRecord.Columns.revokedAt.set(to: Timestamp.milliseconds(Date())))
             return try Self.tokenGeneration(db)
         }
         guard let generation else { return false }
@@ -88,7 +83,9 @@ extension AppDatabase {
     /// generation moved, and at each heartbeat (for revocations by another process).
     public func isLiveToken(id: TokenID) throws -> Bool {
         try readNow { db in
-            try Int.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM tokens WHERE id = ? AND revoked_at IS NULL"), arguments: [id]) != nil
+            // A cached statement, not the query interface (which prepares its statement anew on every
+            // call): every open stream asks at each heartbeat.
+            try Int.fetchOne(db.cachedStatement(sql: Self.liveTokenSQL), arguments: [id]) != nil
         }
     }
 
@@ -102,11 +99,9 @@ extension AppDatabase {
         return try readNow { db in
             let generation = try Self.tokenGeneration(db)
             if let cached = tokenCache.token(hash: hash, generation: generation) { return cached }
-            let token = try Row.fetchOne(
-                db.cachedStatement(
-                    sql: "SELECT id, user, role, created_at, revoked_at FROM tokens WHERE secret_hash = ? AND revoked_at IS NULL"),
-                arguments: [hash]
-            ).map(Self.tokenInfo)
+            // A cached statement, not the query interface (which prepares its statement anew on every
+            // call): every request with a token not yet cached reads it.
+            let token = try TokenRecord.fetchOne(db.cachedStatement(sql: Self.tokenBySecretSQL), arguments: [hash])?.info
             if let token { tokenCache.keep(token, hash: hash, generation: generation) }
             return token
         }
@@ -114,21 +109,17 @@ extension AppDatabase {
 
     /// The count of token revocations so far (see `Migrations/sql/0004_token_generation.sql`).
     static func tokenGeneration(_ db: Database) throws -> Int64 {
-        // A cached statement: this runs on every authenticated request.
-        let value = try String.fetchOne(db.cachedStatement(sql: "SELECT value FROM meta WHERE key = 'token_generation'"))
-        guard let value, let generation = Int64(value) else { throw DatabaseError(message: "missing token generation") }
+        // This runs on every authenticated request (a cached statement, see `MetaRecord.value`).
+        guard let value = try MetaRecord.value(db, .tokenGeneration), let generation = Int64(value) else {
+            throw DatabaseError(message: "missing token generation")
+        }
         return generation
     }
 
-    static func tokenInfo(_ row: Row) throws -> TokenInfo {
-        guard let role = Role(rawValue: row["role"]) else { throw DatabaseError(message: "corrupt token role") }
-        let revokedAt: Int64? = row["revoked_at"]
-        return TokenInfo(
-            id: row["id"], user: UserID(stored: row["user"]), role: role,
-            createdAt: Timestamp.date(milliseconds: row["created_at"]),
-            revokedAt: revokedAt.map(Timestamp.date(milliseconds:))
-        )
-    }
+    private static let liveTokenSQL =
+        "SELECT 1 FROM tokens WHERE \(TokenRecord.Columns.id.name) = ? AND \(TokenRecord.Columns.revokedAt.name) IS NULL"
+    private static let tokenBySecretSQL =
+        TokenRecord.selectSQL + " WHERE \(TokenRecord.Columns.secretHash.name) = ? AND \(TokenRecord.Columns.revokedAt.name) IS NULL"
 
     static func hash(_ secret: String) -> Data {
         Data(SHA256.hash(data: Data(secret.utf8)))

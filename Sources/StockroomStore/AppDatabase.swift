@@ -52,7 +52,7 @@ public struct AppDatabase: Sendable {
         self.logger = logger
         try Self.migrator().migrate(writer)
         let epoch = try writer.read { db in
-            try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'epoch'")
+            try MetaRecord.value(db, .epoch)
         } ?? ""
         self.epoch = epoch
         let hub = try writer.write { db in
@@ -168,6 +168,7 @@ public struct AppDatabase: Sendable {
                 }
                 // Random, so every page of it changes: as many WAL frames as a larger write needs. A
                 // one-page probe can pass on a full disk, in the room a failed larger write left.
+                // SQL: randomblob() makes the bytes inside SQLite, where the query interface has no upsert of an expression.
                 try db.execute(
                     sql: """
                         INSERT INTO meta (key, value) VALUES ('ready_probe', hex(randomblob(?)))

@@ -244,7 +244,7 @@ final class ChangeObserver: TransactionObserver {
     }
 
     func observes(eventsOfKind eventKind: DatabaseEventKind) -> Bool {
-        if case .insert(let table) = eventKind { return table == "changes" }
+        if case .insert(let table) = eventKind { return table == ChangeRecord.databaseTableName }
         return false
     }
 
@@ -257,9 +257,9 @@ final class ChangeObserver: TransactionObserver {
         guard appended.withLock({ flag in defer { flag = false }; return flag }) else { return }
         do {
             // The one read of each commit's entries that every subscriber shares.
-            let entries = try Row.fetchAll(
-                db.cachedStatement(sql: "SELECT * FROM changes WHERE seq > ? ORDER BY seq"), arguments: [hub.head]
-            ).map { try ChangeEntry(row: $0, epoch: hub.epoch) }
+            // A cached statement, not the query interface (which prepares its statement anew): every commit runs it.
+            let entries = try ChangeRecord.fetchAll(db.cachedStatement(sql: Self.newEntriesSQL), arguments: [hub.head])
+                .map { ChangeEntry($0, epoch: hub.epoch) }
             // Read in the same commit's wake: a revocation committed by any process before these
             // entries is seen before they are delivered (streams re-check their token first).
             hub.observeTokenGeneration(try AppDatabase.tokenGeneration(db))
@@ -268,6 +268,9 @@ final class ChangeObserver: TransactionObserver {
             // Subscribers still read the log by cursor; the next commit or heartbeat catches them up.
         }
     }
+
+    private static let newEntriesSQL =
+        ChangeRecord.selectSQL + " WHERE \(ChangeRecord.Columns.seq.name) > ? ORDER BY \(ChangeRecord.Columns.seq.name)"
 
     func databaseDidRollback(_ db: Database) {
         appended.withLock { $0 = false }

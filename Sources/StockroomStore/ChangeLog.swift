@@ -24,18 +24,23 @@ enum ChangeLog {
             }
             return String(decoding: try JSONCoding.encoder().encode(value), as: UTF8.self)
         }
-        // A cached statement: every write appends at least one entry.
-        try db.cachedStatement(
-            sql: """
-                INSERT INTO changes (entity, op, entity_id, owner, value, origin_client_id, origin_idempotency_key, at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                """
-        ).execute(arguments: [entity.rawValue, op.rawValue, id, owner?.rawValue, json, origin.clientID?.rawValue, origin.idempotencyKey, at])
+        // A cached statement, not `ChangeRecord.insert` (which prepares anew and encodes through
+        // `Encodable`): every write appends at least one entry.
+        try db.cachedStatement(sql: appendSQL)
+            .execute(arguments: [entity, op, id, owner?.rawValue, json, origin.clientID?.rawValue, origin.idempotencyKey, at])
         return db.lastInsertedRowID
     }
 
+    /// Every column but `seq`, which SQLite assigns.
+    private static let appendSQL: String = {
+        let columns = ChangeRecord.CodingKeys.allCases.filter { $0 != .seq }.map(\.rawValue)
+        return "INSERT INTO changes (\(columns.joined(separator: ", "))) VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))"
+    }()
+
     /// The seq of the newest entry ever appended (0 before the first).
     static func head(_ db: Database) throws -> Int64 {
-        try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'changes'") ?? 0
+        // SQL: AUTOINCREMENT's counter lives in SQLite's own `sqlite_sequence`, which has no record
+        // (max(seq) of `changes` would forget trimmed entries). Cached: every command reads it.
+        try Int64.fetchOne(db.cachedStatement(sql: "SELECT seq FROM sqlite_sequence WHERE name = 'changes'")) ?? 0
     }
 }

@@ -13,7 +13,7 @@ struct ClientRecord: Codable, FetchableRecord, PersistableRecord {
     var updatedAt: Int64
     var ownerChangeSeq: Int64
 
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case clientID = "client_id"
         case owner, state, version
         case updatedAt = "updated_at"
@@ -39,10 +39,12 @@ struct ClientRecord: Codable, FetchableRecord, PersistableRecord {
     }
 
     static func find(_ db: Database, clientID: ClientID) throws -> ClientRecord? {
-        // A cached statement: every command reads its client first.
-        try ClientRecord.fetchOne(
-            db.cachedStatement(
-                sql: "SELECT client_id, owner, state, version, updated_at, owner_change_seq FROM clients WHERE client_id = ?"),
-            arguments: [clientID])
+        // A cached statement, not the query interface (which prepares its statement anew): every command reads its client first.
+        try ClientRecord.fetchOne(db.cachedStatement(sql: findSQL), arguments: [clientID])
     }
+
+    private static let findSQL =
+        "SELECT " + CodingKeys.allCases.map(\.rawValue).joined(separator: ", ") + " FROM clients WHERE \(Columns.clientID.name) = ?"
+    /// How many clients a user has; for `checkNewClient`'s cached statement.
+    static let countByOwnerSQL = "SELECT COUNT(*) FROM clients WHERE \(Columns.owner.name) = ?"
 }

@@ -42,6 +42,15 @@ struct ItemRecord: Codable, FetchableRecord, PersistableRecord {
     static var databaseSelection: [any SQLSelectable] { CodingKeys.allCases.map { Column($0) } }
     /// The same selection as SQL, for the cached statements of the request path.
     static let selectSQL = "SELECT " + CodingKeys.allCases.map(\.rawValue).joined(separator: ", ") + " FROM items"
+    /// Whether an id exists or ever existed (tombstones included).
+    static let existsSQL = "SELECT EXISTS (SELECT 1 FROM items WHERE \(CodingKeys.id.rawValue) = ?)"
+    /// Marks the row of a seq deleted.
+    static let tombstoneSQL = "UPDATE items SET \(CodingKeys.deletedAt.rawValue) = ? WHERE \(CodingKeys.seq.rawValue) = ?"
+    /// Every column but `seq`, which SQLite assigns, for `insertCached`.
+    private static let insertSQL: String = {
+        let columns = CodingKeys.allCases.filter { $0 != .seq }.map(\.rawValue)
+        return "INSERT INTO items (\(columns.joined(separator: ", "))) VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))"
+    }()
 
     enum Columns {
         static let seq = Column(CodingKeys.seq)
@@ -121,13 +130,7 @@ struct ItemRecord: Codable, FetchableRecord, PersistableRecord {
     /// Inserts the record with one cached statement: GRDB's `insert` encodes the record through
     /// `Encodable` into a container first, which was 14% of the writer's time in a batch import.
     func insertCached(_ db: Database) throws {
-        try db.cachedStatement(
-            sql: """
-                INSERT INTO items (id, name, search_name, color_name, color_red, color_green, color_blue, in_stock, quantity,
-                                   is_on_back_order, version, created_at, updated_at, deleted_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """
-        ).execute(arguments: [
+        try db.cachedStatement(sql: Self.insertSQL).execute(arguments: [
             id, name, searchName, colorName, colorRed, colorGreen, colorBlue, inStock, quantity, isOnBackOrder, version,
             createdAt, updatedAt, deletedAt,
         ])
@@ -135,7 +138,7 @@ struct ItemRecord: Codable, FetchableRecord, PersistableRecord {
 
     /// The live (not deleted) record of `id`, if any.
     static func live(_ db: Database, id: ItemID) throws -> ItemRecord? {
-        // A cached statement rather than the query interface: it runs on every item read and write.
+        // A cached statement rather than the query interface (which prepares its statement anew): it runs on every item read and write.
         try ItemRecord.fetchOne(
             db.cachedStatement(sql: selectSQL + " WHERE id = ? AND deleted_at IS NULL"), arguments: [id.description])
     }

@@ -1,0 +1,66 @@
+import Foundation
+import GRDB
+import StockroomCore
+
+/// A row of `changes`: one entry of the change log.
+struct ChangeRecord: Codable, FetchableRecord, PersistableRecord {
+    static let databaseTableName = "changes"
+
+    var seq: Int64?
+    var entity: ChangeEntity
+    var op: ChangeOp
+    var entityID: String
+    /// The user a navigation change is visible to; nil for items.
+    var owner: String?
+    /// The JSON of the Item or Navigation after the change; nil for a delete.
+    var value: String?
+    var originClientID: String?
+    var originIdempotencyKey: String?
+    var at: Int64
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case seq, entity, op
+        case entityID = "entity_id"
+        case owner, value
+        case originClientID = "origin_client_id"
+        case originIdempotencyKey = "origin_idempotency_key"
+        case at
+    }
+
+    enum Columns {
+        static let seq = Column(CodingKeys.seq)
+        static let entity = Column(CodingKeys.entity)
+        static let op = Column(CodingKeys.op)
+        static let entityID = Column(CodingKeys.entityID)
+        static let owner = Column(CodingKeys.owner)
+        static let value = Column(CodingKeys.value)
+        static let originClientID = Column(CodingKeys.originClientID)
+        static let originIdempotencyKey = Column(CodingKeys.originIdempotencyKey)
+        static let at = Column(CodingKeys.at)
+    }
+
+    /// Every column, in the order `init(row:)` reads them by position.
+    static var databaseSelection: [any SQLSelectable] { CodingKeys.allCases.map { Column($0) } }
+    /// The same selection as SQL, for the cached statements of the feed.
+    static let selectSQL = "SELECT " + CodingKeys.allCases.map(\.rawValue).joined(separator: ", ") + " FROM changes"
+
+    /// Reads a row of `databaseSelection` by position: this runs for every entry a feed reads from the log.
+    init(row: Row) throws {
+        guard let entity = ChangeEntity(rawValue: row[1]), let op = ChangeOp(rawValue: row[2]) else {
+            throw DatabaseError(message: "corrupt change entry")
+        }
+        seq = row[0]
+        self.entity = entity
+        self.op = op
+        entityID = row[3]
+        owner = row[4]
+        value = row[5]
+        originClientID = row[6]
+        originIdempotencyKey = row[7]
+        at = row[8]
+    }
+}
+
+/// Entities and operations are stored as their names (the table's CHECKs hold them to those).
+extension ChangeEntity: DatabaseValueConvertible {}
+extension ChangeOp: DatabaseValueConvertible {}

@@ -1,0 +1,38 @@
+import GRDB
+
+/// A row of `meta`: one of the database's few named values.
+struct MetaRecord: Codable, FetchableRecord, PersistableRecord {
+    static let databaseTableName = "meta"
+
+    /// The names the store uses.
+    enum Key: String, Codable, DatabaseValueConvertible {
+        /// The database epoch, named in every feed cursor (0001).
+        case epoch
+        /// Every change with a seq up to this one was trimmed (0003).
+        case trimmedThrough = "trimmed_through"
+        /// The count of token revocations, bumped by triggers (0004).
+        case tokenGeneration = "token_generation"
+        /// What `writeProbe` last wrote.
+        case readyProbe = "ready_probe"
+    }
+
+    var key: Key
+    var value: String
+
+    enum CodingKeys: String, CodingKey {
+        case key, value
+    }
+
+    enum Columns {
+        static let key = Column(CodingKeys.key)
+        static let value = Column(CodingKeys.value)
+    }
+
+    /// The value named `key`, if the database has one. A cached statement: the token generation is
+    /// read on every authenticated request, the trim watermark on every feed read.
+    static func value(_ db: Database, _ key: Key) throws -> String? {
+        try String.fetchOne(db.cachedStatement(sql: selectValueSQL), arguments: [key])
+    }
+
+    private static let selectValueSQL = "SELECT \(CodingKeys.value.rawValue) FROM meta WHERE \(CodingKeys.key.rawValue) = ?"
+}
