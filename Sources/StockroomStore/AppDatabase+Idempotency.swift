@@ -55,16 +55,36 @@ public struct IdempotentRequest<Value: Sendable>: Sendable {
 
 /// Either the outcome of running a request now, or the stored response of its first run.
 public enum Replayable<Value: Sendable>: Sendable {
+    /// The request ran now (always so without an idempotency key).
     case fresh(Value)
+    /// A retry: the first run's stored response, and nothing applied.
     case replayed(StoredResponse)
+
+    /// The value of a fresh run. Only a write with an idempotency key can be a replay, which has no
+    /// value but the stored response: reading it throws `ReplayedResponse`.
+    public var value: Value {
+        get throws {
+            switch self {
+            case .fresh(let value): return value
+            case .replayed(let response): throw ReplayedResponse(response: response)
+            }
+        }
+    }
+}
+
+/// Thrown when a replay is asked for the value of a fresh run (`Replayable.value`).
+public struct ReplayedResponse: Error, Sendable {
+    /// The first run's stored response.
+    public var response: StoredResponse
 }
 
 extension AppDatabase {
     /// How long idempotency records are kept at least.
     public static let minimumIdempotencyRetention: Duration = .seconds(24 * 3600)
 
-    /// Runs `body` in one write transaction. With an idempotency key: a retry returns the stored
-    /// response and applies nothing; a first run stores its decided outcome in the same transaction.
+    /// Runs `body` in one write transaction: the one path of every public write. With an idempotency
+    /// key: a retry returns the stored response and applies nothing; a first run stores its decided
+    /// outcome in the same transaction.
     func perform<Value: Sendable>(
         _ idempotency: IdempotentRequest<Value>?,
         _ body: @escaping @Sendable (Database) throws -> Value
@@ -115,38 +135,5 @@ extension AppDatabase {
         return try await write { db in
             try IdempotencyRecord.filter(IdempotencyRecord.Columns.createdAt < cutoff).deleteAll(db)
         }
-    }
-
-    // MARK: Idempotent variants of the writes
-
-    /// `createItem`, with an optional idempotency key.
-    public func createItem(id: ItemID?, draft: Draft, origin: Origin, idempotency: IdempotentRequest<Item>?) async throws -> Replayable<Item> {
-        try await perform(idempotency) { db in try Self.createItem(db, id: id, draft: draft, origin: origin) }
-    }
-
-    /// `updateItem`, with an optional idempotency key.
-    public func updateItem(
-        _ id: ItemID, draft: Draft, precondition: VersionPrecondition?, origin: Origin, idempotency: IdempotentRequest<Item>?
-    ) async throws -> Replayable<Item> {
-        try await perform(idempotency) { db in
-            try Self.updateItem(db, id: id, draft: draft, precondition: precondition, origin: origin)
-        }
-    }
-
-    /// `deleteItem`, with an optional idempotency key.
-    public func deleteItem(
-        _ id: ItemID, precondition: VersionPrecondition?, origin: Origin, idempotency: IdempotentRequest<Bool>?
-    ) async throws -> Replayable<Bool> {
-        try await perform(idempotency) { db in
-            try Self.deleteItem(db, id: id, precondition: precondition, origin: origin)
-            return true
-        }
-    }
-
-    /// `runCommand`, with an optional idempotency key.
-    public func runCommand(
-        _ command: Command, clientID: ClientID, origin: Origin, idempotency: IdempotentRequest<CommandOutcome>?
-    ) async throws -> Replayable<CommandOutcome> {
-        try await perform(idempotency) { db in try Self.runCommand(db, command, clientID: clientID, origin: origin, limits: limits) }
     }
 }

@@ -31,13 +31,15 @@ extension AppDatabase {
     /// Creates many items in one transaction (one commit, one fsync), each checked on its own: an
     /// item that is refused (`alreadyExists`, invalid) is answered alone and the others are created.
     /// Answers in the order given. A storage failure fails the whole batch.
-    public func createItems(_ items: [BatchItem], origin: Origin, idempotency: IdempotentRequest<[ItemCreation]>?) async throws
+    @discardableResult
+    public func createItems(_ items: [BatchItem], origin: Origin, idempotency: IdempotentRequest<[ItemCreation]>? = nil) async throws
         -> Replayable<[ItemCreation]>
     {
-        try await perform(idempotency) { db in try Self.createItems(db, items, origin: origin) }
+        try await perform(idempotency) { db in try Self.applyCreateItems(db, items, origin: origin) }
     }
 
-    static func createItems(_ db: Database, _ items: [BatchItem], origin: Origin) throws -> [ItemCreation] {
+    /// `createItems` inside the caller's transaction.
+    static func applyCreateItems(_ db: Database, _ items: [BatchItem], origin: Origin) throws -> [ItemCreation] {
         var outcomes: [ItemCreation] = []
         outcomes.reserveCapacity(items.count)
         for entry in items {
@@ -45,7 +47,7 @@ extension AppDatabase {
             // anything, and any later failure is the storage's, which fails the whole batch. (A
             // savepoint each made SQLite open a statement journal per item: 5% of the writer.)
             do {
-                outcomes.append(.created(try createItem(db, id: entry.id, draft: entry.draft, origin: origin)))
+                outcomes.append(.created(try applyCreateItem(db, id: entry.id, draft: entry.draft, origin: origin)))
             } catch let error as StoreError {
                 outcomes.append(.refused(error))
             }

@@ -53,12 +53,17 @@ extension AppDatabase {
         try readNow { db in try ItemRecord.live(db, id: id)?.item }
     }
 
-    /// Inserts a new item; an id that exists or ever existed is refused.
-    public func createItem(id: ItemID?, draft: Draft, origin: Origin) async throws -> Item {
-        try await write { db in try Self.createItem(db, id: id, draft: draft, origin: origin) }
+    /// Inserts a new item; an id that exists or ever existed is refused. With `idempotency`, a retry
+    /// gets the first run's stored response and applies nothing.
+    @discardableResult
+    public func createItem(
+        id: ItemID?, draft: Draft, origin: Origin, idempotency: IdempotentRequest<Item>? = nil
+    ) async throws -> Replayable<Item> {
+        try await perform(idempotency) { db in try Self.applyCreateItem(db, id: id, draft: draft, origin: origin) }
     }
 
-    static func createItem(_ db: Database, id: ItemID?, draft: Draft, origin: Origin) throws -> Item {
+    /// `createItem` inside the caller's transaction.
+    static func applyCreateItem(_ db: Database, id: ItemID?, draft: Draft, origin: Origin) throws -> Item {
         let id = id ?? .random()
         // A cached statement, not the query interface (which prepares its statement anew): a batch import runs this once per item.
         if try Bool.fetchOne(db.cachedStatement(sql: ItemRecord.existsSQL), arguments: [id.description]) == true {
@@ -77,12 +82,19 @@ extension AppDatabase {
         return item
     }
 
-    /// Replaces the item's editable fields, if it exists and `precondition` holds.
-    public func updateItem(_ id: ItemID, draft: Draft, precondition: VersionPrecondition?, origin: Origin) async throws -> Item {
-        try await write { db in try Self.updateItem(db, id: id, draft: draft, precondition: precondition, origin: origin) }
+    /// Replaces the item's editable fields, if it exists and `precondition` holds. With `idempotency`,
+    /// a retry gets the first run's stored response and applies nothing.
+    @discardableResult
+    public func updateItem(
+        _ id: ItemID, draft: Draft, precondition: VersionPrecondition?, origin: Origin, idempotency: IdempotentRequest<Item>? = nil
+    ) async throws -> Replayable<Item> {
+        try await perform(idempotency) { db in
+            try Self.applyUpdateItem(db, id: id, draft: draft, precondition: precondition, origin: origin)
+        }
     }
 
-    static func updateItem(_ db: Database, id: ItemID, draft: Draft, precondition: VersionPrecondition?, origin: Origin) throws -> Item {
+    /// `updateItem` inside the caller's transaction.
+    static func applyUpdateItem(_ db: Database, id: ItemID, draft: Draft, precondition: VersionPrecondition?, origin: Origin) throws -> Item {
         guard let record = try ItemRecord.live(db, id: id) else { throw StoreError.notFound("no item \(id)") }
         if let precondition, !precondition.matches(record.version) {
             throw StoreError.preconditionFailed(currentVersion: record.version)
@@ -101,12 +113,17 @@ extension AppDatabase {
         return item
     }
 
-    /// Deletes the item (a tombstone) and repairs every navigation state pointing at it.
-    public func deleteItem(_ id: ItemID, precondition: VersionPrecondition?, origin: Origin) async throws {
-        try await write { db in try Self.deleteItem(db, id: id, precondition: precondition, origin: origin) }
+    /// Deletes the item (a tombstone) and repairs every navigation state pointing at it. With
+    /// `idempotency`, a retry gets the first run's stored response and applies nothing.
+    @discardableResult
+    public func deleteItem(
+        _ id: ItemID, precondition: VersionPrecondition?, origin: Origin, idempotency: IdempotentRequest<Void>? = nil
+    ) async throws -> Replayable<Void> {
+        try await perform(idempotency) { db in try Self.applyDeleteItem(db, id: id, precondition: precondition, origin: origin) }
     }
 
-    static func deleteItem(_ db: Database, id: ItemID, precondition: VersionPrecondition?, origin: Origin) throws {
+    /// `deleteItem` inside the caller's transaction.
+    static func applyDeleteItem(_ db: Database, id: ItemID, precondition: VersionPrecondition?, origin: Origin) throws {
         guard let record = try ItemRecord.live(db, id: id) else { throw StoreError.notFound("no item \(id)") }
         if let precondition, !precondition.matches(record.version) {
             throw StoreError.preconditionFailed(currentVersion: record.version)

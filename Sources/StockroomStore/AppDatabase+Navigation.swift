@@ -37,11 +37,12 @@ extension AppDatabase {
         origin: Origin
     ) async throws -> Navigation {
         try await write { db in
-            try Self.replaceNavigation(db, clientID: clientID, state: state, precondition: precondition, origin: origin, limits: limits)
+            try Self.applyReplaceNavigation(db, clientID: clientID, state: state, precondition: precondition, origin: origin, limits: limits)
         }
     }
 
-    static func replaceNavigation(
+    /// `replaceNavigation` inside the caller's transaction.
+    static func applyReplaceNavigation(
         _ db: Database, clientID: ClientID, state: NavigationState, precondition: VersionPrecondition?, origin: Origin,
         limits: StoreLimits
     ) throws -> Navigation {
@@ -64,12 +65,17 @@ extension AppDatabase {
     }
 
     /// Applies one command to `clientID`'s navigation in one transaction: the navigation change,
-    /// any item change, the repair of other devices, and their change entries.
-    public func runCommand(_ command: Command, clientID: ClientID, origin: Origin) async throws -> CommandOutcome {
-        try await write { db in try Self.runCommand(db, command, clientID: clientID, origin: origin, limits: limits) }
+    /// any item change, the repair of other devices, and their change entries. With `idempotency`, a
+    /// retry gets the first run's stored response and applies nothing.
+    @discardableResult
+    public func runCommand(
+        _ command: Command, clientID: ClientID, origin: Origin, idempotency: IdempotentRequest<CommandOutcome>? = nil
+    ) async throws -> Replayable<CommandOutcome> {
+        try await perform(idempotency) { db in try Self.applyCommand(db, command, clientID: clientID, origin: origin, limits: limits) }
     }
 
-    static func runCommand(
+    /// `runCommand` inside the caller's transaction.
+    static func applyCommand(
         _ db: Database, _ command: Command, clientID: ClientID, origin: Origin, limits: StoreLimits
     ) throws -> CommandOutcome {
         let current = try ownedNavigation(db, clientID: clientID, user: origin.user)

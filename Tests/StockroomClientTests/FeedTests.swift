@@ -84,7 +84,7 @@ struct FeedTests {
                 let database = try AppDatabase.open(path: server.databasePath)
                 var items: [Item] = []
                 for index in 0..<3 {
-                    items.append(try await database.createItem(id: nil, draft: .named("Offline \(index)"), origin: Origin(user: "erin")))
+                    items.append(try await database.createItem(id: nil, draft: .named("Offline \(index)"), origin: Origin(user: "erin")).value)
                 }
                 _ = try await database.updateItem(kept.id, draft: .named("Kept, renamed"), precondition: nil, origin: Origin(user: "erin"))
                 #expect(try await database.trimChanges(maxAge: .seconds(3600), maxEntries: 1) > 0)

@@ -27,7 +27,7 @@ struct SnapshotStreamRouteTests {
                 let items = (0..<1000).map { index in
                     BatchItem(id: nil, draft: Draft(name: "\(batch)-\(index) \(name)", color: nil, status: .inStock(quantity: index)))
                 }
-                guard case .fresh(let outcomes) = try await app.database.createItems(items, origin: Origin(user: "erin"), idempotency: nil)
+                guard case .fresh(let outcomes) = try await app.database.createItems(items, origin: Origin(user: "erin"))
                 else { return }
                 for case .created(let item) in outcomes { seeded.append(item) }
             }

@@ -16,27 +16,27 @@ struct ChangeLogTests {
             let phone = Sample.erin("phone", key: "k-open")
             let rest = Sample.erin("rest", key: "k-rest")
 
-            let keyboard = try await database.createItem(id: nil, draft: Sample.keyboard, origin: rest)  // 1
+            let keyboard = try await database.createItem(id: nil, draft: Sample.keyboard, origin: rest).value  // 1
             _ = await failure { try await database.createItem(id: keyboard.id, draft: Sample.mouse, origin: rest) }
             _ = await failure { try await database.createItem(id: nil, draft: Sample.blankName, origin: rest) }
-            let mouse = try await database.createItem(id: nil, draft: Sample.mouse, origin: rest)  // 2
+            let mouse = try await database.createItem(id: nil, draft: Sample.mouse, origin: rest).value  // 2
             _ = await failure { try await database.updateItem(keyboard.id, draft: Sample.mouse, precondition: .oneOf([9]), origin: rest) }
-            let opened = try await database.runCommand(.openEdit(itemID: keyboard.id), clientID: "phone", origin: phone)  // 3
+            let opened = try await database.runCommand(.openEdit(itemID: keyboard.id), clientID: "phone", origin: phone).value  // 3
             _ = await failure { try await database.runCommand(.pop, clientID: "phone", origin: phone) }
             _ = await failure { try await database.runCommand(.push(route: .item(id: .random())), clientID: "phone", origin: phone) }
             _ = await failure { try await database.runCommand(.cancel, clientID: "phone", origin: Sample.otto("phone")) }
-            let keyboard2 = try await database.updateItem(keyboard.id, draft: Sample.bluetooth, precondition: nil, origin: rest)  // 4
+            let keyboard2 = try await database.updateItem(keyboard.id, draft: Sample.bluetooth, precondition: nil, origin: rest).value  // 4
             _ = await failure { try await database.runCommand(.save, clientID: "phone", origin: phone) }  // conflict
             try await database.deleteItem(mouse.id, precondition: nil, origin: rest)  // 5
             _ = await failure { try await database.deleteItem(mouse.id, precondition: nil, origin: rest) }
             // A transaction that appended entries and then failed leaves no gap either.
             _ = await failure {
                 try await database.writer.write { db in
-                    _ = try AppDatabase.createItem(db, id: nil, draft: Sample.keyboard, origin: rest)
+                    _ = try AppDatabase.applyCreateItem(db, id: nil, draft: Sample.keyboard, origin: rest)
                     throw Abort()
                 }
             }
-            let cancelled = try await database.runCommand(.cancel, clientID: "phone", origin: phone)  // 6
+            let cancelled = try await database.runCommand(.cancel, clientID: "phone", origin: phone).value  // 6
 
             #expect(try await probe.changeSeqs() == [1, 2, 3, 4, 5, 6])
             #expect(cancelled.seq == 6)
@@ -56,14 +56,14 @@ struct ChangeLogTests {
     func entriesShareTheWriteTransaction() async throws {
         try await withTemporaryDatabase { database in
             let probe = Probe(database)
-            let item = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin)
+            let item = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin).value
             let before = try await probe.snapshot()
 
             let outcome = await failure {
                 try await database.writer.write { db -> Void in
-                    _ = try AppDatabase.updateItem(db, id: item.id, draft: Sample.mouse, precondition: nil, origin: Sample.erin)
-                    _ = try AppDatabase.createItem(db, id: nil, draft: Sample.bluetooth, origin: Sample.erin)
-                    _ = try AppDatabase.runCommand(db, .push(route: .item(id: item.id)), clientID: "phone", origin: Sample.erin("phone"), limits: StoreLimits())
+                    _ = try AppDatabase.applyUpdateItem(db, id: item.id, draft: Sample.mouse, precondition: nil, origin: Sample.erin)
+                    _ = try AppDatabase.applyCreateItem(db, id: nil, draft: Sample.bluetooth, origin: Sample.erin)
+                    _ = try AppDatabase.applyCommand(db, .push(route: .item(id: item.id)), clientID: "phone", origin: Sample.erin("phone"), limits: StoreLimits())
                     // Inside the transaction the three entries are there…
                     guard try Int.fetchOne(db, sql: "SELECT count(*) FROM changes") == 4 else { throw StoreError.unavailable("entries missing") }
                     throw Abort()
@@ -80,7 +80,7 @@ struct ChangeLogTests {
         try await withTemporaryDatabase { database in
             let probe = Probe(database)
             let origin = Origin(user: "erin", clientID: "tablet", idempotencyKey: "key-42")
-            let item = try await database.createItem(id: nil, draft: Sample.keyboard, origin: origin)
+            let item = try await database.createItem(id: nil, draft: Sample.keyboard, origin: origin).value
 
             #expect(try await probe.changes() == [.itemUpsert(1, item, origin)])
             let raw = try #require(try await probe.rawChange(seq: 1))
@@ -100,7 +100,7 @@ struct ChangeLogTests {
     func deleteColumns() async throws {
         try await withTemporaryDatabase { database in
             let probe = Probe(database)
-            let item = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin)
+            let item = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin).value
             let origin = Origin(user: "otto", clientID: nil, idempotencyKey: "del")
             try await database.deleteItem(item.id, precondition: nil, origin: origin)
 
@@ -116,9 +116,9 @@ struct ChangeLogTests {
     func navigationColumns() async throws {
         try await withTemporaryDatabase { database in
             let probe = Probe(database)
-            let item = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin)
+            let item = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin).value
             let origin = Sample.otto("otto-phone", key: "nav-1")
-            let outcome = try await database.runCommand(.push(route: .item(id: item.id)), clientID: "otto-phone", origin: origin)
+            let outcome = try await database.runCommand(.push(route: .item(id: item.id)), clientID: "otto-phone", origin: origin).value
 
             #expect(
                 outcome.navigation
@@ -141,7 +141,7 @@ struct ChangeLogTests {
     func replaceNavigation() async throws {
         try await withTemporaryDatabase { database in
             let probe = Probe(database)
-            let item = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin)
+            let item = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin).value
             let state = NavigationState(
                 tab: .settings, path: [.item(id: item.id)], destination: .edit(itemID: item.id, baseVersion: 1, draft: Sample.bluetooth))
             let origin = Sample.erin("phone")

@@ -12,7 +12,7 @@ struct CommandStoreTests {
         try await withTemporaryDatabase { database in
             let probe = Probe(database)
             let erin = Sample.erin("phone")
-            let keyboard = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin)
+            let keyboard = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin).value
             func state(_ destination: Destination?) -> NavigationState {
                 NavigationState(tab: .inventory, path: [], destination: destination)
             }
@@ -21,27 +21,27 @@ struct CommandStoreTests {
             }
 
             // Given an edit sheet opened on the keyboard
-            let opened = try await database.runCommand(.openEdit(itemID: keyboard.id), clientID: "phone", origin: erin)
+            let opened = try await database.runCommand(.openEdit(itemID: keyboard.id), clientID: "phone", origin: erin).value
             let editing = Destination.edit(itemID: keyboard.id, baseVersion: 1, draft: keyboard.draft)
             #expect(opened == CommandOutcome(navigation: navigation(opened, editing, version: 1), item: nil, seq: 2))
 
             // When the user types, the draft changes and the item does not
-            let typed = try await database.runCommand(.updateDraft(draft: Sample.bluetooth), clientID: "phone", origin: erin)
+            let typed = try await database.runCommand(.updateDraft(draft: Sample.bluetooth), clientID: "phone", origin: erin).value
             let typedEdit = Destination.edit(itemID: keyboard.id, baseVersion: 1, draft: Sample.bluetooth)
             #expect(typed == CommandOutcome(navigation: navigation(typed, typedEdit, version: 2), item: nil, seq: 3))
             #expect(try await database.item(keyboard.id) == keyboard)
 
             // When they cancel, the draft is gone and the item is still untouched
-            let cancelled = try await database.runCommand(.cancel, clientID: "phone", origin: erin)
+            let cancelled = try await database.runCommand(.cancel, clientID: "phone", origin: erin).value
             #expect(cancelled == CommandOutcome(navigation: navigation(cancelled, nil, version: 3), item: nil, seq: 4))
             #expect(try await database.item(keyboard.id) == keyboard)
 
             // When they edit, type and save, the item is written at version 2 and the sheet closes
-            let reopened = try await database.runCommand(.openEdit(itemID: keyboard.id), clientID: "phone", origin: erin)
+            let reopened = try await database.runCommand(.openEdit(itemID: keyboard.id), clientID: "phone", origin: erin).value
             #expect(reopened.navigation == navigation(reopened, editing, version: 4))
-            let retyped = try await database.runCommand(.updateDraft(draft: Sample.bluetooth), clientID: "phone", origin: erin)
+            let retyped = try await database.runCommand(.updateDraft(draft: Sample.bluetooth), clientID: "phone", origin: erin).value
             #expect(retyped.navigation == navigation(retyped, typedEdit, version: 5))
-            let saved = try await database.runCommand(.save, clientID: "phone", origin: erin)
+            let saved = try await database.runCommand(.save, clientID: "phone", origin: erin).value
             let written = try #require(saved.item)
             #expect(
                 written
@@ -71,10 +71,10 @@ struct CommandStoreTests {
         try await withTemporaryDatabase { database in
             let probe = Probe(database)
             let erin = Sample.erin("phone")
-            let keyboard = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin)
+            let keyboard = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin).value
             _ = try await database.runCommand(.openEdit(itemID: keyboard.id), clientID: "phone", origin: erin)
-            let typed = try await database.runCommand(.updateDraft(draft: Sample.bluetooth), clientID: "phone", origin: erin)
-            let changedElsewhere = try await database.updateItem(keyboard.id, draft: Sample.mouse, precondition: nil, origin: Sample.otto)
+            let typed = try await database.runCommand(.updateDraft(draft: Sample.bluetooth), clientID: "phone", origin: erin).value
+            let changedElsewhere = try await database.updateItem(keyboard.id, draft: Sample.mouse, precondition: nil, origin: Sample.otto).value
             let before = try await probe.snapshot()
 
             #expect(
@@ -92,7 +92,7 @@ struct CommandStoreTests {
         try await withTemporaryDatabase { database in
             let probe = Probe(database)
             let erin = Sample.erin("phone")
-            let keyboard = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin)
+            let keyboard = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin).value
 
             var before = try await probe.snapshot()
             #expect(
@@ -105,7 +105,7 @@ struct CommandStoreTests {
             #expect(try await probe.clientIDs() == [])
 
             _ = try await database.runCommand(.openEdit(itemID: keyboard.id), clientID: "phone", origin: erin)
-            let typed = try await database.runCommand(.updateDraft(draft: Sample.blankName), clientID: "phone", origin: erin)
+            let typed = try await database.runCommand(.updateDraft(draft: Sample.blankName), clientID: "phone", origin: erin).value
             before = try await probe.snapshot()
             #expect(await failure { try await database.runCommand(.save, clientID: "phone", origin: erin) } == .domain(Sample.blankNameError))
             #expect(try await probe.snapshot() == before)
@@ -118,11 +118,11 @@ struct CommandStoreTests {
     func noOpCommands() async throws {
         try await withTemporaryDatabase { database in
             let probe = Probe(database)
-            let keyboard = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin)
+            let keyboard = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin).value
             let before = try await probe.snapshot()
 
             for command in [Command.cancel, .popToRoot, .selectTab(tab: .inventory)] {
-                let outcome = try await database.runCommand(command, clientID: "fresh", origin: Sample.erin("fresh"))
+                let outcome = try await database.runCommand(command, clientID: "fresh", origin: Sample.erin("fresh")).value
                 #expect(outcome == CommandOutcome(navigation: .unwritten(clientID: "fresh"), item: nil, seq: 1))
             }
             #expect(try await probe.snapshot() == before)
@@ -130,10 +130,10 @@ struct CommandStoreTests {
             #expect(try await database.navigation(clientID: "fresh", user: "erin") == .unwritten(clientID: "fresh"))
 
             // On a written client too: nothing new.
-            let tab = try await database.runCommand(.selectTab(tab: .settings), clientID: "phone", origin: Sample.erin("phone"))
+            let tab = try await database.runCommand(.selectTab(tab: .settings), clientID: "phone", origin: Sample.erin("phone")).value
             let written = try await probe.snapshot()
             for command in [Command.cancel, .popToRoot, .selectTab(tab: .settings)] {
-                let outcome = try await database.runCommand(command, clientID: "phone", origin: Sample.erin("phone"))
+                let outcome = try await database.runCommand(command, clientID: "phone", origin: Sample.erin("phone")).value
                 #expect(outcome == CommandOutcome(navigation: tab.navigation, item: nil, seq: 2))
             }
             #expect(try await probe.snapshot() == written)
@@ -145,8 +145,8 @@ struct CommandStoreTests {
     func anotherUsersClientIsNotFound() async throws {
         try await withTemporaryDatabase { database in
             let probe = Probe(database)
-            let keyboard = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin)
-            let mine = try await database.runCommand(.push(route: .item(id: keyboard.id)), clientID: "phone", origin: Sample.erin("phone"))
+            let keyboard = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin).value
+            let mine = try await database.runCommand(.push(route: .item(id: keyboard.id)), clientID: "phone", origin: Sample.erin("phone")).value
             let before = try await probe.snapshot()
 
             for command in [Command.cancel, .popToRoot, .pop, .openAdd, .selectTab(tab: .settings), .restore(fromClientID: "phone")] {
@@ -163,11 +163,11 @@ struct CommandStoreTests {
     func restore() async throws {
         try await withTemporaryDatabase { database in
             let probe = Probe(database)
-            let keyboard = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin)
+            let keyboard = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin).value
             _ = try await database.runCommand(.selectTab(tab: .settings), clientID: "phone", origin: Sample.erin("phone"))
             _ = try await database.runCommand(.push(route: .item(id: keyboard.id)), clientID: "phone", origin: Sample.erin("phone"))
             _ = try await database.runCommand(.openEdit(itemID: keyboard.id), clientID: "phone", origin: Sample.erin("phone"))
-            let phone = try await database.runCommand(.updateDraft(draft: Sample.bluetooth), clientID: "phone", origin: Sample.erin("phone"))
+            let phone = try await database.runCommand(.updateDraft(draft: Sample.bluetooth), clientID: "phone", origin: Sample.erin("phone")).value
             let expected = NavigationState(
                 tab: .settings, path: [.item(id: keyboard.id)],
                 destination: .edit(itemID: keyboard.id, baseVersion: 1, draft: Sample.bluetooth))
@@ -184,7 +184,7 @@ struct CommandStoreTests {
             #expect(try await probe.snapshot() == before)
 
             // Erin continues on her laptop where the phone left off.
-            let laptop = try await database.runCommand(.restore(fromClientID: "phone"), clientID: "laptop", origin: Sample.erin("laptop"))
+            let laptop = try await database.runCommand(.restore(fromClientID: "phone"), clientID: "laptop", origin: Sample.erin("laptop")).value
             #expect(laptop == CommandOutcome(
                 navigation: Navigation(clientID: "laptop", state: expected, version: 1, updatedAt: laptop.navigation.updatedAt),
                 item: nil, seq: phone.seq + 1))
@@ -192,7 +192,7 @@ struct CommandStoreTests {
             #expect(try await database.navigation(clientID: "phone", user: "erin") == phone.navigation)
 
             // …and saves from there.
-            let saved = try await database.runCommand(.save, clientID: "laptop", origin: Sample.erin("laptop"))
+            let saved = try await database.runCommand(.save, clientID: "laptop", origin: Sample.erin("laptop")).value
             #expect(saved.item?.name == "Bluetooth Keyboard")
             #expect(saved.item?.version == 2)
             #expect(saved.navigation.state == NavigationState(tab: .settings, path: [.item(id: keyboard.id)], destination: nil))
@@ -204,28 +204,28 @@ struct CommandStoreTests {
         try await withTemporaryDatabase { database in
             let probe = Probe(database)
             let erin = Sample.erin("phone")
-            let keyboard = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin)
+            let keyboard = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin).value
 
-            let add = try await database.runCommand(.openAdd, clientID: "phone", origin: erin)
+            let add = try await database.runCommand(.openAdd, clientID: "phone", origin: erin).value
             #expect(add.navigation.state.destination == .add(draft: .blank))
             _ = try await database.runCommand(.updateDraft(draft: Sample.mouse), clientID: "phone", origin: erin)
-            let added = try await database.runCommand(.save, clientID: "phone", origin: erin)
+            let added = try await database.runCommand(.save, clientID: "phone", origin: erin).value
             let mouse = try #require(added.item)
             #expect(mouse == Item(id: mouse.id, name: "Mouse", color: Sample.mouse.color, status: Sample.mouse.status, version: 1, createdAt: mouse.createdAt, updatedAt: mouse.createdAt))
             #expect(try await database.item(mouse.id) == mouse)
             #expect(added.navigation.state == .root)
 
-            let duplicate = try await database.runCommand(.openDuplicate(itemID: keyboard.id), clientID: "phone", origin: erin)
+            let duplicate = try await database.runCommand(.openDuplicate(itemID: keyboard.id), clientID: "phone", origin: erin).value
             #expect(duplicate.navigation.state.destination == .duplicate(itemID: keyboard.id, draft: keyboard.draft))
-            let duplicated = try await database.runCommand(.save, clientID: "phone", origin: erin)
+            let duplicated = try await database.runCommand(.save, clientID: "phone", origin: erin).value
             let copy = try #require(duplicated.item)
             #expect(copy.id != keyboard.id)
             #expect(copy.draft == keyboard.draft)
             #expect(try await database.item(keyboard.id) == keyboard)
 
             _ = try await database.runCommand(.push(route: .item(id: keyboard.id)), clientID: "phone", origin: erin)
-            let alert = try await database.runCommand(.openDeleteAlert(itemID: keyboard.id), clientID: "phone", origin: erin)
-            let deleted = try await database.runCommand(.confirmDelete, clientID: "phone", origin: erin)
+            let alert = try await database.runCommand(.openDeleteAlert(itemID: keyboard.id), clientID: "phone", origin: erin).value
+            let deleted = try await database.runCommand(.confirmDelete, clientID: "phone", origin: erin).value
             #expect(deleted == CommandOutcome(
                 navigation: Navigation(clientID: "phone", state: .root, version: alert.navigation.version + 1, updatedAt: deleted.navigation.updatedAt),
                 item: nil, seq: alert.seq + 2))

@@ -11,13 +11,13 @@ struct ConcurrentSaveTests {
     func oneOfTwentySavesWins() async throws {
         try await withTemporaryDatabase { database in
             let probe = Probe(database)
-            let item = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin)
+            let item = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin).value
             let clients = (0..<20).map { ClientID("device-\($0)")! }
             var typed: [ClientID: Navigation] = [:]
             for (index, client) in clients.enumerated() {
                 _ = try await database.runCommand(.openEdit(itemID: item.id), clientID: client, origin: Sample.erin(client))
                 let draft = Draft(name: "Keyboard \(index)", color: nil, status: .inStock(quantity: index))
-                typed[client] = try await database.runCommand(.updateDraft(draft: draft), clientID: client, origin: Sample.erin(client)).navigation
+                typed[client] = try await database.runCommand(.updateDraft(draft: draft), clientID: client, origin: Sample.erin(client)).value.navigation
             }
             let head = try await probe.head()
 
@@ -25,7 +25,7 @@ struct ConcurrentSaveTests {
                 for client in clients {
                     group.addTask {
                         do {
-                            return (client, .success(try await database.runCommand(.save, clientID: client, origin: Sample.erin(client))))
+                            return (client, .success(try await database.runCommand(.save, clientID: client, origin: Sample.erin(client)).value))
                         } catch {
                             return (client, .failure(Failure(error)))
                         }

@@ -13,7 +13,7 @@ struct FeedPrefetchTests {
             // More entries than the hub keeps in memory, so that the first pages come from the log.
             for batch in 0..<12 {
                 let items = (0..<1000).map { BatchItem(id: nil, draft: Draft(name: "\(batch)-\($0)", color: nil, status: .inStock(quantity: $0))) }
-                _ = try await database.createItems(items, origin: Sample.erin, idempotency: nil)
+                _ = try await database.createItems(items, origin: Sample.erin)
             }
             let filter = FeedFilter(user: "erin", topics: [.item, .navigation])
             var seq: Int64 = 0

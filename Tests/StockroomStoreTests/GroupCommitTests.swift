@@ -21,7 +21,7 @@ struct GroupCommitTests {
             let path = folder.appendingPathComponent("stockroom.sqlite").path
             let database = try AppDatabase.open(path: path)
             let probe = Probe(database)
-            let target = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin)
+            let target = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin).value
             let head = try await probe.head()
             let before = database.committer.statistics
 
@@ -55,9 +55,9 @@ struct GroupCommitTests {
                             switch kind {
                             case .update(let n):
                                 let draft = Draft(name: "Keyboard \(n)", color: nil, status: .inStock(quantity: n))
-                                return (index, .success(try await database.updateItem(target.id, draft: draft, precondition: nil, origin: Sample.erin)))
+                                return (index, .success(try await database.updateItem(target.id, draft: draft, precondition: nil, origin: Sample.erin).value))
                             case .create(let id, _):
-                                return (index, .success(try await database.createItem(id: id, draft: Sample.mouse, origin: Sample.otto)))
+                                return (index, .success(try await database.createItem(id: id, draft: Sample.mouse, origin: Sample.otto).value))
                             case .insertThenFail(let id):
                                 _ = try await database.write { db in
                                     _ = try AppDatabase.insertItem(db, id: id, fields: try ValidDraft(Sample.mouse), origin: Sample.otto)

@@ -100,7 +100,7 @@ struct IdempotencyStoreTests {
     func storedFailureReplays() async throws {
         try await withTemporaryDatabase { database in
             let probe = Probe(database)
-            let existing = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin)
+            let existing = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin).value
             let before = try await probe.snapshot()
             let request = itemRequest(user: "erin", key: "bad", fingerprint: "POST /v1/items {blank}")
 
@@ -131,7 +131,7 @@ struct IdempotencyStoreTests {
     func unstoredFailureRunsAgain() async throws {
         try await withTemporaryDatabase { database in
             let probe = Probe(database)
-            let item = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin)
+            let item = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin).value
             let request = IdempotentRequest<Item>(
                 key: IdempotencyKey(user: "erin", scope: .items, key: "put-1"), fingerprint: "PUT keyboard"
             ) { result in
@@ -170,7 +170,7 @@ struct IdempotencyStoreTests {
     func commandReplay() async throws {
         try await withTemporaryDatabase { database in
             let probe = Probe(database)
-            let item = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin)
+            let item = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin).value
             func request(_ clientID: ClientID) -> IdempotentRequest<CommandOutcome> {
                 IdempotentRequest(key: IdempotencyKey(user: "erin", scope: .client(clientID), key: "cmd-1"), fingerprint: "push") { result in
                     guard case .success(let outcome) = result else { return nil }

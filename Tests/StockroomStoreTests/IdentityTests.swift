@@ -53,7 +53,7 @@ struct IdentityTests {
                     try await database.runCommand(.cancel, clientID: "jose-phone", origin: Origin(user: other, clientID: "jose-phone"))
                 } == .notFound)
             let restored = try? await database.runCommand(
-                .restore(fromClientID: "jose-phone"), clientID: "other-laptop", origin: Origin(user: other, clientID: "other-laptop"))
+                .restore(fromClientID: "jose-phone"), clientID: "other-laptop", origin: Origin(user: other, clientID: "other-laptop")).value
             #expect(restored?.navigation.state != before.state)
 
             #expect(try await database.navigation(clientID: "jose-phone", user: owner) == before)
@@ -72,7 +72,7 @@ struct IdentityTests {
         var generator = SplitMix64(seed: 0x5EC0_0014)
         try await withTemporaryDatabase { database in
             let item = try await database.createItem(
-                id: .random(), draft: Draft(name: "Shared", color: nil, status: .inStock(quantity: 1)), origin: Origin(user: "admin"))
+                id: .random(), draft: Draft(name: "Shared", color: nil, status: .inStock(quantity: 1)), origin: Origin(user: "admin")).value
             for round in 0..<40 {
                 let a = spellings[Int(generator.next() % UInt64(spellings.count))]
                 var b = spellings[Int(generator.next() % UInt64(spellings.count))]

@@ -15,7 +15,7 @@ struct ItemStoreTests {
             let typed = Draft(
                 name: "  Ärger Keyboard \n", color: Color(name: "Black", red: 0, green: 0, blue: 0), status: .outOfStock(isOnBackOrder: false))
 
-            let created = try await database.createItem(id: id, draft: typed, origin: Sample.erin)
+            let created = try await database.createItem(id: id, draft: typed, origin: Sample.erin).value
             #expect(
                 created
                     == Item(
@@ -28,7 +28,7 @@ struct ItemStoreTests {
             #expect(rows.first?["search_name"] as String? == "ärger keyboard")
             #expect(rows.first?["id"] as String? == "0a0b0c0d-0000-4000-8000-00000000000a")
 
-            let updated = try await database.updateItem(id, draft: Sample.bluetooth, precondition: nil, origin: Sample.erin)
+            let updated = try await database.updateItem(id, draft: Sample.bluetooth, precondition: nil, origin: Sample.erin).value
             #expect(updated.updatedAt >= created.updatedAt)
             #expect(
                 updated
@@ -38,7 +38,7 @@ struct ItemStoreTests {
             #expect(try await database.item(id) == updated)
             #expect(try await probe.itemRows().first?["search_name"] as String? == "bluetooth keyboard")
 
-            let third = try await database.updateItem(id, draft: Sample.keyboard, precondition: .oneOf([2]), origin: Sample.erin)
+            let third = try await database.updateItem(id, draft: Sample.keyboard, precondition: .oneOf([2]), origin: Sample.erin).value
             #expect(third.version == 3)
 
             try await database.deleteItem(id, precondition: .oneOf([3]), origin: Sample.erin)
@@ -61,8 +61,8 @@ struct ItemStoreTests {
     @Test("a created item without an id gets a fresh lowercase UUID")
     func createWithoutID() async throws {
         try await withTemporaryDatabase { database in
-            let first = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin)
-            let second = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin)
+            let first = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin).value
+            let second = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin).value
             #expect(first.id != second.id)
             let ids = try await Probe(database).itemRows().map { $0["id"] as String? }
             #expect(ids == [first.id.description, second.id.description])
@@ -75,7 +75,7 @@ struct ItemStoreTests {
         try await withTemporaryDatabase { database in
             var items: [Item] = []
             for name in ["Zebra", "Apple", "Mango", "Banana", "Cherry"] {
-                items.append(try await database.createItem(id: nil, draft: Draft(name: name, color: nil, status: .inStock(quantity: 1)), origin: Sample.erin))
+                items.append(try await database.createItem(id: nil, draft: Draft(name: name, color: nil, status: .inStock(quantity: 1)), origin: Sample.erin).value)
             }
 
             let page1 = try await database.listItems(after: nil, limit: 2, query: nil, status: nil)
@@ -102,7 +102,7 @@ struct ItemStoreTests {
     func queryIsLiteralAndCaseInsensitive() async throws {
         try await withTemporaryDatabase { database in
             func make(_ name: String) async throws -> Item {
-                try await database.createItem(id: nil, draft: Draft(name: name, color: nil, status: .inStock(quantity: 1)), origin: Sample.erin)
+                try await database.createItem(id: nil, draft: Draft(name: name, color: nil, status: .inStock(quantity: 1)), origin: Sample.erin).value
             }
             let cotton100 = try await make("100% Cotton")
             _ = try await make("100 Cotton")
@@ -136,12 +136,12 @@ struct ItemStoreTests {
     @Test("the status filter keeps in-stock or out-of-stock items, and combines with the query")
     func statusFilter() async throws {
         try await withTemporaryDatabase { database in
-            let keyboard = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin)
-            let mouse = try await database.createItem(id: nil, draft: Sample.mouse, origin: Sample.erin)
+            let keyboard = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin).value
+            let mouse = try await database.createItem(id: nil, draft: Sample.mouse, origin: Sample.erin).value
             let empty = try await database.createItem(
-                id: nil, draft: Draft(name: "Empty Keyboard box", color: nil, status: .inStock(quantity: 0)), origin: Sample.erin)
+                id: nil, draft: Draft(name: "Empty Keyboard box", color: nil, status: .inStock(quantity: 0)), origin: Sample.erin).value
             let gone = try await database.createItem(
-                id: nil, draft: Draft(name: "Gone keyboard", color: nil, status: .outOfStock(isOnBackOrder: false)), origin: Sample.erin)
+                id: nil, draft: Draft(name: "Gone keyboard", color: nil, status: .outOfStock(isOnBackOrder: false)), origin: Sample.erin).value
 
             #expect(try await database.listItems(after: nil, limit: 50, query: nil, status: .inStock).items == [keyboard, empty])
             #expect(try await database.listItems(after: nil, limit: 50, query: nil, status: .outOfStock).items == [mouse, gone])
@@ -175,7 +175,7 @@ struct ItemStoreTests {
         try await withTemporaryDatabase { database in
             let probe = Probe(database)
             let missing = ItemID.random()
-            let deleted = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin)
+            let deleted = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin).value
             try await database.deleteItem(deleted.id, precondition: nil, origin: Sample.erin)
             let before = try await probe.snapshot()
 
@@ -193,8 +193,8 @@ struct ItemStoreTests {
     func preconditionMismatch() async throws {
         try await withTemporaryDatabase { database in
             let probe = Probe(database)
-            let item = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin)
-            let v2 = try await database.updateItem(item.id, draft: Sample.mouse, precondition: .oneOf([1]), origin: Sample.erin)
+            let item = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin).value
+            let v2 = try await database.updateItem(item.id, draft: Sample.mouse, precondition: .oneOf([1]), origin: Sample.erin).value
             let before = try await probe.snapshot()
 
             #expect(
@@ -206,7 +206,7 @@ struct ItemStoreTests {
             #expect(try await probe.snapshot() == before)
             #expect(try await database.item(item.id) == v2)
 
-            let v3 = try await database.updateItem(item.id, draft: Sample.bluetooth, precondition: .any, origin: Sample.erin)
+            let v3 = try await database.updateItem(item.id, draft: Sample.bluetooth, precondition: .any, origin: Sample.erin).value
             #expect(v3.version == 3)
             try await database.deleteItem(item.id, precondition: .oneOf([2, 3]), origin: Sample.erin)
             #expect(try await database.item(item.id) == nil)
@@ -217,7 +217,7 @@ struct ItemStoreTests {
     func invalidDraftWritesNothing() async throws {
         try await withTemporaryDatabase { database in
             let probe = Probe(database)
-            let item = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin)
+            let item = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin).value
             let before = try await probe.snapshot()
             let changesBefore = try await probe.changeCount()
 

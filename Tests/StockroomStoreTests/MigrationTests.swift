@@ -92,7 +92,7 @@ struct MigrationTests {
             do {
                 let database = try AppDatabase.open(path: path)
                 epoch = database.epoch
-                item = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin)
+                item = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin).value
                 migrations = try database.appliedMigrations()
                 migrationRows = try await Probe(database).rows("SELECT * FROM grdb_migrations ORDER BY rowid")
                 try database.checkpoint()

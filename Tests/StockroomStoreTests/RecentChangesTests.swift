@@ -13,7 +13,7 @@ import Testing
             var items: [Item] = []
             for index in 0..<6 {
                 let origin = index.isMultiple(of: 2) ? Sample.erin(ClientID("phone-\(index)")!) : Sample.otto(ClientID("tablet-\(index)")!)
-                let item = try await database.createItem(id: nil, draft: Sample.keyboard, origin: origin)
+                let item = try await database.createItem(id: nil, draft: Sample.keyboard, origin: origin).value
                 items.append(item)
                 _ = try await database.runCommand(.openEdit(itemID: item.id), clientID: "phone", origin: Sample.erin("phone"))
                 _ = try await database.runCommand(.push(route: .item(id: item.id)), clientID: "tablet", origin: Sample.otto("tablet"))

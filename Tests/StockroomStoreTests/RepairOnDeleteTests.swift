@@ -11,19 +11,19 @@ struct RepairOnDeleteTests {
     func repairAcrossClientsAndUsers() async throws {
         try await withTemporaryDatabase { database in
             let probe = Probe(database)
-            let keyboard = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin)
-            let mouse = try await database.createItem(id: nil, draft: Sample.mouse, origin: Sample.erin)
+            let keyboard = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin).value
+            let mouse = try await database.createItem(id: nil, draft: Sample.mouse, origin: Sample.erin).value
 
             // Given Otto's tablet with a delete alert for the keyboard, then his watch on settings,
             _ = try await database.runCommand(.push(route: .item(id: mouse.id)), clientID: "otto-tablet", origin: Sample.otto("otto-tablet"))
             let tablet = try await database.runCommand(
-                .openDeleteAlert(itemID: keyboard.id), clientID: "otto-tablet", origin: Sample.otto("otto-tablet"))
-            let watch = try await database.runCommand(.selectTab(tab: .settings), clientID: "otto-watch", origin: Sample.otto("otto-watch"))
+                .openDeleteAlert(itemID: keyboard.id), clientID: "otto-tablet", origin: Sample.otto("otto-tablet")).value
+            let watch = try await database.runCommand(.selectTab(tab: .settings), clientID: "otto-watch", origin: Sample.otto("otto-watch")).value
             // and Erin's phone drilled into keyboard then mouse, then her laptop editing the keyboard
             _ = try await database.runCommand(.push(route: .item(id: keyboard.id)), clientID: "erin-phone", origin: Sample.erin("erin-phone"))
-            let phone = try await database.runCommand(.push(route: .item(id: mouse.id)), clientID: "erin-phone", origin: Sample.erin("erin-phone"))
+            let phone = try await database.runCommand(.push(route: .item(id: mouse.id)), clientID: "erin-phone", origin: Sample.erin("erin-phone")).value
             _ = try await database.runCommand(.openEdit(itemID: keyboard.id), clientID: "erin-laptop", origin: Sample.erin("erin-laptop"))
-            let laptop = try await database.runCommand(.updateDraft(draft: Sample.bluetooth), clientID: "erin-laptop", origin: Sample.erin("erin-laptop"))
+            let laptop = try await database.runCommand(.updateDraft(draft: Sample.bluetooth), clientID: "erin-laptop", origin: Sample.erin("erin-laptop")).value
             #expect(try await database.navigations(user: "otto") == [watch.navigation, tablet.navigation])
             #expect(try await database.navigations(user: "erin") == [laptop.navigation, phone.navigation])
             let head = try await probe.head()
@@ -73,7 +73,7 @@ struct RepairOnDeleteTests {
             #expect(try await database.navigation(clientID: "erin-laptop", user: "erin") == laptop.navigation)
 
             // and it can still cancel.
-            let cancelled = try await database.runCommand(.cancel, clientID: "erin-laptop", origin: Sample.erin("erin-laptop"))
+            let cancelled = try await database.runCommand(.cancel, clientID: "erin-laptop", origin: Sample.erin("erin-laptop")).value
             #expect(cancelled.navigation.state == .root)
         }
     }
@@ -81,10 +81,10 @@ struct RepairOnDeleteTests {
     @Test("a repair by another user's delete does not move the client up the owner's list")
     func foreignRepairDoesNotReorder() async throws {
         try await withTemporaryDatabase { database in
-            let keyboard = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin)
+            let keyboard = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin).value
             // Otto's older client points at the keyboard; his newer one does not.
             _ = try await database.runCommand(.push(route: .item(id: keyboard.id)), clientID: "old", origin: Sample.otto("old"))
-            let newer = try await database.runCommand(.selectTab(tab: .settings), clientID: "new", origin: Sample.otto("new"))
+            let newer = try await database.runCommand(.selectTab(tab: .settings), clientID: "new", origin: Sample.otto("new")).value
 
             try await database.deleteItem(keyboard.id, precondition: nil, origin: Sample.erin)
             let repaired = try await database.navigation(clientID: "old", user: "otto")
@@ -93,7 +93,7 @@ struct RepairOnDeleteTests {
             #expect(try await database.navigations(user: "otto") == [newer.navigation, repaired])
 
             // Otto's own change to the old client does move it up.
-            let touched = try await database.runCommand(.selectTab(tab: .settings), clientID: "old", origin: Sample.otto("old"))
+            let touched = try await database.runCommand(.selectTab(tab: .settings), clientID: "old", origin: Sample.otto("old")).value
             #expect(try await database.navigations(user: "otto") == [touched.navigation, newer.navigation])
         }
     }
@@ -102,13 +102,13 @@ struct RepairOnDeleteTests {
     func confirmDeleteRepairsOthers() async throws {
         try await withTemporaryDatabase { database in
             let probe = Probe(database)
-            let keyboard = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin)
-            let otherPath = try await database.runCommand(.push(route: .item(id: keyboard.id)), clientID: "otto-tablet", origin: Sample.otto("otto-tablet"))
+            let keyboard = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin).value
+            let otherPath = try await database.runCommand(.push(route: .item(id: keyboard.id)), clientID: "otto-tablet", origin: Sample.otto("otto-tablet")).value
             _ = try await database.runCommand(.push(route: .item(id: keyboard.id)), clientID: "erin-phone", origin: Sample.erin("erin-phone"))
-            let alert = try await database.runCommand(.openDeleteAlert(itemID: keyboard.id), clientID: "erin-phone", origin: Sample.erin("erin-phone"))
+            let alert = try await database.runCommand(.openDeleteAlert(itemID: keyboard.id), clientID: "erin-phone", origin: Sample.erin("erin-phone")).value
 
             let command = Sample.erin("erin-phone", key: "confirm-1")
-            let deleted = try await database.runCommand(.confirmDelete, clientID: "erin-phone", origin: command)
+            let deleted = try await database.runCommand(.confirmDelete, clientID: "erin-phone", origin: command).value
             #expect(deleted.navigation == Navigation(clientID: "erin-phone", state: .root, version: alert.navigation.version + 1, updatedAt: deleted.navigation.updatedAt))
             #expect(deleted.seq == alert.seq + 3)
             let tablet = try await database.navigation(clientID: "otto-tablet", user: "otto")
@@ -129,12 +129,12 @@ struct RepairOnDeleteTests {
     @Test("a duplicate of a deleted item stays open and its save inserts as usual")
     func duplicateOfDeletedItemStillSaves() async throws {
         try await withTemporaryDatabase { database in
-            let keyboard = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin)
-            let duplicate = try await database.runCommand(.openDuplicate(itemID: keyboard.id), clientID: "phone", origin: Sample.erin("phone"))
+            let keyboard = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin).value
+            let duplicate = try await database.runCommand(.openDuplicate(itemID: keyboard.id), clientID: "phone", origin: Sample.erin("phone")).value
             try await database.deleteItem(keyboard.id, precondition: nil, origin: Sample.otto)
             #expect(try await database.navigation(clientID: "phone", user: "erin") == duplicate.navigation)
 
-            let saved = try await database.runCommand(.save, clientID: "phone", origin: Sample.erin("phone"))
+            let saved = try await database.runCommand(.save, clientID: "phone", origin: Sample.erin("phone")).value
             let copy = try #require(saved.item)
             #expect(copy.draft == keyboard.draft)
             #expect(copy.id != keyboard.id)

@@ -21,7 +21,7 @@ struct SnapshotStreamTests {
         try await withTemporaryDatabase(synchronous: .normal) { database in
             var created: [Item] = []
             for index in 0..<600 {
-                created.append(try await database.createItem(id: nil, draft: Self.drafts[index % Self.drafts.count], origin: Sample.erin))
+                created.append(try await database.createItem(id: nil, draft: Self.drafts[index % Self.drafts.count], origin: Sample.erin).value)
             }
             try await database.deleteItem(created[3].id, precondition: nil, origin: Sample.erin)
             created.remove(at: 3)
@@ -67,14 +67,14 @@ struct SnapshotStreamTests {
         try await withTemporaryDatabase(synchronous: .normal) { database in
             var before: [Item] = []
             for index in 0..<1500 {
-                before.append(try await database.createItem(id: nil, draft: Self.drafts[index % Self.drafts.count], origin: Sample.erin))
+                before.append(try await database.createItem(id: nil, draft: Self.drafts[index % Self.drafts.count], origin: Sample.erin).value)
             }
             let head = database.hub.head
             let pipe = database.streamSnapshot(user: "erin", depth: 1)
             var bytes = try #require(try await pipe.next())
 
-            let added = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.otto)
-            let updated = try await database.updateItem(before[0].id, draft: Sample.bluetooth, precondition: nil, origin: Sample.otto)
+            let added = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.otto).value
+            let updated = try await database.updateItem(before[0].id, draft: Sample.bluetooth, precondition: nil, origin: Sample.otto).value
             try await database.deleteItem(before[1].id, precondition: nil, origin: Sample.otto)
             #expect(database.hub.head == head + 3)
 
@@ -128,7 +128,7 @@ struct SnapshotStreamTests {
         try await withTemporaryDatabase(synchronous: .normal) { database in
             for index in 0..<12 {
                 let item = try await database.createItem(
-                    id: nil, draft: Self.drafts[index % Self.drafts.count], origin: Sample.erin(ClientID("phone-\(index)")!, key: "k\(index)"))
+                    id: nil, draft: Self.drafts[index % Self.drafts.count], origin: Sample.erin(ClientID("phone-\(index)")!, key: "k\(index)")).value
                 _ = try await database.runCommand(.push(route: .item(id: item.id)), clientID: "phone", origin: Sample.erin("phone"))
                 _ = try await database.runCommand(.push(route: .item(id: item.id)), clientID: "tablet", origin: Sample.otto("tablet"))
                 if index.isMultiple(of: 3) { try await database.deleteItem(item.id, precondition: nil, origin: Sample.otto) }
@@ -154,7 +154,7 @@ struct SnapshotStreamTests {
 
     @Test func aBatchCreatesEachValidItemAndRefusesTheRestAlone() async throws {
         try await withTemporaryDatabase { database in
-            let existing = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin)
+            let existing = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin).value
             let fresh = ItemID.random()
             let batch = [
                 BatchItem(id: nil, draft: Sample.mouse),
@@ -163,7 +163,7 @@ struct SnapshotStreamTests {
                 BatchItem(id: fresh, draft: Sample.bluetooth),
                 BatchItem(id: fresh, draft: Sample.bluetooth),
             ]
-            guard case .fresh(let outcomes) = try await database.createItems(batch, origin: Sample.erin, idempotency: nil) else {
+            guard case .fresh(let outcomes) = try await database.createItems(batch, origin: Sample.erin) else {
                 Issue.record("no idempotency key, no replay")
                 return
             }

@@ -152,7 +152,7 @@ struct ItemsController {
 
     @Sendable func delete(_ request: Request, context: CallerContext) async throws -> Response {
         let user = context.caller.user
-        let idempotency = try request.idempotency(user: user, scope: .items, body: Data()) { (_: Bool) in Reply.empty() }
+        let idempotency = try request.idempotency(user: user, scope: .items, body: Data()) { (_: Void) in Reply.empty() }
         let precondition = try request.versionPrecondition()
         let id = try Self.itemID(context)
         let origin = Origin(user: user, idempotencyKey: idempotency?.key.key)
