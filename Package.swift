@@ -13,6 +13,8 @@ let package = Package(
     products: [
         .executable(name: "stockroom", targets: ["stockroom"]),
         .library(name: "StockroomClient", targets: ["StockroomClient"]),
+        // For the benchmarks package (Benchmarks/), which measures the store in process.
+        .library(name: "StockroomStore", targets: ["StockroomStore", "StockroomCore"]),
         .executable(name: "stockroom-handoff", targets: ["StockroomHandoff"]),
     ],
     dependencies: [

@@ -27,7 +27,7 @@ public struct ChangeEntry: Sendable, Hashable {
     public var json: String
 
     /// The `Change` JSON of an entry, built from the stored value without re-encoding it.
-    static func json(
+    public static func json(
         seq: Int64, epoch: String, entity: ChangeEntity, op: ChangeOp, id: String, valueJSON: String?,
         originClientID: String?, originIdempotencyKey: String?, at: Int64
     ) -> String {
