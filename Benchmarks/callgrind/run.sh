@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# Instructions (Ir) and allocations per request of a stockroom server under valgrind's callgrind:
+# exactly one GET /v1/items/{id} or exactly one save command per callgrind dump. See
+# Benchmarks/README.md, "Instruction and allocation counts".
+#
+#   bash Benchmarks/callgrind/run.sh                 (builds this checkout's release binary)
+#   BIN=/path/to/stockroom bash Benchmarks/callgrind/run.sh   (measures that binary instead)
+#
+# For each of RUNS runs: a fresh database in a temporary folder, the server started under
+# `valgrind --tool=callgrind` (`serve --demo`, LOG_LEVEL=warning as in http/run.sh), WARMUP
+# unmeasured GETs and edit cycles (openEdit, updateDraft, save) over one keep-alive connection,
+# then REPEAT rounds of three windows, each between two `callgrind_control --dump`s: nothing (idle:
+# what the idle server and the control commands add to every window), one GET, and one save (its
+# openEdit and updateDraft sent before the window). A dump holds every thread's instructions in
+# its window and the calls made to malloc, calloc, realloc and posix_memalign (summarize.py).
+# Prints one line per window and, with ANNOTATE=1, callgrind_annotate's top entries of each run's
+# first GET and save.
+#
+# Settings (environment):
+#   BIN            the stockroom binary (default: build .build-release/release/stockroom here)
+#   SKIP_BUILD=1   with the default BIN, do not build first
+#   RUNS=2         fresh servers, each measured REPEAT times
+#   REPEAT=5       measured GETs and saves per server
+#   WARMUP=20      unmeasured GETs and edit cycles before the first measurement
+#   PORT=8095      listen port
+#   ANNOTATE=0     1 prints callgrind_annotate's top 25 (inclusive) of each run's first GET and save
+#   KEEP_TMP=0     1 keeps the temporary folder (database, server output, callgrind dumps)
+# Exit status: 0 when every request answered as expected, 2 for a setup problem.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+HERE="$ROOT/Benchmarks/callgrind"
+RUNS="${RUNS:-2}"
+REPEAT="${REPEAT:-5}"
+WARMUP="${WARMUP:-20}"
+PORT="${PORT:-8095}"
+ANNOTATE="${ANNOTATE:-0}"
+KEEP_TMP="${KEEP_TMP:-0}"
+
+log() { printf '[callgrind %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+die() { log "ERROR: $*"; exit 2; }
+
+command -v valgrind >/dev/null || die "valgrind is required (apt-get install -y valgrind)"
+command -v callgrind_control >/dev/null || die "callgrind_control is required (it comes with valgrind)"
+command -v curl >/dev/null || die "curl is required"
+
+if [ -z "${BIN:-}" ]; then
+    BUILD=(swift build -c release --product stockroom --scratch-path "$ROOT/.build-release" --package-path "$ROOT")
+    if [ "${SKIP_BUILD:-0}" != "1" ]; then
+        log "building: ${BUILD[*]}"
+        "${BUILD[@]}" >&2 || die "build failed"
+    fi
+    BIN="$("${BUILD[@]}" --show-bin-path)/stockroom"
+fi
+[ -x "$BIN" ] || die "no binary at $BIN"
+
+if curl -s -o /dev/null --max-time 1 "http://127.0.0.1:$PORT/"; then die "something already listens on 127.0.0.1:$PORT"; fi
+
+TMP="$(mktemp -d "${TMPDIR:-/tmp}/stockroom-callgrind.XXXXXX")"
+SERVER_PID=""
+. "$ROOT/Benchmarks/lib.sh"
+cleanup() {
+    stop_pid "$SERVER_PID" "stockroom under callgrind" 600
+    if [ "$KEEP_TMP" = "1" ]; then log "kept $TMP"; else rm -rf "$TMP"; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+log "binary: $BIN ($(sha256sum "$BIN" | cut -c1-12))"
+# valgrind 3.19 cannot read the DWARF 5 that Swift 6.3 writes ("unhandled dwarf2 abbrev form"), so
+# it runs a copy without debug information; the symbol table, and so the function names, stay.
+MEASURED="$TMP/stockroom"
+command -v strip >/dev/null || die "strip is required (binutils)"
+strip --strip-debug -o "$MEASURED" "$BIN" || die "strip failed"
+# And it crashes when the main thread parks in dispatch_main (see sigsuspend-shim.c).
+command -v gcc >/dev/null || die "gcc is required (for sigsuspend-shim.c)"
+gcc -shared -fPIC -O2 -o "$TMP/sigsuspend-shim.so" "$HERE/sigsuspend-shim.c" || die "could not build the sigsuspend shim"
+printf 'run\trequest\tIr\tallocations\n'
+for run in $(seq 1 "$RUNS"); do
+    DIR="$TMP/run$run"
+    mkdir -p "$DIR"
+    log "run $run: starting the server under callgrind (database $DIR/cg.sqlite)"
+    # Started from the temporary folder, so that no Config/stockroom.json is picked up by accident.
+    ( cd "$DIR" && LOG_LEVEL=warning LD_PRELOAD="$TMP/sigsuspend-shim.so" exec valgrind --tool=callgrind \
+          --callgrind-out-file="$DIR/callgrind.out" "$MEASURED" serve --demo --db-path "$DIR/cg.sqlite" --http-host 127.0.0.1 --http-port "$PORT" \
+          >"$DIR/server.out" 2>"$DIR/server.err" ) &
+    SERVER_PID=$!
+    for _ in $(seq 1 600); do
+        kill -0 "$SERVER_PID" 2>/dev/null || { tail -n 20 "$DIR/server.err" >&2; die "the server exited during startup"; }
+        if curl -sf -o /dev/null --max-time 2 "http://127.0.0.1:$PORT/health"; then break; fi
+        sleep 0.5
+    done
+    curl -sf -o /dev/null --max-time 2 "http://127.0.0.1:$PORT/health" || die "no /health answer within 5 minutes"
+    TOKEN="$(sed -n 's/^[[:space:]]*export TOKEN=//p' "$DIR/server.out" | tail -n 1)"
+    [ -n "$TOKEN" ] || die "no 'export TOKEN=' line in the server's output"
+    ITEM="$(curl -sf "http://127.0.0.1:$PORT/v1/items?limit=1" -H "Authorization: Bearer $TOKEN" \
+        | grep -o '"id":"[0-9a-fA-F-]\{36\}"' | head -n 1 | cut -d'"' -f4)"
+    [ -n "$ITEM" ] || die "no demo item"
+
+    python3 "$HERE/requests.py" --port "$PORT" --pid "$SERVER_PID" --token "$TOKEN" --item "$ITEM" \
+        --warmup "$WARMUP" --repeat "$REPEAT" >"$DIR/dumps.txt" || die "the request driver failed"
+    while IFS=$'\t' read -r label number; do
+        file="$DIR/callgrind.out.$number"
+        [ -f "$file" ] || die "missing dump $file"
+        IFS=$'\t' read -r _ ir allocations < <(python3 "$HERE/summarize.py" "$file")
+        printf '%s\t%s\t%s\t%s\n' "$run" "$label" "$ir" "$allocations" | tee -a "$TMP/rows.tsv"
+    done <"$DIR/dumps.txt"
+    if [ "$ANNOTATE" = "1" ]; then
+        for label in GET-1 save-1; do
+            number="$(awk -v l="$label" -F'\t' '$1 == l { print $2 }' "$DIR/dumps.txt")"
+            log "run $run, $label: callgrind_annotate --inclusive=yes, top 25"
+            callgrind_annotate --inclusive=yes "$DIR/callgrind.out.$number" 2>/dev/null | sed -n '1,/^-- Auto-annotated/p' \
+                | grep -E '^ *[0-9,]+ ' | head -n 25 | { if command -v swift >/dev/null; then swift demangle --simplified; else cat; fi; } >&2 || true
+        done
+    fi
+    stop_pid "$SERVER_PID" "stockroom under callgrind" 600
+    SERVER_PID=""
+done
+
+# Medians over every run and round, with the range.
+python3 - "$TMP/rows.tsv" <<'PY'
+import statistics, sys
+rows = [line.rstrip("\n").split("\t") for line in open(sys.argv[1])]
+print("\nwindow\tcount\tmedian Ir\tmin Ir\tmax Ir\tmedian allocations")
+for kind in ("idle", "GET", "save"):
+    picked = [r for r in rows if r[1].split("-")[0] == kind]
+    irs = [int(r[2]) for r in picked]
+    allocations = [float(r[3]) for r in picked]
+    print(f"{kind}\t{len(irs)}\t{statistics.median(irs):.0f}\t{min(irs)}\t{max(irs)}\t{statistics.median(allocations):.0f}")
+PY
