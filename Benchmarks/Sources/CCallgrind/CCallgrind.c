@@ -1,0 +1,2 @@
+// The module needs one C file; the functions are inline in include/CCallgrind.h.
+#include "CCallgrind.h"
