@@ -179,7 +179,7 @@ public struct CommandResult: Hashable, Sendable {
 /// Who a token acts for (`GET /v1/users/me`).
 public struct Identity: Hashable, Sendable, Codable {
     /// The user.
-    public var user: String
+    public var user: UserID
     /// The token's role.
     public var role: Role
     /// The token's public identifier.
@@ -191,7 +191,7 @@ public struct TokenInfo: Hashable, Sendable, Codable {
     /// The token's public identifier.
     public var id: TokenID
     /// The user it acts for.
-    public var user: String
+    public var user: UserID
     /// What it may do.
     public var role: Role
     /// When it was created.
@@ -205,7 +205,7 @@ public struct NewToken: Hashable, Sendable, Codable {
     /// The token's public identifier.
     public var id: TokenID
     /// The user it acts for.
-    public var user: String
+    public var user: UserID
     /// What it may do.
     public var role: Role
     /// The bearer secret.

@@ -90,9 +90,9 @@ extension StockroomClient {
 
 extension StockroomClient {
     /// Creates a token for `user` with `role` (admins only); its secret is in the answer, once.
-    public func createToken(user: String, role: Role) async throws -> NewToken {
+    public func createToken(user: UserID, role: Role) async throws -> NewToken {
         struct Body: Encodable {
-            let user: String
+            let user: UserID
             let role: Role
         }
         return try await call(NewToken.self, .POST, "/v1/tokens", json: try Self.encode(Body(user: user, role: role))).value
