@@ -1,6 +1,6 @@
 /// A position in the change feed of one database epoch; opaque and URL-safe on the wire
 /// (`c1.<epoch>.<seq>`), where it is always written encoded.
-public struct FeedCursor: Hashable, Sendable, CustomStringConvertible {
+public struct FeedCursor: Hashable, Sendable, WireCursor {
     /// The database epoch the position belongs to.
     public var epoch: String
     /// The seq of the last change before the position.
@@ -22,22 +22,5 @@ public struct FeedCursor: Hashable, Sendable, CustomStringConvertible {
             let seq = Int64(parts[2]), seq >= 0
         else { return nil }
         self.init(epoch: String(parts[1]), seq: seq)
-    }
-
-    public var description: String { encoded }
-}
-
-extension FeedCursor: Codable {
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        guard let cursor = FeedCursor(encoded: try container.decode(String.self)) else {
-            throw DecodingError.dataCorruptedError(in: container, debugDescription: "not a feed cursor")
-        }
-        self = cursor
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(encoded)
     }
 }

@@ -2,7 +2,7 @@ import Foundation
 
 /// Where a page of `GET /v1/items` continues: a creation-order position; opaque and URL-safe on
 /// the wire (base64url of `i:<seq>`), where it is always written encoded.
-public struct PageCursor: Hashable, Sendable, CustomStringConvertible {
+public struct PageCursor: Hashable, Sendable, WireCursor {
     /// The creation-order position (the item's seq) of the last item before the position.
     public var seq: Int64
 
@@ -25,22 +25,5 @@ public struct PageCursor: Hashable, Sendable, CustomStringConvertible {
             let seq = Int64(text.dropFirst(2)), seq >= 0
         else { return nil }
         self.init(seq: seq)
-    }
-
-    public var description: String { encoded }
-}
-
-extension PageCursor: Codable {
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        guard let cursor = PageCursor(encoded: try container.decode(String.self)) else {
-            throw DecodingError.dataCorruptedError(in: container, debugDescription: "not an item page cursor")
-        }
-        self = cursor
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(encoded)
     }
 }

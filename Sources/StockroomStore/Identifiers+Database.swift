@@ -1,38 +1,36 @@
 import GRDB
 import StockroomCore
 
-/// A client identifier is stored as its text; the store only ever writes valid ones.
-extension ClientID: DatabaseValueConvertible {
+/// An identifier the store keeps as its text: the column holds `rawValue`, byte for byte, and a
+/// value read back is taken as stored (the store only ever writes valid ones).
+public protocol StoredAsText: DatabaseValueConvertible {
+    /// The text the column holds.
+    var rawValue: String { get }
+    /// The identifier a column's text stands for; nil when it stands for none.
+    init?(storedText: String)
+}
+
+extension StoredAsText {
     public var databaseValue: DatabaseValue { rawValue.databaseValue }
 
-    public static func fromDatabaseValue(_ dbValue: DatabaseValue) -> ClientID? {
-        String.fromDatabaseValue(dbValue).map(ClientID.init(stored:))
+    public static func fromDatabaseValue(_ dbValue: DatabaseValue) -> Self? {
+        String.fromDatabaseValue(dbValue).flatMap(Self.init(storedText:))
     }
 }
 
-/// A token identifier is stored as its text.
-extension TokenID: DatabaseValueConvertible {
-    public var databaseValue: DatabaseValue { rawValue.databaseValue }
-
-    public static func fromDatabaseValue(_ dbValue: DatabaseValue) -> TokenID? {
-        String.fromDatabaseValue(dbValue).map { TokenID($0) }
-    }
+extension ClientID: StoredAsText {
+    public init?(storedText: String) { self.init(stored: storedText) }
 }
 
-/// A user is stored as its text, byte for byte.
-extension UserID: DatabaseValueConvertible {
-    public var databaseValue: DatabaseValue { rawValue.databaseValue }
-
-    public static func fromDatabaseValue(_ dbValue: DatabaseValue) -> UserID? {
-        String.fromDatabaseValue(dbValue).map(UserID.init(stored:))
-    }
+extension TokenID: StoredAsText {
+    public init?(storedText: String) { self.init(storedText) }
 }
 
-/// An idempotency scope is stored as `items` or `client:<clientID>`.
-extension IdempotencyScope: DatabaseValueConvertible {
-    public var databaseValue: DatabaseValue { rawValue.databaseValue }
+extension UserID: StoredAsText {
+    public init?(storedText: String) { self.init(stored: storedText) }
+}
 
-    public static func fromDatabaseValue(_ dbValue: DatabaseValue) -> IdempotencyScope? {
-        String.fromDatabaseValue(dbValue).flatMap(IdempotencyScope.init(rawValue:))
-    }
+/// Kept as `items` or `client:<clientID>`.
+extension IdempotencyScope: StoredAsText {
+    public init?(storedText: String) { self.init(rawValue: storedText) }
 }
