@@ -13,11 +13,11 @@ public struct ChangeEntry: Sendable, Hashable {
     /// The item id or clientID.
     public var id: String
     /// The user a navigation change belongs to.
-    public var owner: String?
+    public var owner: UserID?
     /// The JSON of the Item or Navigation after the change; nil for a delete.
     public var valueJSON: String?
     /// The device that caused it.
-    public var originClientID: String?
+    public var originClientID: ClientID?
     /// The Idempotency-Key of the request that caused it.
     public var originIdempotencyKey: String?
     /// When it was committed (milliseconds since 1970).
@@ -67,7 +67,7 @@ public struct ChangeEntry: Sendable, Hashable {
         at = record.at
         json = Self.json(
             seq: seq, epoch: epoch, entity: entity, op: op, id: id, valueJSON: valueJSON,
-            originClientID: originClientID, originIdempotencyKey: originIdempotencyKey, at: at)
+            originClientID: originClientID?.rawValue, originIdempotencyKey: originIdempotencyKey, at: at)
     }
 }
 

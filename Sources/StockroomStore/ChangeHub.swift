@@ -17,10 +17,10 @@ public struct FeedFilter: Hashable, Sendable {
     }
 
     /// Whether a change of `entity` owned by `owner` passes the filter.
-    public func sees(entity: ChangeEntity, owner: String?) -> Bool {
+    public func sees(entity: ChangeEntity, owner: UserID?) -> Bool {
         switch entity {
         case .item: topics.contains(.item)
-        case .navigation: topics.contains(.navigation) && owner.map { UserID(stored: $0) == user } == true
+        case .navigation: topics.contains(.navigation) && owner == user
         }
     }
 }

@@ -27,7 +27,7 @@ enum ChangeLog {
         // A cached statement, not `ChangeRecord.insert` (which prepares anew and encodes through
         // `Encodable`): every write appends at least one entry.
         try db.cachedStatement(sql: appendSQL)
-            .execute(arguments: [entity, op, id, owner?.rawValue, json, origin.clientID?.rawValue, origin.idempotencyKey, at])
+            .execute(arguments: [entity, op, id, owner, json, origin.clientID, origin.idempotencyKey, at])
         return db.lastInsertedRowID
     }
 

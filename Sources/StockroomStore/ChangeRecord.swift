@@ -11,10 +11,10 @@ struct ChangeRecord: Codable, FetchableRecord, PersistableRecord {
     var op: ChangeOp
     var entityID: String
     /// The user a navigation change is visible to; nil for items.
-    var owner: String?
+    var owner: UserID?
     /// The JSON of the Item or Navigation after the change; nil for a delete.
     var value: String?
-    var originClientID: String?
+    var originClientID: ClientID?
     var originIdempotencyKey: String?
     var at: Int64
 
