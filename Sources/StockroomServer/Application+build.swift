@@ -6,12 +6,20 @@ import NIOCore
 import ServiceLifecycle
 import StockroomStore
 
-/// Builds the whole application from configuration: the server and the tests call this same function.
+/// Builds the whole application from configuration (the tests start servers this way): reads the
+/// settings once and builds as `buildApplication(settings:)`, which the `serve` command calls.
 /// `onServerRunning` runs once the server listens, with its database and port.
 public func buildApplication(
     reader: ConfigReader, onServerRunning: @escaping @Sendable (AppDatabase, Int) async -> Void = { _, _ in }
 ) async throws -> some ApplicationProtocol {
-    let settings = try Settings(reader: reader)
+    try await buildApplication(settings: try Settings(reader: reader), onServerRunning: onServerRunning)
+}
+
+/// Builds the whole application from settings read once (the `serve` command reads them first, to
+/// stop with exit status 64 on a bad one): opens the database and seeds the demo items when asked.
+public func buildApplication(
+    settings: Settings, onServerRunning: @escaping @Sendable (AppDatabase, Int) async -> Void = { _, _ in }
+) async throws -> some ApplicationProtocol {
     var logger = Logger(label: "stockroom")
     logger.logLevel = settings.logLevel
     let database: AppDatabase

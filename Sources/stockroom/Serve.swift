@@ -34,7 +34,7 @@ struct Serve: AsyncParsableCommand {
         let listening = Mutex(false)
         let app: any ApplicationProtocol
         do {
-            app = try await buildApplication(reader: reader) { database, _ in
+            app = try await buildApplication(settings: settings) { database, _ in
                 listening.withLock { $0 = true }
                 // Only now that the server listens: a start that fails makes no token.
                 if settings.demo { await Self.printDemoToken(database) }
