@@ -13,15 +13,12 @@ public struct PageCursor: Hashable, Sendable, WireCursor {
 
     /// The cursor as written on the wire.
     public var encoded: String {
-        Data("i:\(seq)".utf8).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        Data("i:\(seq)".utf8).base64URLEncodedString()
     }
 
     /// Parses an encoded cursor; nil when malformed.
     public init?(encoded: String) {
-        var base64 = encoded.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
-        guard let data = Data(base64Encoded: base64), let text = String(data: data, encoding: .utf8), text.hasPrefix("i:"),
+        guard let data = Data(base64URLEncoded: encoded), let text = String(data: data, encoding: .utf8), text.hasPrefix("i:"),
             let seq = Int64(text.dropFirst(2)), seq >= 0
         else { return nil }
         self.init(seq: seq)

@@ -175,19 +175,20 @@ extension AppDatabase {
         let cutoffTime = Timestamp.milliseconds(Date()) - Int64(maxAge.components.seconds) * 1000
         let trimmed: (removed: Int, through: Int64) = try await write { db in
             let head = try ChangeLog.head(db)
+            let trimmedThrough = try Self.trimmedThrough(db)
             // The log is trimmed by age from its oldest end: everything before the first entry young
             // enough to stay. A walk in rowid order from the oldest entry, which stops there, so it
             // reads about what it trims. (max(seq) WHERE at < cutoff walked back from the head through
             // the whole retained log, 400 ms at 1M entries, in the writer's transaction, every round.)
             let firstKept = try ChangeRecord
-                .filter(ChangeRecord.Columns.seq > (try Self.trimmedThrough(db)) && ChangeRecord.Columns.at >= cutoffTime)
+                .filter(ChangeRecord.Columns.seq > trimmedThrough && ChangeRecord.Columns.at >= cutoffTime)
                 .order(ChangeRecord.Columns.seq)
                 .select(ChangeRecord.Columns.seq, as: Int64.self)
                 .fetchOne(db)
             let byAge = firstKept.map { $0 - 1 } ?? head
             let bySize = head - Int64(maxEntries)
-            let through = max(byAge, bySize, try Self.trimmedThrough(db))
-            guard through > (try Self.trimmedThrough(db)) else { return (0, through) }
+            let through = max(byAge, bySize, trimmedThrough)
+            guard through > trimmedThrough else { return (0, through) }
             let removed = try ChangeRecord.filter(ChangeRecord.Columns.seq <= through).deleteAll(db)
             try MetaRecord(key: .trimmedThrough, value: "\(through)").update(db)
             return (removed, through)

@@ -471,22 +471,13 @@ enum FeedTransport: String, Sendable, CaseIterable {
 
 /// Subscribers per transport, as gauges.
 final class SubscriberGauges: Sendable {
-    private let counts = Mutex<[FeedTransport: Int]>([:])
-    private let gauges: [FeedTransport: Gauge] = Dictionary(
+    private let gauges: [FeedTransport: CountGauge] = Dictionary(
         uniqueKeysWithValues: FeedTransport.allCases.map {
-            ($0, Gauge(label: "stockroom_feed_subscribers", dimensions: [("transport", $0.rawValue)]))
+            ($0, CountGauge(label: "stockroom_feed_subscribers", dimensions: [("transport", $0.rawValue)]))
         })
 
-    func increment(transport: FeedTransport) { update(transport, by: 1) }
-    func decrement(transport: FeedTransport) { update(transport, by: -1) }
-
-    private func update(_ transport: FeedTransport, by delta: Int) {
-        let value = counts.withLock { counts in
-            counts[transport, default: 0] += delta
-            return counts[transport, default: 0]
-        }
-        gauges[transport]?.record(value)
-    }
+    func increment(transport: FeedTransport) { gauges[transport]?.add(1) }
+    func decrement(transport: FeedTransport) { gauges[transport]?.add(-1) }
 }
 
 /// A count of things in progress, as a gauge.
@@ -494,8 +485,8 @@ final class CountGauge: Sendable {
     private let count = Mutex(0)
     private let gauge: Gauge
 
-    init(label: String) {
-        gauge = Gauge(label: label)
+    init(label: String, dimensions: [(String, String)] = []) {
+        gauge = Gauge(label: label, dimensions: dimensions)
     }
 
     func add(_ delta: Int) {

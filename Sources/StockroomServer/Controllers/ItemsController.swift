@@ -84,13 +84,9 @@ struct ItemsController {
                     let apiError = APIError(store: error)
                     json.raw(#"{"status":"#)
                     json.int(apiError.status.code)
-                    json.raw(#","item":null,"error":{"code":"#)
-                    json.string(apiError.code.rawValue)
-                    json.raw(#","message":"#)
-                    json.string(apiError.message)
-                    json.raw(#","field":"#)
-                    json.string(apiError.field)
-                    json.raw("}}")
+                    json.raw(#","item":null,"error":"#)
+                    apiError.writeObject(to: &json)
+                    json.raw("}")
                 }
             }
             json.raw("]}")

@@ -163,20 +163,30 @@ public struct APIError: Error, HTTPResponseError, Sendable {
         var message = Substring(self.message)
         while true {
             var json = JSONWriter()
-            json.raw(#"{"error":{"code":"#)
-            json.string(code.rawValue)
-            json.raw(#","message":"#)
-            json.string(message.count < self.message.count ? message + "…" : String(message))
-            json.raw(#","field":"#)
-            if let field { json.string(field) } else { json.raw("null") }
-            if let current, maxBytes == nil {
-                json.raw(#","current":"#)
-                current.write(to: &json)
-            }
-            json.raw("}}")
+            json.raw(#"{"error":"#)
+            writeObject(to: &json, message: message.count < self.message.count ? message + "…" : String(message), current: maxBytes == nil)
+            json.raw("}")
             guard let maxBytes, json.bytes.count > maxBytes, !message.isEmpty else { return json.string }
             message = message.dropLast()
         }
+    }
+}
+
+extension APIError {
+    /// The object under the body's `error` key, `{"code", "message", "field", "current"?}`: the
+    /// error body writes it, and so does each refused item of a batch answer.
+    func writeObject(to json: inout JSONWriter, message: String? = nil, current includeCurrent: Bool = true) {
+        json.raw(#"{"code":"#)
+        json.string(code.rawValue)
+        json.raw(#","message":"#)
+        json.string(message ?? self.message)
+        json.raw(#","field":"#)
+        json.string(field)
+        if let current, includeCurrent {
+            json.raw(#","current":"#)
+            current.write(to: &json)
+        }
+        json.raw("}")
     }
 }
 
