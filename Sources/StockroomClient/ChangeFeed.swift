@@ -271,16 +271,11 @@ struct FeedRunner: Sendable {
 }
 
 extension StockroomError {
-    /// An error from an SSE `error` event carries no status; the code decides it.
+    /// An error from an SSE `error` event carries no status; the code decides it (the contract's
+    /// table, `ErrorCode.httpStatus`; 400 for a code this SDK does not know).
     func withStatusFromCode() -> StockroomError {
         var error = self
-        switch code {
-        case .resyncRequired: error.status = 410
-        case .unauthorized: error.status = 401
-        case .forbidden: error.status = 403
-        case .unavailable: error.status = 503
-        default: error.status = 400
-        }
+        error.status = code.httpStatus ?? 400
         return error
     }
 }

@@ -57,6 +57,29 @@ public enum ErrorCode: Hashable, Sendable, CustomStringConvertible {
 
     public var description: String { rawValue }
 
+    /// The HTTP status the contract answers this code with; nil for `other`, which keeps its own.
+    /// (An SSE `error` event carries only the code: a client takes the status from here.)
+    public var httpStatus: Int? {
+        switch self {
+        case .invalidJSON, .invalidParameter, .invalidRequest: 400
+        case .unauthorized: 401
+        case .forbidden: 403
+        case .notFound: 404
+        case .methodNotAllowed: 405
+        case .conflict, .itemDeleted, .invalidTransition, .alreadyExists, .requestInProgress: 409
+        case .resyncRequired: 410
+        case .preconditionFailed: 412
+        case .payloadTooLarge: 413
+        case .unsupportedMediaType: 415
+        case .validationFailed, .idempotencyKeyReused: 422
+        case .upgradeRequired: 426
+        case .tooManyRequests: 429
+        case .unavailable: 503
+        case .internal: 500
+        case .other: nil
+        }
+    }
+
     /// `Method Not Allowed` -> `methodNotAllowed`: the code of a status outside the table.
     public static func named(afterReasonPhrase phrase: String) -> ErrorCode {
         let words = phrase.split(whereSeparator: { !$0.isLetter && !$0.isNumber })

@@ -88,7 +88,7 @@ final class Screen {
         let items = store.items
         if items.isEmpty { out += "  (none)\n" }
         for (index, item) in items.enumerated() {
-            out += String(format: "  %2d. ", index + 1) + pad(item.name, 28) + " " + pad(describe(item.status), 16) + " v\(item.version)\n"
+            out += String(format: "  %2d. ", index + 1) + pad(item.name.terminalSafe, 28) + " " + pad(describe(item.status), 16) + " v\(item.version)\n"
         }
         out += "\n" + bold("This device") + " (\(store.clientID)): " + describe(store.navigation.state) + "\n"
         out += "\n" + bold("Other devices") + "\n"
@@ -99,7 +99,7 @@ final class Screen {
         let pending = store.pendingCommands
         out += "\n" + bold("Pending") + ": " + (pending.isEmpty ? "none" : pending.map(\.command.name).joined(separator: ", ")) + "\n"
         if let failure = store.failures.last {
-            out += bold("Refused") + ": \(failure.command.name): \(failure.error.code) - \(failure.error.message)\n"
+            out += bold("Refused") + ": \(failure.command.name): \(failure.error.code) - \(failure.error.message.terminalSafe)\n"
         }
         out += "\n\(message)\n> "
         FileHandle.standardOutput.write(Data(out.utf8))
@@ -109,7 +109,7 @@ final class Screen {
         switch store.connection {
         case .online: "\u{1B}[32monline\u{1B}[0m"
         case .offline: "\u{1B}[31moffline\u{1B}[0m (commands wait in the queue)"
-        case .failed(let error): "\u{1B}[31mfailed\u{1B}[0m: \(error)"
+        case .failed(let error): "\u{1B}[31mfailed\u{1B}[0m: " + "\(error)".terminalSafe
         case .connecting: "connecting"
         case .idle: "idle"
         }
@@ -171,7 +171,7 @@ final class Screen {
             }
             if verb != "help" { message = "> \(line)" }
         } catch {
-            message = "\(error)"
+            message = "\(error)".terminalSafe
         }
         draw()
         return false
@@ -215,11 +215,11 @@ final class Screen {
     }
 
     private func describe(_ draft: Draft) -> String {
-        "draft \"\(draft.name)\", \(describe(draft.status))"
+        "draft \"\(draft.name.terminalSafe)\", \(describe(draft.status))"
     }
 
     private func name(of id: ItemID) -> String {
-        store.itemsByID[id].map { "\"\($0.name)\"" } ?? "a deleted item"
+        store.itemsByID[id].map { "\"\($0.name.terminalSafe)\"" } ?? "a deleted item"
     }
 
     private func bold(_ text: String) -> String { "\u{1B}[1m\(text)\u{1B}[0m" }

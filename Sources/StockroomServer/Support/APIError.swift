@@ -191,25 +191,16 @@ extension APIError {
 }
 
 extension ErrorCode {
-    /// The status the contract answers this code with; nil for `other`, which keeps its own.
+    /// The status the contract answers this code with (`httpStatus`, Core's table), by its name;
+    /// nil for `other`, which keeps its own.
     var status: HTTPResponse.Status? {
-        switch self {
-        case .invalidJSON, .invalidParameter, .invalidRequest: .badRequest
-        case .unauthorized: .unauthorized
-        case .forbidden: .forbidden
-        case .notFound: .notFound
-        case .methodNotAllowed: .methodNotAllowed
-        case .conflict, .itemDeleted, .invalidTransition, .alreadyExists, .requestInProgress: .conflict
-        case .resyncRequired: .gone
-        case .preconditionFailed: .preconditionFailed
-        case .payloadTooLarge: .contentTooLarge
-        case .unsupportedMediaType: .unsupportedMediaType
-        case .validationFailed, .idempotencyKeyReused: .unprocessableContent
-        case .upgradeRequired: HTTPResponse.Status(code: 426, reasonPhrase: "Upgrade Required")
-        case .tooManyRequests: .tooManyRequests
-        case .unavailable: .serviceUnavailable
-        case .internal: .internalServerError
-        case .other: nil
-        }
+        httpStatus.map { code in Self.contractStatuses.first { $0.code == code } ?? HTTPResponse.Status(code: code) }
     }
+
+    /// The statuses the contract answers with, with their reason phrases.
+    private static let contractStatuses: [HTTPResponse.Status] = [
+        .badRequest, .unauthorized, .forbidden, .notFound, .methodNotAllowed, .conflict, .gone, .preconditionFailed,
+        .contentTooLarge, .unsupportedMediaType, .unprocessableContent, HTTPResponse.Status(code: 426, reasonPhrase: "Upgrade Required"),
+        .tooManyRequests, .internalServerError, .serviceUnavailable,
+    ]
 }
