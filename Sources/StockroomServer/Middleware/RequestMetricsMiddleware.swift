@@ -1,18 +1,113 @@
 import Hummingbird
+import Metrics
+import Synchronization
 
-/// Hummingbird's request metrics, except for WebSocket upgrades: the middleware lowers its
-/// `http_server_active_requests` gauge when the response body has been written, and an upgraded
-/// connection's response never writes one, so every WebSocket left the gauge raised for good.
-/// WebSockets are counted in `stockroom_feed_subscribers{transport="ws"}` instead.
+/// The request metrics of Hummingbird's `MetricsMiddleware`, under the same names and labels
+/// (`http_server_active_requests`, `hb_requests`, `http_server_request_duration`, `hb_request_errors`),
+/// recorded differently in two ways:
+/// - An answer whose length is known (every JSON answer) is counted when the handler returns it.
+///   Hummingbird's middleware wraps every body in a closure that records after the body is written,
+///   which turns the one-buffer answer into a streamed one (head, body and end written separately):
+///   with the middleware on, GET /v1/items/{id} ran 11.5k req/s, without it 14.4k (`wrk -t1 -c16`).
+///   Only streamed bodies (SSE, snapshots) are wrapped, so the gauge still counts an open stream.
+/// - WebSocket upgrades are not counted: an upgraded connection's response never writes a body, so
+///   the gauge stayed raised for each WebSocket for good. They are in
+///   `stockroom_feed_subscribers{transport="ws"}`.
 struct RequestMetricsMiddleware: RouterMiddleware {
     typealias Context = AppRequestContext
 
-    let metrics = MetricsMiddleware<AppRequestContext>()
+    private let cache = Cache()
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         if request.headers[.upgrade] != nil {
             return try await next(request, context)
         }
-        return try await metrics.handle(request, context: context, next: next)
+        let start = ContinuousClock.now
+        let active = cache.activeRequests(request.method)
+        active.increment()
+        var response: Response
+        do {
+            response = try await next(request, context)
+        } catch {
+            let status = (error as? any HTTPResponseError)?.status ?? .internalServerError
+            let metrics = cache.endpoint(.init(route: context.endpointPath ?? "NotFound", method: request.method, status: status))
+            metrics.requests.increment()
+            metrics.errors.increment()
+            active.decrement()
+            throw error
+        }
+        let metrics = cache.endpoint(.init(route: context.endpointPath ?? "Unknown", method: request.method, status: response.status))
+        guard response.body.contentLength == nil else {
+            metrics.record(since: start)
+            active.decrement()
+            return response
+        }
+        let body = response.body
+        response.body = ResponseBody { writer in
+            defer {
+                metrics.record(since: start)
+                active.decrement()
+            }
+            try await body.write(writer)
+        }
+        return response
+    }
+
+    /// The metric handles of each method and of each route, method and status, made once: the
+    /// metrics factory's own lookup by label and dimensions costs more than a dictionary here.
+    final class Cache: Sendable {
+        struct EndpointKey: Hashable {
+            let route: String
+            let method: HTTPRequest.Method
+            let status: HTTPResponse.Status
+        }
+
+        struct EndpointMetrics: Sendable {
+            let requests: Counter
+            let duration: Metrics.Timer
+            let errors: Counter
+
+            init(_ key: EndpointKey) {
+                let method = key.method.rawValue
+                let status = String(key.status.code)
+                requests = Counter(
+                    label: "hb.requests",
+                    dimensions: [("http.route", key.route), ("http.request.method", method), ("http.response.status_code", status)])
+                duration = Metrics.Timer(
+                    label: "http.server.request.duration",
+                    dimensions: [("http.route", key.route), ("http.request.method", method), ("http.response.status_code", status)],
+                    preferredDisplayUnit: .seconds)
+                errors = Counter(
+                    label: "hb.request.errors",
+                    dimensions: [("http.route", key.route), ("http.request.method", method), ("error.type", status)])
+            }
+
+            func record(since start: ContinuousClock.Instant) {
+                requests.increment()
+                let elapsed = (ContinuousClock.now - start).components
+                duration.recordNanoseconds(elapsed.seconds * 1_000_000_000 + elapsed.attoseconds / 1_000_000_000)
+            }
+        }
+
+        private let meters = Mutex<[HTTPRequest.Method: Meter]>([:])
+        private let endpoints = Mutex<[EndpointKey: EndpointMetrics]>([:])
+
+        func activeRequests(_ method: HTTPRequest.Method) -> Meter {
+            meters.withLock { meters in
+                if let meter = meters[method] { return meter }
+                let meter = Meter(label: "http.server.active_requests", dimensions: [("http.request.method", method.rawValue)])
+                meters[method] = meter
+                return meter
+            }
+        }
+
+        func endpoint(_ key: EndpointKey) -> EndpointMetrics {
+            endpoints.withLock { endpoints in
+                if let metrics = endpoints[key] { return metrics }
+                let metrics = EndpointMetrics(key)
+                endpoints[key] = metrics
+                return metrics
+            }
+        }
     }
 }
