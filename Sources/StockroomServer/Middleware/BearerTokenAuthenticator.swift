@@ -35,9 +35,14 @@ struct BearerTokenAuthenticator: AuthenticatorMiddleware {
     /// matched in any case (RFC 9110), which hummingbird-auth's `headers.bearer` does not do.
     static func headerSecret(_ request: Request) -> String? {
         guard let header = request.headers[.authorization] else { return nil }
-        guard header.utf8.count > 7, header.prefix(7).lowercased() == "bearer " else { return nil }
-        let secret = header.dropFirst(7).trimmingCharacters(in: .whitespaces)
-        return secret.isEmpty ? nil : secret
+        let bytes = header.utf8
+        guard bytes.count > 7, bytes.prefix(7).elementsEqual("bearer ".utf8, by: { $0 | 0x20 == $1 }) else { return nil }
+        // Spaces and tabs around the secret are dropped (the HTTP parser leaves those inside the
+        // value); by hand, as Foundation's `trimmingCharacters` cost 4% of a GET's instructions.
+        let isBlank = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+        let secret = bytes.dropFirst(7).drop(while: isBlank)
+        guard let last = secret.lastIndex(where: { !isBlank($0) }) else { return nil }
+        return String(Substring(secret[...last]))
     }
 }
 
