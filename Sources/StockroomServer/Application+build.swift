@@ -65,7 +65,8 @@ public func buildApplication(
         services: [
             DatabaseMaintenanceService(
                 database: database, idempotencyRetention: .seconds(settings.idempotencyRetentionHours * 3600),
-                feed: settings.feed, logger: logger)
+                feed: settings.feed, logger: logger),
+            TokenRevocationWatcher(database: database, logger: logger),
         ],
         onServerRunning: onServerRunning,
         logger: logger
@@ -96,6 +97,30 @@ func buildRouter(database: AppDatabase, settings: Settings) -> Router<AppRequest
     FeedController(database: database, settings: settings.feed, allowedOrigins: Set(settings.corsAllowedOrigins)).addRoutes(to: v1)
     routes.record(router.routes.map { ("\($0.path)", $0.method) })
     return router
+}
+
+/// Reads the token generation every `AppDatabase.tokenRevocationInterval`, so that a token revoked
+/// by another process (`stockroom token revoke` on the same file) is refused and its streams end:
+/// requests themselves read no token (see `AppDatabase.authenticate`).
+struct TokenRevocationWatcher: Service {
+    let database: AppDatabase
+    let logger: Logger
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown {
+            var failing = false
+            while !Task.isCancelled {
+                do {
+                    try database.observeTokenRevocations()
+                    failing = false
+                } catch {
+                    if !failing { logger.warning("reading the token generation failed; retrying", metadata: ["error": "\(error)"]) }
+                    failing = true
+                }
+                try? await Task.sleep(for: AppDatabase.tokenRevocationInterval)
+            }
+        }
+    }
 }
 
 /// Trims the change log and purges expired idempotency records on a schedule, and checkpoints

@@ -63,20 +63,18 @@ extension AppDatabase {
     }
 
     /// Revokes a token; false when there is no such token.
-    /// The token's open streams in this process end at once: the new token generation wakes them
+    /// The token is refused and its open streams in this process end from the commit on: the
+    /// writer's `ChangeObserver` hands the new token generation to the hub, which wakes the streams,
     /// and each re-checks its token (`isLiveToken`) before delivering anything more.
     public func revokeToken(id: TokenID) async throws -> Bool {
-        let generation: Int64? = try await write { db in
-            guard try TokenRecord.exists(db, key: id) else { return nil }
+        try await write { db in
+            guard try TokenRecord.exists(db, key: id) else { return false }
             try TokenRecord
                 .filter(key: id)
                 .filter(TokenRecord.Columns.revokedAt == nil)
                 .updateAll(db, TokenRecord.Columns.revokedAt.set(to: Timestamp.milliseconds(Date())))
-            return try Self.tokenGeneration(db)
+            return true
         }
-        guard let generation else { return false }
-        hub.observeTokenGeneration(generation)
-        return true
     }
 
     /// Whether the token `id` exists and is not revoked: what an open stream asks when the token
@@ -89,16 +87,18 @@ extension AppDatabase {
         }
     }
 
-    /// The live token whose secret is `secret`, or nil. Verified tokens are kept in memory; the
-    /// one read per call is the token generation (a single cached statement on the calling thread),
-    /// which every revocation bumps, so a token revoked by any process is refused on its next use.
-    /// The generation is read before the token: a revocation committed in between leaves the
-    /// token unread (refused) or cached under the older generation, which the next read retires.
+    /// The live token whose secret is `secret`, or nil. Verified tokens are kept in memory under
+    /// the token generation (the count of revocations and removals) the hub holds, so a request
+    /// with a known token reads nothing. A revocation by this process moves the hub's generation
+    /// when it commits, before it answers; one by another process (`stockroom token revoke`) when
+    /// `observeTokenRevocations` next runs (the server runs it every `tokenRevocationInterval`).
+    /// The generation is taken before the token is read: a revocation committed in between leaves
+    /// the token unread (refused) or cached under the older generation, which the next lookup retires.
     public func authenticate(secret: String) async throws -> TokenInfo? {
         let hash = Self.hash(secret)
+        let generation = hub.tokenGeneration
+        if let cached = tokenCache.token(hash: hash, generation: generation) { return cached }
         return try readNow { db in
-            let generation = try Self.tokenGeneration(db)
-            if let cached = tokenCache.token(hash: hash, generation: generation) { return cached }
             // A cached statement, not the query interface (which prepares its statement anew on every
             // call): every request with a token not yet cached reads it.
             let token = try TokenRecord.fetchOne(db.cachedStatement(sql: Self.tokenBySecretSQL), arguments: [hash])?.info
@@ -107,9 +107,22 @@ extension AppDatabase {
         }
     }
 
+    /// How often a server reads the token generation, to learn of revocations by other processes.
+    /// `stockroom token revoke` waits `tokenRevocationWait` after it commits, so that when it returns
+    /// every server on the file refuses the token.
+    public static let tokenRevocationInterval: Duration = .milliseconds(50)
+    public static let tokenRevocationWait: Duration = .milliseconds(500)
+
+    /// Reads the token generation and hands it to the hub: if another process revoked or removed a
+    /// token since the last read, cached tokens are verified anew and open streams re-check theirs.
+    public func observeTokenRevocations() throws {
+        let generation = try readNow { db in try Self.tokenGeneration(db) }
+        hub.observeTokenGeneration(generation)
+    }
+
     /// The count of token revocations so far (see `Migrations/sql/0004_token_generation.sql`).
     static func tokenGeneration(_ db: Database) throws -> Int64 {
-        // This runs on every authenticated request (a cached statement, see `MetaRecord.value`).
+        // A cached statement (see `MetaRecord.value`): servers read it every `tokenRevocationInterval`.
         guard let value = try MetaRecord.value(db, .tokenGeneration), let generation = Int64(value) else {
             throw DatabaseError(message: "missing token generation")
         }

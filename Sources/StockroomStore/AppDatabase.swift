@@ -58,6 +58,7 @@ public struct AppDatabase: Sendable {
         let hub = try writer.write { db in
             // Registered inside a write, so no commit can fall between reading the head and observing.
             let hub = ChangeHub(head: try ChangeLog.head(db), trimmedThrough: try Self.trimmedThrough(db), epoch: epoch)
+            hub.observeTokenGeneration(try Self.tokenGeneration(db))
             db.add(transactionObserver: ChangeObserver(hub: hub), extent: .databaseLifetime)
             return hub
         }

@@ -233,28 +233,46 @@ public final class FeedSubscription: Sendable {
     }
 }
 
-/// Watches commits on the writer connection and tells the hub about the change entries they appended.
+/// Watches commits on the writer connection and tells the hub about the change entries they
+/// appended and about tokens they revoked or removed (the token generation they moved).
 final class ChangeObserver: TransactionObserver {
+    private struct Touched {
+        var changes = false
+        var tokens = false
+    }
+
     private let hub: ChangeHub
     // Only touched on the writer's serial queue; the Mutex makes that checkable by the compiler.
-    private let appended = Mutex(false)
+    private let touched = Mutex(Touched())
 
     init(hub: ChangeHub) {
         self.hub = hub
     }
 
     func observes(eventsOfKind eventKind: DatabaseEventKind) -> Bool {
-        if case .insert(let table) = eventKind { return table == ChangeRecord.databaseTableName }
-        return false
+        if case .insert(let table) = eventKind, table == ChangeRecord.databaseTableName { return true }
+        return eventKind.tableName == TokenRecord.databaseTableName
     }
 
     func databaseDidChange(with event: DatabaseEvent) {
-        appended.withLock { $0 = true }
-        stopObservingDatabaseChangesUntilNextTransaction()
+        let both = touched.withLock { touched in
+            if event.tableName == TokenRecord.databaseTableName { touched.tokens = true } else { touched.changes = true }
+            return touched.changes && touched.tokens
+        }
+        if both { stopObservingDatabaseChangesUntilNextTransaction() }
     }
 
     func databaseDidCommit(_ db: Database) {
-        guard appended.withLock({ flag in defer { flag = false }; return flag }) else { return }
+        let touched = touched.withLock { touched in
+            defer { touched = Touched() }
+            return touched
+        }
+        if touched.tokens {
+            // A token revoked or removed by this process: refused from the next request on, and its
+            // open streams end (by another process: `AppDatabase.observeTokenRevocations`).
+            if let generation = try? AppDatabase.tokenGeneration(db) { hub.observeTokenGeneration(generation) }
+        }
+        guard touched.changes else { return }
         do {
             // The one read of each commit's entries that every subscriber shares.
             // A cached statement, not the query interface (which prepares its statement anew): every commit runs it.
@@ -273,6 +291,6 @@ final class ChangeObserver: TransactionObserver {
         ChangeRecord.selectSQL + " WHERE \(ChangeRecord.Columns.seq.name) > ? ORDER BY \(ChangeRecord.Columns.seq.name)"
 
     func databaseDidRollback(_ db: Database) {
-        appended.withLock { $0 = false }
+        touched.withLock { $0 = Touched() }
     }
 }

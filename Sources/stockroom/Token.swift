@@ -50,7 +50,7 @@ struct Token: AsyncParsableCommand {
     }
 
     struct Revoke: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Revoke a token; it is refused on its next request.")
+        static let configuration = CommandConfiguration(abstract: "Revoke a token; when this returns, running servers refuse it.")
 
         @Argument(help: "The token's id (see `token list`).")
         var id: String
@@ -60,6 +60,9 @@ struct Token: AsyncParsableCommand {
         func run() async throws {
             let database = try await storage.openDatabase()
             guard try await database.revokeToken(id: TokenID(id)) else { throw ValidationError("no token \(id)") }
+            // A server on this file learns of it within `tokenRevocationInterval`: once this
+            // command returns, the token is refused everywhere.
+            try await Task.sleep(for: AppDatabase.tokenRevocationWait)
             print("Revoked \(id).")
         }
     }

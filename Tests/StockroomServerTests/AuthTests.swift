@@ -106,12 +106,15 @@ struct AuthTests {
         }
     }
 
-    @Test func aTokenRevokedThroughTheStoreIsRefusedOnItsNextRequest() async throws {
+    /// `app.database` is another connection pool on the file, as `stockroom token revoke` opens it;
+    /// like that command, the test waits `tokenRevocationWait` after revoking.
+    @Test func aTokenRevokedByAnotherProcessIsRefusedOnceTheRevocationWaitHasPassed() async throws {
         try await withTestApp { app in
             try await app.test { client in
                 let token = try await app.database.createToken(user: "temp", role: .viewer)
                 #expect(try await client.send(.get, "/v1/items", token: token.secret).status == .ok)
                 #expect(try await app.database.revokeToken(id: token.info.id))
+                try await Task.sleep(for: AppDatabase.tokenRevocationWait)
                 #expect(try await client.send(.get, "/v1/items", token: token.secret).status == .unauthorized)
             }
         }

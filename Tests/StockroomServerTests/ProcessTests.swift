@@ -141,6 +141,29 @@ struct ProcessTests {
         #expect(try StockroomProcess.run(["token", "create", "--user", "x", "--role", "root", "--db-path", databasePath], in: directory).status != 0)
     }
 
+    /// Requests read no token (verified ones are kept in memory); a running server learns of a
+    /// revocation by the CLI, another process, by reading the token generation, and
+    /// `token revoke` returns only once servers have had time to.
+    @Test(.timeLimit(.minutes(1)))
+    func aTokenRevokedWithTheCLIIsRefusedByARunningServer() async throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let created = try StockroomProcess.run(["token", "create", "--user", "erin", "--role", "editor", "--db-path", databasePath], in: directory)
+        let token = try #require(created.output.split(separator: "\n").last.map(String.init))
+        let server = try await StockroomProcess.serve(databasePath: databasePath, in: directory)
+        func status() async throws -> Int {
+            var request = HTTPClientRequest(url: "http://127.0.0.1:\(server.port)/v1/items")
+            request.headers.add(name: "Authorization", value: "Bearer \(token)")
+            return Int(try await HTTPClient.shared.execute(request, timeout: .seconds(30)).status.code)
+        }
+        #expect(try await status() == 200)
+        let list = try StockroomProcess.run(["token", "list", "--db-path", databasePath], in: directory)
+        let id = try #require(list.output.split(separator: "\t").first.map(String.init))
+        #expect(try StockroomProcess.run(["token", "revoke", id, "--db-path", databasePath], in: directory).status == 0)
+        #expect(try await status() == 401)
+        kill(server.process.processIdentifier, SIGTERM)
+        #expect(await server.waitForExit() == 0)
+    }
+
     @Test func anAcknowledgedWriteSurvivesKillDashNine() async throws {
         defer { try? FileManager.default.removeItem(at: directory) }
         let token = try #require(

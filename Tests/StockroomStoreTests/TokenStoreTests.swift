@@ -1,11 +1,14 @@
 import Foundation
 import GRDB
+import Synchronization
 import Testing
 @testable import StockroomStore
 
-/// Verified tokens are kept in memory, and revocation still takes effect on the very next request.
+/// Verified tokens are kept in memory: a request with a known token reads nothing, and revocation
+/// still takes effect on the very next request (by another process: once the server has read the
+/// token generation, which `stockroom token revoke` waits for).
 @Suite struct TokenStoreTests {
-    @Test func aTokenRevokedByAnotherConnectionIsRefusedOnItsNextUse() async throws {
+    @Test func aTokenRevokedByAnotherConnectionIsRefusedOnceTheServerReadsTheGeneration() async throws {
         try await withTemporaryFolder { folder in
             let path = folder.appendingPathComponent("stockroom.sqlite").path
             let server = try AppDatabase.open(path: path)
@@ -15,13 +18,34 @@ import Testing
             #expect(try await server.authenticate(secret: token.secret) == token.info)
             #expect(try await server.authenticate(secret: other.secret) == other.info)
 
-            // When another process (here: another connection pool on the same file, as the CLI is) revokes one.
+            // When another process (here: another connection pool on the same file, as the CLI is) revokes one,
+            // and the server's `TokenRevocationWatcher` takes its next look.
             let cli = try AppDatabase.open(path: path)
             #expect(try await cli.revokeToken(id: token.info.id))
+            try server.observeTokenRevocations()
 
-            // Then the server refuses it at once, and the other token still works.
+            // Then the server refuses it, and the other token still works.
             #expect(try await server.authenticate(secret: token.secret) == nil)
             #expect(try await server.authenticate(secret: other.secret) == other.info)
+        }
+    }
+
+    @Test func aCachedTokenIsVerifiedWithoutReadingTheDatabase() async throws {
+        try await withTemporaryFolder { folder in
+            let path = folder.appendingPathComponent("stockroom.sqlite").path
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            let statements = Statements()
+            var configuration = Configuration()
+            configuration.prepareDatabase { db in db.trace { statements.record("\($0)") } }
+            let reader = try DatabasePool(path: path, configuration: configuration)
+            let database = try AppDatabase(reader, requestReader: reader)
+            let token = try await database.createToken(user: "erin", role: .editor)
+            let start = statements.count
+            #expect(try await database.authenticate(secret: token.secret) == token.info)
+            let verified = statements.count
+            #expect(verified > start, "the first verification reads the token")
+            for _ in 0..<10 { #expect(try await database.authenticate(secret: token.secret) == token.info) }
+            #expect(statements.count == verified, "later ones read nothing")
         }
     }
 
@@ -42,3 +66,11 @@ import Testing
         }
     }
 }
+
+/// SQL statements seen by a trace, from any connection's queue.
+private final class Statements: Sendable {
+    private let seen = Mutex<[String]>([])
+    func record(_ sql: String) { seen.withLock { $0.append(sql) } }
+    var count: Int { seen.withLock { $0.count } }
+}
+
