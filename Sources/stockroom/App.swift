@@ -12,8 +12,11 @@ enum Entry {
         // no longer crosses from an event loop to the concurrency pool and back (one wake-up each way).
         // Must happen before any task runs on the global executor: hence first, here.
         NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
-        // Every log line goes through one handler that escapes control characters in stored values.
-        LoggingSystem.bootstrap { label in TerminalSafeLogHandler(wrapping: StreamLogHandler.standardOutput(label: label)) }
+        // Every log line goes through one handler that escapes control characters in stored values,
+        // to standard output (written by a thread of its own while `serve` runs: `LogOutput`).
+        LoggingSystem.bootstrap { label in
+            TerminalSafeLogHandler(wrapping: StreamLogHandler(label: label, stream: LogOutput.standardOutput))
+        }
         await App.main()
     }
 }

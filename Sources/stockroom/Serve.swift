@@ -25,6 +25,8 @@ struct Serve: AsyncParsableCommand {
     @OptionGroup var storage: StorageOptions
 
     func run() async throws {
+        LogOutput.standardOutput.startBatching()
+        defer { LogOutput.standardOutput.flush() }
         var flags: [AbsoluteConfigKey: ConfigValue] = [:]
         if let httpHost { flags["http.host"] = .init(.string(httpHost), isSecret: false) }
         if let httpPort { flags["http.port"] = .init(.int(httpPort), isSecret: false) }
@@ -73,7 +75,9 @@ struct Serve: AsyncParsableCommand {
         } catch {
             text = "Could not create the demo token: \(error)\n"
         }
-        // Written unbuffered: the server runs on, so buffered output would not show while it does.
+        // Written unbuffered, after the log lines before it: the server runs on, so buffered output
+        // would not show while it does.
+        LogOutput.standardOutput.flush()
         FileHandle.standardOutput.write(Data(text.utf8))
     }
 }

@@ -1,0 +1,98 @@
+import Foundation
+import NIOConcurrencyHelpers
+
+/// Where log lines go: standard output, written by a thread of its own while the server runs.
+///
+/// swift-log's `StreamLogHandler.standardOutput` writes and flushes each line on the thread that
+/// logs it: one `write(2)` per request on an event loop, under a lock both loops contend for. With
+/// the request log on, GET /v1/items/{id} ran 11.5k req/s, with it off 13.1k (`wrk -t1 -c16`).
+/// Batched, the lines a busy server logs while one write is under way go out together in the next.
+/// Lines keep their order; nothing is dropped: past `capacity` unwritten bytes, loggers wait for
+/// the writer (as a blocked `fwrite` made them wait before). A line logged right before a `kill -9`
+/// may be lost; `flush()` runs before the process exits normally.
+public final class LogOutput: TextOutputStream, Sendable {
+    /// Standard output, as the `stockroom` command logs.
+    public static let standardOutput = LogOutput(fileDescriptor: STDOUT_FILENO)
+
+    /// Unwritten bytes past which loggers wait for the writer.
+    static let capacity = 1 << 20
+
+    private enum State: Equatable {
+        /// Nothing to write, nothing being written.
+        case idle
+        /// Lines waiting for the writer.
+        case pending
+        /// The writer writes what it took; nothing new yet.
+        case writing
+    }
+
+    private let fileDescriptor: Int32
+    private let lock = ConditionLock(value: State.idle)
+    // Guarded by `lock`.
+    private nonisolated(unsafe) var buffer: [UInt8] = []
+    private nonisolated(unsafe) var batching = false
+
+    init(fileDescriptor: Int32) {
+        self.fileDescriptor = fileDescriptor
+    }
+
+    public func write(_ string: String) {
+        lock.lock()
+        guard batching else {
+            // Until `startBatching`, and in every other command: written at once, as swift-log does.
+            Self.writeAll(Array(string.utf8), to: fileDescriptor)
+            lock.unlock()
+            return
+        }
+        buffer.append(contentsOf: string.utf8)
+        let full = buffer.count > Self.capacity
+        lock.unlock(withValue: .pending)
+        if full { flush() }
+    }
+
+    /// From now on, lines are written by a thread of this output's own.
+    public func startBatching() {
+        lock.lock()
+        defer { lock.unlock() }
+        guard !batching else { return }
+        batching = true
+        let thread = Thread { [self] in runWriter() }
+        thread.name = "stockroom-log"
+        thread.start()
+    }
+
+    /// Returns once every line logged so far has been written.
+    public func flush() {
+        lock.lock(whenValue: .idle)
+        lock.unlock()
+    }
+
+    private func runWriter() {
+        var taken: [UInt8] = []
+        while true {
+            lock.lock(whenValue: .pending)
+            swap(&taken, &buffer)
+            lock.unlock(withValue: .writing)
+            Self.writeAll(taken, to: fileDescriptor)
+            taken.removeAll(keepingCapacity: true)
+            lock.lock()
+            lock.unlock(withValue: buffer.isEmpty ? .idle : .pending)
+        }
+    }
+
+    private static func writeAll(_ bytes: [UInt8], to fileDescriptor: Int32) {
+        bytes.withUnsafeBytes { raw in
+            var offset = 0
+            while offset < raw.count {
+                let written = Foundation.write(fileDescriptor, raw.baseAddress! + offset, raw.count - offset)
+                if written > 0 {
+                    offset += written
+                } else if written < 0, errno == EINTR {
+                    continue
+                } else {
+                    return  // a closed or failing output: the line is lost, as fwrite's would be
+                }
+            }
+        }
+    }
+}
