@@ -7,7 +7,8 @@
 #   BIN=/path/to/stockroom bash Benchmarks/callgrind/run.sh   (measures that binary instead)
 #
 # For each of RUNS runs: a fresh database in a temporary folder, the server started under
-# `valgrind --tool=callgrind` (`serve --demo`, LOG_LEVEL=warning as in http/run.sh), WARMUP
+# `valgrind --tool=callgrind` (`serve --demo`, LOG_LEVEL=warning as in http/run.sh, and
+# AUTH_REVOCATION_CHECK_MILLISECONDS=60000 so that no token-generation read falls in a window), WARMUP
 # unmeasured GETs and edit cycles (openEdit, updateDraft, save) over one keep-alive connection,
 # then REPEAT rounds of three windows, each between two `callgrind_control --dump`s: nothing (idle:
 # what the idle server and the control commands add to every window), one GET, and one save (its
@@ -81,7 +82,7 @@ for run in $(seq 1 "$RUNS"); do
     mkdir -p "$DIR"
     log "run $run: starting the server under callgrind (database $DIR/cg.sqlite)"
     # Started from the temporary folder, so that no Config/stockroom.json is picked up by accident.
-    ( cd "$DIR" && LOG_LEVEL=warning LD_PRELOAD="$TMP/sigsuspend-shim.so" exec valgrind --tool=callgrind \
+    ( cd "$DIR" && LOG_LEVEL=warning AUTH_REVOCATION_CHECK_MILLISECONDS=60000 LD_PRELOAD="$TMP/sigsuspend-shim.so" exec valgrind --tool=callgrind \
           --callgrind-out-file="$DIR/callgrind.out" "$MEASURED" serve --demo --db-path "$DIR/cg.sqlite" --http-host 127.0.0.1 --http-port "$PORT" \
           >"$DIR/server.out" 2>"$DIR/server.err" ) &
     SERVER_PID=$!

@@ -66,7 +66,7 @@ public func buildApplication(
             DatabaseMaintenanceService(
                 database: database, idempotencyRetention: .seconds(settings.idempotencyRetentionHours * 3600),
                 feed: settings.feed, logger: logger),
-            TokenRevocationWatcher(database: database, logger: logger),
+            TokenRevocationWatcher(database: database, interval: settings.revocationCheck, logger: logger),
         ],
         onServerRunning: onServerRunning,
         logger: logger
@@ -99,11 +99,12 @@ func buildRouter(database: AppDatabase, settings: Settings) -> Router<AppRequest
     return router
 }
 
-/// Reads the token generation every `AppDatabase.tokenRevocationInterval`, so that a token revoked
+/// Reads the token generation every `interval` (`auth.revocationCheckMilliseconds`), so that a token revoked
 /// by another process (`stockroom token revoke` on the same file) is refused and its streams end:
 /// requests themselves read no token (see `AppDatabase.authenticate`).
 struct TokenRevocationWatcher: Service {
     let database: AppDatabase
+    let interval: Duration
     let logger: Logger
 
     func run() async throws {
@@ -117,7 +118,7 @@ struct TokenRevocationWatcher: Service {
                     if !failing { logger.warning("reading the token generation failed; retrying", metadata: ["error": "\(error)"]) }
                     failing = true
                 }
-                try? await Task.sleep(for: AppDatabase.tokenRevocationInterval)
+                try? await Task.sleep(for: interval)
             }
         }
     }

@@ -30,6 +30,9 @@ public struct Settings: Sendable {
     public var metricsAccess: MetricsAccess
     /// Connection timeouts and caps (`http.*`).
     public var connections: ConnectionSettings
+    /// How often a server reads the token generation, to learn of revocations by other processes
+    /// (`auth.revocationCheckMilliseconds`); `stockroom token revoke` waits ten of these.
+    public var revocationCheck: Duration
     /// Browser origins allowed to call the API (`http.corsAllowedOrigins`, `HTTP_CORS_ALLOWED_ORIGINS`,
     /// comma separated); empty, the default, turns CORS off.
     public var corsAllowedOrigins: [String]
@@ -53,6 +56,7 @@ public struct Settings: Sendable {
         limits = try LimitSettings(read)
         metricsAccess = try read.choice("metrics.access", default: .public, among: MetricsAccess.allCases.map { ($0.rawValue, $0) })
         connections = try ConnectionSettings(read)
+        revocationCheck = .milliseconds(try read.int("auth.revocationCheckMilliseconds", default: 50, in: 10...60_000))
         corsAllowedOrigins = try Self.origins(read)
     }
 

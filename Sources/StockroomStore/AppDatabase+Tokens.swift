@@ -91,7 +91,8 @@ extension AppDatabase {
     /// the token generation (the count of revocations and removals) the hub holds, so a request
     /// with a known token reads nothing. A revocation by this process moves the hub's generation
     /// when it commits, before it answers; one by another process (`stockroom token revoke`) when
-    /// `observeTokenRevocations` next runs (the server runs it every `tokenRevocationInterval`).
+    /// `observeTokenRevocations` next runs (the server's `TokenRevocationWatcher`, every
+    /// `auth.revocationCheckMilliseconds`; `stockroom token revoke` waits ten of those).
     /// The generation is taken before the token is read: a revocation committed in between leaves
     /// the token unread (refused) or cached under the older generation, which the next lookup retires.
     public func authenticate(secret: String) async throws -> TokenInfo? {
@@ -107,12 +108,6 @@ extension AppDatabase {
         }
     }
 
-    /// How often a server reads the token generation, to learn of revocations by other processes.
-    /// `stockroom token revoke` waits `tokenRevocationWait` after it commits, so that when it returns
-    /// every server on the file refuses the token.
-    public static let tokenRevocationInterval: Duration = .milliseconds(50)
-    public static let tokenRevocationWait: Duration = .milliseconds(500)
-
     /// Reads the token generation and hands it to the hub: if another process revoked or removed a
     /// token since the last read, cached tokens are verified anew and open streams re-check theirs.
     public func observeTokenRevocations() throws {
@@ -122,7 +117,7 @@ extension AppDatabase {
 
     /// The count of token revocations so far (see `Migrations/sql/0004_token_generation.sql`).
     static func tokenGeneration(_ db: Database) throws -> Int64 {
-        // A cached statement (see `MetaRecord.value`): servers read it every `tokenRevocationInterval`.
+        // A cached statement (see `MetaRecord.value`): servers read it every `auth.revocationCheckMilliseconds`.
         guard let value = try MetaRecord.value(db, .tokenGeneration), let generation = Int64(value) else {
             throw DatabaseError(message: "missing token generation")
         }

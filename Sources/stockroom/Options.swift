@@ -37,7 +37,11 @@ struct StorageOptions: ParsableArguments {
 
     /// Opens and migrates the configured database (creating the file if missing).
     func openDatabase() async throws -> AppDatabase {
-        let settings = try Startup.settings(try await reader())
+        try await openDatabase(settings: Startup.settings(try await reader()))
+    }
+
+    /// Opens and migrates the database `settings` name (creating the file if missing).
+    func openDatabase(settings: Settings) async throws -> AppDatabase {
         var logger = Logger(label: "stockroom")
         logger.logLevel = .warning
         do {

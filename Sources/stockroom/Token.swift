@@ -58,11 +58,12 @@ struct Token: AsyncParsableCommand {
         @OptionGroup var storage: StorageOptions
 
         func run() async throws {
-            let database = try await storage.openDatabase()
+            let settings = try Startup.settings(try await storage.reader())
+            let database = try await storage.openDatabase(settings: settings)
             guard try await database.revokeToken(id: TokenID(id)) else { throw ValidationError("no token \(id)") }
-            // A server on this file learns of it within `tokenRevocationInterval`: once this
-            // command returns, the token is refused everywhere.
-            try await Task.sleep(for: AppDatabase.tokenRevocationWait)
+            // A server on this file reads the token generation every `revocationCheck`: ten of
+            // those later, every one of them refuses the token.
+            try await Task.sleep(for: settings.revocationCheck * 10)
             print("Revoked \(id).")
         }
     }
