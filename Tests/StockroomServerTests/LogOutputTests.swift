@@ -1,0 +1,55 @@
+import Foundation
+import Testing
+
+@testable import StockroomServer
+
+/// `LogOutput` writes on a thread of its own once batching: every line arrives, whole and in the
+/// order each thread logged it, and `flush` returns only once all of them are written.
+@Suite struct LogOutputTests {
+    @Test func batchedLinesFromManyThreadsAllArriveInOrderByFlush() async throws {
+        var ends: [Int32] = [0, 0]
+        #expect(pipe(&ends) == 0)
+        let (readEnd, writeEnd) = (ends[0], ends[1])
+        defer { close(readEnd) }
+        // Read concurrently, so a full pipe never stalls the writer.
+        let reader = Task.detached { () -> String in
+            var data = Data()
+            var chunk = [UInt8](repeating: 0, count: 65_536)
+            while true {
+                let count = read(readEnd, &chunk, chunk.count)
+                if count <= 0 { break }
+                data.append(contentsOf: chunk[0..<count])
+            }
+            return String(decoding: data, as: UTF8.self)
+        }
+        let output = LogOutput(fileDescriptor: writeEnd)
+        output.write("before batching\n")
+        output.startBatching()
+        let threads = 4
+        let linesPerThread = 5_000
+        await withTaskGroup(of: Void.self) { group in
+            for thread in 0..<threads {
+                group.addTask {
+                    for line in 0..<linesPerThread { output.write("thread \(thread) line \(line) \(String(repeating: "x", count: line % 300))\n") }
+                }
+            }
+        }
+        output.flush()
+        close(writeEnd)
+        let lines = await reader.value.split(separator: "\n")
+        #expect(lines.first == "before batching")
+        #expect(lines.count == 1 + threads * linesPerThread)
+        var next = [Int](repeating: 0, count: threads)
+        for line in lines.dropFirst() {
+            let words = line.split(separator: " ", omittingEmptySubsequences: false)
+            guard words.count == 5, let thread = Int(words[1]), let number = Int(words[3]), thread < threads else {
+                Issue.record("a line arrived cut or mixed: \(line.prefix(80))")
+                return
+            }
+            #expect(number == next[thread], "thread \(thread)'s lines in order")
+            #expect(words[4].count == number % 300)
+            next[thread] = number + 1
+        }
+        #expect(next == [Int](repeating: linesPerThread, count: threads))
+    }
+}
