@@ -107,7 +107,7 @@ extension AppDatabase {
         record.apply(fields)
         record.version += 1
         record.updatedAt = max(Timestamp.milliseconds(Date()), record.updatedAt)
-        try record.update(db)
+        try record.updateCached(db)
         let item = try record.item
         try ChangeLog.append(db, entity: .item, op: .upsert, id: item.id.description, owner: nil, value: item, origin: origin, at: record.updatedAt)
         return item

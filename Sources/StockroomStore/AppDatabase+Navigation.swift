@@ -159,7 +159,8 @@ extension AppDatabase {
             updatedAt: now,
             ownerChangeSeq: ownerChangeSeq
         )
-        try record.upsert(db)
+        try record.upsertCached(db)
+        ClientRecord.decodedStates.keep(state, json: record.state)
         try ClientItemRefRecord.replace(db, clientID: clientID, with: state.referencedItemIDs)
         return navigation
     }

@@ -136,6 +136,23 @@ struct ItemRecord: Codable, FetchableRecord, PersistableRecord {
         ])
     }
 
+    /// Updates the record's row (by `seq`) with one cached statement: GRDB's `update` encodes the
+    /// record and builds its UPDATE anew on each call (105k of a save command's 1.74M instructions
+    /// under callgrind).
+    func updateCached(_ db: Database) throws {
+        guard let seq else { throw DatabaseError(message: "update of an item record without seq") }
+        try db.cachedStatement(sql: Self.updateSQL).execute(arguments: [
+            id, name, searchName, colorName, colorRed, colorGreen, colorBlue, inStock, quantity, isOnBackOrder, version,
+            createdAt, updatedAt, deletedAt, seq,
+        ])
+    }
+
+    /// Every column but `seq`, set by `seq`, for `updateCached`.
+    private static let updateSQL: String = {
+        let columns = CodingKeys.allCases.filter { $0 != .seq }.map(\.rawValue)
+        return "UPDATE items SET \(columns.map { "\($0) = ?" }.joined(separator: ", ")) WHERE \(CodingKeys.seq.rawValue) = ?"
+    }()
+
     /// The live (not deleted) record of `id`, if any.
     static func live(_ db: Database, id: ItemID) throws -> ItemRecord? {
         // A cached statement rather than the query interface (which prepares its statement anew): it runs on every item read and write.
