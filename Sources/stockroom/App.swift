@@ -20,7 +20,7 @@ enum Entry {
         // Every log line goes through one handler that escapes control characters in stored values,
         // to standard output (written by a thread of its own while `serve` runs: `LogOutput`).
         LoggingSystem.bootstrap { label in
-            TerminalSafeLogHandler(wrapping: StreamLogHandler(label: label, stream: LogOutput.standardOutput))
+            TerminalSafeLogHandler(wrapping: LineLogHandler(label: label, output: LogOutput.standardOutput))
         }
         await App.main()
     }
