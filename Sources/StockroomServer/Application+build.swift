@@ -109,18 +109,26 @@ struct TokenRevocationWatcher: Service {
     let logger: Logger
 
     func run() async throws {
-        await cancelWhenGracefulShutdown {
-            var failing = false
-            while !Task.isCancelled {
-                do {
-                    try database.observeTokenRevocations()
-                    failing = false
-                } catch {
-                    if !failing { logger.warning("reading the token generation failed; retrying", metadata: ["error": "\(error)"]) }
-                    failing = true
-                }
-                try? await Task.sleep(for: interval)
+        // Only ever touched by the one loop below, one round after another.
+        nonisolated(unsafe) var failing = false
+        await repeatUntilShutdown(every: interval) {
+            do {
+                try database.observeTokenRevocations()
+                failing = false
+            } catch {
+                if !failing { logger.warning("reading the token generation failed; retrying", metadata: ["error": "\(error)"]) }
+                failing = true
             }
+        }
+    }
+}
+
+/// Runs `body`, then again every `interval`, until graceful shutdown (the loop of the periodic services).
+func repeatUntilShutdown(every interval: Duration, _ body: @escaping @Sendable () async -> Void) async {
+    await cancelWhenGracefulShutdown {
+        while !Task.isCancelled {
+            await body()
+            try? await Task.sleep(for: interval)
         }
     }
 }
@@ -133,13 +141,10 @@ struct MemoryTrimmer: Service {
     static let interval: Duration = .seconds(10)
 
     func run() async throws {
-        await cancelWhenGracefulShutdown {
-            while !Task.isCancelled {
-                try? await Task.sleep(for: Self.interval)
-                #if canImport(Glibc)
-                _ = glibcMallocTrim(0)
-                #endif
-            }
+        await repeatUntilShutdown(every: Self.interval) {
+            #if canImport(Glibc)
+            _ = glibcMallocTrim(0)
+            #endif
         }
     }
 }
@@ -159,17 +164,14 @@ struct DatabaseMaintenanceService: Service {
     let logger: Logger
 
     func run() async throws {
-        await cancelWhenGracefulShutdown {
-            while !Task.isCancelled {
-                do {
-                    let purged = try await database.purgeIdempotencyRecords(olderThan: idempotencyRetention)
-                    if purged > 0 { logger.info("purged expired idempotency records", metadata: ["count": "\(purged)"]) }
-                    let trimmed = try await database.trimChanges(maxAge: feed.retentionMaxAge, maxEntries: feed.retentionMaxEntries)
-                    if trimmed > 0 { logger.info("trimmed the change log", metadata: ["count": "\(trimmed)"]) }
-                } catch {
-                    logger.warning("maintenance failed; retrying next round", metadata: ["error": "\(error)"])
-                }
-                try? await Task.sleep(for: feed.trimInterval)
+        await repeatUntilShutdown(every: feed.trimInterval) {
+            do {
+                let purged = try await database.purgeIdempotencyRecords(olderThan: idempotencyRetention)
+                if purged > 0 { logger.info("purged expired idempotency records", metadata: ["count": "\(purged)"]) }
+                let trimmed = try await database.trimChanges(maxAge: feed.retentionMaxAge, maxEntries: feed.retentionMaxEntries)
+                if trimmed > 0 { logger.info("trimmed the change log", metadata: ["count": "\(trimmed)"]) }
+            } catch {
+                logger.warning("maintenance failed; retrying next round", metadata: ["error": "\(error)"])
             }
         }
         database.hub.closeAll()

@@ -22,8 +22,6 @@ public struct AppDatabase: Sendable {
     /// hold across a suspension, all event loops could wait for readers whose holders need an
     /// event loop to resume and give them back. These are only ever held by `readNow`, which
     /// never suspends, so a wait for one always ends.
-    let requestReader: (any DatabaseReader)?
-    /// The same, as separate connections (`RequestReaders`): what `open` makes.
     let requestReaders: RequestReaders?
     /// The read-only connections of streamed snapshots, apart from the others: a snapshot holds its
     /// reader for as long as its client takes to read it, and must not starve the feed's reads.
@@ -45,11 +43,10 @@ public struct AppDatabase: Sendable {
 
     /// Wraps a database connection and migrates it to the newest schema.
     public init(
-        _ writer: any DatabaseWriter, requestReader: (any DatabaseReader)? = nil, requestReaders: RequestReaders? = nil,
-        snapshotReader: (any DatabaseReader)? = nil, logger: Logger = Logger(label: "stockroom.store")
+        _ writer: any DatabaseWriter, requestReaders: RequestReaders? = nil, snapshotReader: (any DatabaseReader)? = nil,
+        logger: Logger = Logger(label: "stockroom.store")
     ) throws {
         self.writer = writer
-        self.requestReader = requestReader
         self.requestReaders = requestReaders
         self.snapshotReader = snapshotReader
         self.committer = GroupCommitter(writer: writer)
@@ -224,8 +221,7 @@ public struct AppDatabase: Sendable {
     func readNow<T>(_ value: (Database) throws -> T) throws -> T {
         do {
             if let requestReaders { return try requestReaders.read(value) }
-            if let pool = requestReader as? DatabasePool { return try pool.unsafeRead(value) }
-            return try (requestReader ?? writer).read(value)
+            return try writer.read(value)
         } catch let error as DatabaseError {
             throw Self.mapped(error)
         }
@@ -268,24 +264,29 @@ private func createPrivateFile(_ path: String) {
     if descriptor >= 0 { close(descriptor) }
 }
 
-/// The read-only connections of `readNow`, each a `DatabaseQueue` of its own, taken in turn.
-/// A `DatabasePool` reader costs a barrier on the pool's queue, a semaphore and a key path per
-/// read before it reaches its connection's queue (callgrind: about 45k of a GET's 478k
+/// The read-only connections of `readNow`, taken in turn: `open` makes each a `DatabaseQueue` of
+/// its own. A `DatabasePool` reader costs a barrier on the pool's queue, a semaphore and a key path
+/// per read before it reaches its connection's queue (callgrind: about 45k of a GET's 478k
 /// instructions); a queue's read is one `DispatchQueue.sync` onto its connection. Two event loops
 /// that pick the same connection take turns, as they would for a pool's last free reader.
 public final class RequestReaders: Sendable {
-    private let queues: [DatabaseQueue]
+    private let readers: [any DatabaseReader]
     private let next = Atomic<Int>(0)
 
+    /// Reads on `readers` in turn (tests pass a pool or a queue of their own).
+    public init(_ readers: [any DatabaseReader]) {
+        precondition(!readers.isEmpty)
+        self.readers = readers
+    }
+
     /// Opens `count` read-only connections to the database at `path`.
-    public init(path: String, configuration: Configuration, count: Int) throws {
-        precondition(count > 0)
-        queues = try (0..<count).map { _ in try DatabaseQueue(path: path, configuration: configuration) }
+    public convenience init(path: String, configuration: Configuration, count: Int) throws {
+        self.init(try (0..<count).map { _ in try DatabaseQueue(path: path, configuration: configuration) })
     }
 
     /// Runs `value` on the calling thread, on the next connection, outside a transaction.
     func read<T>(_ value: (Database) throws -> T) throws -> T {
         let index = next.wrappingAdd(1, ordering: .relaxed).oldValue
-        return try queues[Int(UInt(bitPattern: index) % UInt(queues.count))].unsafeRead(value)
+        return try readers[Int(UInt(bitPattern: index) % UInt(readers.count))].unsafeRead(value)
     }
 }

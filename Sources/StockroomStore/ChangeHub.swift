@@ -267,21 +267,19 @@ final class ChangeObserver: TransactionObserver {
             defer { touched = Touched() }
             return touched
         }
-        if touched.tokens {
-            // A token revoked or removed by this process: refused from the next request on, and its
-            // open streams end (by another process: `AppDatabase.observeTokenRevocations`).
-            if let generation = try? AppDatabase.tokenGeneration(db) { hub.observeTokenGeneration(generation) }
-        }
-        guard touched.changes else { return }
+        guard touched.changes || touched.tokens else { return }
         do {
             // The one read of each commit's entries that every subscriber shares.
             // A cached statement, not the query interface (which prepares its statement anew): every commit runs it.
-            let entries = try ChangeRecord.fetchAll(db.cachedStatement(sql: Self.newEntriesSQL), arguments: [hub.head])
-                .map { ChangeEntry($0, epoch: hub.epoch) }
-            // Read in the same commit's wake: a revocation committed by any process before these
-            // entries is seen before they are delivered (streams re-check their token first).
+            let entries = touched.changes
+                ? try ChangeRecord.fetchAll(db.cachedStatement(sql: Self.newEntriesSQL), arguments: [hub.head]).map { ChangeEntry($0, epoch: hub.epoch) }
+                : []
+            // Read in the same commit's wake: a token this commit revoked or removed is refused from
+            // the next request on, and a revocation committed by any process before these entries is
+            // seen before they are delivered (streams re-check their token first). Other processes'
+            // revocations without a commit here: `AppDatabase.observeTokenRevocations`.
             hub.observeTokenGeneration(try AppDatabase.tokenGeneration(db))
-            hub.committed(entries)
+            if touched.changes { hub.committed(entries) }
         } catch {
             // Subscribers still read the log by cursor; the next commit or heartbeat catches them up.
         }

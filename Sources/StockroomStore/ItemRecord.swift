@@ -130,10 +130,7 @@ struct ItemRecord: Codable, FetchableRecord, PersistableRecord {
     /// Inserts the record with one cached statement: GRDB's `insert` encodes the record through
     /// `Encodable` into a container first, which was 14% of the writer's time in a batch import.
     func insertCached(_ db: Database) throws {
-        try db.cachedStatement(sql: Self.insertSQL).execute(arguments: [
-            id, name, searchName, colorName, colorRed, colorGreen, colorBlue, inStock, quantity, isOnBackOrder, version,
-            createdAt, updatedAt, deletedAt,
-        ])
+        try db.cachedStatement(sql: Self.insertSQL).execute(arguments: StatementArguments(columnsButSeq))
     }
 
     /// Updates the record's row (by `seq`) with one cached statement: GRDB's `update` encodes the
@@ -141,10 +138,14 @@ struct ItemRecord: Codable, FetchableRecord, PersistableRecord {
     /// under callgrind).
     func updateCached(_ db: Database) throws {
         guard let seq else { throw DatabaseError(message: "update of an item record without seq") }
-        try db.cachedStatement(sql: Self.updateSQL).execute(arguments: [
-            id, name, searchName, colorName, colorRed, colorGreen, colorBlue, inStock, quantity, isOnBackOrder, version,
-            createdAt, updatedAt, deletedAt, seq,
-        ])
+        var values = columnsButSeq
+        values.append(seq)
+        try db.cachedStatement(sql: Self.updateSQL).execute(arguments: StatementArguments(values))
+    }
+
+    /// The values of every column but `seq`, in `CodingKeys` order (`insertSQL`, `updateSQL`).
+    private var columnsButSeq: [(any DatabaseValueConvertible)?] {
+        [id, name, searchName, colorName, colorRed, colorGreen, colorBlue, inStock, quantity, isOnBackOrder, version, createdAt, updatedAt, deletedAt]
     }
 
     /// Every column but `seq`, set by `seq`, for `updateCached`.

@@ -1,5 +1,4 @@
 import ArgumentParser
-import Foundation
 import Logging
 import NIOCore
 import NIOPosix
@@ -13,10 +12,6 @@ enum Entry {
         // no longer crosses from an event loop to the concurrency pool and back (one wake-up each way).
         // Must happen before any task runs on the global executor: hence first, here.
         NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
-        // Log timestamps use localtime(3), which, with TZ unset, stats /etc/localtime on every call
-        // (one syscall per request log line, strace showed). Naming the same file in TZ makes glibc
-        // read it once; a TZ the environment sets is left alone.
-        setenv("TZ", ":/etc/localtime", 0)
         // Every log line goes through one handler that escapes control characters in stored values,
         // to standard output (written by a thread of its own while `serve` runs: `LogOutput`).
         LoggingSystem.bootstrap { label in

@@ -38,7 +38,7 @@ import Testing
             var configuration = Configuration()
             configuration.prepareDatabase { db in db.trace { statements.record("\($0)") } }
             let reader = try DatabasePool(path: path, configuration: configuration)
-            let database = try AppDatabase(reader, requestReader: reader)
+            let database = try AppDatabase(reader, requestReaders: RequestReaders([reader]))
             let token = try await database.createToken(user: "erin", role: .editor)
             let start = statements.count
             #expect(try await database.authenticate(secret: token.secret) == token.info)
