@@ -54,11 +54,12 @@ public func buildApplication(
         connections.maxConnections = acceptCeiling
     }
     logger.info("connection cap", metadata: ["maxConnections": "\(connections.maxConnections)", "acceptCeiling": "\(acceptCeiling)"])
-    let router = buildRouter(database: database, settings: settings)
+    let streams = FeedStreams(settings: settings.feed)
+    let router = buildRouter(database: database, settings: settings, streams: streams)
     return Application(
         router: router,
         server: .http1UpgradingToWebSocket(
-            router: router, webSocketPaths: [FeedController.webSocketPath], connections: connections, logger: logger),
+            router: router, webSocketPaths: [FeedController.webSocketPath], connections: connections, streams: streams, logger: logger),
         configuration: ApplicationConfiguration(
             address: .hostname(settings.host, port: settings.port), serverName: "stockroom",
             availableConnectionsDelegate: MaximumAvailableConnections(acceptCeiling, logger: logger)),
@@ -68,14 +69,16 @@ public func buildApplication(
                 feed: settings.feed, logger: logger),
             TokenRevocationWatcher(database: database, interval: settings.revocationCheck, logger: logger),
             MemoryTrimmer(),
+            streams,
         ],
         onServerRunning: onServerRunning,
         logger: logger
     )
 }
 
-/// The router with every route and middleware of the contract.
-func buildRouter(database: AppDatabase, settings: Settings) -> Router<AppRequestContext> {
+/// The router with every route and middleware of the contract; `streams` must run as a service
+/// (it keeps the feed streams' heartbeats and write timeouts).
+func buildRouter(database: AppDatabase, settings: Settings, streams: FeedStreams) -> Router<AppRequestContext> {
     let router = Router(context: AppRequestContext.self)
     let routes = RouteTable()
     router.add(middleware: RequestLogMiddleware())
@@ -95,7 +98,8 @@ func buildRouter(database: AppDatabase, settings: Settings) -> Router<AppRequest
     ItemsController(database: database).addRoutes(to: v1.group("items"))
     TokensController(database: database).addRoutes(to: v1.group("tokens"))
     NavigationController(database: database).addRoutes(to: v1)
-    FeedController(database: database, settings: settings.feed, allowedOrigins: Set(settings.corsAllowedOrigins)).addRoutes(to: v1)
+    FeedController(database: database, settings: settings.feed, streams: streams, allowedOrigins: Set(settings.corsAllowedOrigins))
+        .addRoutes(to: v1)
     routes.record(router.routes.map { ("\($0.path)", $0.method) })
     return router
 }

@@ -55,6 +55,9 @@ public final class ChangeHub: Sendable {
     /// The newest committed seq.
     public var head: Int64 { state.withLock { $0.head } }
 
+    /// How many subscriptions are open now.
+    public var subscriberCount: Int { state.withLock { $0.subscribers.count } }
+
     /// Registers a subscriber; call before its first read so that no commit slips between the two.
     public func subscribe(_ filter: FeedFilter) -> FeedSubscription {
         let subscription = FeedSubscription(filter: filter, hub: self)
@@ -142,7 +145,7 @@ public final class FeedSubscription: Sendable {
     private struct State {
         var pending = false
         var closed = false
-        var waiter: (id: Int, continuation: CheckedContinuation<Bool, Never>)?
+        var waiter: (id: Int, continuation: CheckedContinuation<Bool, Never>, deadline: ContinuousClock.Instant?)?
         var nextWaitID = 0
         var expiredWaitID = -1
     }
@@ -159,6 +162,9 @@ public final class FeedSubscription: Sendable {
 
     /// Whether the subscription was closed by the hub.
     public var isClosed: Bool { state.withLock { $0.closed } }
+
+    /// Whether a wait is parked now (for tests).
+    var isWaiting: Bool { state.withLock { $0.waiter != nil } }
 
     /// Unregisters the subscription and ends any wait.
     public func cancel() {
@@ -188,9 +194,39 @@ public final class FeedSubscription: Sendable {
     }
 
     /// Waits until a relevant commit (true), or until `timeout` passes, the task is cancelled
-    /// or the subscription closes (false).
+    /// or the subscription closes (false). Starts a timer task for the timeout: for one-off waits
+    /// (a long-poll); a stream waits with `wait(until:)`, which costs no task.
     public func wait(timeout: Duration) async -> Bool {
-        let id: Int? = state.withLock { state in
+        guard let id = beginWait() else { return true }
+        let timer = Task { [weak self] in
+            try? await Task.sleep(for: timeout)
+            self?.expire(id)
+        }
+        defer { timer.cancel() }
+        return await suspend(id, deadline: nil)
+    }
+
+    /// Waits until a relevant commit (true), or until the task is cancelled, the subscription
+    /// closes or `expireWait(ifDueBy:)` is called at or after `deadline` (false). Keeps no time of
+    /// its own: whoever calls `expireWait` does, one sweep for every stream instead of a timer each.
+    public func wait(until deadline: ContinuousClock.Instant) async -> Bool {
+        guard let id = beginWait() else { return true }
+        return await suspend(id, deadline: deadline)
+    }
+
+    /// Ends the wait in progress, if any, when its deadline is at or before `now`.
+    public func expireWait(ifDueBy now: ContinuousClock.Instant) {
+        let continuation: CheckedContinuation<Bool, Never>? = state.withLock { state in
+            guard let waiter = state.waiter, let deadline = waiter.deadline, deadline <= now else { return nil }
+            state.waiter = nil
+            return waiter.continuation
+        }
+        continuation?.resume(returning: false)
+    }
+
+    /// Takes a pending notification (nil: no need to wait) or numbers a new wait.
+    private func beginWait() -> Int? {
+        state.withLock { state in
             if state.pending {
                 state.pending = false
                 return nil
@@ -198,13 +234,10 @@ public final class FeedSubscription: Sendable {
             state.nextWaitID += 1
             return state.nextWaitID
         }
-        guard let id else { return true }
-        let timer = Task { [weak self] in
-            try? await Task.sleep(for: timeout)
-            self?.expire(id)
-        }
-        defer { timer.cancel() }
-        return await withTaskCancellationHandler {
+    }
+
+    private func suspend(_ id: Int, deadline: ContinuousClock.Instant?) async -> Bool {
+        await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 let immediate: Bool? = state.withLock { state in
                     if state.pending {
@@ -212,7 +245,7 @@ public final class FeedSubscription: Sendable {
                         return true
                     }
                     if state.closed || state.expiredWaitID == id || Task.isCancelled { return false }
-                    state.waiter = (id, continuation)
+                    state.waiter = (id, continuation, deadline)
                     return nil
                 }
                 if let immediate { continuation.resume(returning: immediate) }

@@ -5,9 +5,12 @@ import Synchronization
 import HummingbirdWSClient
 import Logging
 import NIOCore
+import HummingbirdTesting
 import StockroomCore
 import StockroomStore
 import Testing
+
+@testable import StockroomServer
 
 @Suite("Change feed, against a live server on loopback")
 struct FeedTests {
@@ -325,6 +328,33 @@ struct FeedTests {
         }
     }
 
+    /// A subscriber that disconnects is let go at once, not at its next heartbeat: with an hour
+    /// between heartbeats, the hub's subscription ends only if the server notices the client's close.
+    @Test(.timeLimit(.minutes(1)))
+    func aClosedStreamIsNoticedWithoutWaitingForAHeartbeat() async throws {
+        try await withTestApp { app in
+            // Served from the test's own database, so that its hub is the server's.
+            let settings = try Settings(reader: app.reader(extra: ["feed.heartbeatSeconds": .init(.int(3600), isSecret: false)]))
+            let server = buildApplication(settings: settings, database: app.database, logger: Logger(label: "test"))
+            let hub = app.database.hub
+            try await server.test(.live) { client in
+                let port = try #require(client.port)
+                let path = "/v1/changes/stream?access_token=\(app.viewer)"
+                // The stream stays open on a duplicate of its descriptor until shut down below.
+                let (head, stream) = try await blocking {
+                    let socket = try RawSocket(port: port, path: path).failingStalledReads()
+                    return (try socket.readHead(), dup(socket.descriptor))
+                }
+                defer { close(stream) }
+                #expect(head.hasPrefix("HTTP/1.1 200"))
+                while hub.subscriberCount == 0 { try await Task.sleep(for: .milliseconds(10)) }
+                #expect(hub.subscriberCount == 1)
+                shutdown(stream, Int32(SHUT_RDWR))
+                while hub.subscriberCount > 0 { try await Task.sleep(for: .milliseconds(10)) }
+            }
+        }
+    }
+
     @Test func aRestartedServerContinuesTheSameFeed() async throws {
         try await withTestApp { app in
             let cursor: String = try await app.live { client in
@@ -397,6 +427,7 @@ final class RawSocket {
 
     init(port: Int, path: String, raw: String? = nil) throws {
         descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
         var size: Int32 = 4096
         setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
         var address = sockaddr_in()
@@ -406,7 +437,11 @@ final class RawSocket {
         let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        guard connected == 0 else { throw POSIXError(.ECONNREFUSED) }
+        guard connected == 0 else {
+            // The real reason (a refusal, or EMFILE in this process, say), not always "refused".
+            // (deinit closes the descriptor: every property is set, so it runs when init throws.)
+            throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
+        }
         let request = raw ?? "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
         _ = request.withCString { send(descriptor, $0, strlen($0), 0) }
     }

@@ -28,7 +28,8 @@ struct OpenAPIRouteTests {
 
     @Test func everyRouteIsDocumentedAndEveryDocumentedOperationIsRouted() async throws {
         try await withTestApp { app in
-            let router = buildRouter(database: app.database, settings: try Settings(reader: app.reader()))
+            let settings = try Settings(reader: app.reader())
+            let router = buildRouter(database: app.database, settings: settings, streams: FeedStreams(settings: settings.feed))
             var routed: [String: Set<String>] = [:]
             for route in router.routes {
                 // Hummingbird writes captures as {name}, as OpenAPI does.

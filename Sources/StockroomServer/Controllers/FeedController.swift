@@ -18,11 +18,17 @@ struct FeedController {
     let limits: SubscriberLimits
     /// Cross-origin pages allowed to open the WebSocket (`http.corsAllowedOrigins`); a page of this server's own origin always may.
     let allowedOrigins: Set<String>
+    /// The open streams, whose heartbeats and write timeouts one sweep keeps.
+    let streams: FeedStreams
+    /// Each change's SSE frame, encoded once for every stream.
+    let frames: SSEFrames
 
-    init(database: AppDatabase, settings: FeedSettings, allowedOrigins: Set<String> = []) {
+    init(database: AppDatabase, settings: FeedSettings, streams: FeedStreams, allowedOrigins: Set<String> = []) {
         self.database = database
         self.settings = settings
         self.limits = SubscriberLimits(maxTotal: settings.maxSubscribers, maxPerToken: settings.maxSubscribersPerToken)
+        self.streams = streams
+        self.frames = SSEFrames(epoch: database.epoch)
         self.allowedOrigins = allowedOrigins
     }
 
@@ -152,6 +158,8 @@ struct FeedController {
         let lease = try limits.acquire(token: caller.id)
         let database = self.database
         let settings = self.settings
+        let streams = self.streams
+        let frames = self.frames
         let logger = context.logger
         let channel = context.channel
         return Response(
@@ -166,12 +174,13 @@ struct FeedController {
                 let box = BodyWriterBox(writer)
                 do {
                     try await Self.follow(
-                        database: database, start: start, tokenID: caller.id, settings: settings, transport: .sse, channel: channel
+                        database: database, streams: streams, start: start, tokenID: caller.id, settings: settings, transport: .sse,
+                        channel: channel
                     ) { event in
                         switch event {
-                        case .change(let entry):
-                            let cursor = FeedCursor(epoch: database.epoch, seq: entry.seq).encoded
-                            try await box.write("id: \(cursor)\nevent: change\ndata: \(entry.json)\n\n")
+                        case .changes(let entries):
+                            // One write of frames every stream shares.
+                            try await box.write(contentsOf: entries.map(frames.frame))
                         case .heartbeat:
                             try await box.write(": heartbeat\n\n")
                         case .open:
@@ -234,6 +243,7 @@ struct FeedController {
         let database = self.database
         let settings = self.settings
         let limits = self.limits
+        let streams = self.streams
         let tokenID = caller.id
         upgrade.accept { inbound, outbound, session in
             // Taken once upgraded, so that a handshake that fails after this route cannot leak it;
@@ -247,7 +257,7 @@ struct FeedController {
             }
             defer { lease.release() }
             try await Self.webSocket(
-                database: database, settings: settings, start: start, tokenID: tokenID, inbound: inbound, outbound: outbound, session: session)
+                database: database, streams: streams, settings: settings, start: start, tokenID: tokenID, inbound: inbound, outbound: outbound, session: session)
         }
         return Response(status: .switchingProtocols)
     }
@@ -270,7 +280,7 @@ struct FeedController {
     }
 
     static func webSocket(
-        database: AppDatabase, settings: FeedSettings, start: Subscription, tokenID: TokenID,
+        database: AppDatabase, streams: FeedStreams, settings: FeedSettings, start: Subscription, tokenID: TokenID,
         inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, session: WebSocketSessionContext
     ) async throws {
         subscribers.increment(transport: .webSocket)
@@ -280,11 +290,12 @@ struct FeedController {
             group.addTask {
                 do {
                     try await follow(
-                        database: database, start: start, tokenID: tokenID, settings: settings, transport: .webSocket, channel: session.channel
+                        database: database, streams: streams, start: start, tokenID: tokenID, settings: settings, transport: .webSocket,
+                        channel: session.channel
                     ) { event in
                         switch event {
-                        case .change(let entry):
-                            try await outbound.write(.text(entry.json))
+                        case .changes(let entries):
+                            for entry in entries { try await outbound.write(.text(entry.json)) }
                         case .heartbeat:
                             try await outbound.write(.custom(.init(fin: true, opcode: .ping, data: ByteBuffer())))
                         case .open:
@@ -325,7 +336,8 @@ struct FeedController {
 
     enum FollowEvent: Sendable {
         case open
-        case change(ChangeEntry)
+        /// One page of changes, in commit order (one write where the transport allows).
+        case changes([ChangeEntry])
         case heartbeat
         case resync(String)
         /// The stream's token was revoked: the stream ends with `unauthorized`.
@@ -339,79 +351,77 @@ struct FeedController {
     /// Delivers every visible change after `start` in commit order, then waits for commits, with a
     /// heartbeat when idle. Ends on graceful shutdown, when a write has not finished within the write
     /// timeout (a stalled subscriber is cut off, bounding what it holds; it resumes from its cursor),
-    /// or when its cursor is trimmed away.
+    /// or when its cursor is trimmed away. Runs in the caller's task alone: `streams` keeps the
+    /// heartbeat and the write timeout for every stream in one sweep.
     static func follow(
-        database: AppDatabase, start: Subscription, tokenID: TokenID, settings: FeedSettings, transport: FeedTransport, channel: any Channel,
-        send: @escaping @Sendable (FollowEvent) async throws -> Void
+        database: AppDatabase, streams: FeedStreams, start: Subscription, tokenID: TokenID, settings: FeedSettings,
+        transport: FeedTransport, channel: any Channel, send: @escaping @Sendable (FollowEvent) async throws -> Void
     ) async throws {
         let subscription = database.hub.subscribe(start.filter)
         let token = TokenCheck(database: database, tokenID: tokenID)
-        defer { subscription.cancel() }
-        let watch = WriteWatch()
-        try await cancelWhenGracefulShutdown {
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask {
-                    let deliver: @Sendable (FollowEvent) async throws -> Void = { event in
-                        watch.begin()
-                        defer { watch.end() }
-                        // Writes into an unwritable channel would only grow NIO's buffer: wait for the
-                        // client to drain it (the watchdog cuts it off if it never does).
-                        while !channel.isWritable, !Task.isCancelled {
-                            try await Task.sleep(for: .milliseconds(20))
-                        }
-                        try await send(event)
+        let stream = streams.register(subscription: subscription, channel: channel, transport: transport)
+        defer {
+            streams.remove(stream)
+            subscription.cancel()
+        }
+        // A client that goes away ends the stream at once, not at its next heartbeat's failed write.
+        channel.closeFuture.whenComplete { _ in subscription.cancel() }
+        let watch = stream.watch
+        let deliver: @Sendable (FollowEvent) async throws -> Void = { event in
+            watch.begin()
+            defer { watch.end() }
+            // Writes into an unwritable channel would only grow NIO's buffer: wait for the client to
+            // drain it (the sweep cuts it off, closing the channel, if it never does).
+            while !channel.isWritable, channel.isActive, !subscription.isClosed {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            try await send(event)
+        }
+        do {
+            // On graceful shutdown the subscription closes: the loop ends at its next step.
+            try await withGracefulShutdownHandler {
+                try await deliver(.open)
+                var seq = start.seq
+                var idle = false
+                while !Task.isCancelled, !subscription.isClosed {
+                    let page: FeedPage
+                    do {
+                        page = try await database.readChanges(after: seq, filter: start.filter, limit: 200)
+                    } catch StoreError.resyncRequired(let message) {
+                        try await deliver(.resync(message))
+                        return
                     }
-                    try await deliver(.open)
-                    var seq = start.seq
-                    var idle = false
-                    while !Task.isCancelled, !subscription.isClosed {
-                        let page: FeedPage
-                        do {
-                            page = try await database.readChanges(after: seq, filter: start.filter, limit: 200)
-                        } catch StoreError.resyncRequired(let message) {
-                            try await deliver(.resync(message))
-                            return
-                        }
-                        // After the read: a change committed after a revocation reaches the hub only
-                        // after the revocation's generation does, so it is never delivered.
-                        guard try token.isLive() else {
+                    // After the read: a change committed after a revocation reaches the hub only
+                    // after the revocation's generation does, so it is never delivered.
+                    guard try token.isLive() else {
+                        try await deliver(.revoked)
+                        return
+                    }
+                    if !page.changes.isEmpty {
+                        try await deliver(.changes(page.changes))
+                        sent(page.changes.count, transport: transport)
+                    }
+                    seq = page.cursor.seq
+                    if page.hasMore { continue }
+                    if idle {
+                        // Idle: ask the database itself, for a revocation by another process.
+                        guard try token.isLive(force: true) else {
                             try await deliver(.revoked)
                             return
                         }
-                        for entry in page.changes {
-                            try await deliver(.change(entry))
-                        }
-                        sent(page.changes.count, transport: transport)
-                        seq = page.cursor.seq
-                        if page.hasMore { continue }
-                        if idle {
-                            // Idle: ask the database itself, for a revocation by another process.
-                            guard try token.isLive(force: true) else {
-                                try await deliver(.revoked)
-                                return
-                            }
-                            try await deliver(.heartbeat)
-                        }
-                        idle = !(await subscription.wait(timeout: settings.heartbeat))
+                        try await deliver(.heartbeat)
                     }
+                    idle = !(await subscription.wait(until: .now + settings.heartbeat))
                 }
-                group.addTask {
-                    // The watchdog: fails the group, cancelling the stuck write, once one write outlasts the timeout,
-                    // and closes the connection, so that nothing more is buffered for a client that stopped reading.
-                    let tick = min(settings.writeTimeout / 4, .seconds(1))
-                    while true {
-                        try await Task.sleep(for: tick)
-                        if watch.stalled(longerThan: settings.writeTimeout) {
-                            Counter(label: "stockroom_feed_stalled_disconnects_total", dimensions: [("transport", transport.rawValue)]).increment()
-                            channel.close(mode: .all, promise: nil)
-                            throw WriteTimeout()
-                        }
-                    }
-                }
-                try await group.next()
-                group.cancelAll()
+            } onGracefulShutdown: {
+                subscription.cancel()
             }
+        } catch {
+            // The sweep closed the connection under a stuck write: say so, whatever the write threw.
+            if stream.wasCutOff { throw WriteTimeout() }
+            throw error
         }
+        if stream.wasCutOff { throw WriteTimeout() }
     }
 
     struct WriteTimeout: Error {}
@@ -527,9 +537,9 @@ final class WriteWatch: Sendable {
     func begin() { started.withLock { $0 = .now } }
     func end() { started.withLock { $0 = nil } }
 
-    /// Whether a write has been in progress for longer than `limit`.
-    func stalled(longerThan limit: Duration) -> Bool {
-        started.withLock { start in start.map { ContinuousClock.now - $0 > limit } ?? false }
+    /// Whether a write has been in progress for longer than `limit` at `now`.
+    func stalled(longerThan limit: Duration, now: ContinuousClock.Instant = .now) -> Bool {
+        started.withLock { start in start.map { now - $0 > limit } ?? false }
     }
 }
 
@@ -549,6 +559,10 @@ final class BodyWriterBox: @unchecked Sendable {
 
     func write(_ buffer: ByteBuffer) async throws {
         try await writer.write(buffer)
+    }
+
+    func write(contentsOf buffers: [ByteBuffer]) async throws {
+        try await writer.write(contentsOf: buffers)
     }
 
     func finish() async throws {

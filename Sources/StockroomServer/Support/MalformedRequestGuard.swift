@@ -10,7 +10,8 @@ extension HTTPServerBuilder {
     /// with the connection cap, the first request's header timeout and an answer for a first
     /// request that does not parse.
     static func http1UpgradingToWebSocket(
-        router: Router<AppRequestContext>, webSocketPaths: Set<String>, connections: ConnectionSettings, logger: Logger
+        router: Router<AppRequestContext>, webSocketPaths: Set<String>, connections: ConnectionSettings, streams: FeedStreams,
+        logger: Logger
     ) -> HTTPServerBuilder {
         let webSocketResponder = router.buildResponder()
         let configuration = HTTP1WebSocketUpgradeChannel.Configuration(
@@ -21,22 +22,26 @@ extension HTTPServerBuilder {
                 inner: WebSocketUpgradingHTTPChannel(
                     responder: responder, webSocketResponder: webSocketResponder, webSocketPaths: webSocketPaths,
                     configuration: configuration, logger: logger),
-                headerTimeout: connections.headerTimeout, counter: counter)
+                headerTimeout: connections.headerTimeout, counter: counter, onInputClosed: streams.inputClosed)
         }
     }
 }
 
 /// Wraps a child channel and adds `MalformedRequestGuard` and `FirstRequestTimeout` right after
-/// its HTTP decoder, where they see the request parts before anything else does.
+/// its HTTP decoder, where they see the request parts before anything else does, and
+/// `InputClosedWatch` first of all.
 struct GuardedChildChannel<Inner: ServerChildChannel>: ServerChildChannel {
     let inner: Inner
     let headerTimeout: Duration
     let counter: ConnectionCounter
+    /// Told when a client closes its side of the connection.
+    let onInputClosed: @Sendable (any Channel) -> Void
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Inner.Value> {
         let admitted = counter.admit(channel)
         return inner.setup(channel: channel, logger: logger).flatMapThrowing { value in
             let pipeline = channel.pipeline.syncOperations
+            try pipeline.addHandler(InputClosedWatch(onInputClosed: onInputClosed), position: .first)
             if !admitted { try pipeline.addHandler(OverCapacityResponder(), position: .first) }
             let decoder = try pipeline.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)
             try pipeline.addHandler(MalformedRequestGuard(), position: .after(decoder))

@@ -1,0 +1,63 @@
+import Foundation
+import StockroomCore
+import Testing
+
+@testable import StockroomStore
+
+/// A stream's wait has a deadline but no timer: the server's sweep ends it with `expireWait(ifDueBy:)`.
+@Suite struct SubscriptionWaitTests {
+    /// Waits on `subscription` in a task of its own and returns that task once the wait is parked.
+    func parkedWait(_ subscription: FeedSubscription, until deadline: ContinuousClock.Instant) async throws -> Task<Bool, Never> {
+        let task = Task { await subscription.wait(until: deadline) }
+        // Before it parks, an expiry finds no waiter: wait for the waiter itself, not for a time.
+        while !subscription.isWaiting { try await Task.sleep(for: .milliseconds(1)) }
+        return task
+    }
+
+    @Test func aSweepBeforeTheDeadlineLeavesTheWaitAndOneAtTheDeadlineEndsIt() async throws {
+        try await withTemporaryDatabase { database in
+            let subscription = database.hub.subscribe(FeedFilter(user: "erin", topics: [.item]))
+            defer { subscription.cancel() }
+            let deadline = ContinuousClock.now + .seconds(3600)
+            let wait = try await parkedWait(subscription, until: deadline)
+            subscription.expireWait(ifDueBy: deadline - .seconds(1))
+            // Still waiting: a commit now ends the wait with true.
+            _ = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin)
+            #expect(await wait.value == true)
+
+            let second = try await parkedWait(subscription, until: deadline)
+            subscription.expireWait(ifDueBy: deadline)
+            #expect(await second.value == false)
+        }
+    }
+
+    @Test func aCommitWhileNobodyWaitsIsKeptForTheNextWait() async throws {
+        try await withTemporaryDatabase { database in
+            let subscription = database.hub.subscribe(FeedFilter(user: "erin", topics: [.item]))
+            defer { subscription.cancel() }
+            _ = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin)
+            // Already past its deadline, yet the pending notification answers first.
+            #expect(await subscription.wait(until: .now - .seconds(1)) == true)
+            // Nothing pending now: a sweep at the deadline ends the next wait.
+            let deadline = ContinuousClock.now + .seconds(3600)
+            let wait = try await parkedWait(subscription, until: deadline)
+            subscription.expireWait(ifDueBy: .now + .seconds(7200))
+            #expect(await wait.value == false)
+        }
+    }
+
+    @Test func closingAndCancellingEndAWaitThatHasNoDeadlineDue() async throws {
+        try await withTemporaryDatabase { database in
+            let subscription = database.hub.subscribe(FeedFilter(user: "erin", topics: [.item]))
+            let wait = try await parkedWait(subscription, until: .now + .seconds(3600))
+            subscription.cancel()
+            #expect(await wait.value == false)
+
+            let other = database.hub.subscribe(FeedFilter(user: "erin", topics: [.item]))
+            defer { other.cancel() }
+            let cancelled = try await parkedWait(other, until: .now + .seconds(3600))
+            cancelled.cancel()
+            #expect(await cancelled.value == false)
+        }
+    }
+}
