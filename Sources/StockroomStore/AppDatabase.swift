@@ -49,7 +49,6 @@ public struct AppDatabase: Sendable {
         self.writer = writer
         self.requestReaders = requestReaders
         self.snapshotReader = snapshotReader
-        self.committer = GroupCommitter(writer: writer)
         self.logger = logger
         try Self.migrator().migrate(writer)
         let epoch = try writer.read { db in
@@ -64,6 +63,7 @@ public struct AppDatabase: Sendable {
             return hub
         }
         self.hub = hub
+        self.committer = GroupCommitter(writer: writer, hub: hub)
     }
 
     /// Opens (creating it and its folder if missing) and migrates the database file at `path`.

@@ -41,6 +41,9 @@ public final class ChangeHub: Sendable {
         var trimmedThrough: Int64
         var subscribers: [ObjectIdentifier: FeedSubscription] = [:]
         var tokenGeneration: Int64 = 0
+        /// While the group committer answers a batch's writers, wake-ups wait here (see `holdingWakes`).
+        var holding = false
+        var held: [FeedSubscription] = []
     }
 
     private let state: Mutex<State>
@@ -69,19 +72,42 @@ public final class ChangeHub: Sendable {
         _ = state.withLock { $0.subscribers.removeValue(forKey: ObjectIdentifier(subscription)) }
     }
 
-    /// Called after a commit with the entries it appended, in seq order.
+    /// Called after a commit with the entries it appended, in seq order: they are readable at
+    /// once, and the subscribers they concern are woken now, or once the batch's writers are
+    /// answered when the commit is a group commit's (`holdingWakes`).
     func committed(_ entries: [ChangeEntry]) {
         guard let last = entries.last else { return }
-        let subscribers = state.withLock { state in
+        let woken = state.withLock { state -> [FeedSubscription] in
             if let first = entries.first, first.seq != state.head + 1 { state.recent.removeAll() }
             state.recent.append(contentsOf: entries)
             if state.recent.count > 2 * Self.recentCapacity { state.recent.removeFirst(state.recent.count - Self.recentCapacity) }
             state.head = max(state.head, last.seq)
-            return Array(state.subscribers.values)
+            let woken = state.subscribers.values.filter { subscriber in
+                entries.contains { subscriber.filter.sees(entity: $0.entity, owner: $0.owner) }
+            }
+            guard !state.holding else {
+                state.held.append(contentsOf: woken)
+                return []
+            }
+            return woken
         }
-        for subscriber in subscribers where entries.contains(where: { subscriber.filter.sees(entity: $0.entity, owner: $0.owner) }) {
-            subscriber.notify()
+        for subscriber in woken { subscriber.notify() }
+    }
+
+    /// Runs `body` (a group commit: apply, commit, answer each writer) with the wake-ups of its
+    /// commit held back until it returns. Each woken subscriber costs its transport a task switch
+    /// and a socket write; held, they queue behind the writers' answers instead of ahead of them,
+    /// so a thousand subscribers do not delay the answer of the write they are told about.
+    /// Only the writer's serial queue calls it, so holds never nest.
+    func holdingWakes(_ body: () -> Void) {
+        state.withLock { $0.holding = true }
+        body()
+        let held = state.withLock { state in
+            state.holding = false
+            defer { state.held = [] }
+            return state.held
         }
+        for subscriber in held { subscriber.notify() }
     }
 
     /// The newest trim watermark this process made or saw: entries up to it are gone.

@@ -26,10 +26,13 @@ final class GroupCommitter: Sendable {
     }
 
     private let writer: any DatabaseWriter
+    /// The feed's hub, whose wake-ups for a batch's commit wait until the batch's writers are answered.
+    private let hub: ChangeHub?
     private let state = Mutex(State())
 
-    init(writer: any DatabaseWriter) {
+    init(writer: any DatabaseWriter, hub: ChangeHub? = nil) {
         self.writer = writer
+        self.hub = hub
     }
 
     /// Batches and writes so far.
@@ -67,7 +70,11 @@ final class GroupCommitter: Sendable {
                 return batch
             }
             if batch.isEmpty { return }
-            apply(batch, db)
+            if let hub {
+                hub.holdingWakes { apply(batch, db) }
+            } else {
+                apply(batch, db)
+            }
         }
     }
 

@@ -60,4 +60,28 @@ import Testing
             #expect(await cancelled.value == false)
         }
     }
+
+    /// A group commit's wake-ups wait until its writers are answered: a subscriber stays parked
+    /// while the batch runs, and wakes once it has.
+    @Test func aBatchsWakeUpsWaitUntilTheBatchHasAnswered() async throws {
+        try await withTemporaryDatabase { database in
+            let hub = database.hub
+            _ = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin)
+            let subscription = hub.subscribe(FeedFilter(user: "erin", topics: [.item]))
+            defer { subscription.cancel() }
+            let wait = try await parkedWait(subscription, until: .now + .seconds(3600))
+            // The next entry, as the commit observer would hand it over.
+            var entry = try await database.readLoggedChanges(after: 0, filter: subscription.filter, limit: 1).changes[0]
+            entry.seq = hub.head + 1
+            var parkedDuringBatch = false
+            hub.holdingWakes {
+                hub.committed([entry])
+                parkedDuringBatch = subscription.isWaiting
+            }
+            #expect(parkedDuringBatch, "woken before the batch was answered")
+            #expect(await wait.value == true)
+            // The entry was readable at once all the same.
+            #expect(hub.recentChanges(after: entry.seq - 1, filter: subscription.filter, limit: 10)?.changes == [entry])
+        }
+    }
 }
