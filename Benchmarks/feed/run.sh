@@ -23,6 +23,8 @@
 #   PORT=8093
 #   PHASES="latency idle"  which parts to run
 #   SKIP_BUILD=1         reuse the binary already built
+#   STOCKROOM_BIN=PATH   benchmark this binary instead (no build): to interleave two builds' runs
+#   SUMMARY=FILE         where the summary goes (default Benchmarks/feed/last-run.txt)
 #   KEEP_TMP=1           keep the temporary folder (databases, server logs, raw JSON results)
 #   DB_SYNCHRONOUS, FEED_*  passed to stockroom as usual (defaults: full, heartbeat 15 s, ...)
 set -euo pipefail
@@ -72,11 +74,13 @@ trap 'exit 130' INT TERM
 
 # ---------------------------------------------------------------- build
 STOCKROOM_BUILD=(swift build -c release --product stockroom --scratch-path .build-release)
-if [ "$SKIP_BUILD" != "1" ]; then
+if [ -n "${STOCKROOM_BIN:-}" ]; then
+    SKIP_BUILD=1
+elif [ "$SKIP_BUILD" != "1" ]; then
     log "building stockroom: ${STOCKROOM_BUILD[*]}"
     "${STOCKROOM_BUILD[@]}" >"$TMP/build-stockroom.log" 2>&1 || { tail -n 40 "$TMP/build-stockroom.log" >&2; die "stockroom build failed"; }
 fi
-STOCKROOM_BIN="$("${STOCKROOM_BUILD[@]}" --show-bin-path)/stockroom"
+STOCKROOM_BIN="${STOCKROOM_BIN:-$("${STOCKROOM_BUILD[@]}" --show-bin-path)/stockroom}"
 [ -x "$STOCKROOM_BIN" ] || die "missing $STOCKROOM_BIN (build first, or unset SKIP_BUILD)"
 
 if curl -s -o /dev/null --max-time 1 "http://127.0.0.1:$PORT/"; then
@@ -140,11 +144,13 @@ LOAD_AFTER="$(cut -d' ' -f1-3 /proc/loadavg)"
 
 GIT_REV="$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)"
 if [ -n "$(git -C "$ROOT" status --porcelain -- Sources Migrations Package.swift 2>/dev/null)" ]; then GIT_REV="$GIT_REV+uncommitted-changes"; fi
+[ "$SKIP_BUILD" = "1" ] && GIT_REV="binary $STOCKROOM_BIN (tree at $GIT_REV)"
+SUMMARY="${SUMMARY:-$FEED_DIR/last-run.txt}"
 
 STATUS=0
 GIT_REV="$GIT_REV" LOAD_BEFORE="$LOAD_BEFORE" LOAD_AFTER="$LOAD_AFTER" FD_LIMIT="$FD_LIMIT" \
 SWIFT_VERSION="$(swift --version 2>/dev/null | head -n 1)" \
     python3 "$FEED_DIR/feedbench.py" report --latency "$TMP/latency.json" --idle "$TMP/idle.json" \
-        --summary "$FEED_DIR/last-run.txt" --command "$REPRO_COMMAND" || STATUS=$?
+        --summary "$SUMMARY" --command "$REPRO_COMMAND" || STATUS=$?
 [ "$FAILED" = 0 ] || { log "a feedbench phase failed (see above)"; exit 2; }
 [ "$STATUS" = 0 ] || { log "INVALID run: missed, duplicated or out-of-order deliveries, or errors (see the summary)"; exit 1; }
