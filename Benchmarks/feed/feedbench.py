@@ -32,6 +32,7 @@ import random
 import resource
 import socket
 import statistics
+import struct
 import sys
 import time
 
@@ -483,23 +484,86 @@ def distribution(values_ns):
 
 # --------------------------------------------------------------------------- latency
 
+class SinkSubscriber:
+    """One stream of the C subscriber (sse_sink): its stamped reads, as a Subscriber keeps them."""
+
+    def __init__(self, index):
+        self.index = index
+        self.pieces = []
+        self.lost = None
+        self.marker_ts = None
+
+
+class SinkGroup:
+    """The streams of one sse_sink process, read back from its file after the round."""
+
+    def __init__(self, n):
+        self.subs = [SinkSubscriber(i) for i in range(n)]
+        self.failures = []
+
+    def load(self, path, marker):
+        with open(path, "rb") as f:
+            data = f.read()
+        tails = [b""] * len(self.subs)
+        at = 0
+        while at < len(data):
+            ts, index, length = struct.unpack_from("<QII", data, at)
+            piece = data[at + 16:at + 16 + length]
+            at += 16 + length
+            sub = self.subs[index]
+            sub.pieces.append((ts, piece))
+            window = tails[index] + piece
+            if sub.marker_ts is None and marker in window:
+                sub.marker_ts = ts
+            tails[index] = window[-256:]
+
+    def close_all(self):
+        pass
+
+
+async def open_sink(args, n, marker, path):
+    """Starts sse_sink for n streams; returns the process once every stream has its `: open`."""
+    proc = await asyncio.create_subprocess_exec(
+        args.sink, str(args.port), args.token, str(n), marker.decode(), path, str(args.delivery_timeout),
+        stdout=asyncio.subprocess.PIPE)
+    line = await asyncio.wait_for(proc.stdout.readline(), 120)
+    if line.strip() != b"READY":
+        proc.kill()
+        raise ConnectionError(f"sse_sink did not get every stream open (said {line!r})")
+    return proc
+
+
 async def latency_round(args, writer, rep, n, m, nonce):
     label = f"rep {rep} N={n} M={m}"
-    group = Group(args.port, args.token, store=True)
-    opened, err, nerr = await group.open_many(n)
-    if err:
-        group.close_all()
-        return {"rep": rep, "n": n, "m": m, "setup_error": f"{nerr} subscribers failed to open; first: {err}"}
+    names = [f"fb{nonce} r{rep} n{n} w{i:04d}" for i in range(m)]
+    marker = (names[-1] + '"').encode()
+    sink = None
+    if args.sink:
+        sink_path = f"{args.out}.sink-{rep}-{n}.bin"
+        try:
+            sink = await open_sink(args, n, marker, sink_path)
+        except (ConnectionError, asyncio.TimeoutError) as e:
+            return {"rep": rep, "n": n, "m": m, "setup_error": f"sse_sink: {e}"}
+        group = SinkGroup(n)
+        opened = n
+    else:
+        group = Group(args.port, args.token, store=True)
+        opened, err, nerr = await group.open_many(n)
+        if err:
+            group.close_all()
+            return {"rep": rep, "n": n, "m": m, "setup_error": f"{nerr} subscribers failed to open; first: {err}"}
     await asyncio.sleep(0.3)
     gauge = await sse_gauge(args.port)
 
-    names = [f"fb{nonce} r{rep} n{n} w{i:04d}" for i in range(m)]
-    group.set_marker((names[-1] + '"').encode())
+    if sink is None:
+        group.set_marker(marker)
     writes = []  # (t0, t1, status)
     write_errors = []
     lag = LoopLag()
     lag.start()
-    s_cpu0, c_cpu0, wall0 = server_cpu_s(args.pid), client_cpu_s(), time.monotonic()
+    def client_cpu():
+        return client_cpu_s() + (server_cpu_s(sink.pid) if sink is not None else 0.0)
+    s_cpu0, c_cpu0, wall0 = server_cpu_s(args.pid), client_cpu(), time.monotonic()
     interval_ns = int(args.interval_ms * 1e6)
     next_t0 = now_ns()
     for i, name in enumerate(names):
@@ -511,15 +575,26 @@ async def latency_round(args, writer, rep, n, m, nonce):
         writes.append((t0, t1, status))
         if status != 200:
             write_errors.append(f"write {i}: status {status} {body[:200]!r}")
-    try:
-        await asyncio.wait_for(group.all_marked.wait(), args.delivery_timeout)
-        timed_out = False
-    except asyncio.TimeoutError:
-        timed_out = True
+    if sink is not None:
+        # sse_sink ends once every stream has seen the last write (or at its own timeout).
+        line = await asyncio.wait_for(sink.stdout.readline(), args.delivery_timeout + 30)
+        timed_out = not line.startswith(b"DONE") or int(line.split()[1]) < n
+    else:
+        try:
+            await asyncio.wait_for(group.all_marked.wait(), args.delivery_timeout)
+            timed_out = False
+        except asyncio.TimeoutError:
+            timed_out = True
     last_t1 = writes[-1][1]
-    s_cpu1, c_cpu1, wall1 = server_cpu_s(args.pid), client_cpu_s(), time.monotonic()
+    s_cpu1, c_cpu1, wall1 = server_cpu_s(args.pid), client_cpu(), time.monotonic()
     loop_lag = lag.stop()
-    await asyncio.sleep(0.2)  # anything that would arrive late (a duplicate, say) is still captured
+    if sink is not None:
+        if await sink.wait() != 0:
+            group.failures.append((None, f"sse_sink exited with status {sink.returncode}"))
+        group.load(sink_path, marker)
+        os.remove(sink_path)
+    else:
+        await asyncio.sleep(0.2)  # anything that would arrive late (a duplicate, say) is still captured
     group.close_all()
 
     # Decode every subscriber's stored stream and match its events to the writes.
@@ -597,6 +672,7 @@ async def latency_round(args, writer, rep, n, m, nonce):
         "server_cpu_pct": round(100 * (s_cpu1 - s_cpu0) / (wall1 - wall0), 1),
         "client_cpu_pct": round(100 * (c_cpu1 - c_cpu0) / (wall1 - wall0), 1),
         "client_loop_lag": {k: round(v, 3) for k, v in loop_lag.items()},
+        "client": "c" if sink is not None else "python",
     }
     la, ls = result["latency_after_ack"], result["latency_after_send"]
     log(f"{label}: after ack p50 {la['p50_ms']} p99 {la['p99_ms']} max {la['max_ms']} ms; after send p50 {ls['p50_ms']} "
@@ -751,7 +827,10 @@ def report(args):
     errors = 0
     lines.append("==================== Stockroom change-feed benchmark summary ====================")
     lines.append(f"git {kv['git']}, {kv['host_cpus']} CPUs, load average before/after: {kv['loadavg_before']} / {kv['loadavg_after']}")
-    lines.append(f"client: Python {kv['python']} asyncio, one process; fd limit {kv['fd_limit']}; db.synchronous {kv['db_synchronous']}")
+    c_sink = bool(lat) and any(r.get("client") == "c" for r in lat["rounds"])
+    kv["client"] = "c" if c_sink else "python"
+    client = ("latency subscribers in C (sse_sink, epoll), writer and idle phase in " if c_sink else "") + f"Python {kv['python']} asyncio"
+    lines.append(f"client: {client}, one process each; fd limit {kv['fd_limit']}; db.synchronous {kv['db_synchronous']}")
     if lat:
         rounds = [r for r in lat["rounds"] if r["rep"] > 0]
         for r in lat["rounds"]:
@@ -900,6 +979,7 @@ def main():
     lat.add_argument("--plan", default="1:200 50:200 1000:100", help="space-separated N:M pairs")
     lat.add_argument("--reps", type=int, default=3)
     lat.add_argument("--interval-ms", type=float, default=20.0)
+    lat.add_argument("--sink", help="the built sse_sink: subscribers in C instead of asyncio")
     idl = sub.choices["idle"]
     idl.add_argument("--steps", default="1000 2000 5000 10000")
     idl.add_argument("--settle", type=float, default=2.0)

@@ -25,6 +25,8 @@
 #   SKIP_BUILD=1         reuse the binary already built
 #   STOCKROOM_BIN=PATH   benchmark this binary instead (no build): to interleave two builds' runs
 #   SUMMARY=FILE         where the summary goes (default Benchmarks/feed/last-run.txt)
+#   CLIENT=c             latency subscribers in C (sse_sink.c, built with cc), not asyncio: the
+#                        Python client's own ~8 us per delivery then stays out of the latency
 #   KEEP_TMP=1           keep the temporary folder (databases, server logs, raw JSON results)
 #   DB_SYNCHRONOUS, FEED_*  passed to stockroom as usual (defaults: full, heartbeat 15 s, ...)
 set -euo pipefail
@@ -125,8 +127,13 @@ for phase in $PHASES; do
         latency)
             start_server latency
             log "latency: plan \"$PLAN\" (N:M), $REPS rounds, PUTs $INTERVAL_MS ms apart"
+            SINK_ARGS=()
+            if [ "${CLIENT:-python}" = "c" ]; then
+                cc -O2 -o "$TMP/sse_sink" "$FEED_DIR/sse_sink.c" || die "building sse_sink failed"
+                SINK_ARGS=(--sink "$TMP/sse_sink")
+            fi
             python3 "$FEED_DIR/feedbench.py" latency --port "$PORT" --token "$TOKEN" --pid "$SERVER_PID" \
-                --plan "$PLAN" --reps "$REPS" --interval-ms "$INTERVAL_MS" --out "$TMP/latency.json" || FAILED=1
+                --plan "$PLAN" --reps "$REPS" --interval-ms "$INTERVAL_MS" --out "$TMP/latency.json" "${SINK_ARGS[@]}" || FAILED=1
             stop_server latency
             ;;
         idle)
