@@ -76,7 +76,8 @@ trap 'exit 130' INT TERM
 
 # ---------------------------------------------------------------- build
 STOCKROOM_BUILD=(swift build -c release --product stockroom --scratch-path .build-release)
-if [ -n "${STOCKROOM_BIN:-}" ]; then
+GIVEN_BIN="${STOCKROOM_BIN:-}"
+if [ -n "$GIVEN_BIN" ]; then
     SKIP_BUILD=1
 elif [ "$SKIP_BUILD" != "1" ]; then
     log "building stockroom: ${STOCKROOM_BUILD[*]}"
@@ -151,7 +152,7 @@ LOAD_AFTER="$(cut -d' ' -f1-3 /proc/loadavg)"
 
 GIT_REV="$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)"
 if [ -n "$(git -C "$ROOT" status --porcelain -- Sources Migrations Package.swift 2>/dev/null)" ]; then GIT_REV="$GIT_REV+uncommitted-changes"; fi
-[ "$SKIP_BUILD" = "1" ] && GIT_REV="binary $STOCKROOM_BIN (tree at $GIT_REV)"
+if [ -n "$GIVEN_BIN" ]; then GIT_REV="binary $GIVEN_BIN (tree at $GIT_REV)"; fi
 SUMMARY="${SUMMARY:-$FEED_DIR/last-run.txt}"
 
 STATUS=0

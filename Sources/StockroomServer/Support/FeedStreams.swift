@@ -38,7 +38,6 @@ final class FeedStreams: Service, Sendable {
         }
     }
 
-    let heartbeat: Duration
     let writeTimeout: Duration
     /// How often the sweep runs: a quarter of the shorter of the two, at most a second. A heartbeat
     /// or a cut-off comes up to one tick late.
@@ -47,7 +46,6 @@ final class FeedStreams: Service, Sendable {
     private let streams = Mutex<[ObjectIdentifier: Stream]>([:])
 
     init(settings: FeedSettings) {
-        heartbeat = settings.heartbeat
         writeTimeout = settings.writeTimeout
         tick = min(min(settings.heartbeat, settings.writeTimeout) / 4, .seconds(1))
     }
