@@ -46,8 +46,29 @@ public struct ItemID: Hashable, Sendable, Comparable, CustomStringConvertible {
     /// A new random identifier.
     public static func random() -> ItemID { ItemID(UUID()) }
 
-    /// The canonical lowercase form.
-    public var description: String { uuid.uuidString.lowercased() }
+    /// The canonical lowercase form. By hand: `uuid.uuidString.lowercased()` was 7,400 of a GET's
+    /// 480k instructions (the id is bound as text on every item read and write).
+    public var description: String {
+        String(unsafeUninitializedCapacity: 36) { out in
+            withUnsafeBytes(of: uuid.uuid) { uuid in
+                var index = 0
+                for position in 0..<16 {
+                    if position == 4 || position == 6 || position == 8 || position == 10 {
+                        out[index] = UInt8(ascii: "-")
+                        index += 1
+                    }
+                    out[index] = Self.hexDigit(uuid[position] >> 4)
+                    out[index + 1] = Self.hexDigit(uuid[position] & 0x0F)
+                    index += 2
+                }
+                return index
+            }
+        }
+    }
+
+    private static func hexDigit(_ nibble: UInt8) -> UInt8 {
+        nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
+    }
 
     public static func < (lhs: ItemID, rhs: ItemID) -> Bool { lhs.description < rhs.description }
 }

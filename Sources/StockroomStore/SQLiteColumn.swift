@@ -20,4 +20,24 @@ enum SQLiteColumn {
         guard sqlite3_column_type(row, column) != SQLITE_NULL, let pointer = sqlite3_column_text(row, column) else { return nil }
         return UnsafeBufferPointer(start: pointer, count: Int(sqlite3_column_bytes(row, column)))
     }
+
+    /// A NOT NULL text column as a `String`.
+    static func string(_ row: SQLiteStatement, _ column: Int32) throws -> String {
+        String(decoding: try text(row, column), as: UTF8.self)
+    }
+
+    /// A nullable text column as a `String`.
+    static func optionalString(_ row: SQLiteStatement, _ column: Int32) -> String? {
+        optionalText(row, column).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// A nullable REAL column.
+    static func optionalDouble(_ row: SQLiteStatement, _ column: Int32) -> Double? {
+        sqlite3_column_type(row, column) == SQLITE_NULL ? nil : sqlite3_column_double(row, column)
+    }
+
+    /// A nullable INTEGER column.
+    static func optionalInt64(_ row: SQLiteStatement, _ column: Int32) -> Int64? {
+        sqlite3_column_type(row, column) == SQLITE_NULL ? nil : sqlite3_column_int64(row, column)
+    }
 }

@@ -21,6 +21,23 @@ struct AuthTests {
         }
     }
 
+    @Test func theBearerSchemeIsMatchedInAnyCaseAndBlanksAroundTheSecretAreDropped() async throws {
+        try await withTestApp { app in
+            try await app.test { client in
+                let accepted = ["Bearer \(app.viewer)", "bEaReR \(app.viewer)", "BEARER \t \(app.viewer) \t"]
+                for authorization in accepted {
+                    let response = try await client.send(.get, "/v1/items", headers: [.authorization: authorization])
+                    #expect(response.status == .ok, "\(authorization.debugDescription)")
+                }
+                let refused = ["Bearer", "Bearer \t ", "Bearer\(app.viewer)", "Bearer \(app.viewer)x", "Bearer x\(app.viewer)", "Bearen \(app.viewer)"]
+                for authorization in refused {
+                    let response = try await client.send(.get, "/v1/items", headers: [.authorization: authorization])
+                    #expect(response.status == .unauthorized, "\(authorization.debugDescription)")
+                }
+            }
+        }
+    }
+
     @Test func viewerReadsButMayNotWriteItems() async throws {
         try await withTestApp { app in
             try await app.test { client in

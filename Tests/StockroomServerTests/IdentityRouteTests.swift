@@ -57,13 +57,21 @@ struct IdentityRouteTests {
         let sink = RecordingLogHandler()
         var logger = Logger(label: "test") { _ in TerminalSafeLogHandler(wrapping: sink) }
         logger[metadataKey: "user"] = "bo\u{7}b\u{1B}[31m"
+        // Escaped when written, not when set (Hummingbird sets a request id per request).
+        logger[metadataKey: "request"] = .stringConvertible(ControlDescription())
         logger.info("created \u{1B}]0;title\u{7}", metadata: ["name": "a\u{0}b", "list": ["x\u{1B}"], "object": ["k": "\u{9B}2J"]])
         let line = sink.recorded.value.withLock { $0.joined() }
         #expect(!line.unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) })
         #expect(line.contains(#"bo\u{7}b\u{1B}[31m"#))
         #expect(line.contains(#"created \u{1B}]0;title\u{7}"#))
         #expect(line.contains(#"a\u{0}b"#))
+        #expect(line.contains(#"request=r\u{1B}[2Jq"#))
     }
+}
+
+/// A metadata value whose description holds a terminal control sequence.
+struct ControlDescription: CustomStringConvertible, Sendable {
+    var description: String { "r\u{1B}[2Jq" }
 }
 
 /// Collects what reaches the end of a logger's handler chain.

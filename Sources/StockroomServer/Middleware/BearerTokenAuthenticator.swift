@@ -34,15 +34,21 @@ struct BearerTokenAuthenticator: AuthenticatorMiddleware {
     /// The secret of an `Authorization: Bearer` header, if the request has one. The scheme is
     /// matched in any case (RFC 9110), which hummingbird-auth's `headers.bearer` does not do.
     static func headerSecret(_ request: Request) -> String? {
-        guard let header = request.headers[.authorization] else { return nil }
-        let bytes = header.utf8
-        guard bytes.count > 7, bytes.prefix(7).elementsEqual("bearer ".utf8, by: { $0 | 0x20 == $1 }) else { return nil }
+        guard var header = request.headers[.authorization] else { return nil }
         // Spaces and tabs around the secret are dropped (the HTTP parser leaves those inside the
-        // value); by hand, as Foundation's `trimmingCharacters` cost 4% of a GET's instructions.
-        let isBlank = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
-        let secret = bytes.dropFirst(7).drop(while: isBlank)
-        guard let last = secret.lastIndex(where: { !isBlank($0) }) else { return nil }
-        return String(Substring(secret[...last]))
+        // value). By hand on the contiguous bytes: Foundation's `trimmingCharacters` cost 4% of a
+        // GET's instructions, and slicing `String.UTF8View` generically 6,200 instructions.
+        return header.withUTF8 { bytes -> String? in
+            let scheme = "bearer ".utf8
+            guard bytes.count > scheme.count, zip(bytes, scheme).allSatisfy({ $0 | 0x20 == $1 }) else { return nil }
+            let isBlank = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+            var start = scheme.count
+            var end = bytes.count
+            while start < end, isBlank(bytes[start]) { start += 1 }
+            while end > start, isBlank(bytes[end - 1]) { end -= 1 }
+            guard start < end else { return nil }
+            return String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
+        }
     }
 }
 
