@@ -10,8 +10,12 @@ enum Entry {
     static func main() async {
         // Request handlers, GRDB continuations and NIO's I/O then share the same threads, so a request
         // no longer crosses from an event loop to the concurrency pool and back (one wake-up each way).
-        // Must happen before any task runs on the global executor: hence first, here.
-        NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
+        // Must happen before any task runs on the global executor: hence first, here. Jobs run as the
+        // generic executor would (see `GenericGlobalExecutor`); NIO's own installer, which runs them
+        // isolated to the event loop, stays the fallback should the runtime refuse the hook.
+        if !GenericGlobalExecutor.install() {
+            NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
+        }
         // Every log line goes through one handler that escapes control characters in stored values,
         // to standard output (written by a thread of its own while `serve` runs: `LogOutput`).
         LoggingSystem.bootstrap { label in

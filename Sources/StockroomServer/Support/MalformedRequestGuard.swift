@@ -86,14 +86,15 @@ final class FirstRequestTimeout: ChannelInboundHandler, RemovableChannelHandler 
             timer = nil
         }
         context.fireChannelRead(data)
+        // Its work is done: out of the pipeline, so that later requests do not pass through it.
+        context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
     }
 }
 
 /// Answers `400 invalidRequest` with the contract's body and closes when the connection's first
 /// request does not parse (Hummingbird's own answer is a bare 400), and closes a connection that
-/// has not sent a request yet when the server shuts down. Everything else passes through
-/// untouched (it never unwraps what it forwards, so it is harmless after a WebSocket switch);
-/// after the first request Hummingbird handles both.
+/// has not sent a request yet when the server shuts down. It passes the first read on untouched
+/// and leaves the pipeline: after the first request Hummingbird handles both.
 final class MalformedRequestGuard: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
@@ -103,6 +104,9 @@ final class MalformedRequestGuard: ChannelInboundHandler, RemovableChannelHandle
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         answered = true
         context.fireChannelRead(data)
+        // From the first request on Hummingbird answers both cases: out of the pipeline, so that
+        // later requests do not pass through it.
+        context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
