@@ -50,24 +50,25 @@ public struct ItemID: Hashable, Sendable, Comparable, CustomStringConvertible {
     /// 480k instructions (the id is bound as text on every item read and write).
     public var description: String {
         String(unsafeUninitializedCapacity: 36) { out in
-            withUnsafeBytes(of: uuid.uuid) { uuid in
-                var index = 0
-                for position in 0..<16 {
-                    if position == 4 || position == 6 || position == 8 || position == 10 {
-                        out[index] = UInt8(ascii: "-")
-                        index += 1
-                    }
-                    out[index] = Self.hexDigit(uuid[position] >> 4)
-                    out[index + 1] = Self.hexDigit(uuid[position] & 0x0F)
-                    index += 2
-                }
-                return index
+            var count = 0
+            forEachCanonicalByte { byte in
+                out[count] = byte
+                count += 1
             }
+            return count
         }
     }
 
-    private static func hexDigit(_ nibble: UInt8) -> UInt8 {
-        nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
+    /// The canonical form's 36 ASCII bytes in order (`description`, and `JSONWriter.itemID`
+    /// without a `String` in between).
+    func forEachCanonicalByte(_ body: (UInt8) -> Void) {
+        withUnsafeBytes(of: uuid.uuid) { uuid in
+            for (position, byte) in uuid.enumerated() {
+                if position == 4 || position == 6 || position == 8 || position == 10 { body(UInt8(ascii: "-")) }
+                body(JSONWriter.hexDigit(byte >> 4))
+                body(JSONWriter.hexDigit(byte & 0x0F))
+            }
+        }
     }
 
     public static func < (lhs: ItemID, rhs: ItemID) -> Bool { lhs.description < rhs.description }

@@ -116,13 +116,7 @@ public struct JSONWriter: Sendable {
     /// An item id in its canonical lowercase form, quoted.
     public mutating func itemID(_ id: ItemID) {
         bytes.append(UInt8(ascii: "\""))
-        withUnsafeBytes(of: id.uuid.uuid) { uuid in
-            for (index, byte) in uuid.enumerated() {
-                if index == 4 || index == 6 || index == 8 || index == 10 { bytes.append(UInt8(ascii: "-")) }
-                bytes.append(Self.hexDigit(byte >> 4))
-                bytes.append(Self.hexDigit(byte & 0x0F))
-            }
-        }
+        id.forEachCanonicalByte { bytes.append($0) }
         bytes.append(UInt8(ascii: "\""))
     }
 
@@ -196,7 +190,8 @@ public struct JSONWriter: Sendable {
         return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
 
-    private static func hexDigit(_ nibble: UInt8) -> UInt8 {
+    /// A nibble as a lowercase hex digit (escapes here, item ids in `ItemID`).
+    static func hexDigit(_ nibble: UInt8) -> UInt8 {
         nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
     }
 }

@@ -27,10 +27,10 @@ final class GroupCommitter: Sendable {
 
     private let writer: any DatabaseWriter
     /// The feed's hub, whose wake-ups for a batch's commit wait until the batch's writers are answered.
-    private let hub: ChangeHub?
+    private let hub: ChangeHub
     private let state = Mutex(State())
 
-    init(writer: any DatabaseWriter, hub: ChangeHub? = nil) {
+    init(writer: any DatabaseWriter, hub: ChangeHub) {
         self.writer = writer
         self.hub = hub
     }
@@ -70,11 +70,7 @@ final class GroupCommitter: Sendable {
                 return batch
             }
             if batch.isEmpty { return }
-            if let hub {
-                hub.holdingWakes { apply(batch, db) }
-            } else {
-                apply(batch, db)
-            }
+            hub.holdingWakes { apply(batch, db) }
         }
     }
 

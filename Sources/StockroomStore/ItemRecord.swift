@@ -9,7 +9,7 @@ import StockroomCore
 #endif
 
 /// A row of `items`; the raw columns stay behind `Item`.
-struct ItemRecord: Codable, FetchableRecord, PersistableRecord {
+struct ItemRecord: Codable, PersistableRecord {
     static let databaseTableName = "items"
 
     var seq: Int64?
@@ -44,9 +44,7 @@ struct ItemRecord: Codable, FetchableRecord, PersistableRecord {
         case deletedAt = "deleted_at"
     }
 
-    /// Every column, in the order `init(row:)` reads them by position.
-    static var databaseSelection: [any SQLSelectable] { CodingKeys.allCases.map { Column($0) } }
-    /// The same selection as SQL, for the cached statements of the request path.
+    /// Every column, in the order `init(current:)` reads them by position.
     static let selectSQL = "SELECT " + CodingKeys.allCases.map(\.rawValue).joined(separator: ", ") + " FROM items"
     /// Whether an id exists or ever existed (tombstones included).
     static let existsSQL = "SELECT EXISTS (SELECT 1 FROM items WHERE \(CodingKeys.id.rawValue) = ?)"
@@ -64,25 +62,6 @@ struct ItemRecord: Codable, FetchableRecord, PersistableRecord {
         static let searchName = Column(CodingKeys.searchName)
         static let inStock = Column(CodingKeys.inStock)
         static let deletedAt = Column(CodingKeys.deletedAt)
-    }
-
-    /// Reads a row of `databaseSelection` by position: this runs for every item of every page.
-    init(row: Row) {
-        seq = row[0]
-        id = row[1]
-        name = row[2]
-        searchName = row[3]
-        colorName = row[4]
-        colorRed = row[5]
-        colorGreen = row[6]
-        colorBlue = row[7]
-        inStock = row[8]
-        quantity = row[9]
-        isOnBackOrder = row[10]
-        version = row[11]
-        createdAt = row[12]
-        updatedAt = row[13]
-        deletedAt = row[14]
     }
 
     /// Reads the current row of a statement of `selectSQL` in place, through SQLite's C API: no
@@ -203,5 +182,4 @@ struct ItemRecord: Codable, FetchableRecord, PersistableRecord {
     }
 
     private static let liveSQL = selectSQL + " WHERE id = ? AND deleted_at IS NULL"
-
 }

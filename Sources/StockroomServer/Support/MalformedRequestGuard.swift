@@ -64,7 +64,6 @@ final class FirstRequestTimeout: ChannelInboundHandler, RemovableChannelHandler 
 
     private let timeout: Duration
     private var timer: Scheduled<Void>?
-    private var headArrived = false
 
     init(timeout: Duration) { self.timeout = timeout }
 
@@ -80,13 +79,9 @@ final class FirstRequestTimeout: ChannelInboundHandler, RemovableChannelHandler 
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if !headArrived {
-            headArrived = true
-            timer?.cancel()
-            timer = nil
-        }
         context.fireChannelRead(data)
-        // Its work is done: out of the pipeline, so that later requests do not pass through it.
+        // The head arrived: out of the pipeline (which cancels the timer), so that later requests
+        // do not pass through it.
         context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
     }
 }

@@ -61,7 +61,7 @@ public struct TerminalSafeLogHandler: LogHandler {
     static func safe(_ value: Logger.Metadata.Value) -> Logger.Metadata.Value {
         switch value {
         case .string(let text): text.needsTerminalEscape ? .string(text.terminalSafe) : value
-        case .stringConvertible(let convertible as TerminalSafeDescription): .stringConvertible(convertible)
+        case .stringConvertible(let convertible) where convertible is TerminalSafeDescription: value
         case .stringConvertible(let convertible): .stringConvertible(TerminalSafeDescription(convertible))
         case .array(let values): .array(values.map(safe))
         case .dictionary(let values): .dictionary(values.mapValues(safe))
