@@ -57,7 +57,7 @@ public func buildApplication(
     let streams = FeedStreams(settings: settings.feed)
     let router = buildRouter(database: database, settings: settings, streams: streams)
     return Application(
-        router: router,
+        responder: RequestTaskResponder(router.buildResponder()),
         server: .http1UpgradingToWebSocket(
             router: router, webSocketPaths: [FeedController.webSocketPath], connections: connections, streams: streams, logger: logger),
         configuration: ApplicationConfiguration(
@@ -187,3 +187,4 @@ struct DatabaseMaintenanceService: Service {
         }
     }
 }
+
