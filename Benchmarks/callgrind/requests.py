@@ -53,8 +53,8 @@ def main():
     parser.add_argument("--token", required=True)
     parser.add_argument("--item", required=True, help="the item to GET and to edit")
     parser.add_argument("--client", default="callgrind-phone", help="the clientID of the save commands")
-    parser.add_argument("--warmup", type=int, default=20, help="unmeasured GETs and edit cycles first")
-    parser.add_argument("--repeat", type=int, default=3, help="measured GETs and saves, one dump each")
+    parser.add_argument("--warmup", type=int, default=20, help="unmeasured GETs, PUTs and edit cycles first")
+    parser.add_argument("--repeat", type=int, default=3, help="measured GETs, PUTs and saves, one dump each")
     parser.add_argument("--settle", type=float, default=0.3, help="seconds between an answer and its dump")
     args = parser.parse_args()
 
@@ -74,6 +74,16 @@ def main():
         }
         server.request("POST", commands_path, {"command": {"updateDraft": {"draft": draft}}})
 
+    def put():
+        nonlocal cycle
+        cycle += 1
+        item = {
+            "name": f"Callgrind item {cycle}",
+            "color": {"name": "Red", "red": 1, "green": 0, "blue": 0},
+            "status": {"inStock": {"quantity": cycle}},
+        }
+        server.request("PUT", item_path, item)
+
     def save():
         answer = json.loads(server.request("POST", commands_path, {"command": {"save": {}}}))
         if answer.get("item") is None:
@@ -81,6 +91,7 @@ def main():
 
     for _ in range(args.warmup):
         server.request("GET", item_path)
+        put()
         open_edit_and_change_draft()
         save()
 
@@ -102,6 +113,7 @@ def main():
         # The same window with no request: what an idle server, and callgrind_control itself, cost.
         measured(f"idle-{round_}", lambda: None)
         measured(f"GET-{round_}", lambda: server.request("GET", item_path))
+        measured(f"PUT-{round_}", put)
         open_edit_and_change_draft()
         measured(f"save-{round_}", save)
     return 0

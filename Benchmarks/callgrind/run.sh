@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Instructions (Ir) and allocations per request of a stockroom server under valgrind's callgrind:
-# exactly one GET /v1/items/{id} or exactly one save command per callgrind dump. See
+# exactly one GET /v1/items/{id}, one PUT of it or one save command per callgrind dump. See
 # Benchmarks/README.md, "Instruction and allocation counts".
 #
 #   bash Benchmarks/callgrind/run.sh                 (builds this checkout's release binary)
@@ -9,22 +9,22 @@
 # For each of RUNS runs: a fresh database in a temporary folder, the server started under
 # `valgrind --tool=callgrind` (`serve --demo`, LOG_LEVEL=warning as in http/run.sh, and
 # AUTH_REVOCATION_CHECK_MILLISECONDS=60000 so that no token-generation read falls in a window), WARMUP
-# unmeasured GETs and edit cycles (openEdit, updateDraft, save) over one keep-alive connection,
-# then REPEAT rounds of three windows, each between two `callgrind_control --dump`s: nothing (idle:
-# what the idle server and the control commands add to every window), one GET, and one save (its
+# unmeasured GETs, PUTs and edit cycles (openEdit, updateDraft, save) over one keep-alive connection,
+# then REPEAT rounds of four windows, each between two `callgrind_control --dump`s: nothing (idle:
+# what the idle server and the control commands add to every window), one GET, one PUT and one save (its
 # openEdit and updateDraft sent before the window). A dump holds every thread's instructions in
 # its window and the calls made to malloc, calloc, realloc and posix_memalign (summarize.py).
 # Prints one line per window and, with ANNOTATE=1, callgrind_annotate's top entries of each run's
-# first GET and save.
+# first GET, PUT and save.
 #
 # Settings (environment):
 #   BIN            the stockroom binary (default: build .build-release/release/stockroom here)
 #   SKIP_BUILD=1   with the default BIN, do not build first
 #   RUNS=2         fresh servers, each measured REPEAT times
-#   REPEAT=5       measured GETs and saves per server
-#   WARMUP=20      unmeasured GETs and edit cycles before the first measurement
+#   REPEAT=5       measured GETs, PUTs and saves per server
+#   WARMUP=20      unmeasured GETs, PUTs and edit cycles before the first measurement
 #   PORT=8095      listen port
-#   ANNOTATE=0     1 prints callgrind_annotate's top 25 (inclusive) of each run's first GET and save
+#   ANNOTATE=0     1 prints callgrind_annotate's top 25 (inclusive) of each run's first GET, PUT and save
 #   KEEP_TMP=0     1 keeps the temporary folder (database, server output, callgrind dumps)
 # Exit status: 0 when every request answered as expected, 2 for a setup problem.
 set -euo pipefail
@@ -107,7 +107,7 @@ for run in $(seq 1 "$RUNS"); do
         printf '%s\t%s\t%s\t%s\n' "$run" "$label" "$ir" "$allocations" | tee -a "$TMP/rows.tsv"
     done <"$DIR/dumps.txt"
     if [ "$ANNOTATE" = "1" ]; then
-        for label in GET-1 save-1; do
+        for label in GET-1 PUT-1 save-1; do
             number="$(awk -v l="$label" -F'\t' '$1 == l { print $2 }' "$DIR/dumps.txt")"
             log "run $run, $label: callgrind_annotate --inclusive=yes, top 25"
             callgrind_annotate --inclusive=yes "$DIR/callgrind.out.$number" 2>/dev/null | sed -n '1,/^-- Auto-annotated/p' \
@@ -123,7 +123,7 @@ python3 - "$TMP/rows.tsv" <<'PY'
 import statistics, sys
 rows = [line.rstrip("\n").split("\t") for line in open(sys.argv[1])]
 print("\nwindow\tcount\tmedian Ir\tmin Ir\tmax Ir\tmedian allocations")
-for kind in ("idle", "GET", "save"):
+for kind in ("idle", "GET", "PUT", "save"):
     picked = [r for r in rows if r[1].split("-")[0] == kind]
     irs = [int(r[2]) for r in picked]
     allocations = [float(r[3]) for r in picked]
