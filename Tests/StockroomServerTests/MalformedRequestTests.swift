@@ -28,6 +28,60 @@ struct MalformedRequestTests {
         }
     }
 
+    /// A later request on a keep-alive connection that does not parse gets the contract's answer
+    /// too, not a bare 400, once the answer before it is complete.
+    @Test(.timeLimit(.minutes(1)), arguments: ["garbage\r\n\r\n", "GET /health?x=a b HTTP/1.1\r\nHost: x\r\n\r\n"])
+    func aLaterRequestThatIsNotHTTPGetsTheContracts400(request: String) async throws {
+        try await withTestApp { app in
+            try await app.live { client in
+                let port = try #require(client.port)
+                let response = try await blocking {
+                    let socket = try RawSocket(port: port, raw: "GET /health HTTP/1.1\r\nHost: x\r\n\r\n").failingStalledReads()
+                    let head = try socket.readHead()
+                    let length = try #require(
+                        head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
+                            .flatMap { Int($0.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) })
+                    _ = try socket.read(count: length)
+                    try socket.write(request)
+                    return try Self.readToEnd(socket)
+                }
+                #expect(response.hasPrefix("HTTP/1.1 400 Bad Request\r\n"), "\(response.prefix(200))")
+                #expect(response.contains(#""code":"invalidRequest""#), "\(response.prefix(300))")
+            }
+        }
+    }
+
+    /// A malformed request pipelined behind one still being answered never jumps the queue: the
+    /// answers come in order (the 400, Hummingbird's then, after the first answer).
+    @Test(.timeLimit(.minutes(1)))
+    func aMalformedRequestPipelinedBehindAnotherIsAnsweredAfterIt() async throws {
+        try await withTestApp { app in
+            try await app.live { client in
+                let port = try #require(client.port)
+                let response = try await blocking {
+                    let socket = try RawSocket(port: port, raw: "GET /health HTTP/1.1\r\nHost: x\r\n\r\ngarbage\r\n\r\n").failingStalledReads()
+                    return try Self.readToEnd(socket)
+                }
+                #expect(response.hasPrefix("HTTP/1.1 200 OK\r\n"), "\(response.prefix(200))")
+                let rest = try #require(response.range(of: #"{"status":"ok"}"#)).upperBound
+                #expect(response[rest...].hasPrefix("HTTP/1.1 400 Bad Request\r\n"), "\(response.prefix(400))")
+            }
+        }
+    }
+
+    /// Everything the server sends until it closes.
+    static func readToEnd(_ socket: RawSocket) throws -> String {
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = recv(socket.descriptor, &buffer, buffer.count, 0)
+            if count == 0 { break }
+            if count < 0 { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+            bytes += buffer[0..<count]
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
     /// A head that parses followed by a body that does not (a chunk size that is not hex, or beyond
     /// 64 bits) is the client's error: 400 invalidRequest, never a 500.
     @Test(.timeLimit(.minutes(1)), arguments: ["zz", "fffffffffffffffffffff"])
