@@ -125,6 +125,35 @@ struct GroupCommitTests {
         }
     }
 
+    /// A write alone runs without a savepoint: its own failure must still undo what it wrote, be
+    /// its own answer, and leave the log and the writer as they were.
+    @Test func aWriteAloneThatFailsChangesNothing() async throws {
+        try await withTemporaryDatabase { database in
+            let probe = Probe(database)
+            let head = try await probe.head()
+            let id = ItemID.random()
+            await #expect(throws: Boom.self) {
+                _ = try await database.write { db in
+                    _ = try AppDatabase.insertItem(db, id: id, fields: try ValidDraft(Sample.mouse), origin: Sample.otto)
+                    throw Boom()
+                }
+            }
+            #expect(try await probe.count("items") == 0)
+            #expect(try await probe.head() == head)
+            #expect(try await probe.changes(after: head).isEmpty)
+            // A domain error of a write alone is its own answer too, and the next write goes through.
+            let item = try await database.createItem(id: id, draft: Sample.keyboard, origin: Sample.erin).value
+            do {
+                _ = try await database.createItem(id: id, draft: Sample.mouse, origin: Sample.otto)
+                Issue.record("a second item with one id was created")
+            } catch StoreError.alreadyExists(let existing) {
+                #expect(existing == id)
+            }
+            #expect(try await database.item(id) == item)
+            #expect(try await probe.changes(after: head).map(\.seq) == [head + 1])
+        }
+    }
+
     @Test func aWriteAloneCommitsAtOnce() async throws {
         try await withTemporaryDatabase { database in
             let before = database.committer.statistics
