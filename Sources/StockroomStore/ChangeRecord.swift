@@ -1,5 +1,10 @@
 import Foundation
 import GRDB
+#if canImport(GRDBSQLite)
+    import GRDBSQLite
+#elseif canImport(SQLite3)
+    import SQLite3
+#endif
 import StockroomCore
 
 /// A row of `changes`: one entry of the change log.
@@ -58,6 +63,37 @@ struct ChangeRecord: Codable, FetchableRecord, PersistableRecord {
         originClientID = row[6]
         originIdempotencyKey = row[7]
         at = row[8]
+    }
+}
+
+extension ChangeRecord {
+    /// Reads the current row of a statement of `selectSQL` in place, through SQLite's C API, as
+    /// `ItemRecord(current:)` does: the group committer reads each commit's new entries with it.
+    init(current row: SQLiteStatement) throws {
+        guard let entity = ChangeEntity(rawValue: try SQLiteColumn.string(row, 1)),
+            let op = ChangeOp(rawValue: try SQLiteColumn.string(row, 2))
+        else {
+            throw DatabaseError(message: "corrupt change entry")
+        }
+        seq = sqlite3_column_int64(row, 0)
+        self.entity = entity
+        self.op = op
+        entityID = try SQLiteColumn.string(row, 3)
+        owner = SQLiteColumn.optionalString(row, 4).flatMap(UserID.init(storedText:))
+        value = SQLiteColumn.optionalString(row, 5)
+        originClientID = SQLiteColumn.optionalString(row, 6).flatMap(ClientID.init(storedText:))
+        originIdempotencyKey = SQLiteColumn.optionalString(row, 7)
+        at = sqlite3_column_int64(row, 8)
+    }
+
+    /// The rows of `statement` (a statement of `selectSQL`), each read in place (see `ItemRecord.readAll`).
+    static func readAll(_ statement: Statement, arguments: StatementArguments) throws -> [ChangeRecord] {
+        let steps = try Int64.fetchCursor(statement, arguments: arguments)
+        var records: [ChangeRecord] = []
+        while try steps.next() != nil {
+            records.append(try ChangeRecord(current: statement.sqliteStatement))
+        }
+        return records
     }
 }
 

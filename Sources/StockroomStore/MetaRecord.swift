@@ -1,4 +1,9 @@
 import GRDB
+#if canImport(GRDBSQLite)
+    import GRDBSQLite
+#elseif canImport(SQLite3)
+    import SQLite3
+#endif
 
 /// A row of `meta`: one of the database's few named values.
 struct MetaRecord: Codable, FetchableRecord, PersistableRecord {
@@ -30,8 +35,15 @@ struct MetaRecord: Codable, FetchableRecord, PersistableRecord {
 
     /// The value named `key`, if the database has one. A cached statement: the token generation is
     /// read on every authenticated request, the trim watermark on every feed read.
+    ///
+    /// Stepped with `Int64`'s cursor and the text read in place: `String.fetchOne` took GRDB's
+    /// generic `DatabaseValueConvertible` path, a `Row` per run (16k of the 18k instructions that
+    /// reading the token generation after each commit cost).
     static func value(_ db: Database, _ key: Key) throws -> String? {
-        try String.fetchOne(db.cachedStatement(sql: selectValueSQL), arguments: [key])
+        let statement = try db.cachedStatement(sql: selectValueSQL)
+        let steps = try Int64.fetchCursor(statement, arguments: [key.rawValue])
+        guard try steps.next() != nil else { return nil }
+        return SQLiteColumn.optionalString(statement.sqliteStatement, 0)
     }
 
     private static let selectValueSQL = "SELECT \(CodingKeys.value.rawValue) FROM meta WHERE \(CodingKeys.key.rawValue) = ?"
