@@ -39,7 +39,7 @@ extension AppDatabase {
         sql += " ORDER BY seq LIMIT ?"
         arguments += [limit + 1]
         return try readNow { db in
-            let records = try ItemRecord.readAll(db.cachedStatement(sql: sql), arguments: arguments)
+            let records = try db.cachedStatement(sql: sql).readRows(arguments: arguments) { try ItemRecord(current: $0) }
             let page = records.prefix(limit)
             return ItemPage(
                 items: try page.map { try $0.item },

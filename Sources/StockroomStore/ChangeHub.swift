@@ -331,7 +331,7 @@ final class ChangeObserver: TransactionObserver {
             // The one read of each commit's entries that every subscriber shares.
             // A cached statement, not the query interface (which prepares its statement anew): every commit runs it.
             let entries = touched.changes
-                ? try ChangeRecord.readAll(db.cachedStatement(sql: Self.newEntriesSQL), arguments: [hub.head]).map { ChangeEntry($0, epoch: hub.epoch) }
+                ? try db.cachedStatement(sql: Self.newEntriesSQL).readRows(arguments: [hub.head]) { try ChangeRecord(current: $0) }.map { ChangeEntry($0, epoch: hub.epoch) }
                 : []
             // Read in the same commit's wake: a token this commit revoked or removed is refused from
             // the next request on, and a revocation committed by any process before these entries is

@@ -86,15 +86,6 @@ extension ChangeRecord {
         at = sqlite3_column_int64(row, 8)
     }
 
-    /// The rows of `statement` (a statement of `selectSQL`), each read in place (see `ItemRecord.readAll`).
-    static func readAll(_ statement: Statement, arguments: StatementArguments) throws -> [ChangeRecord] {
-        let steps = try Int64.fetchCursor(statement, arguments: arguments)
-        var records: [ChangeRecord] = []
-        while try steps.next() != nil {
-            records.append(try ChangeRecord(current: statement.sqliteStatement))
-        }
-        return records
-    }
 }
 
 /// Entities and operations are stored as their names (the table's CHECKs hold them to those).

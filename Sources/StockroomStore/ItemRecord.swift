@@ -85,18 +85,6 @@ struct ItemRecord: Codable, PersistableRecord {
         deletedAt = SQLiteColumn.optionalInt64(row, 14)
     }
 
-    /// The rows of `statement` (a statement of `selectSQL`), each read in place. `Int64`'s cursor
-    /// steps the statement without building a `Row`; its value (column 0, `seq`) is read again by
-    /// `init(current:)`.
-    static func readAll(_ statement: Statement, arguments: StatementArguments) throws -> [ItemRecord] {
-        let steps = try Int64.fetchCursor(statement, arguments: arguments)
-        var records: [ItemRecord] = []
-        while try steps.next() != nil {
-            records.append(try ItemRecord(current: statement.sqliteStatement))
-        }
-        return records
-    }
-
     /// A new record at version 1.
     init(id: ItemID, fields: ValidDraft, at: Int64) {
         self.id = id.description
@@ -175,10 +163,7 @@ struct ItemRecord: Codable, PersistableRecord {
     /// The live (not deleted) record of `id`, if any.
     static func live(_ db: Database, id: ItemID) throws -> ItemRecord? {
         // A cached statement rather than the query interface (which prepares its statement anew): it runs on every item read and write.
-        let statement = try db.cachedStatement(sql: liveSQL)
-        let steps = try Int64.fetchCursor(statement, arguments: [id.description])
-        guard try steps.next() != nil else { return nil }
-        return try ItemRecord(current: statement.sqliteStatement)
+        try db.cachedStatement(sql: liveSQL).readFirstRow(arguments: [id.description]) { try ItemRecord(current: $0) }
     }
 
     private static let liveSQL = selectSQL + " WHERE id = ? AND deleted_at IS NULL"

@@ -36,14 +36,11 @@ struct MetaRecord: Codable, FetchableRecord, PersistableRecord {
     /// The value named `key`, if the database has one. A cached statement: the token generation is
     /// read on every authenticated request, the trim watermark on every feed read.
     ///
-    /// Stepped with `Int64`'s cursor and the text read in place: `String.fetchOne` took GRDB's
+    /// Read in place (`Statement.readFirstRow`): `String.fetchOne` took GRDB's
     /// generic `DatabaseValueConvertible` path, a `Row` per run (16k of the 18k instructions that
     /// reading the token generation after each commit cost).
     static func value(_ db: Database, _ key: Key) throws -> String? {
-        let statement = try db.cachedStatement(sql: selectValueSQL)
-        let steps = try Int64.fetchCursor(statement, arguments: [key.rawValue])
-        guard try steps.next() != nil else { return nil }
-        return SQLiteColumn.optionalString(statement.sqliteStatement, 0)
+        try db.cachedStatement(sql: selectValueSQL).readFirstRow(arguments: [key.rawValue]) { SQLiteColumn.optionalString($0, 0) } ?? nil
     }
 
     private static let selectValueSQL = "SELECT \(CodingKeys.value.rawValue) FROM meta WHERE \(CodingKeys.key.rawValue) = ?"

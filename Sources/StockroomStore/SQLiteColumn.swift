@@ -41,3 +41,24 @@ enum SQLiteColumn {
         sqlite3_column_type(row, column) == SQLITE_NULL ? nil : sqlite3_column_int64(row, column)
     }
 }
+
+extension Statement {
+    /// Every row of the statement, each read in place by `read` through SQLite's C API. `Int64`'s
+    /// cursor steps the statement without building a `Row` (GRDB's `Row` cursors build a
+    /// column-name dictionary per run, and decode through `DatabaseValue`).
+    func readRows<T>(arguments: StatementArguments = StatementArguments(), _ read: (SQLiteStatement) throws -> T) throws -> [T] {
+        let steps = try Int64.fetchCursor(self, arguments: arguments)
+        var rows: [T] = []
+        while try steps.next() != nil {
+            rows.append(try read(sqliteStatement))
+        }
+        return rows
+    }
+
+    /// The first row of the statement, read in place by `read`; nil when there is none.
+    func readFirstRow<T>(arguments: StatementArguments = StatementArguments(), _ read: (SQLiteStatement) throws -> T) throws -> T? {
+        let steps = try Int64.fetchCursor(self, arguments: arguments)
+        guard try steps.next() != nil else { return nil }
+        return try read(sqliteStatement)
+    }
+}
