@@ -171,9 +171,22 @@ public final class FeedSubscription: Sendable {
     private struct State {
         var pending = false
         var closed = false
-        var waiter: (id: Int, continuation: CheckedContinuation<Bool, Never>, deadline: ContinuousClock.Instant?)?
+        var waiter: (id: Int, wake: Wake, deadline: ContinuousClock.Instant?)?
         var nextWaitID = 0
         var expiredWaitID = -1
+    }
+
+    /// Whom a wait wakes: a suspended task, or a parked stream's callback (see `park(until:onWake:)`).
+    private enum Wake {
+        case continuation(CheckedContinuation<Bool, Never>)
+        case callback(@Sendable (Bool) -> Void)
+
+        func callAsFunction(_ woke: Bool) {
+            switch self {
+            case .continuation(let continuation): continuation.resume(returning: woke)
+            case .callback(let callback): callback(woke)
+            }
+        }
     }
 
     /// What the subscriber may see.
@@ -199,24 +212,24 @@ public final class FeedSubscription: Sendable {
     }
 
     func notify() {
-        let continuation: CheckedContinuation<Bool, Never>? = state.withLock { state in
+        let wake: Wake? = state.withLock { state in
             guard let waiter = state.waiter else {
                 state.pending = true
                 return nil
             }
             state.waiter = nil
-            return waiter.continuation
+            return waiter.wake
         }
-        continuation?.resume(returning: true)
+        wake?(true)
     }
 
     func close() {
-        let continuation: CheckedContinuation<Bool, Never>? = state.withLock { state in
+        let wake: Wake? = state.withLock { state in
             state.closed = true
             defer { state.waiter = nil }
-            return state.waiter?.continuation
+            return state.waiter?.wake
         }
-        continuation?.resume(returning: false)
+        wake?(false)
     }
 
     /// Waits until a relevant commit (true), or until `timeout` passes, the task is cancelled
@@ -242,12 +255,29 @@ public final class FeedSubscription: Sendable {
 
     /// Ends the wait in progress, if any, when its deadline is at or before `now`.
     public func expireWait(ifDueBy now: ContinuousClock.Instant) {
-        let continuation: CheckedContinuation<Bool, Never>? = state.withLock { state in
+        let wake: Wake? = state.withLock { state in
             guard let waiter = state.waiter, let deadline = waiter.deadline, deadline <= now else { return nil }
             state.waiter = nil
-            return waiter.continuation
+            return waiter.wake
         }
-        continuation?.resume(returning: false)
+        wake?(false)
+    }
+
+    /// `wait(until:)` without a task: returns at once what the wait would return without suspending
+    /// (true: a notification was pending; false: the subscription is closed), or nil once it has
+    /// stored `onWake`, which is then called exactly once, from whichever thread ends the wait, with
+    /// what `wait(until:)` would have returned. A stream parked this way holds no task while idle.
+    public func park(until deadline: ContinuousClock.Instant, onWake: @escaping @Sendable (Bool) -> Void) -> Bool? {
+        state.withLock { state -> Bool? in
+            if state.pending {
+                state.pending = false
+                return true
+            }
+            if state.closed { return false }
+            state.nextWaitID += 1
+            state.waiter = (state.nextWaitID, .callback(onWake), deadline)
+            return nil
+        }
     }
 
     /// Takes a pending notification (nil: no need to wait) or numbers a new wait.
@@ -271,7 +301,7 @@ public final class FeedSubscription: Sendable {
                         return true
                     }
                     if state.closed || state.expiredWaitID == id || Task.isCancelled { return false }
-                    state.waiter = (id, continuation, deadline)
+                    state.waiter = (id, .continuation(continuation), deadline)
                     return nil
                 }
                 if let immediate { continuation.resume(returning: immediate) }
@@ -282,13 +312,13 @@ public final class FeedSubscription: Sendable {
     }
 
     private func expire(_ id: Int) {
-        let continuation: CheckedContinuation<Bool, Never>? = state.withLock { state in
+        let wake: Wake? = state.withLock { state in
             state.expiredWaitID = max(state.expiredWaitID, id)
             guard let waiter = state.waiter, waiter.id == id else { return nil }
             state.waiter = nil
-            return waiter.continuation
+            return waiter.wake
         }
-        continuation?.resume(returning: false)
+        wake?(false)
     }
 }
 

@@ -164,8 +164,29 @@ struct FeedController {
         let channel = context.channel
         return Response(
             status: .ok,
-            headers: [.contentType: "text/event-stream; charset=utf-8", .cacheControl: "no-store", .connection: "keep-alive"],
+            // The connection ends with the stream: a parked stream has no HTTP loop left to read a next request.
+            headers: [.contentType: "text/event-stream; charset=utf-8", .cacheControl: "no-store", .connection: "close"],
             body: ResponseBody { writer in
+                let parked: ParkedResponse?
+                do {
+                    parked = try await ProtocolSwitchHandler.park(channel: channel)
+                } catch {
+                    lease.release()
+                    throw error
+                }
+                if let parked {
+                    Self.subscribers.increment(transport: .sse)
+                    await ParkedSSEStream.start(
+                        database: database, streams: streams, frames: frames, settings: settings, start: start, tokenID: caller.id,
+                        response: parked, logger: logger
+                    ) {
+                        Self.subscribers.decrement(transport: .sse)
+                        lease.release()
+                    }
+                    // The stream goes on without this task; Hummingbird's connection task ends.
+                    throw StreamDetached(channel: channel)
+                }
+                // No parking handler in the pipeline (the in-process test router): the stream runs in this task.
                 Self.subscribers.increment(transport: .sse)
                 defer {
                     Self.subscribers.decrement(transport: .sse)

@@ -44,11 +44,22 @@ struct RequestMetricsMiddleware: RouterMiddleware {
         }
         let body = response.body
         response.body = ResponseBody { writer in
-            defer {
+            do {
+                try await body.write(writer)
+            } catch let detached as StreamDetached {
+                // A parked SSE stream goes on without this task: it is answered when its connection closes.
+                detached.channel.closeFuture.whenComplete { _ in
+                    metrics.record(since: start)
+                    active.decrement()
+                }
+                throw detached
+            } catch {
                 metrics.record(since: start)
                 active.decrement()
+                throw error
             }
-            try await body.write(writer)
+            metrics.record(since: start)
+            active.decrement()
         }
         return response
     }

@@ -8,8 +8,9 @@ import Synchronization
 /// The feed's open streams (SSE and WebSocket) and the one task that keeps time for all of them:
 /// each tick it ends the wait of every stream whose heartbeat is due, and cuts off every stream
 /// whose write has outlasted the write timeout (a client that stopped reading). A stream itself
-/// runs no timer and no watchdog task: an idle stream is one suspended task, and 20,000 idle
-/// streams cost one wake-up per tick instead of 20,000 a second.
+/// runs no timer and no watchdog task: an idle stream is one suspended task (a WebSocket) or no
+/// task at all (SSE, `ParkedSSEStream`), and 20,000 idle streams cost one wake-up per tick
+/// instead of 20,000 a second.
 final class FeedStreams: Service, Sendable {
     /// One stream, as the sweep sees it.
     final class Stream: Sendable {
@@ -18,11 +19,14 @@ final class FeedStreams: Service, Sendable {
         let transport: FeedTransport
         let watch = WriteWatch()
         private let cut = Atomic<Bool>(false)
+        /// Closes the stream's connection (a parked stream's goes through its handler).
+        private let close: @Sendable () -> Void
 
-        init(subscription: FeedSubscription, channel: any Channel, transport: FeedTransport) {
+        init(subscription: FeedSubscription, channel: any Channel, transport: FeedTransport, close: @escaping @Sendable () -> Void) {
             self.subscription = subscription
             self.channel = channel
             self.transport = transport
+            self.close = close
         }
 
         /// Whether the sweep cut the stream off because a write outlasted its limit.
@@ -32,7 +36,7 @@ final class FeedStreams: Service, Sendable {
         /// stream's loop; true the first time only.
         func cutOff() -> Bool {
             guard !cut.exchange(true, ordering: .relaxed) else { return false }
-            channel.close(mode: .all, promise: nil)
+            close()
             subscription.cancel()
             return true
         }
@@ -50,8 +54,12 @@ final class FeedStreams: Service, Sendable {
         tick = min(min(settings.heartbeat, settings.writeTimeout) / 4, .seconds(1))
     }
 
-    func register(subscription: FeedSubscription, channel: any Channel, transport: FeedTransport) -> Stream {
-        let stream = Stream(subscription: subscription, channel: channel, transport: transport)
+    func register(
+        subscription: FeedSubscription, channel: any Channel, transport: FeedTransport,
+        close: (@Sendable () -> Void)? = nil
+    ) -> Stream {
+        let stream = Stream(
+            subscription: subscription, channel: channel, transport: transport, close: close ?? { channel.close(mode: .all, promise: nil) })
         streams.withLock { $0[ObjectIdentifier(channel)] = stream }
         return stream
     }
@@ -84,8 +92,11 @@ final class FeedStreams: Service, Sendable {
 
     func run() async throws {
         await repeatUntilShutdown(every: tick) { self.sweep(writeLimit: self.writeTimeout) }
-        // On graceful shutdown every stream ends at its next step (see `FeedController.follow`);
-        // one still stuck in a write a second later is cut off, so shutdown stays within its 5 s.
+        // On graceful shutdown every stream ends at its next step: a task's (`FeedController.follow`)
+        // by its shutdown handler, a parked one (`ParkedSSEStream`, no task to tell) by its
+        // subscription closing here. One still stuck in a write a second later is cut off, so
+        // shutdown stays within its 5 s.
+        for stream in streams.withLock({ Array($0.values) }) { stream.subscription.cancel() }
         while !Task.isCancelled, count > 0 {
             try? await Task.sleep(for: .milliseconds(250))
             sweep(writeLimit: .seconds(1))

@@ -126,6 +126,8 @@ final class ProtocolSwitchHandler: ChannelDuplexHandler, RemovableChannelHandler
     private let tail: WebSocketTailHandler
     private var context: ChannelHandlerContext?
     private(set) var switched = false
+    /// A streamed response goes on from here with no task behind it (see `park(channel:)`).
+    private(set) var parked = false
 
     init(encoder: HTTPResponseEncoder, decoder: ByteToMessageHandler<HTTPRequestDecoder>, tail: WebSocketTailHandler) {
         self.encoder = encoder
@@ -137,11 +139,75 @@ final class ProtocolSwitchHandler: ChannelDuplexHandler, RemovableChannelHandler
     func handlerRemoved(context: ChannelHandlerContext) { self.context = nil }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if switched { tail.deliver(data) } else { context.fireChannelRead(data) }
+        if switched {
+            tail.deliver(data)
+        } else if !parked {
+            context.fireChannelRead(data)
+        }
+        // Parked: whatever a client sends after its stream's request is dropped; nothing will read it.
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
-        if switched { tail.deliverReadComplete() } else { context.fireChannelReadComplete() }
+        if switched {
+            tail.deliverReadComplete()
+        } else if parked {
+            // Keep reading, so that the client's close is seen at once (the request stream above no longer asks).
+            context.read()
+        } else {
+            context.fireChannelReadComplete()
+        }
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        guard !parked else {
+            promise?.fail(ChannelError.ioOnClosedChannel)
+            return
+        }
+        context.write(data, promise: promise)
+    }
+
+    func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
+        guard !parked else {
+            // The HTTP layers above let go of a parked connection by closing it (Hummingbird's
+            // connection task as it ends): the parked stream, not they, decides when it closes.
+            promise?.succeed(())
+            return
+        }
+        context.close(mode: mode, promise: promise)
+    }
+
+    /// Takes over the response in progress, whose head has been written: from now on the HTTP
+    /// layers above (Hummingbird's request loop, its connection task) neither read nor write nor
+    /// close this connection, and the stream writes its body from here, on the event loop, with no
+    /// task of its own. Nil where the pipeline has no such handler (the in-process test router).
+    static func park(channel: any Channel) async throws -> ParkedResponse? {
+        try await channel.eventLoop.submit { () -> ParkedResponse? in
+            guard let handler = try? channel.pipeline.syncOperations.handler(type: ProtocolSwitchHandler.self),
+                let context = handler.context, !handler.switched
+            else { return nil }
+            handler.parked = true
+            context.read()
+            return ParkedResponse(handler: NIOLoopBound(handler, eventLoop: channel.eventLoop), channel: channel)
+        }.get()
+    }
+
+    /// Writes body chunks of the parked response and flushes them.
+    fileprivate func writeParked(_ buffers: [ByteBuffer]) {
+        guard let context else { return }
+        for buffer in buffers { context.write(NIOAny(HTTPServerResponsePart.body(.byteBuffer(buffer))), promise: nil) }
+        context.flush()
+    }
+
+    /// Ends the parked response and closes the connection: the HTTP loop that would read a next request is gone.
+    fileprivate func endParked() {
+        guard let context else { return }
+        context.writeAndFlush(NIOAny(HTTPServerResponsePart.end(nil)), promise: nil)
+        context.close(mode: .all, promise: nil)
+    }
+
+    /// Closes the parked connection without ending its response (a client cut off mid-stream).
+    fileprivate func closeParked() {
+        context?.close(mode: .all, promise: nil)
     }
 
     /// Writes what the tail writes once switched, from this point of the pipeline.
@@ -192,6 +258,35 @@ final class ProtocolSwitchHandler: ChannelDuplexHandler, RemovableChannelHandler
             return try handler.switchToWebSocket(channel: channel, accept: accept, maxFrameSize: maxFrameSize)
         }.get()
     }
+}
+
+/// A response whose connection `ProtocolSwitchHandler` has taken over (see `park(channel:)`): its
+/// body is written from the handler, on the channel's event loop, by whoever holds this.
+struct ParkedResponse: Sendable {
+    let handler: NIOLoopBound<ProtocolSwitchHandler>
+    let channel: any Channel
+
+    /// Writes and flushes body chunks, in order with every earlier write of the response.
+    func write(_ buffers: [ByteBuffer]) { onLoop { $0.writeParked(buffers) } }
+    /// Ends the response and closes the connection.
+    func end() { onLoop { $0.endParked() } }
+    /// Closes the connection at once.
+    func close() { onLoop { $0.closeParked() } }
+
+    private func onLoop(_ body: @escaping (ProtocolSwitchHandler) -> Void) {
+        if channel.eventLoop.inEventLoop {
+            body(handler.value)
+        } else {
+            let handler = self.handler
+            channel.eventLoop.execute { body(handler.value) }
+        }
+    }
+}
+
+/// Thrown by a streamed body once it has parked its response (`ProtocolSwitchHandler.park`), so
+/// that Hummingbird's connection task lets go of the connection and ends; the stream goes on.
+struct StreamDetached: Error {
+    let channel: any Channel
 }
 
 /// The last handler before a switched connection's WebSocket frame stream: takes the frames from

@@ -1,0 +1,143 @@
+import Logging
+import NIOCore
+import StockroomCore
+import StockroomStore
+import Synchronization
+
+/// An SSE stream that holds no task while it waits.
+///
+/// A stream that waited in a task kept that task's frames (Hummingbird's connection closure, the
+/// body, the follow loop: ~17 KB of task slabs) for as long as it stayed open, idle or not; at
+/// 20,000 idle streams that was most of the process. Here the connection's task ends once the
+/// stream has caught up (`ProtocolSwitchHandler` keeps the connection, `StreamDetached` lets
+/// Hummingbird go), and the stream is only a few objects: its subscription, whose wake-up is a
+/// callback instead of a continuation, and its place in `FeedStreams`. Each wake-up (a commit it
+/// sees, a heartbeat due, a revocation, its client or the server closing) runs one round in a
+/// short task: read past the cursor (from memory, else the log), write the frames through the
+/// handler, park again. Rounds never overlap: a round arms the next wake-up only as it ends.
+final class ParkedSSEStream: Sendable {
+    private let database: AppDatabase
+    private let filter: FeedFilter
+    private let subscription: FeedSubscription
+    private let token: TokenCheck
+    private let registration: FeedStreams.Stream
+    private let frames: SSEFrames
+    private let heartbeat: Duration
+    private let response: ParkedResponse
+    private let logger: Logger
+    /// Where the stream stands between rounds. Only the round in progress touches it; the lock
+    /// makes the hand-over from one round's task to the next checkable.
+    private let position: Mutex<(seq: Int64, idle: Bool)>
+
+    private init(
+        database: AppDatabase, start: FeedController.Subscription, subscription: FeedSubscription, token: TokenCheck,
+        registration: FeedStreams.Stream, frames: SSEFrames, heartbeat: Duration, response: ParkedResponse, logger: Logger
+    ) {
+        self.database = database
+        self.filter = start.filter
+        self.subscription = subscription
+        self.token = token
+        self.registration = registration
+        self.frames = frames
+        self.heartbeat = heartbeat
+        self.response = response
+        self.logger = logger
+        self.position = Mutex((start.seq, false))
+    }
+
+    /// Starts following the feed on a parked response: the stream's first round (its catch-up) runs
+    /// in the caller's task, and `onEnd` runs once the connection has closed, however it ends.
+    static func start(
+        database: AppDatabase, streams: FeedStreams, frames: SSEFrames, settings: FeedSettings, start: FeedController.Subscription,
+        tokenID: TokenID, response: ParkedResponse, logger: Logger, onEnd: @escaping @Sendable () -> Void
+    ) async {
+        let subscription = database.hub.subscribe(start.filter)
+        let registration = streams.register(
+            subscription: subscription, channel: response.channel, transport: .sse, close: { response.close() })
+        let stream = ParkedSSEStream(
+            database: database, start: start, subscription: subscription, token: TokenCheck(database: database, tokenID: tokenID),
+            registration: registration, frames: frames, heartbeat: settings.heartbeat, response: response, logger: logger)
+        response.channel.closeFuture.whenComplete { _ in
+            subscription.cancel()
+            streams.remove(registration)
+            onEnd()
+        }
+        do {
+            try await stream.send([Self.open])
+        } catch {
+            response.close()
+            return
+        }
+        await stream.round()
+    }
+
+    static let open = ByteBuffer(string: ": open\n\n")
+    static let heartbeatFrame = ByteBuffer(string: ": heartbeat\n\n")
+
+    /// Delivers everything past the cursor, then parks; or ends the stream.
+    private func round() async {
+        var (seq, idle) = position.withLock { $0 }
+        do {
+            while !subscription.isClosed {
+                let page: FeedPage
+                do {
+                    page = try await database.readChanges(after: seq, filter: filter, limit: 200)
+                } catch StoreError.resyncRequired(let message) {
+                    try await send([ByteBuffer(string: "event: error\ndata: \(APIError(.resyncRequired, message).json())\n\n")])
+                    response.end()
+                    return
+                }
+                // After the read: a change committed after a revocation reaches the hub only after
+                // the revocation's generation does, so it is never delivered.
+                guard try token.isLive() else { return try await endRevoked() }
+                if !page.changes.isEmpty {
+                    try await send(page.changes.map(frames.frame))
+                    FeedController.sent(page.changes.count, transport: .sse)
+                }
+                seq = page.cursor.seq
+                if page.hasMore { continue }
+                if idle {
+                    // Idle: ask the database itself, for a revocation by another process.
+                    guard try token.isLive(force: true) else { return try await endRevoked() }
+                    try await send([Self.heartbeatFrame])
+                }
+                position.withLock { $0 = (seq, false) }
+                guard let woke = subscription.park(until: .now + heartbeat, onWake: { [self] woke in wake(woke) }) else { return }
+                idle = !woke
+            }
+            // Closed: by graceful shutdown (`ChangeHub.closeAll`), the client's close, or the sweep.
+            if registration.wasCutOff { response.close() } else { response.end() }
+        } catch {
+            logger.debug("SSE subscriber ended", metadata: ["reason": "\(error)"])
+            response.close()
+        }
+    }
+
+    private func wake(_ woke: Bool) {
+        position.withLock { $0.idle = !woke }
+        // Made on the channel's loop, the round's task runs there (`GenericGlobalExecutor`), where
+        // its writes go without another hop; made on the waking thread (the writer's, the
+        // sweep's), it would start on any loop.
+        response.channel.eventLoop.execute { Task { await self.round() } }
+    }
+
+    private func endRevoked() async throws {
+        try await send([ByteBuffer(string: "event: error\ndata: \(FeedController.revoked.json())\n\n")])
+        response.end()
+    }
+
+    /// Writes `buffers` once the connection takes writes. A client that stops reading fills the
+    /// socket and NIO's buffer up to its high-water mark; the next write then waits here, under the
+    /// write watch, and the sweep cuts the stream off after the write timeout.
+    private func send(_ buffers: [ByteBuffer]) async throws {
+        let channel = response.channel
+        let watch = registration.watch
+        watch.begin()
+        defer { watch.end() }
+        while !channel.isWritable, channel.isActive, !subscription.isClosed {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        guard channel.isActive, !registration.wasCutOff else { throw ChannelError.ioOnClosedChannel }
+        response.write(buffers)
+    }
+}

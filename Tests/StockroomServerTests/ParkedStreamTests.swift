@@ -1,0 +1,149 @@
+import Foundation
+import StockroomCore
+import Testing
+
+/// An SSE stream holds no task once it has caught up (`ParkedSSEStream`): its connection is kept
+/// by the pipeline and each commit, heartbeat or close runs one short round. What a client sees.
+@Suite("Parked SSE streams")
+struct ParkedStreamTests {
+    /// A stream that ends (here its token is revoked) writes its last event, ends its chunked body
+    /// and closes its connection, as its head announces: a client can tell the end from a cut.
+    @Test(.timeLimit(.minutes(1)))
+    func aStreamThatEndsFinishesItsBodyAndClosesItsConnection() async throws {
+        try await withTestApp { app in
+            try await app.live { client in
+                let server = LiveServer(port: try #require(client.port))
+                let token = try await app.database.createToken(user: "vic", role: .viewer)
+                let socket = OneAtATime(try RawSocket(port: server.port, path: "/v1/changes/stream?since=now&access_token=\(token.secret)")
+                    .failingStalledReads())
+                let head = try await blocking { try socket.readHead() }
+                #expect(head.hasPrefix("HTTP/1.1 200"))
+                #expect(head.lowercased().contains("connection: close\r\n"), "\(head)")
+                _ = try await blocking { try socket.readUntil(": open\n\n") }
+
+                _ = try await server.request(.DELETE, "/v1/tokens/\(token.info.id)", token: app.admin)
+                let rest = try await blocking { try socket.readToClose() }
+
+                #expect(rest.contains("event: error\ndata: "), "\(rest)")
+                #expect(rest.contains(#""code":"unauthorized""#), "\(rest)")
+                #expect(rest.hasSuffix("\r\n0\r\n\r\n"), "the last chunk, then the close: \(rest.suffix(40).debugDescription)")
+            }
+        }
+    }
+
+    /// Bytes a client sends after its stream's request (a pipelined request, garbage) are read and
+    /// dropped: nothing answers them, and the stream goes on delivering.
+    @Test(.timeLimit(.minutes(1)))
+    func whatAClientSendsAfterItsStreamRequestIsDroppedAndTheStreamGoesOn() async throws {
+        try await withTestApp { app in
+            try await app.live { client in
+                let server = LiveServer(port: try #require(client.port))
+                let request = "GET /v1/changes/stream?since=now&access_token=\(app.viewer) HTTP/1.1\r\nHost: x\r\n\r\n"
+                let socket = OneAtATime(try RawSocket(port: server.port, path: "", raw: request + "GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+                    .failingStalledReads())
+                #expect(try await blocking { try socket.readHead() }.hasPrefix("HTTP/1.1 200"))
+                _ = try await blocking { try socket.readUntil(": open\n\n") }
+                try socket.write("this is not HTTP\r\n\r\n")
+
+                let created = try await server.request(.POST, "/v1/items", token: app.editor, json: #"{"name": "Lamp", "status": {"inStock": {"quantity": 1}}}"#)
+                #expect(created.status == 201)
+                let id = try JSONCoding.decoder().decode(Item.self, from: created.body).id.description
+
+                let text = try await blocking { try socket.readUntil(id) }
+                #expect(text.contains("event: change"))
+                #expect(!text.contains("HTTP/1.1"), "no answer to what came after the stream's request: \(text)")
+            }
+        }
+    }
+
+    /// Many parked streams and concurrent writers: every stream gets every change once, in commit
+    /// order (each round reads past its own cursor, and rounds of one stream never overlap).
+    @Test(.timeLimit(.minutes(2)))
+    func everyParkedStreamGetsEveryConcurrentCommitInOrder() async throws {
+        try await withTestApp { app in
+            try await app.live { client in
+                let server = LiveServer(port: try #require(client.port))
+                let streams = 60
+                let writes = 40
+                let sockets = try (0..<streams).map { _ in
+                    OneAtATime(try RawSocket(port: server.port, path: "/v1/changes/stream?since=now&topics=items&access_token=\(app.viewer)")
+                        .failingStalledReads())
+                }
+                for socket in sockets { _ = try await blocking { try socket.readUntil(": open\n\n") } }
+
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for n in 0..<writes {
+                        group.addTask {
+                            let body = #"{"name": "Item \#(n)", "status": {"inStock": {"quantity": \#(n)}}}"#
+                            let created = try await server.request(.POST, "/v1/items", token: app.editor, json: body)
+                            #expect(created.status == 201)
+                        }
+                    }
+                    try await group.waitForAll()
+                }
+                let expected = try await server.drain(since: nil, token: app.viewer, topics: "items").changes.map(\.seq)
+                #expect(expected.count == writes)
+
+                let seen = try await withThrowingTaskGroup(of: [Int].self) { group in
+                    for socket in sockets {
+                        group.addTask {
+                            try await blocking {
+                                var seqs: [Int] = []
+                                var text = ""
+                                while seqs.count < writes {
+                                    text += try socket.readUntil("\n\n")
+                                    seqs = text.split(separator: "\n").filter { $0.hasPrefix("data: ") }
+                                        .compactMap { try? FeedChange.decode(String($0.dropFirst(6))).seq }
+                                }
+                                return seqs
+                            }
+                        }
+                    }
+                    return try await group.reduce(into: []) { $0.append($1) }
+                }
+                #expect(seen.count == streams)
+                for seqs in seen { #expect(seqs == expected) }
+            }
+        }
+    }
+}
+
+/// A raw socket handed from one blocking call to the next.
+// @unchecked: each test awaits one call on a socket before it makes the next, so no two threads use it at once.
+final class OneAtATime: @unchecked Sendable {
+    let socket: RawSocket
+
+    init(_ socket: RawSocket) { self.socket = socket }
+
+    func readHead() throws -> String { try socket.readHead() }
+    func readUntil(_ marker: String) throws -> String { try socket.readUntil(marker) }
+    /// Everything until the server closes; a read that times out throws instead.
+    func readToClose() throws -> String {
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = recv(socket.descriptor, &buffer, buffer.count, 0)
+            if count == 0 { return String(decoding: bytes, as: UTF8.self) }
+            if count < 0 { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+            bytes += buffer[0..<count]
+        }
+    }
+    func write(_ text: String) throws { try socket.write(text) }
+}
+
+extension RawSocket {
+    /// Reads until what has come (decoded, chunk framing and all) contains `marker`; returns it.
+    func readUntil(_ marker: String) throws -> String {
+        var bytes: [UInt8] = []
+        let needle = Array(marker.utf8)
+        while !bytes.hasSuffix(needle) { bytes += try read(count: 1) }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}
+
+extension Array where Element == UInt8 {
+    fileprivate func hasSuffix(_ needle: [UInt8]) -> Bool {
+        guard count >= needle.count else { return false }
+        return self[(count - needle.count)...].elementsEqual(needle)
+    }
+}
