@@ -120,7 +120,7 @@ public final class ChangeHub: Sendable {
 
     /// Up to `limit` visible changes after `seq` from memory, or nil when memory does not reach back
     /// to `seq` (or `seq` is trimmed or beyond the head: the log then decides).
-    func recentChanges(after seq: Int64, filter: FeedFilter, limit: Int) -> FeedPage? {
+    public func recentChanges(after seq: Int64, filter: FeedFilter, limit: Int) -> FeedPage? {
         state.withLock { state -> FeedPage? in
             guard seq >= state.trimmedThrough, seq <= state.head else { return nil }
             if seq < state.head {

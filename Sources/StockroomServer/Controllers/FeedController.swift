@@ -540,6 +540,12 @@ final class TokenCheck: Sendable {
         self.tokenID = tokenID
     }
 
+    /// Whether `isLive()` would read the database: the token generation moved since the last check.
+    var needsRead: Bool {
+        let current = database.hub.tokenGeneration
+        return verified.withLock { $0 != current }
+    }
+
     func isLive(force: Bool = false) throws -> Bool {
         let current = database.hub.tokenGeneration
         let moved = verified.withLock { verified in

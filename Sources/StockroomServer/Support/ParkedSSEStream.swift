@@ -115,10 +115,39 @@ final class ParkedSSEStream: Sendable {
 
     private func wake(_ woke: Bool) {
         position.withLock { $0.idle = !woke }
-        // Made on the channel's loop, the round's task runs there (`GenericGlobalExecutor`), where
-        // its writes go without another hop; made on the waking thread (the writer's, the
-        // sweep's), it would start on any loop.
-        response.channel.eventLoop.execute { Task { await self.round() } }
+        response.channel.eventLoop.execute {
+            guard woke, self.deliverRecent() else {
+                // Made on the channel's loop, the round's task runs there (`GenericGlobalExecutor`),
+                // where its writes go without another hop.
+                Task { await self.round() }
+                return
+            }
+        }
+    }
+
+    /// The common wake-up, on the channel's loop with no task: a commit whose changes are still in
+    /// memory, the token generation unchanged, a socket that takes writes. Writes them and parks
+    /// again; false, having done nothing, when a round is needed instead (the log, the database,
+    /// a heartbeat, a full socket, an end).
+    private func deliverRecent() -> Bool {
+        let channel = response.channel
+        guard !subscription.isClosed, channel.isWritable, !registration.wasCutOff else { return false }
+        let seq = position.withLock { $0.seq }
+        // The page first, then the token: as in `round`, a change committed after a revocation is
+        // in memory only once the revocation's generation is.
+        guard let page = database.hub.recentChanges(after: seq, filter: filter, limit: 200), !page.hasMore, !token.needsRead else {
+            return false
+        }
+        if !page.changes.isEmpty {
+            response.write(page.changes.map(frames.frame))
+            FeedController.sent(page.changes.count, transport: .sse)
+        }
+        position.withLock { $0 = (page.cursor.seq, false) }
+        guard let woke = subscription.park(until: .now + heartbeat, onWake: { [self] woke in wake(woke) }) else { return true }
+        // Woken again already (another commit, a close): the next wake-up, as if it came now.
+        position.withLock { $0.idle = !woke }
+        if !woke || !deliverRecent() { Task { await round() } }
+        return true
     }
 
     private func endRevoked() async throws {
