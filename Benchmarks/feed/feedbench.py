@@ -561,8 +561,11 @@ async def latency_round(args, writer, rep, n, m, nonce):
     write_errors = []
     lag = LoopLag()
     lag.start()
+    sink_cpu_at_exit = None  # the sink reports its own CPU time as it exits (DONE line)
     def client_cpu():
-        return client_cpu_s() + (server_cpu_s(sink.pid) if sink is not None else 0.0)
+        if sink is None:
+            return client_cpu_s()
+        return client_cpu_s() + (sink_cpu_at_exit if sink_cpu_at_exit is not None else server_cpu_s(sink.pid))
     s_cpu0, c_cpu0, wall0 = server_cpu_s(args.pid), client_cpu(), time.monotonic()
     interval_ns = int(args.interval_ms * 1e6)
     next_t0 = now_ns()
@@ -579,6 +582,8 @@ async def latency_round(args, writer, rep, n, m, nonce):
         # sse_sink ends once every stream has seen the last write (or at its own timeout).
         line = await asyncio.wait_for(sink.stdout.readline(), args.delivery_timeout + 30)
         timed_out = not line.startswith(b"DONE") or int(line.split()[1]) < n
+        if line.startswith(b"DONE") and len(line.split()) > 2:
+            sink_cpu_at_exit = float(line.split()[2])
     else:
         try:
             await asyncio.wait_for(group.all_marked.wait(), args.delivery_timeout)

@@ -3,7 +3,8 @@
 // it measures. It opens N SSE streams, prints READY once every stream has its `: open`, then reads
 // every stream with epoll, stamping each read with CLOCK_MONOTONIC (the clock of Python's
 // time.perf_counter_ns), until every stream has seen MARKER or TIMEOUT seconds pass. It prints
-// DONE <streams that saw the marker>, writes every stamped read to OUT and exits; feedbench.py
+// DONE <streams that saw the marker> <its own CPU seconds, user + system>, writes every stamped
+// read to OUT and exits (its CPU time is in the line: it may be gone before anyone reads /proc); feedbench.py
 // decodes and checks them exactly as it does its own subscribers' reads.
 //
 //   sse_sink PORT TOKEN N MARKER OUT TIMEOUT_S
@@ -18,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -139,7 +141,10 @@ int main(int argc, char **argv) {
         perror(out);
         return 1;
     }
-    printf("DONE %d\n", marked);
+    struct rusage usage;
+    getrusage(RUSAGE_SELF, &usage);
+    double cpu = (double)(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
+    printf("DONE %d %.6f\n", marked, cpu);
     fflush(stdout);
     return 0;
 }

@@ -1,6 +1,9 @@
 import Foundation
+import NIOCore
 import StockroomCore
 import Testing
+
+@testable import StockroomServer
 
 /// An SSE stream holds no task once it has caught up (`ParkedSSEStream`): its connection is kept
 /// by the pipeline and each commit, heartbeat or close runs one short round. What a client sees.
@@ -129,6 +132,20 @@ final class OneAtATime: @unchecked Sendable {
         }
     }
     func write(_ text: String) throws { try socket.write(text) }
+}
+
+/// A parked stream writes each change as a whole HTTP/1.1 chunk, shared by every stream; a stream
+/// in a task writes the frame inside it.
+@Suite("SSE frames as chunks")
+struct SSEChunkTests {
+    @Test(arguments: [0, 1, 15, 16, 255, 4096, 70_000])
+    func aChunkIsItsSizeInHexCRLFTheBytesCRLFAndItsFrameIsTheBytes(size: Int) {
+        let body = ByteBuffer(string: String(repeating: "x", count: max(size, 1)))
+        let chunk = SSEFrames.chunk(of: body)
+        let hex = String(body.readableBytes, radix: 16)
+        #expect(String(buffer: chunk) == hex + "\r\n" + String(buffer: body) + "\r\n")
+        #expect(SSEFrames.frame(ofChunk: chunk) == body)
+    }
 }
 
 extension RawSocket {

@@ -71,8 +71,8 @@ final class ParkedSSEStream: Sendable {
         await stream.round()
     }
 
-    static let open = ByteBuffer(string: ": open\n\n")
-    static let heartbeatFrame = ByteBuffer(string: ": heartbeat\n\n")
+    static let open = SSEFrames.chunk(of: ByteBuffer(string: ": open\n\n"))
+    static let heartbeatFrame = SSEFrames.chunk(of: ByteBuffer(string: ": heartbeat\n\n"))
 
     /// Delivers everything past the cursor, then parks; or ends the stream.
     private func round() async {
@@ -83,7 +83,7 @@ final class ParkedSSEStream: Sendable {
                 do {
                     page = try await database.readChanges(after: seq, filter: filter, limit: 200)
                 } catch StoreError.resyncRequired(let message) {
-                    try await send([ByteBuffer(string: "event: error\ndata: \(APIError(.resyncRequired, message).json())\n\n")])
+                    try await send([SSEFrames.chunk(of: ByteBuffer(string: "event: error\ndata: \(APIError(.resyncRequired, message).json())\n\n"))])
                     response.end()
                     return
                 }
@@ -91,7 +91,7 @@ final class ParkedSSEStream: Sendable {
                 // the revocation's generation does, so it is never delivered.
                 guard try token.isLive() else { return try await endRevoked() }
                 if !page.changes.isEmpty {
-                    try await send(page.changes.map(frames.frame))
+                    try await send(page.changes.map(frames.chunk))
                     FeedController.sent(page.changes.count, transport: .sse)
                 }
                 seq = page.cursor.seq
@@ -139,7 +139,7 @@ final class ParkedSSEStream: Sendable {
             return false
         }
         if !page.changes.isEmpty {
-            response.write(page.changes.map(frames.frame))
+            response.write(chunks: page.changes.map(frames.chunk))
             FeedController.sent(page.changes.count, transport: .sse)
         }
         position.withLock { $0 = (page.cursor.seq, false) }
@@ -151,14 +151,14 @@ final class ParkedSSEStream: Sendable {
     }
 
     private func endRevoked() async throws {
-        try await send([ByteBuffer(string: "event: error\ndata: \(FeedController.revoked.json())\n\n")])
+        try await send([SSEFrames.chunk(of: ByteBuffer(string: "event: error\ndata: \(FeedController.revoked.json())\n\n"))])
         response.end()
     }
 
-    /// Writes `buffers` once the connection takes writes. A client that stops reading fills the
+    /// Writes `chunks` (each an HTTP/1.1 chunk, `SSEFrames.chunk(of:)`) once the connection takes writes. A client that stops reading fills the
     /// socket and NIO's buffer up to its high-water mark; the next write then waits here, under the
     /// write watch, and the sweep cuts the stream off after the write timeout.
-    private func send(_ buffers: [ByteBuffer]) async throws {
+    private func send(_ chunks: [ByteBuffer]) async throws {
         let channel = response.channel
         let watch = registration.watch
         watch.begin()
@@ -167,6 +167,6 @@ final class ParkedSSEStream: Sendable {
             try await Task.sleep(for: .milliseconds(20))
         }
         guard channel.isActive, !registration.wasCutOff else { throw ChannelError.ioOnClosedChannel }
-        response.write(buffers)
+        response.write(chunks: chunks)
     }
 }

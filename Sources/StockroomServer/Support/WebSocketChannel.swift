@@ -128,6 +128,8 @@ final class ProtocolSwitchHandler: ChannelDuplexHandler, RemovableChannelHandler
     private(set) var switched = false
     /// A streamed response goes on from here with no task behind it (see `park(channel:)`).
     private(set) var parked = false
+    /// The HTTP encoder's place, where a parked response's framed chunks go out (see `writeParkedChunks`).
+    private var encoderContext: ChannelHandlerContext?
 
     init(encoder: HTTPResponseEncoder, decoder: ByteToMessageHandler<HTTPRequestDecoder>, tail: WebSocketTailHandler) {
         self.encoder = encoder
@@ -136,7 +138,10 @@ final class ProtocolSwitchHandler: ChannelDuplexHandler, RemovableChannelHandler
     }
 
     func handlerAdded(context: ChannelHandlerContext) { self.context = context }
-    func handlerRemoved(context: ChannelHandlerContext) { self.context = nil }
+    func handlerRemoved(context: ChannelHandlerContext) {
+        self.context = nil
+        encoderContext = nil
+    }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         if switched {
@@ -183,19 +188,23 @@ final class ProtocolSwitchHandler: ChannelDuplexHandler, RemovableChannelHandler
     static func park(channel: any Channel) async throws -> ParkedResponse? {
         try await channel.eventLoop.submit { () -> ParkedResponse? in
             guard let handler = try? channel.pipeline.syncOperations.handler(type: ProtocolSwitchHandler.self),
-                let context = handler.context, !handler.switched
+                let context = handler.context, !handler.switched,
+                let encoderContext = try? channel.pipeline.syncOperations.context(handler: handler.encoder)
             else { return nil }
             handler.parked = true
+            handler.encoderContext = encoderContext
             context.read()
             return ParkedResponse(handler: NIOLoopBound(handler, eventLoop: channel.eventLoop), channel: channel)
         }.get()
     }
 
-    /// Writes body chunks of the parked response and flushes them.
-    fileprivate func writeParked(_ buffers: [ByteBuffer]) {
-        guard let context else { return }
-        for buffer in buffers { context.write(NIOAny(HTTPServerResponsePart.body(.byteBuffer(buffer))), promise: nil) }
-        context.flush()
+    /// Writes already framed chunks of the parked response and flushes them. They go out from the
+    /// HTTP encoder's place, past it: it framed each body part as three writes through every handler
+    /// between here and the socket, for every stream; a shared, framed chunk is one.
+    fileprivate func writeParkedChunks(_ chunks: [ByteBuffer]) {
+        guard let encoderContext else { return }
+        for chunk in chunks { encoderContext.write(NIOAny(IOData.byteBuffer(chunk)), promise: nil) }
+        encoderContext.flush()
     }
 
     /// Ends the parked response and closes the connection: the HTTP loop that would read a next request is gone.
@@ -266,8 +275,8 @@ struct ParkedResponse: Sendable {
     let handler: NIOLoopBound<ProtocolSwitchHandler>
     let channel: any Channel
 
-    /// Writes and flushes body chunks, in order with every earlier write of the response.
-    func write(_ buffers: [ByteBuffer]) { onLoop { $0.writeParked(buffers) } }
+    /// Writes and flushes HTTP/1.1 chunks (`SSEFrames.chunk(of:)`), in order with every earlier write of the response.
+    func write(chunks: [ByteBuffer]) { onLoop { $0.writeParkedChunks(chunks) } }
     /// Ends the response and closes the connection.
     func end() { onLoop { $0.endParked() } }
     /// Closes the connection at once.
