@@ -66,7 +66,7 @@ struct ParkedStreamTests {
         try await withTestApp { app in
             try await app.live { client in
                 let server = LiveServer(port: try #require(client.port))
-                let streams = 60
+                let streams = 150  // more than a slice of `LoopDeliveries` on each of the two loops
                 let writes = 40
                 let sockets = try (0..<streams).map { _ in
                     OneAtATime(try RawSocket(port: server.port, path: "/v1/changes/stream?since=now&topics=items&access_token=\(app.viewer)")

@@ -43,6 +43,8 @@ final class FeedStreams: Service, Sendable {
     }
 
     let writeTimeout: Duration
+    /// Where parked SSE streams' wake-ups wait for their event loop.
+    let deliveries = LoopDeliveries()
     /// How often the sweep runs: a quarter of the shorter of the two, at most a second. A heartbeat
     /// or a cut-off comes up to one tick late.
     let tick: Duration

@@ -24,6 +24,7 @@ final class ParkedSSEStream: Sendable {
     private let frames: SSEFrames
     private let heartbeat: Duration
     private let response: ParkedResponse
+    private let deliveries: LoopDeliveries
     private let logger: Logger
     /// Where the stream stands between rounds. Only the round in progress touches it; the lock
     /// makes the hand-over from one round's task to the next checkable.
@@ -31,7 +32,8 @@ final class ParkedSSEStream: Sendable {
 
     private init(
         database: AppDatabase, start: FeedController.Subscription, subscription: FeedSubscription, token: TokenCheck,
-        registration: FeedStreams.Stream, frames: SSEFrames, heartbeat: Duration, response: ParkedResponse, logger: Logger
+        registration: FeedStreams.Stream, frames: SSEFrames, heartbeat: Duration, response: ParkedResponse,
+        deliveries: LoopDeliveries, logger: Logger
     ) {
         self.database = database
         self.filter = start.filter
@@ -41,6 +43,7 @@ final class ParkedSSEStream: Sendable {
         self.frames = frames
         self.heartbeat = heartbeat
         self.response = response
+        self.deliveries = deliveries
         self.logger = logger
         self.position = Mutex((start.seq, false))
     }
@@ -56,7 +59,8 @@ final class ParkedSSEStream: Sendable {
             subscription: subscription, channel: response.channel, transport: .sse, close: { response.close() })
         let stream = ParkedSSEStream(
             database: database, start: start, subscription: subscription, token: TokenCheck(database: database, tokenID: tokenID),
-            registration: registration, frames: frames, heartbeat: settings.heartbeat, response: response, logger: logger)
+            registration: registration, frames: frames, heartbeat: settings.heartbeat, response: response,
+            deliveries: streams.deliveries, logger: logger)
         response.channel.closeFuture.whenComplete { _ in
             subscription.cancel()
             streams.remove(registration)
@@ -115,13 +119,16 @@ final class ParkedSSEStream: Sendable {
 
     private func wake(_ woke: Bool) {
         position.withLock { $0.idle = !woke }
-        response.channel.eventLoop.execute {
-            guard woke, self.deliverRecent() else {
-                // Made on the channel's loop, the round's task runs there (`GenericGlobalExecutor`),
-                // where its writes go without another hop.
-                Task { await self.round() }
-                return
-            }
+        deliveries.wake(self, woke: woke, on: response.channel.eventLoop)
+    }
+
+    /// A wake-up, run on the channel's loop by `LoopDeliveries`.
+    fileprivate func wakeOnLoop(_ woke: Bool) {
+        guard woke, deliverRecent() else {
+            // Made on the channel's loop, the round's task runs there (`GenericGlobalExecutor`),
+            // where its writes go without another hop.
+            Task { await round() }
+            return
         }
     }
 
@@ -155,9 +162,10 @@ final class ParkedSSEStream: Sendable {
         response.end()
     }
 
-    /// Writes `chunks` (each an HTTP/1.1 chunk, `SSEFrames.chunk(of:)`) once the connection takes writes. A client that stops reading fills the
-    /// socket and NIO's buffer up to its high-water mark; the next write then waits here, under the
-    /// write watch, and the sweep cuts the stream off after the write timeout.
+    /// Writes `chunks` (each an HTTP/1.1 chunk, `SSEFrames.chunk(of:)`) once the connection takes
+    /// writes. A client that stops reading fills the socket and NIO's buffer up to its high-water
+    /// mark; the next write then waits here, under the write watch, and the sweep cuts the stream
+    /// off after the write timeout.
     private func send(_ chunks: [ByteBuffer]) async throws {
         let channel = response.channel
         let watch = registration.watch
@@ -168,5 +176,44 @@ final class ParkedSSEStream: Sendable {
         }
         guard channel.isActive, !registration.wasCutOff else { throw ChannelError.ioOnClosedChannel }
         response.write(chunks: chunks)
+    }
+}
+
+/// Wake-ups of parked streams, run on each stream's event loop in slices. NIO runs every task queued
+/// on a loop, those queued while it runs included, before it looks at its sockets again: a commit
+/// seen by 19,500 parked streams queued ~10,000 deliveries on each loop, and neither loop read a
+/// request until all were written. Here a loop takes `slice` wake-ups at a time, and the next
+/// slice is scheduled a microsecond ahead, which NIO runs only after its next look at its sockets.
+final class LoopDeliveries: Sendable {
+    static let slice = 64
+
+    private struct Queue {
+        var wakes: [(stream: ParkedSSEStream, woke: Bool)] = []
+        var running = false
+    }
+
+    private let queues = Mutex<[ObjectIdentifier: Queue]>([:])
+
+    func wake(_ stream: ParkedSSEStream, woke: Bool, on loop: any EventLoop) {
+        let key = ObjectIdentifier(loop)
+        let start = queues.withLock { queues in
+            queues[key, default: Queue()].wakes.append((stream, woke))
+            guard !queues[key]!.running else { return false }
+            queues[key]!.running = true
+            return true
+        }
+        if start { loop.execute { self.runSlice(on: loop, key: key) } }
+    }
+
+    private func runSlice(on loop: any EventLoop, key: ObjectIdentifier) {
+        let (slice, more) = queues.withLock { queues in
+            let slice = Array(queues[key]!.wakes.prefix(Self.slice))
+            queues[key]!.wakes.removeFirst(slice.count)
+            let more = !queues[key]!.wakes.isEmpty
+            if !more { queues[key]!.running = false }
+            return (slice, more)
+        }
+        for wake in slice { wake.stream.wakeOnLoop(wake.woke) }
+        if more { loop.scheduleTask(in: .microseconds(1)) { self.runSlice(on: loop, key: key) } }
     }
 }
