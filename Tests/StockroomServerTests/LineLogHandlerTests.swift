@@ -39,4 +39,26 @@ import Testing
         }
         #expect(LineLogHandler.Timestamps.format(0).count == theirLines[0].prefix { $0 != " " }.count)
     }
+
+    /// Where keys meet: a provider's key over the handler's, a call's over both, an error's fields.
+    @Test func laterMetadataWinsAsInStreamLogHandlers() throws {
+        let ours = Captured()
+        let theirs = Captured()
+        let provider = Logger.MetadataProvider { ["both": "provided", "p": "only provided"] }
+        var line = Logger(label: "") { label in LineLogHandler(label: label, output: ours, metadataProvider: provider) }
+        var stream = Logger(label: "") { label in StreamLogHandler(label: label, stream: theirs, metadataProvider: provider) }
+        line[metadataKey: "both"] = "handler"
+        stream[metadataKey: "both"] = "handler"
+        line[metadataKey: "h"] = "only handler"
+        stream[metadataKey: "h"] = "only handler"
+        for logger in [line, stream] {
+            logger.info("one", metadata: ["both": "explicit", "z": "last", "a": "first"])
+            logger.info("two")
+            logger.error("three", error: Failure())
+        }
+        let oursLines = ours.text.withLock { $0 }.split(separator: "\n")
+        let theirLines = theirs.text.withLock { $0 }.split(separator: "\n")
+        #expect(oursLines.count == 3)
+        #expect(oursLines.map { $0.drop { $0 != " " } } == theirLines.map { $0.drop { $0 != " " } })
+    }
 }
