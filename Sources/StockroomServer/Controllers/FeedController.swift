@@ -207,9 +207,9 @@ struct FeedController {
                         case .open:
                             try await box.write(": open\n\n")
                         case .resync(let message):
-                            try await box.write("event: error\ndata: \(APIError(.resyncRequired, message).json())\n\n")
+                            try await box.write(SSEFrames.errorEvent(APIError(.resyncRequired, message)))
                         case .revoked:
-                            try await box.write("event: error\ndata: \(Self.revoked.json())\n\n")
+                            try await box.write(SSEFrames.errorEvent(Self.revoked))
                         }
                     }
                 } catch let error as WriteTimeout {

@@ -44,22 +44,21 @@ struct RequestMetricsMiddleware: RouterMiddleware {
         }
         let body = response.body
         response.body = ResponseBody { writer in
+            let answered: @Sendable () -> Void = {
+                metrics.record(since: start)
+                active.decrement()
+            }
             do {
                 try await body.write(writer)
             } catch let detached as StreamDetached {
                 // A parked SSE stream goes on without this task: it is answered when its connection closes.
-                detached.channel.closeFuture.whenComplete { _ in
-                    metrics.record(since: start)
-                    active.decrement()
-                }
+                detached.channel.closeFuture.whenComplete { _ in answered() }
                 throw detached
             } catch {
-                metrics.record(since: start)
-                active.decrement()
+                answered()
                 throw error
             }
-            metrics.record(since: start)
-            active.decrement()
+            answered()
         }
         return response
     }

@@ -158,6 +158,11 @@ final class SSEFrames: Sendable {
         return buffer
     }
 
+    /// The contract's `event: error` with the error's body, which ends a stream.
+    static func errorEvent(_ error: APIError) -> ByteBuffer {
+        ByteBuffer(string: "event: error\ndata: \(error.json())\n\n")
+    }
+
     /// `body` framed as one HTTP/1.1 chunk: its size in hex, CRLF, the bytes, CRLF. Not for an empty body (that is the last chunk).
     static func chunk(of body: ByteBuffer) -> ByteBuffer {
         let size = String(body.readableBytes, radix: 16)

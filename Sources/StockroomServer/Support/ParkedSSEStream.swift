@@ -87,13 +87,11 @@ final class ParkedSSEStream: Sendable {
                 do {
                     page = try await database.readChanges(after: seq, filter: filter, limit: 200)
                 } catch StoreError.resyncRequired(let message) {
-                    try await send([SSEFrames.chunk(of: ByteBuffer(string: "event: error\ndata: \(APIError(.resyncRequired, message).json())\n\n"))])
-                    response.end()
-                    return
+                    return try await end(with: APIError(.resyncRequired, message))
                 }
                 // After the read: a change committed after a revocation reaches the hub only after
                 // the revocation's generation does, so it is never delivered.
-                guard try token.isLive() else { return try await endRevoked() }
+                guard try token.isLive() else { return try await end(with: FeedController.revoked) }
                 if !page.changes.isEmpty {
                     try await send(page.changes.map(frames.chunk))
                     FeedController.sent(page.changes.count, transport: .sse)
@@ -102,11 +100,11 @@ final class ParkedSSEStream: Sendable {
                 if page.hasMore { continue }
                 if idle {
                     // Idle: ask the database itself, for a revocation by another process.
-                    guard try token.isLive(force: true) else { return try await endRevoked() }
+                    guard try token.isLive(force: true) else { return try await end(with: FeedController.revoked) }
                     try await send([Self.heartbeatFrame])
                 }
                 position.withLock { $0 = (seq, false) }
-                guard let woke = subscription.park(until: .now + heartbeat, onWake: { [self] woke in wake(woke) }) else { return }
+                guard let woke = parkAgain() else { return }
                 idle = !woke
             }
             // Closed: by graceful shutdown (`ChangeHub.closeAll`), the client's close, or the sweep.
@@ -122,14 +120,16 @@ final class ParkedSSEStream: Sendable {
         deliveries.wake(self, woke: woke, on: response.channel.eventLoop)
     }
 
-    /// A wake-up, run on the channel's loop by `LoopDeliveries`.
+    /// A wake-up, run on the channel's loop by `LoopDeliveries`: delivered in place when it can be,
+    /// else by a round in a task. Made on the channel's loop, that task runs there
+    /// (`GenericGlobalExecutor`), where its writes go without another hop.
     fileprivate func wakeOnLoop(_ woke: Bool) {
-        guard woke, deliverRecent() else {
-            // Made on the channel's loop, the round's task runs there (`GenericGlobalExecutor`),
-            // where its writes go without another hop.
-            Task { await round() }
-            return
-        }
+        if !woke || !deliverRecent() { Task { await round() } }
+    }
+
+    /// Waits for the next wake-up without a task (`FeedSubscription.park`); non-nil when it came already.
+    private func parkAgain() -> Bool? {
+        subscription.park(until: .now + heartbeat) { [self] woke in wake(woke) }
     }
 
     /// The common wake-up, on the channel's loop with no task: a commit whose changes are still in
@@ -150,15 +150,16 @@ final class ParkedSSEStream: Sendable {
             FeedController.sent(page.changes.count, transport: .sse)
         }
         position.withLock { $0 = (page.cursor.seq, false) }
-        guard let woke = subscription.park(until: .now + heartbeat, onWake: { [self] woke in wake(woke) }) else { return true }
+        guard let woke = parkAgain() else { return true }
         // Woken again already (another commit, a close): the next wake-up, as if it came now.
         position.withLock { $0.idle = !woke }
-        if !woke || !deliverRecent() { Task { await round() } }
+        wakeOnLoop(woke)
         return true
     }
 
-    private func endRevoked() async throws {
-        try await send([SSEFrames.chunk(of: ByteBuffer(string: "event: error\ndata: \(FeedController.revoked.json())\n\n"))])
+    /// Ends the stream with the contract's `error` event.
+    private func end(with error: APIError) async throws {
+        try await send([SSEFrames.chunk(of: SSEFrames.errorEvent(error))])
         response.end()
     }
 
@@ -187,8 +188,10 @@ final class ParkedSSEStream: Sendable {
 final class LoopDeliveries: Sendable {
     static let slice = 64
 
+    private typealias Wake = (stream: ParkedSSEStream, woke: Bool)
+
     private struct Queue {
-        var wakes: [(stream: ParkedSSEStream, woke: Bool)] = []
+        var wakes: [Wake] = []
         var running = false
     }
 
@@ -202,18 +205,29 @@ final class LoopDeliveries: Sendable {
             queues[key]!.running = true
             return true
         }
-        if start { loop.execute { self.runSlice(on: loop, key: key) } }
+        if start { loop.execute { self.run(on: loop, key: key) } }
     }
 
-    private func runSlice(on loop: any EventLoop, key: ObjectIdentifier) {
-        let (slice, more) = queues.withLock { queues in
-            let slice = Array(queues[key]!.wakes.prefix(Self.slice))
-            queues[key]!.wakes.removeFirst(slice.count)
-            let more = !queues[key]!.wakes.isEmpty
-            if !more { queues[key]!.running = false }
-            return (slice, more)
+    /// Takes everything queued for the loop at once (wake-ups that arrive meanwhile wait for the next batch).
+    private func run(on loop: any EventLoop, key: ObjectIdentifier) {
+        let batch = queues.withLock { queues in
+            defer { queues[key]!.wakes = [] }
+            return queues[key]!.wakes
         }
-        for wake in slice { wake.stream.wakeOnLoop(wake.woke) }
-        if more { loop.scheduleTask(in: .microseconds(1)) { self.runSlice(on: loop, key: key) } }
+        deliver(batch[...], on: loop, key: key)
+    }
+
+    private func deliver(_ batch: ArraySlice<Wake>, on loop: any EventLoop, key: ObjectIdentifier) {
+        for wake in batch.prefix(Self.slice) { wake.stream.wakeOnLoop(wake.woke) }
+        let rest = batch.dropFirst(Self.slice)
+        if !rest.isEmpty {
+            loop.scheduleTask(in: .microseconds(1)) { self.deliver(rest, on: loop, key: key) }
+            return
+        }
+        let more = queues.withLock { queues in
+            if queues[key]!.wakes.isEmpty { queues[key]!.running = false }
+            return queues[key]!.running
+        }
+        if more { loop.scheduleTask(in: .microseconds(1)) { self.run(on: loop, key: key) } }
     }
 }

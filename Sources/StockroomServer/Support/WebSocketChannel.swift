@@ -126,10 +126,10 @@ final class ProtocolSwitchHandler: ChannelDuplexHandler, RemovableChannelHandler
     private let tail: WebSocketTailHandler
     private var context: ChannelHandlerContext?
     private(set) var switched = false
-    /// A streamed response goes on from here with no task behind it (see `park(channel:)`).
-    private(set) var parked = false
-    /// The HTTP encoder's place, where a parked response's framed chunks go out (see `writeParkedChunks`).
+    /// The HTTP encoder's place, where a parked response's framed chunks go out (see `writeParkedChunks`);
+    /// set once a streamed response goes on from here with no task behind it (see `park(channel:)`).
     private var encoderContext: ChannelHandlerContext?
+    private var parked: Bool { encoderContext != nil }
 
     init(encoder: HTTPResponseEncoder, decoder: ByteToMessageHandler<HTTPRequestDecoder>, tail: WebSocketTailHandler) {
         self.encoder = encoder
@@ -191,7 +191,6 @@ final class ProtocolSwitchHandler: ChannelDuplexHandler, RemovableChannelHandler
                 let context = handler.context, !handler.switched,
                 let encoderContext = try? channel.pipeline.syncOperations.context(handler: handler.encoder)
             else { return nil }
-            handler.parked = true
             handler.encoderContext = encoderContext
             context.read()
             return ParkedResponse(handler: NIOLoopBound(handler, eventLoop: channel.eventLoop), channel: channel)
