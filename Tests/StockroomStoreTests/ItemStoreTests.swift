@@ -241,4 +241,39 @@ struct ItemStoreTests {
             #expect(try await database.item(item.id) == item)
         }
     }
+
+    @Test("an update writes the item's page, the log's and the log's sequence: no page of the id index")
+    func updateLeavesTheIdIndexAlone() async throws {
+        try await withTemporaryFolder { folder in
+            let path = folder.appendingPathComponent("stockroom.sqlite").path
+            let database = try AppDatabase.open(path: path)
+            // Enough items for the table and its id index to span many pages, so that an update that
+            // rewrote its index entry would dirty a page of its own.
+            let ids: [ItemID] = try await database.write { db in
+                try (0..<2_000).map { index in
+                    try AppDatabase.insertItem(
+                        db, id: .random(), fields: try AppDatabase.validated(Draft(name: "Item \(index)", color: nil, status: .inStock(quantity: index))),
+                        origin: Sample.erin
+                    ).id
+                }
+            }
+            try database.checkpoint()
+            let wal = path + "-wal"
+            func walSize() throws -> Int { (try FileManager.default.attributesOfItem(atPath: wal)[.size] as? Int) ?? 0 }
+            let pageSize = try await database.writer.read { db in try Int.fetchOne(db, sql: "PRAGMA page_size") } ?? 0
+            #expect(try walSize() == 0)
+
+            // Two updates in a row: a split of the log's last page adds pages to at most one of them.
+            var frames: [Int] = []
+            var size = 32  // the WAL's header, written with its first frame
+            for (index, id) in [ids[500], ids[1_500]].enumerated() {
+                _ = try await database.updateItem(id, draft: Draft(name: "Renamed \(index)", color: nil, status: .inStock(quantity: 7)), precondition: nil, origin: Sample.erin)
+                let now = try walSize()
+                frames.append((now - size) / (pageSize + 24))
+                size = now
+            }
+            #expect(frames.min() == 3, "WAL frames per update: \(frames)")
+            #expect(try await database.item(ids[500])?.name == "Renamed 0")
+        }
+    }
 }
