@@ -55,15 +55,16 @@ public struct AppDatabase: Sendable {
             try MetaRecord.value(db, .epoch)
         } ?? ""
         self.epoch = epoch
-        let hub = try writer.write { db in
+        let (hub, observer) = try writer.write { db in
             // Registered inside a write, so no commit can fall between reading the head and observing.
             let hub = ChangeHub(head: try ChangeLog.head(db), trimmedThrough: try Self.trimmedThrough(db), epoch: epoch)
             hub.observeTokenGeneration(try Self.tokenGeneration(db))
-            db.add(transactionObserver: ChangeObserver(hub: hub), extent: .databaseLifetime)
-            return hub
+            let observer = ChangeObserver(hub: hub)
+            db.add(transactionObserver: observer, extent: .databaseLifetime)
+            return (hub, observer)
         }
         self.hub = hub
-        self.committer = GroupCommitter(writer: writer, hub: hub)
+        self.committer = GroupCommitter(writer: writer, hub: hub, observer: observer)
     }
 
     /// Opens (creating it and its folder if missing) and migrates the database file at `path`.

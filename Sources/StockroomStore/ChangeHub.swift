@@ -324,10 +324,18 @@ public final class FeedSubscription: Sendable {
 
 /// Watches commits on the writer connection and tells the hub about the change entries they
 /// appended and about tokens they revoked or removed (the token generation they moved).
-final class ChangeObserver: TransactionObserver {
+final class ChangeObserver: TransactionObserver, Sendable {
     private struct Touched {
         var changes = false
         var tokens = false
+        /// What `prepareCommit` read inside the transaction, for its commit to publish.
+        var prepared: Committed?
+    }
+
+    /// A commit's new entries (empty when it appended none) and the token generation after it.
+    private struct Committed {
+        var entries: [ChangeEntry]
+        var tokenGeneration: Int64
     }
 
     private let hub: ChangeHub
@@ -351,6 +359,19 @@ final class ChangeObserver: TransactionObserver {
         if both { stopObservingDatabaseChangesUntilNextTransaction() }
     }
 
+    /// Reads what the commit will publish while its transaction is still open, just before COMMIT
+    /// (the group committer calls it). Read after the commit instead, each statement was a read
+    /// transaction of its own on the WAL: its locks and its shared-memory reads, on the path of
+    /// every write's answer. The write lock is held from BEGIN IMMEDIATE to COMMIT, so no other
+    /// process can commit in between: the token generation read here is the one after the commit.
+    func prepareCommit(_ db: Database) {
+        let touched = touched.withLock { $0 }
+        guard touched.changes || touched.tokens else { return }
+        // On failure nothing is prepared, and the commit reads as it would have.
+        let committed = try? read(db, changes: touched.changes)
+        self.touched.withLock { $0.prepared = committed }
+    }
+
     func databaseDidCommit(_ db: Database) {
         let touched = touched.withLock { touched in
             defer { touched = Touched() }
@@ -358,20 +379,26 @@ final class ChangeObserver: TransactionObserver {
         }
         guard touched.changes || touched.tokens else { return }
         do {
-            // The one read of each commit's entries that every subscriber shares.
-            // A cached statement, not the query interface (which prepares its statement anew): every commit runs it.
-            let entries = touched.changes
-                ? try db.cachedStatement(sql: Self.newEntriesSQL).readRows(arguments: [hub.head]) { try ChangeRecord(current: $0) }.map { ChangeEntry($0, epoch: hub.epoch) }
-                : []
+            // A commit not made by the group committer (or whose prepared read failed) reads now.
+            let committed = try touched.prepared ?? read(db, changes: touched.changes)
             // Read in the same commit's wake: a token this commit revoked or removed is refused from
             // the next request on, and a revocation committed by any process before these entries is
             // seen before they are delivered (streams re-check their token first). Other processes'
             // revocations without a commit here: `AppDatabase.observeTokenRevocations`.
-            hub.observeTokenGeneration(try AppDatabase.tokenGeneration(db))
-            if touched.changes { hub.committed(entries) }
+            hub.observeTokenGeneration(committed.tokenGeneration)
+            if touched.changes { hub.committed(committed.entries) }
         } catch {
             // Subscribers still read the log by cursor; the next commit or heartbeat catches them up.
         }
+    }
+
+    /// The one read of each commit's entries that every subscriber shares, and the token generation.
+    private func read(_ db: Database, changes: Bool) throws -> Committed {
+        // A cached statement, not the query interface (which prepares its statement anew): every commit runs it.
+        let entries = changes
+            ? try db.cachedStatement(sql: Self.newEntriesSQL).readRows(arguments: [hub.head]) { try ChangeRecord(current: $0) }.map { ChangeEntry($0, epoch: hub.epoch) }
+            : []
+        return Committed(entries: entries, tokenGeneration: try AppDatabase.tokenGeneration(db))
     }
 
     private static let newEntriesSQL =

@@ -28,11 +28,14 @@ final class GroupCommitter: Sendable {
     private let writer: any DatabaseWriter
     /// The feed's hub, whose wake-ups for a batch's commit wait until the batch's writers are answered.
     private let hub: ChangeHub
+    /// Reads what each commit publishes to the hub, just before the commit (`prepareCommit`).
+    private let observer: ChangeObserver
     private let state = Mutex(State())
 
-    init(writer: any DatabaseWriter, hub: ChangeHub) {
+    init(writer: any DatabaseWriter, hub: ChangeHub, observer: ChangeObserver) {
         self.writer = writer
         self.hub = hub
+        self.observer = observer
     }
 
     /// Batches and writes so far.
@@ -94,6 +97,7 @@ final class GroupCommitter: Sendable {
                         guard db.isInsideTransaction else { throw BatchAborted(cause: error) }
                     }
                 }
+                observer.prepareCommit(db)
                 return .commit
             }
         } catch {
@@ -114,6 +118,7 @@ final class GroupCommitter: Sendable {
             try db.inTransaction(.immediate) {
                 do {
                     try write.run(db)
+                    observer.prepareCommit(db)
                     return .commit
                 } catch {
                     write.failed(error)
