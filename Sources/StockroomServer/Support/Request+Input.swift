@@ -30,6 +30,10 @@ extension Request {
         var request = self
         let buffer = try await request.collectBody(upTo: context.maxUploadSize)
         let bytes = Data(buffer: buffer)
+        // The common shape of a draft without JSONDecoder; anything else decodes as before.
+        if Value.self == Draft.self, let draft = bytes.withUnsafeBytes({ Draft(fastJSON: $0) }) {
+            return JSONBody(value: draft as! Value, bytes: bytes)
+        }
         do {
             return JSONBody(value: try JSONCoding.decoder().decode(Value.self, from: bytes), bytes: bytes)
         } catch let error as DecodingError {
