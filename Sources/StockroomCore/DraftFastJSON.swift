@@ -17,6 +17,19 @@ extension Draft {
     }
 }
 
+extension Command {
+    /// The command of a command request's body, `{"command": {"<name>": {…}}}`, read as `Draft`'s
+    /// `init(fastJSON:)` reads a draft, for the commands of an edit: `openEdit`, `openDuplicate`,
+    /// `openDeleteAlert` (`{"itemID": "…"}`), `updateDraft` (`{"draft": …}`) and those without
+    /// fields (`{}`: `save`, `cancel`, `pop`, `popToRoot`, `openAdd`, `confirmDelete`). Nil for
+    /// anything else, which the caller decodes with `JSONDecoder`.
+    public init?(fastRequestJSON bytes: UnsafeRawBufferPointer) {
+        var scanner = FastJSONScanner(bytes)
+        guard let command = scanner.commandRequest(), scanner.atEnd() else { return nil }
+        self = command
+    }
+}
+
 /// A forward-only reader over a JSON text that answers nil at the first byte it does not expect.
 struct FastJSONScanner {
     private let bytes: UnsafeRawBufferPointer
@@ -59,6 +72,61 @@ struct FastJSONScanner {
         guard complete, let name, let status else { return nil }
         // An absent colour reads as none, as `ExplicitNull` decodes it.
         return Draft(name: name, color: color ?? nil, status: status)
+    }
+
+    mutating func commandRequest() -> Command? {
+        var command: Command?
+        let complete = object { key, scanner in
+            guard key == "command", command == nil else { return false }
+            command = scanner.command()
+            return command != nil
+        }
+        return complete ? command : nil
+    }
+
+    private mutating func command() -> Command? {
+        var command: Command?
+        let complete = object { key, scanner in
+            guard command == nil else { return false }
+            switch key {
+            case "openEdit", "openDuplicate", "openDeleteAlert":
+                var id: ItemID?
+                let inner = scanner.object { key, scanner in
+                    guard key == "itemID", id == nil, let raw = scanner.string() else { return false }
+                    id = ItemID(raw)
+                    return id != nil
+                }
+                guard inner, let id else { return false }
+                command = key == "openEdit" ? .openEdit(itemID: id) : key == "openDuplicate" ? .openDuplicate(itemID: id) : .openDeleteAlert(itemID: id)
+                return true
+            case "updateDraft":
+                var draft: Draft?
+                let inner = scanner.object { key, scanner in
+                    guard key == "draft", draft == nil else { return false }
+                    draft = scanner.draft()
+                    return draft != nil
+                }
+                guard inner, let draft else { return false }
+                command = .updateDraft(draft: draft)
+                return true
+            case "save", "cancel", "pop", "popToRoot", "openAdd", "confirmDelete":
+                // Only `{}`: any member is left to JSONDecoder.
+                guard scanner.object({ _, _ in false }) else { return false }
+                command =
+                    switch key {
+                    case "save": .save
+                    case "cancel": .cancel
+                    case "pop": .pop
+                    case "popToRoot": .popToRoot
+                    case "openAdd": .openAdd
+                    default: .confirmDelete
+                    }
+                return true
+            default:
+                return false
+            }
+        }
+        return complete ? command : nil
     }
 
     private mutating func color() -> Color? {

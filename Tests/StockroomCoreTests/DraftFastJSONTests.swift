@@ -129,4 +129,59 @@ struct DraftFastJSONTests {
         // Some damage leaves a valid draft (a digit for a digit, a space for a space).
         #expect(taken > 0)
     }
+
+    struct CommandRequest: Codable, Equatable {
+        let command: Command
+    }
+
+    static func fastCommand(_ text: String) -> Command? {
+        Array(text.utf8).withUnsafeBytes { Command(fastRequestJSON: $0) }
+    }
+
+    static func slowCommand(_ text: String) -> Command? {
+        (try? JSONCoding.decoder().decode(CommandRequest.self, from: Data(text.utf8)))?.command
+    }
+
+    @Test("an edit's commands decode to JSONDecoder's value; the others are left to it")
+    func commandsAgreeWithJSONDecoder() throws {
+        var generator = SystemRandomNumberGenerator()
+        let id = ItemID.random()
+        var taken: Set<String> = []
+        for _ in 0..<500 {
+            let draft = Self.randomDraft(using: &generator)
+            let commands: [Command] = [
+                .openEdit(itemID: id), .openDuplicate(itemID: id), .openDeleteAlert(itemID: id), .updateDraft(draft: draft), .save, .cancel,
+                .pop, .popToRoot, .openAdd, .confirmDelete, .selectTab(tab: .settings), .push(route: .item(id: id)),
+            ]
+            for command in commands {
+                let text = String(decoding: try JSONCoding.encoder().encode(CommandRequest(command: command)), as: UTF8.self)
+                let fast = Self.fastCommand(text)
+                #expect(Self.slowCommand(text) == command)
+                if let fast {
+                    #expect(fast == command, "\(text)")
+                    taken.insert(command.name)
+                }
+            }
+        }
+        #expect(taken == ["openEdit", "openDuplicate", "openDeleteAlert", "updateDraft", "save", "cancel", "pop", "popToRoot", "openAdd", "confirmDelete"])
+    }
+
+    @Test("a command request of another shape is left to JSONDecoder", arguments: [
+        #"{"command":{"save":{"x":1}}}"#,  // a member where none is expected
+        #"{"command":{"save":{},"cancel":{}}}"#,  // two commands
+        #"{"command":{"openEdit":{"itemID":"not-a-uuid"}}}"#,
+        #"{"command":{"openEdit":{"itemID":"0A0B0C0D-0000-4000-8000-00000000000A"}}}"#,  // as ItemID decides
+        #"{"command":{"openEdit":{}}}"#,
+        #"{"command":{"updateDraft":{"draft":{"name":"a"}}}}"#,
+        #"{"command":{"selectTab":{"tab":"settings"}}}"#,  // not an edit's command
+        #"{"command":{"save":{}},"command":{"save":{}}}"#,
+        #"{"command":{"save":{}},"x":1}"#,
+        #"{"command":{}}"#, #"{"command":"save"}"#, #"{}"#,
+    ])
+    func commandDeclines(_ text: String) {
+        let fast = Self.fastCommand(text)
+        // Declined, or (an uppercase UUID, should ItemID take it) what JSONDecoder makes of it.
+        #expect(fast == nil || fast == Self.slowCommand(text), "\(text)")
+        if !text.contains("0A0B0C0D") { #expect(fast == nil, "\(text)") }
+    }
 }

@@ -30,9 +30,15 @@ extension Request {
         var request = self
         let buffer = try await request.collectBody(upTo: context.maxUploadSize)
         let bytes = Data(buffer: buffer)
-        // The common shape of a draft without JSONDecoder; anything else decodes as before.
+        // The common shapes of a draft and of an edit's commands without JSONDecoder; anything
+        // else decodes as before.
         if Value.self == Draft.self, let draft = bytes.withUnsafeBytes({ Draft(fastJSON: $0) }) {
             return JSONBody(value: draft as! Value, bytes: bytes)
+        }
+        if Value.self == NavigationController.CommandRequest.self,
+            let command = bytes.withUnsafeBytes({ Command(fastRequestJSON: $0) })
+        {
+            return JSONBody(value: NavigationController.CommandRequest(command: command) as! Value, bytes: bytes)
         }
         do {
             return JSONBody(value: try JSONCoding.decoder().decode(Value.self, from: bytes), bytes: bytes)
