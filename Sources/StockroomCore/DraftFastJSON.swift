@@ -51,22 +51,10 @@ struct FastJSONScanner {
         var status: Status?
         let complete = object { key, scanner in
             switch key {
-            case "name" where name == nil:
-                name = scanner.string()
-                return name != nil
-            case "color" where color == nil:
-                if scanner.literal("null") {
-                    color = .some(nil)
-                    return true
-                }
-                guard let value = scanner.color() else { return false }
-                color = .some(value)
-                return true
-            case "status" where status == nil:
-                status = scanner.status()
-                return status != nil
-            default:
-                return false
+            case "name": return Self.fill(&name, scanner.string())
+            case "color": return Self.fill(&color, scanner.literal("null") ? .some(nil) : scanner.color().map { .some($0) })
+            case "status": return Self.fill(&status, scanner.status())
+            default: return false
             }
         }
         guard complete, let name, let status else { return nil }
@@ -75,13 +63,7 @@ struct FastJSONScanner {
     }
 
     mutating func commandRequest() -> Command? {
-        var command: Command?
-        let complete = object { key, scanner in
-            guard key == "command", command == nil else { return false }
-            command = scanner.command()
-            return command != nil
-        }
-        return complete ? command : nil
+        single("command") { $0.command() }
     }
 
     private mutating func command() -> Command? {
@@ -90,23 +72,11 @@ struct FastJSONScanner {
             guard command == nil else { return false }
             switch key {
             case "openEdit", "openDuplicate", "openDeleteAlert":
-                var id: ItemID?
-                let inner = scanner.object { key, scanner in
-                    guard key == "itemID", id == nil, let raw = scanner.string() else { return false }
-                    id = ItemID(raw)
-                    return id != nil
-                }
-                guard inner, let id else { return false }
+                guard let id = scanner.single("itemID", { $0.string().flatMap(ItemID.init) }) else { return false }
                 command = key == "openEdit" ? .openEdit(itemID: id) : key == "openDuplicate" ? .openDuplicate(itemID: id) : .openDeleteAlert(itemID: id)
                 return true
             case "updateDraft":
-                var draft: Draft?
-                let inner = scanner.object { key, scanner in
-                    guard key == "draft", draft == nil else { return false }
-                    draft = scanner.draft()
-                    return draft != nil
-                }
-                guard inner, let draft else { return false }
+                guard let draft = scanner.single("draft", { $0.draft() }) else { return false }
                 command = .updateDraft(draft: draft)
                 return true
             case "save", "cancel", "pop", "popToRoot", "openAdd", "confirmDelete":
@@ -136,20 +106,11 @@ struct FastJSONScanner {
         var blue: Double?
         let complete = object { key, scanner in
             switch key {
-            case "name" where name == nil:
-                name = scanner.string()
-                return name != nil
-            case "red" where red == nil:
-                red = scanner.double()
-                return red != nil
-            case "green" where green == nil:
-                green = scanner.double()
-                return green != nil
-            case "blue" where blue == nil:
-                blue = scanner.double()
-                return blue != nil
-            default:
-                return false
+            case "name": return Self.fill(&name, scanner.string())
+            case "red": return Self.fill(&red, scanner.double())
+            case "green": return Self.fill(&green, scanner.double())
+            case "blue": return Self.fill(&blue, scanner.double())
+            default: return false
             }
         }
         guard complete, let name, let red, let green, let blue else { return nil }
@@ -162,36 +123,41 @@ struct FastJSONScanner {
             guard status == nil else { return false }
             switch key {
             case "inStock":
-                var quantity: Int?
-                let inner = scanner.object { key, scanner in
-                    guard key == "quantity", quantity == nil else { return false }
-                    quantity = scanner.integer()
-                    return quantity != nil
-                }
-                guard inner, let quantity else { return false }
+                guard let quantity = scanner.single("quantity", { $0.integer() }) else { return false }
                 status = .inStock(quantity: quantity)
-                return true
             case "outOfStock":
-                var isOnBackOrder: Bool?
-                let inner = scanner.object { key, scanner in
-                    guard key == "isOnBackOrder", isOnBackOrder == nil else { return false }
-                    if scanner.literal("true") {
-                        isOnBackOrder = true
-                    } else if scanner.literal("false") {
-                        isOnBackOrder = false
-                    } else {
-                        return false
-                    }
-                    return true
-                }
-                guard inner, let isOnBackOrder else { return false }
+                guard let isOnBackOrder = scanner.single("isOnBackOrder", { $0.bool() }) else { return false }
                 status = .outOfStock(isOnBackOrder: isOnBackOrder)
-                return true
             default:
                 return false
             }
+            return true
         }
         return complete ? status : nil
+    }
+
+    /// Sets a member's `slot` to the `value` read; false for a repeated key or a value that did not read.
+    private static func fill<Value>(_ slot: inout Value?, _ value: Value?) -> Bool {
+        guard slot == nil, let value else { return false }
+        slot = value
+        return true
+    }
+
+    /// `{"<name>": value}`: that one member, read by `value`; nil for anything else.
+    private mutating func single<Value>(_ name: String, _ value: (inout FastJSONScanner) -> Value?) -> Value? {
+        var result: Value?
+        let complete = object { key, scanner in
+            guard key == name, result == nil else { return false }
+            result = value(&scanner)
+            return result != nil
+        }
+        return complete ? result : nil
+    }
+
+    private mutating func bool() -> Bool? {
+        if literal("true") { return true }
+        if literal("false") { return false }
+        return nil
     }
 
     /// `{ "key": value, … }`, each value read by `member` (false: give up). An empty object is fine.

@@ -44,7 +44,7 @@ struct DraftFastJSONTests {
         let color: Color? =
             Bool.random(using: &generator)
             ? Color(
-                name: names.randomElement(using: &generator)!, red: Double.random(in: 0...1, using: &generator),
+                name: names.randomElement(using: &generator)!, red: [Double.random(in: 0...1, using: &generator), 0.000_009_1].randomElement(using: &generator)!,
                 green: [0, 1, 0.5, 0.1].randomElement(using: &generator)!, blue: Double(Int.random(in: 0...255, using: &generator)) / 255)
             : nil
         let status: Status =
@@ -61,8 +61,13 @@ struct DraftFastJSONTests {
             let draft = Self.randomDraft(using: &generator)
             let text = Array(Self.text(of: draft, using: &generator).utf8)
             let slow = try #require(Self.slow(text), "JSONDecoder refused \(String(decoding: text, as: UTF8.self))")
-            #expect(Self.fast(text) == slow, "\(String(decoding: text, as: UTF8.self))")
             #expect(slow == draft)
+            // Swift prints a tiny component with an exponent (9.1e-06), which the fast path leaves to JSONDecoder.
+            if String(decoding: text, as: UTF8.self).contains("e-") {
+                #expect(Self.fast(text) == nil)
+            } else {
+                #expect(Self.fast(text) == slow, "\(String(decoding: text, as: UTF8.self))")
+            }
         }
         // As JSONEncoder writes it, too.
         let encoded = try JSONCoding.encoder().encode(Draft(name: "Mouse", color: nil, status: .outOfStock(isOnBackOrder: true)))
