@@ -27,8 +27,17 @@ struct NavigationController {
         var state: NavigationState { NavigationState(tab: tab, path: path, destination: destination) }
     }
 
-    struct CommandRequest: Decodable {
+    struct CommandRequest: FastJSONDecodable {
         let command: Command
+
+        init(command: Command) {
+            self.command = command
+        }
+
+        init?(fastJSON bytes: UnsafeRawBufferPointer) {
+            guard let command = Command(fastRequestJSON: bytes) else { return nil }
+            self.command = command
+        }
     }
 
     /// `{"navigation": Navigation, "item": Item|null, "cursor": String}`.

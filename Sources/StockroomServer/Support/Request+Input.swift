@@ -16,6 +16,19 @@ extension Request {
     /// Decodes a JSON body of at most 1 MiB: `415` for a non-JSON content type, `413` when too large,
     /// `400 invalidJSON` when it is not JSON or not of the expected shape.
     func decodeJSON<Value: Decodable>(_ type: Value.Type, context: some RequestContext) async throws -> JSONBody<Value> {
+        try Self.decoded(Value.self, from: try await jsonBytes(context: context))
+    }
+
+    /// `decodeJSON` for a type with a reader of its common shape (`FastJSONDecodable`): that reader
+    /// first, and `JSONDecoder` for whatever it does not take.
+    func decodeJSON<Value: FastJSONDecodable>(_ type: Value.Type, context: some RequestContext) async throws -> JSONBody<Value> {
+        let bytes = try await jsonBytes(context: context)
+        if let value = bytes.withUnsafeBytes({ Value(fastJSON: $0) }) { return JSONBody(value: value, bytes: bytes) }
+        return try Self.decoded(Value.self, from: bytes)
+    }
+
+    /// The bytes of a JSON body of at most 1 MiB: `415` for a non-JSON content type, `413` when too large.
+    private func jsonBytes(context: some RequestContext) async throws -> Data {
         if let contentType = headers[.contentType] {
             let mediaType = contentType.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
             guard mediaType == "application/json" || mediaType.hasSuffix("+json") else {
@@ -28,18 +41,11 @@ extension Request {
             throw APIError(.payloadTooLarge, "request body is larger than 1 MiB")
         }
         var request = self
-        let buffer = try await request.collectBody(upTo: context.maxUploadSize)
-        let bytes = Data(buffer: buffer)
-        // The common shapes of a draft and of an edit's commands without JSONDecoder; anything
-        // else decodes as before.
-        if Value.self == Draft.self, let draft = bytes.withUnsafeBytes({ Draft(fastJSON: $0) }) {
-            return JSONBody(value: draft as! Value, bytes: bytes)
-        }
-        if Value.self == NavigationController.CommandRequest.self,
-            let command = bytes.withUnsafeBytes({ Command(fastRequestJSON: $0) })
-        {
-            return JSONBody(value: NavigationController.CommandRequest(command: command) as! Value, bytes: bytes)
-        }
+        return Data(buffer: try await request.collectBody(upTo: context.maxUploadSize))
+    }
+
+    /// `bytes` through `JSONDecoder`: `400 invalidJSON` when not JSON or not of `Value`'s shape.
+    private static func decoded<Value: Decodable>(_ type: Value.Type, from bytes: Data) throws -> JSONBody<Value> {
         do {
             return JSONBody(value: try JSONCoding.decoder().decode(Value.self, from: bytes), bytes: bytes)
         } catch let error as DecodingError {
