@@ -52,7 +52,7 @@ struct ItemRecord: Codable, PersistableRecord {
     static let tombstoneSQL = "UPDATE items SET \(CodingKeys.deletedAt.rawValue) = ? WHERE \(CodingKeys.seq.rawValue) = ?"
     /// Every column but `seq`, which SQLite assigns, for `insertCached`.
     private static let insertSQL: String = {
-        let columns = CodingKeys.allCases.filter { $0 != .seq }.map(\.rawValue)
+        let columns = columnsButSeq.map(\.rawValue)
         return "INSERT INTO items (\(columns.joined(separator: ", "))) VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))"
     }()
 
@@ -144,28 +144,46 @@ struct ItemRecord: Codable, PersistableRecord {
     /// under callgrind).
     func updateCached(_ db: Database) throws {
         guard let seq else { throw DatabaseError(message: "update of an item record without seq") }
-        let values: [(any DatabaseValueConvertible)?] = [
-            name, searchName, colorName, colorRed, colorGreen, colorBlue, inStock, quantity, isOnBackOrder, version, updatedAt, deletedAt, seq,
-        ]
-        try db.cachedStatement(sql: Self.updateSQL).execute(arguments: StatementArguments(values))
+        try db.cachedStatement(sql: Self.updateSQL).execute(arguments: StatementArguments(Self.updatedColumns.map(value) + [seq]))
     }
 
     /// The values of every column but `seq`, in `CodingKeys` order (`insertSQL`).
     private var columnsButSeq: [(any DatabaseValueConvertible)?] {
-        [id, name, searchName, colorName, colorRed, colorGreen, colorBlue, inStock, quantity, isOnBackOrder, version, createdAt, updatedAt, deletedAt]
+        Self.columnsButSeq.map(value)
     }
 
-    /// The columns an update may change, set by `seq`, for `updateCached`. Not `id` nor `created_at`,
-    /// which never change: SQLite rewrites the entry of every index whose column an UPDATE sets, even
-    /// to the value it has, so `SET id = ?` dirtied a page of the id index on every write (a WAL frame
-    /// of four per PUT, at a random place of the index).
-    private static let updateSQL: String = {
-        let columns: [CodingKeys] = [
-            .name, .searchName, .colorName, .colorRed, .colorGreen, .colorBlue, .inStock, .quantity, .isOnBackOrder, .version, .updatedAt,
-            .deletedAt,
-        ]
-        return "UPDATE items SET \(columns.map { "\($0.rawValue) = ?" }.joined(separator: ", ")) WHERE \(CodingKeys.seq.rawValue) = ?"
-    }()
+    /// The value of a column.
+    private func value(_ column: CodingKeys) -> (any DatabaseValueConvertible)? {
+        switch column {
+        case .seq: seq
+        case .id: id
+        case .name: name
+        case .searchName: searchName
+        case .colorName: colorName
+        case .colorRed: colorRed
+        case .colorGreen: colorGreen
+        case .colorBlue: colorBlue
+        case .inStock: inStock
+        case .quantity: quantity
+        case .isOnBackOrder: isOnBackOrder
+        case .version: version
+        case .createdAt: createdAt
+        case .updatedAt: updatedAt
+        case .deletedAt: deletedAt
+        }
+    }
+
+    private static let columnsButSeq = CodingKeys.allCases.filter { $0 != .seq }
+
+    /// The columns an update may change: not `id` nor `created_at`, which never change. SQLite
+    /// rewrites the entry of every index whose column an UPDATE sets, even to the value it has, so
+    /// `SET id = ?` dirtied a page of the id index on every write (a WAL frame of four per PUT, at a
+    /// random place of the index).
+    private static let updatedColumns = columnsButSeq.filter { $0 != .id && $0 != .createdAt }
+
+    /// The updated columns, set by `seq`, for `updateCached`.
+    private static let updateSQL =
+        "UPDATE items SET \(updatedColumns.map { "\($0.rawValue) = ?" }.joined(separator: ", ")) WHERE \(CodingKeys.seq.rawValue) = ?"
 
     /// The live (not deleted) record of `id`, if any.
     static func live(_ db: Database, id: ItemID) throws -> ItemRecord? {
