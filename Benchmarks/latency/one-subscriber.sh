@@ -17,9 +17,15 @@ N="${N:-1000}"
 ROUNDS="${ROUNDS:-3}"
 [ -x "$PY" ] || { echo "no venv at $PY: run ../shared/bench-compare/run.sh with CMP_DIR=$CMP_DIR once" >&2; exit 2; }
 [ $# -ge 1 ] || { echo "usage: $0 BIN [BIN2 ...]" >&2; exit 2; }
+log() { printf '[one-subscriber %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+# shellcheck source=../lib.sh
+. "$ROOT/Benchmarks/lib.sh"
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/one-subscriber.XXXXXX")"
 PIDS=()
-cleanup() { kill "${PIDS[@]}" 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$WORK"; }
+cleanup() {
+    for pid in "${PIDS[@]}"; do stop_pid "$pid" server; done
+    rm -rf "$WORK"
+}
 trap cleanup EXIT
 port() { "$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 wait_http() { for _ in $(seq 150); do curl -fs -o /dev/null "$1" && return 0; sleep 0.2; done; echo "no answer from $1" >&2; exit 2; }
