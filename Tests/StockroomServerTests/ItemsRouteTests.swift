@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import StockroomCore
 import StockroomStore
+@testable import StockroomServer
 import Testing
 
 @Suite("Items routes")
@@ -253,6 +254,27 @@ struct ItemsRouteTests {
                     .post, "/v1/items", token: app.editor, json: draftJSON(name: "A"), headers: [.contentType: "text/plain"])
                 #expect(response.status == .unsupportedMediaType)
                 #expect(response.errorCode == "unsupportedMediaType")
+            }
+        }
+    }
+
+    @Test(arguments: [
+        ("application/json", true), ("Application/JSON", true), ("application/json; charset=utf-8", true),
+        (" application/json\t;charset=utf-8", true), ("application/merge-patch+json", true), ("TEXT/X+JSON", true),
+        ("text/plain", false), ("application/jsonx", false), ("application/json5", false), ("json", false),
+        ("", false), ("; application/json", false), ("application/ json", false), ("application/j\u{17F}on", false),
+    ])
+    func contentTypesThatNameJSON(contentType: String, isJSON: Bool) {
+        #expect(Request.namesJSON(contentType) == isJSON)
+    }
+
+    @Test func jsonContentTypeWithParametersAndCaseIsTaken() async throws {
+        try await withTestApp { app in
+            try await app.test { client in
+                let response = try await client.send(
+                    .post, "/v1/items", token: app.editor, json: draftJSON(name: "A"),
+                    headers: [.contentType: "Application/JSON ; charset=UTF-8"])
+                #expect(response.status == .created)
             }
         }
     }

@@ -29,11 +29,8 @@ extension Request {
 
     /// The bytes of a JSON body of at most 1 MiB: `415` for a non-JSON content type, `413` when too large.
     private func jsonBytes(context: some RequestContext) async throws -> Data {
-        if let contentType = headers[.contentType] {
-            let mediaType = contentType.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
-            guard mediaType == "application/json" || mediaType.hasSuffix("+json") else {
-                throw APIError(.unsupportedMediaType, "request bodies must be application/json")
-            }
+        if let contentType = headers[.contentType], !Self.namesJSON(contentType) {
+            throw APIError(.unsupportedMediaType, "request bodies must be application/json")
         }
         // A declared length over the limit is answered at once, not after reading up to the limit
         // (or, for a body that never comes, never).
@@ -42,6 +39,24 @@ extension Request {
         }
         var request = self
         return Data(buffer: try await request.collectBody(upTo: context.maxUploadSize))
+    }
+
+    /// Whether a `Content-Type` value is `application/json` or a `+json` type: its media type (what
+    /// comes before the first `;`, spaces and tabs around it ignored) compared without regard to ASCII
+    /// case. By hand on the UTF-8 bytes: Foundation's `trimmingCharacters` and `lowercased` were 13k of
+    /// a PUT's 606k instructions (callgrind).
+    static func namesJSON(_ contentType: String) -> Bool {
+        var mediaType = contentType.utf8[...]
+        if let semicolon = mediaType.firstIndex(of: UInt8(ascii: ";")) { mediaType = mediaType[..<semicolon] }
+        let blank: (UInt8) -> Bool = { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }
+        while let first = mediaType.first, blank(first) { mediaType.removeFirst() }
+        while let last = mediaType.last, blank(last) { mediaType.removeLast() }
+        func matches(_ bytes: Substring.UTF8View, _ lowercase: String) -> Bool {
+            bytes.count == lowercase.utf8.count && zip(bytes, lowercase.utf8).allSatisfy { byte, expected in
+                (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte | 0x20 == expected : byte == expected
+            }
+        }
+        return matches(mediaType, "application/json") || matches(mediaType.suffix(5), "+json")
     }
 
     /// `bytes` through `JSONDecoder`: `400 invalidJSON` when not JSON or not of `Value`'s shape.
