@@ -185,14 +185,19 @@ struct FastJSONScanner {
     private mutating func string() -> String? {
         guard take(UInt8(ascii: "\"")) else { return nil }
         let start = index
+        var bits: UInt8 = 0
         while index < bytes.count {
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
-                let text = String(validating: UnsafeRawBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
+                let utf8 = UnsafeRawBufferPointer(rebasing: bytes[start..<index])
+                // ASCII (every key, most names) needs no validation: `String(validating:)` cost about
+                // 1k instructions per string, 11k of a PUT (callgrind).
+                let text = bits < 0x80 ? String(decoding: utf8, as: UTF8.self) : String(validating: utf8, as: UTF8.self)
                 index += 1
                 return text
             }
             if byte == UInt8(ascii: "\\") || byte < 0x20 { return nil }
+            bits |= byte
             index += 1
         }
         return nil
