@@ -30,6 +30,30 @@ import Testing
         }
     }
 
+    /// The writer reads the token generation on a commit only when it may have moved; a revocation
+    /// another connection committed in between is such a case, and that commit's wake carries it.
+    @Test func aCommitAfterAnotherConnectionRevokedReadsTheNewGeneration() async throws {
+        try await withTemporaryFolder { folder in
+            let path = folder.appendingPathComponent("stockroom.sqlite").path
+            let server = try AppDatabase.open(path: path)
+            let token = try await server.createToken(user: "erin", role: .editor)
+            _ = try await server.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin)
+            _ = try await server.createItem(id: nil, draft: Sample.mouse, origin: Sample.erin)
+            let before = server.hub.tokenGeneration
+            #expect(try await server.authenticate(secret: token.secret) == token.info)
+
+            // When another connection revokes the token and the server then commits a write of its
+            // own (no `observeTokenRevocations` in between),
+            let cli = try AppDatabase.open(path: path)
+            #expect(try await cli.revokeToken(id: token.info.id))
+            _ = try await server.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin)
+
+            // then that commit published the new generation, and the token is refused.
+            #expect(server.hub.tokenGeneration > before)
+            #expect(try await server.authenticate(secret: token.secret) == nil)
+        }
+    }
+
     @Test func aCachedTokenIsVerifiedWithoutReadingTheDatabase() async throws {
         try await withTemporaryFolder { folder in
             let path = folder.appendingPathComponent("stockroom.sqlite").path
