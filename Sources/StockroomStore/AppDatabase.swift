@@ -44,7 +44,7 @@ public struct AppDatabase: Sendable {
     /// Wraps a database connection and migrates it to the newest schema.
     public init(
         _ writer: any DatabaseWriter, requestReaders: RequestReaders? = nil, snapshotReader: (any DatabaseReader)? = nil,
-        logger: Logger = Logger(label: "stockroom.store")
+        inlineWrites: Bool = false, logger: Logger = Logger(label: "stockroom.store")
     ) throws {
         self.writer = writer
         self.requestReaders = requestReaders
@@ -64,7 +64,7 @@ public struct AppDatabase: Sendable {
             return (hub, observer)
         }
         self.hub = hub
-        self.committer = GroupCommitter(writer: writer, hub: hub, observer: observer)
+        self.committer = GroupCommitter(writer: writer, hub: hub, observer: observer, inline: inlineWrites)
     }
 
     /// Opens (creating it and its folder if missing) and migrates the database file at `path`.
@@ -112,7 +112,8 @@ public struct AppDatabase: Sendable {
             try db.execute(sql: "PRAGMA cache_size = -256")
         }
         let snapshotReader = try DatabasePool(path: url.path, configuration: snapshotConfiguration)
-        return try AppDatabase(pool, requestReaders: requestReaders, snapshotReader: snapshotReader, logger: logger)
+        return try AppDatabase(pool, requestReaders: requestReaders, snapshotReader: snapshotReader,
+            inlineWrites: synchronous == .normal, logger: logger)
     }
 
     /// The writer's page cache, in KiB (pages it holds stay resident only once a write touched them).

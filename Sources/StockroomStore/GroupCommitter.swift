@@ -2,17 +2,25 @@ import Foundation
 import GRDB
 import Synchronization
 
+#if canImport(GRDBSQLite)
+    import GRDBSQLite
+#elseif canImport(SQLite3)
+    import SQLite3
+#endif
+
 /// Group commit: every write of the store queues here, and the one writer connection applies
 /// whatever has queued in one transaction, each write inside its own savepoint. A write that
 /// fails rolls back its savepoint alone and gets its own error; the others commit together with
 /// one fsync, and each caller is answered only after that commit. While one batch commits, the
-/// next one queues, so under load many writes share a commit and alone a write commits at once.
+/// next one queues, so under load many writes share a commit and alone a write commits at once
+/// (at synchronous=NORMAL on its caller's own thread: see `init`).
 final class GroupCommitter: Sendable {
     /// How many writes one transaction takes at most, so that no batch holds the writer for long.
     static let maximumBatch = 256
 
     private struct State {
         var pending: [any QueuedWrite] = []
+        /// A batch, an inline write or a checkpoint holds the writer connection.
         var draining = false
         var statistics = Statistics()
     }
@@ -23,6 +31,10 @@ final class GroupCommitter: Sendable {
         var batches = 0
         /// Writes applied in them.
         var writes = 0
+        /// Of those, writes applied on their caller's thread (`inline`).
+        var inlineWrites = 0
+        /// Checkpoints the committer ran (`inline` only; otherwise SQLite checkpoints in COMMIT).
+        var checkpoints = 0
     }
 
     private let writer: any DatabaseWriter
@@ -31,11 +43,21 @@ final class GroupCommitter: Sendable {
     /// Reads what each commit publishes to the hub, just before the commit (`prepareCommit`).
     private let observer: ChangeObserver
     private let state = Mutex(State())
+    /// Set for `inline` commits: the WAL's length after the last commit, for the committer's own checkpoints.
+    private let wal: WALLength?
 
-    init(writer: any DatabaseWriter, hub: ChangeHub, observer: ChangeObserver) {
+    /// With `inline` (for synchronous=NORMAL, whose COMMIT does not wait for a disk flush), a write
+    /// that finds nothing queued and nothing running is applied on its caller's thread, an event loop,
+    /// instead of hopping to the writer's queue and back: two thread wake-ups fewer on the path of
+    /// a lone write's answer. SQLite's automatic checkpoint, which runs inside the COMMIT that takes
+    /// the WAL past 1,000 pages and syncs both files, would then stall that event loop; so it is
+    /// turned off on the writer connection and the committer runs the checkpoint itself, on the
+    /// writer's queue, after the commit that crossed the mark (writes arriving meanwhile queue).
+    init(writer: any DatabaseWriter, hub: ChangeHub, observer: ChangeObserver, inline: Bool = false) {
         self.writer = writer
         self.hub = hub
         self.observer = observer
+        wal = inline ? WALLength(on: writer) : nil
     }
 
     /// Batches and writes so far.
@@ -46,7 +68,8 @@ final class GroupCommitter: Sendable {
 
     /// Runs `body` in the next batch; returns its value once the batch is durably committed.
     func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
+        if wal != nil, let outcome = writeInline(body) { return try outcome.get() }
+        return try await withCheckedThrowingContinuation { continuation in
             let startDrain = state.withLock { state in
                 state.pending.append(Write(body: body, continuation: continuation))
                 defer { state.draining = true }
@@ -58,9 +81,43 @@ final class GroupCommitter: Sendable {
         }
     }
 
-    /// Applies batches on the writer connection until nothing is queued.
+    /// Applies `body` alone on the calling thread when the writer is idle and gives its outcome; nil
+    /// (nothing run) when the writer is busy.
+    private func writeInline<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) -> Result<T, any Error>? {
+        let idle = state.withLock { state in
+            guard !state.draining else { return false }
+            state.draining = true
+            state.statistics.batches += 1
+            state.statistics.writes += 1
+            state.statistics.inlineWrites += 1
+            return true
+        }
+        guard idle else { return nil }
+        let write = InlineWrite(body: body)
+        applyInline(write)
+        // Writes that queued meanwhile, or a checkpoint now due, go to the writer's queue.
+        let due = wal?.checkpointDue ?? false
+        let startDrain = state.withLock { state in
+            if state.pending.isEmpty && !due { state.draining = false }
+            return state.draining
+        }
+        if startDrain { writer.asyncWriteWithoutTransaction { [self] db in drain(db) } }
+        return write.outcome
+    }
+
+    /// `applyAlone` on the calling thread (GRDB's synchronous `writeWithoutTransaction`: it runs
+    /// there when the writer's queue is free, which `draining` guarantees but for a drain's last instant).
+    private func applyInline(_ write: InlineWrite<some Sendable>) {
+        writer.writeWithoutTransaction { db in hub.holdingWakes { applyAlone(write, db) } }
+    }
+
+    /// Applies batches on the writer connection until nothing is queued (and, with `inline`, runs
+    /// the checkpoint that came due).
     private func drain(_ db: Database) {
         while true {
+            if let wal, wal.checkpointDue {
+                checkpoint(db, wal)
+            }
             let batch: [any QueuedWrite] = state.withLock { state in
                 let batch = Array(state.pending.prefix(Self.maximumBatch))
                 state.pending.removeFirst(batch.count)
@@ -75,6 +132,15 @@ final class GroupCommitter: Sendable {
             if batch.isEmpty { return }
             hub.holdingWakes { apply(batch, db) }
         }
+    }
+
+    /// SQLite's automatic checkpoint, run here instead of inside a COMMIT: PASSIVE, as SQLite's is.
+    private func checkpoint(_ db: Database, _ wal: WALLength) {
+        wal.reset()
+        state.withLock { $0.statistics.checkpoints += 1 }
+        // A checkpoint that fails or cannot finish (a reader still needs the WAL) leaves the WAL
+        // past the mark, so the next commit tries again, as SQLite's own does; writes go on.
+        _ = try? db.checkpoint(.passive)
     }
 
     private func apply(_ batch: [any QueuedWrite], _ db: Database) {
@@ -165,6 +231,57 @@ final class GroupCommitter: Sendable {
 
     private struct BatchAborted: Error {
         let cause: any Error
+    }
+}
+
+/// A write applied on its caller's thread (`GroupCommitter.writeInline`): its outcome is read by
+/// that thread once `applyAlone` returned, so no two threads ever reach it at once.
+private final class InlineWrite<T: Sendable>: QueuedWrite, @unchecked Sendable {
+    let body: @Sendable (Database) throws -> T
+    var outcome: Result<T, any Error> = .failure(DatabaseError(message: "an inline write did not run"))
+
+    init(body: @escaping @Sendable (Database) throws -> T) {
+        self.body = body
+    }
+
+    func run(_ db: Database) throws {
+        outcome = .success(try body(db))
+    }
+
+    func failed(_ error: any Error) {
+        outcome = .failure(error)
+    }
+
+    func finish(batchFailure: (any Error)?) {
+        if let batchFailure { outcome = .failure(batchFailure) }
+    }
+}
+
+/// The writer connection's WAL length in pages after its last commit, from SQLite's WAL hook,
+/// which also turns SQLite's automatic checkpoint off on that connection (it is a WAL hook itself).
+final class WALLength: Sendable {
+    /// SQLite's automatic checkpoint threshold (`wal_autocheckpoint`'s default).
+    static let checkpointPages = 1000
+
+    private let pages = Atomic<Int>(0)
+
+    init(on writer: any DatabaseWriter) {
+        writer.writeWithoutTransaction { db in
+            // Retained for good (a few bytes per database opened): the hook may outlive the
+            // committer, for as long as the connection does.
+            let context = Unmanaged.passRetained(self).toOpaque()
+            _ = sqlite3_wal_hook(db.sqliteConnection, { context, _, _, pages in
+                Unmanaged<WALLength>.fromOpaque(context!).takeUnretainedValue().pages.store(Int(pages), ordering: .relaxed)
+                return SQLITE_OK
+            }, context)
+        }
+    }
+
+    /// Whether the WAL has grown past the threshold since the last checkpoint.
+    var checkpointDue: Bool { pages.load(ordering: .relaxed) >= Self.checkpointPages }
+
+    func reset() {
+        pages.store(0, ordering: .relaxed)
     }
 }
 

@@ -16,14 +16,16 @@ struct GroupCommitTests {
 
     struct Boom: Error {}
 
-    @Test func writesQueuedTogetherShareOneCommitAndEachGetsItsOwnAnswer() async throws {
+    /// At NORMAL a write that finds the writer idle runs on its caller's thread; what queues behind
+    /// it still goes in one batch, as at FULL.
+    @Test(arguments: AppDatabase.Synchronous.allCases)
+    func writesQueuedTogetherShareOneCommitAndEachGetsItsOwnAnswer(synchronous: AppDatabase.Synchronous) async throws {
         try await withTemporaryFolder { folder in
             let path = folder.appendingPathComponent("stockroom.sqlite").path
-            let database = try AppDatabase.open(path: path)
+            let database = try AppDatabase.open(path: path, synchronous: synchronous)
             let probe = Probe(database)
             let target = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin).value
             let head = try await probe.head()
-            let before = database.committer.statistics
 
             var kinds: [Kind] = []
             for index in 0..<10 { kinds.append(.update(index)) }
@@ -31,11 +33,11 @@ struct GroupCommitTests {
             for _ in 0..<10 { kinds.append(.insertThenFail(.random())) }
             kinds.shuffle()
 
-            // Given the writer held busy, so that every write below queues behind it.
+            // Given the committer held busy by a write of its own, so that every write below queues behind it.
             let entered = DispatchSemaphore(value: 0)
             let release = DispatchSemaphore(value: 0)
             let holder = Task.detached {
-                try database.writer.writeWithoutTransaction { _ in
+                try await database.write { _ in
                     entered.signal()
                     release.wait()
                 }
@@ -46,6 +48,7 @@ struct GroupCommitTests {
                     continuation.resume()
                 }
             }
+            let before = database.committer.statistics
 
             // When 30 writes queue at once, a third of them failing in different ways.
             let results = try await withThrowingTaskGroup(of: (Int, Result<Item, Failure>).self) { group in
@@ -127,8 +130,9 @@ struct GroupCommitTests {
 
     /// A write alone runs without a savepoint: its own failure must still undo what it wrote, be
     /// its own answer, and leave the log and the writer as they were.
-    @Test func aWriteAloneThatFailsChangesNothing() async throws {
-        try await withTemporaryDatabase { database in
+    @Test(arguments: AppDatabase.Synchronous.allCases)
+    func aWriteAloneThatFailsChangesNothing(synchronous: AppDatabase.Synchronous) async throws {
+        try await withTemporaryDatabase(synchronous: synchronous) { database in
             let probe = Probe(database)
             let head = try await probe.head()
             let id = ItemID.random()
@@ -154,13 +158,43 @@ struct GroupCommitTests {
         }
     }
 
-    @Test func aWriteAloneCommitsAtOnce() async throws {
-        try await withTemporaryDatabase { database in
+    /// A write alone commits at once: at FULL on the writer's queue, at NORMAL on its caller's thread.
+    @Test(arguments: AppDatabase.Synchronous.allCases)
+    func aWriteAloneCommitsAtOnce(synchronous: AppDatabase.Synchronous) async throws {
+        try await withTemporaryDatabase(synchronous: synchronous) { database in
             let before = database.committer.statistics
             _ = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin)
             let after = database.committer.statistics
             #expect(after.batches - before.batches == 1)
             #expect(after.writes - before.writes == 1)
+            #expect(after.inlineWrites - before.inlineWrites == (synchronous == .normal ? 1 : 0))
+        }
+    }
+
+    /// At NORMAL SQLite's automatic checkpoint is off on the writer (it would run in the COMMIT of
+    /// a write applied on an event loop) and the committer checkpoints instead, on the writer's
+    /// queue: the WAL still stops growing near 1,000 pages, and everything written is there.
+    @Test func atNormalTheCommitterCheckpointsAndTheWALStaysNearAThousandPages() async throws {
+        try await withTemporaryFolder { folder in
+            let path = folder.appendingPathComponent("stockroom.sqlite").path
+            let database = try AppDatabase.open(path: path, synchronous: .normal)
+            let before = database.committer.statistics
+            var ids: [ItemID] = []
+            // Each write appends a few pages to the WAL: 1,000 of them are well past 2,000 pages.
+            for index in 0..<1000 {
+                let draft = Draft(name: "Item \(index)", color: nil, status: .inStock(quantity: index))
+                ids.append(try await database.createItem(id: nil, draft: draft, origin: Sample.erin).value.id)
+            }
+            let after = database.committer.statistics
+            #expect(after.checkpoints - before.checkpoints >= 2)
+            // Each on its caller's thread, but those that came while a checkpoint ran: they queued.
+            #expect(after.inlineWrites - before.inlineWrites >= 1000 - (after.checkpoints - before.checkpoints))
+            let walBytes = try #require(try FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int)
+            #expect(walBytes < 1500 * (4096 + 24), "the WAL is \(walBytes) bytes")
+
+            let reopened = try AppDatabase.open(path: path)
+            #expect(try await Probe(reopened).count("items") == 1000)
+            #expect(try await reopened.item(ids[999])?.status == .inStock(quantity: 999))
         }
     }
 }
