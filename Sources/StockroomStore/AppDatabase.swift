@@ -44,7 +44,7 @@ public struct AppDatabase: Sendable {
     /// Wraps a database connection and migrates it to the newest schema.
     public init(
         _ writer: any DatabaseWriter, requestReaders: RequestReaders? = nil, snapshotReader: (any DatabaseReader)? = nil,
-        inlineWrites: Bool = false, logger: Logger = Logger(label: "stockroom.store")
+        inlineWrites: Bool = false, busyTimeout: Duration = .seconds(5), logger: Logger = Logger(label: "stockroom.store")
     ) throws {
         self.writer = writer
         self.requestReaders = requestReaders
@@ -64,7 +64,7 @@ public struct AppDatabase: Sendable {
             return (hub, observer)
         }
         self.hub = hub
-        self.committer = GroupCommitter(writer: writer, hub: hub, observer: observer, inline: inlineWrites)
+        self.committer = GroupCommitter(writer: writer, hub: hub, observer: observer, inline: inlineWrites, busyTimeout: busyTimeout)
     }
 
     /// Opens (creating it and its folder if missing) and migrates the database file at `path`.
@@ -113,7 +113,7 @@ public struct AppDatabase: Sendable {
         }
         let snapshotReader = try DatabasePool(path: url.path, configuration: snapshotConfiguration)
         return try AppDatabase(pool, requestReaders: requestReaders, snapshotReader: snapshotReader,
-            inlineWrites: synchronous == .normal, logger: logger)
+            inlineWrites: synchronous == .normal, busyTimeout: busyTimeout, logger: logger)
     }
 
     /// The writer's page cache, in KiB (pages it holds stay resident only once a write touched them).

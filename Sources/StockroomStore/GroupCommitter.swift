@@ -45,6 +45,8 @@ final class GroupCommitter: Sendable {
     private let state = Mutex(State())
     /// Set for `inline` commits: the WAL's length after the last commit, for the committer's own checkpoints.
     private let wal: WALLength?
+    /// The writer connection's busy timeout, restored after an inline write's `BEGIN`, which does not wait.
+    private let busyTimeoutMilliseconds: Int32
 
     /// With `inline` (for synchronous=NORMAL, whose COMMIT does not wait for a disk flush), a write
     /// that finds nothing queued and nothing running is applied on its caller's thread, an event loop,
@@ -53,11 +55,15 @@ final class GroupCommitter: Sendable {
     /// the WAL past 1,000 pages and syncs both files, would then stall that event loop; so it is
     /// turned off on the writer connection and the committer runs the checkpoint itself, on the
     /// writer's queue, after the commit that crossed the mark (writes arriving meanwhile queue).
-    init(writer: any DatabaseWriter, hub: ChangeHub, observer: ChangeObserver, inline: Bool = false) {
+    /// Nor does an inline write wait on an event loop for another process's write lock (a CLI
+    /// command on the same file): its `BEGIN` does not wait, and when the lock is taken the write
+    /// queues, to wait on the writer's queue for up to `busyTimeout` as any other.
+    init(writer: any DatabaseWriter, hub: ChangeHub, observer: ChangeObserver, inline: Bool = false, busyTimeout: Duration = .seconds(5)) {
         self.writer = writer
         self.hub = hub
         self.observer = observer
         wal = inline ? WALLength(on: writer) : nil
+        busyTimeoutMilliseconds = Int32(clamping: busyTimeout.components.seconds * 1000 + busyTimeout.components.attoseconds / 1_000_000_000_000_000)
     }
 
     /// Batches and writes so far.
@@ -82,7 +88,7 @@ final class GroupCommitter: Sendable {
     }
 
     /// Applies `body` alone on the calling thread when the writer is idle and gives its outcome; nil
-    /// (nothing run) when the writer is busy.
+    /// (nothing run) when the writer is busy, here or in another process.
     private func writeInline<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) -> Result<T, any Error>? {
         let idle = state.withLock { state in
             guard !state.draining else { return false }
@@ -94,21 +100,45 @@ final class GroupCommitter: Sendable {
         }
         guard idle else { return nil }
         let write = InlineWrite(body: body)
-        applyInline(write)
+        let applied = applyInline(write)
         // Writes that queued meanwhile, or a checkpoint now due, go to the writer's queue.
         let due = wal?.checkpointDue ?? false
         let startDrain = state.withLock { state in
+            if !applied {
+                state.statistics.batches -= 1
+                state.statistics.writes -= 1
+                state.statistics.inlineWrites -= 1
+            }
             if state.pending.isEmpty && !due { state.draining = false }
             return state.draining
         }
         if startDrain { writer.asyncWriteWithoutTransaction { [self] db in drain(db) } }
-        return write.outcome
+        return applied ? write.outcome : nil
     }
 
     /// `applyAlone` on the calling thread (GRDB's synchronous `writeWithoutTransaction`: it runs
-    /// there when the writer's queue is free, which `draining` guarantees but for a drain's last instant).
-    private func applyInline(_ write: InlineWrite<some Sendable>) {
-        writer.writeWithoutTransaction { db in hub.holdingWakes { applyAlone(write, db) } }
+    /// there when the writer's queue is free, which `draining` guarantees but for a drain's last
+    /// instant); false, with nothing run, when another connection holds the write lock.
+    private func applyInline(_ write: InlineWrite<some Sendable>) -> Bool {
+        writer.writeWithoutTransaction { db in
+            guard beginWithoutWaiting(db) else { return false }
+            hub.holdingWakes { applyAlone(write, db, begun: true) }
+            return true
+        }
+    }
+
+    /// `BEGIN IMMEDIATE` with a busy timeout of 0: false when the write lock is taken (or BEGIN
+    /// fails otherwise; the write then meets that failure on the writer's queue).
+    private func beginWithoutWaiting(_ db: Database) -> Bool {
+        let connection = db.sqliteConnection
+        sqlite3_busy_timeout(connection, 0)
+        defer { sqlite3_busy_timeout(connection, busyTimeoutMilliseconds) }
+        do {
+            try db.cachedStatement(sql: "BEGIN IMMEDIATE TRANSACTION").execute()
+            return true
+        } catch {
+            return false
+        }
     }
 
     /// Applies batches on the writer connection until nothing is queued (and, with `inline`, runs
@@ -178,10 +208,10 @@ final class GroupCommitter: Sendable {
     /// transaction back (GRDB's `SAVEPOINT` and `RELEASE` statements, prepared anew each time, were
     /// 42k of the writer's 310k instructions for one PUT; a write that waits alone is the one whose
     /// latency shows).
-    private func applyAlone(_ write: any QueuedWrite, _ db: Database) {
+    private func applyAlone(_ write: any QueuedWrite, _ db: Database, begun: Bool = false) {
         var failedAlone = false
         do {
-            try Self.inImmediateTransaction(db) {
+            try Self.inImmediateTransaction(db, begun: begun) {
                 do {
                     try write.run(db)
                     observer.prepareCommit(db)
@@ -207,8 +237,11 @@ final class GroupCommitter: Sendable {
     /// prepares both statements anew on every call (about 25k of a PUT's 606k instructions, callgrind).
     /// As GRDB's: a failure in `body` or of the `COMMIT` rolls back (when SQLite has not already) and
     /// the first error is thrown; `.rollback` rolls back.
-    static func inImmediateTransaction(_ db: Database, _ body: () throws -> Database.TransactionCompletion) throws {
-        try db.cachedStatement(sql: "BEGIN IMMEDIATE TRANSACTION").execute()
+    /// With `begun`, the caller has run the `BEGIN` already.
+    static func inImmediateTransaction(
+        _ db: Database, begun: Bool = false, _ body: () throws -> Database.TransactionCompletion
+    ) throws {
+        if !begun { try db.cachedStatement(sql: "BEGIN IMMEDIATE TRANSACTION").execute() }
         var firstError: (any Error)?
         var needsRollback = true
         do {

@@ -171,6 +171,38 @@ struct GroupCommitTests {
         }
     }
 
+    /// A write on an event loop must not wait there for another process's write lock (a CLI command
+    /// on the same file): at NORMAL its BEGIN does not wait, and the write queues to wait on the
+    /// writer's queue instead, then commits once the lock is free.
+    @Test func atNormalAWriteThatFindsTheLockTakenQueuesInsteadOfWaitingOnItsThread() async throws {
+        try await withTemporaryFolder { folder in
+            let path = folder.appendingPathComponent("stockroom.sqlite").path
+            let database = try AppDatabase.open(path: path, synchronous: .normal)
+            _ = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin)
+            let before = database.committer.statistics
+
+            // Given another connection holding the write lock,
+            var configuration = Configuration()
+            configuration.allowsUnsafeTransactions = true
+            let other = try DatabaseQueue(path: path, configuration: configuration)
+            try other.inDatabase { db in try db.execute(sql: "BEGIN IMMEDIATE") }
+
+            // when a write comes, it goes to the writer's queue (a batch there) rather than waiting inline;
+            let write = Task { try await database.createItem(id: nil, draft: Sample.mouse, origin: Sample.otto).value }
+            let deadline = ContinuousClock.now + .seconds(10)
+            while database.committer.statistics.batches == before.batches, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(5))
+            }
+            #expect(database.committer.statistics.batches == before.batches + 1, "the write did not queue")
+            try other.inDatabase { db in try db.execute(sql: "ROLLBACK") }
+
+            // and once the lock is free it commits there.
+            let item = try await write.value
+            #expect(database.committer.statistics.inlineWrites == before.inlineWrites)
+            #expect(try await database.item(item.id) == item)
+        }
+    }
+
     /// At NORMAL SQLite's automatic checkpoint is off on the writer (it would run in the COMMIT of
     /// a write applied on an event loop) and the committer checkpoints instead, on the writer's
     /// queue: the WAL still stops growing near 1,000 pages, and everything written is there.
