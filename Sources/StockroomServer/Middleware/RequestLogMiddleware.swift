@@ -14,10 +14,10 @@ struct RequestLogMiddleware: RouterMiddleware {
         context.logger.info(
             "request",
             metadata: [
-                "http.method": "\(request.method.rawValue)",
-                "http.path": "\(request.uri.path)",
-                "http.status": "\(response.status.code)",
-                "duration_ms": "\(Self.milliseconds(elapsed))",
+                "http.method": .string(request.method.rawValue),
+                "http.path": .string(request.uri.path),
+                "http.status": .string(String(response.status.code)),
+                "duration_ms": .string(Self.milliseconds(elapsed)),
             ]
         )
         return response

@@ -40,14 +40,19 @@ public final class LogOutput: TextOutputStream, Sendable {
     }
 
     public func write(_ string: String) {
+        write(bytes: Array(string.utf8))
+    }
+
+    /// Writes a line's UTF-8 bytes.
+    func write(bytes: [UInt8]) {
         lock.lock()
         guard batching else {
             // Until `startBatching`, and in every other command: written at once, as swift-log does.
-            Self.writeAll(Array(string.utf8), to: fileDescriptor)
+            Self.writeAll(bytes, to: fileDescriptor)
             lock.unlock()
             return
         }
-        buffer.append(contentsOf: string.utf8)
+        buffer.append(contentsOf: bytes)
         let full = buffer.count > Self.capacity
         if state == .idle {
             // Only the first line after a quiet spell wakes the writer (a futex call).
