@@ -81,7 +81,7 @@ public func buildApplication(
 func buildRouter(database: AppDatabase, settings: Settings, streams: FeedStreams) -> Router<AppRequestContext> {
     let router = Router(context: AppRequestContext.self)
     let routes = RouteTable()
-    router.add(middleware: RequestLogMiddleware())
+    router.add(middleware: RequestLogMiddleware(requests: database.requestsInFlight))
     router.add(middleware: RequestMetricsMiddleware())
     if !settings.corsAllowedOrigins.isEmpty {
         router.add(middleware: AllowedOriginsCORSMiddleware(origins: settings.corsAllowedOrigins))

@@ -40,6 +40,9 @@ public struct AppDatabase: Sendable {
     let feedPrefetch = FeedPagePrefetch()
     /// What one user may hold.
     public var limits = StoreLimits()
+    /// The requests the server is handling, which it counts here: at synchronous=NORMAL a write
+    /// runs on its caller's thread only while its request is the only one (see `GroupCommitter`).
+    public let requestsInFlight: RequestsInFlight
 
     /// Wraps a database connection and migrates it to the newest schema.
     public init(
@@ -64,7 +67,10 @@ public struct AppDatabase: Sendable {
             return (hub, observer)
         }
         self.hub = hub
-        self.committer = GroupCommitter(writer: writer, hub: hub, observer: observer, inline: inlineWrites, busyTimeout: busyTimeout)
+        let requestsInFlight = RequestsInFlight()
+        self.requestsInFlight = requestsInFlight
+        self.committer = GroupCommitter(
+            writer: writer, hub: hub, observer: observer, inline: inlineWrites, busyTimeout: busyTimeout, requests: requestsInFlight)
     }
 
     /// Opens (creating it and its folder if missing) and migrates the database file at `path`.

@@ -125,6 +125,14 @@ struct GroupCommitTests {
             #expect(try await reopened.item(target.id) == updated.max { $0.version < $1.version })
             for item in created { #expect(try await reopened.item(item.id) == item) }
             #expect(try await Probe(reopened).count("items") == 6)
+            if synchronous == .normal {
+                // After a batch of several the next write queues too (writes are coming together);
+                // once a batch took one, a write alone runs on its caller's thread again.
+                _ = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin)
+                #expect(database.committer.statistics.inlineWrites == after.inlineWrites)
+                _ = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin)
+                #expect(database.committer.statistics.inlineWrites == after.inlineWrites + 1)
+            }
         }
     }
 
@@ -168,6 +176,29 @@ struct GroupCommitTests {
             #expect(after.batches - before.batches == 1)
             #expect(after.writes - before.writes == 1)
             #expect(after.inlineWrites - before.inlineWrites == (synchronous == .normal ? 1 : 0))
+        }
+    }
+
+    /// At NORMAL a write runs on its caller's thread only when nothing says writes are coming
+    /// together: its request is the only one in flight, and the last batch took one write.
+    @Test func atNormalAWriteRunsInlineOnlyWhenItsRequestIsAlone() async throws {
+        try await withTemporaryDatabase(synchronous: .normal) { database in
+            let requests = database.requestsInFlight
+            var inline = database.committer.statistics.inlineWrites
+            // One request in flight (the writer's own): inline.
+            requests.enter()
+            _ = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin)
+            #expect(database.committer.statistics.inlineWrites == inline + 1)
+            inline = database.committer.statistics.inlineWrites
+            // Another one in flight too: the write goes to the writer's queue.
+            requests.enter()
+            _ = try await database.createItem(id: nil, draft: Sample.mouse, origin: Sample.erin)
+            #expect(database.committer.statistics.inlineWrites == inline)
+            requests.leave()
+            requests.leave()
+            #expect(requests.count == 0)
+            _ = try await database.createItem(id: nil, draft: Sample.mouse, origin: Sample.otto)
+            #expect(database.committer.statistics.inlineWrites == inline + 1)
         }
     }
 

@@ -2,13 +2,20 @@ import Foundation
 import Hummingbird
 import Logging
 import NIOCore
+import StockroomStore
 
-/// Logs method, path (never the query, which may hold an access token), status and duration of each request.
+/// Logs method, path (never the query, which may hold an access token), status and duration of each
+/// request; and, being the outermost middleware, counts the requests in flight for the store (which
+/// at synchronous=NORMAL applies a write on its event loop only for a request handled alone).
 struct RequestLogMiddleware: RouterMiddleware {
     typealias Context = AppRequestContext
 
+    let requests: RequestsInFlight
+
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let start = ContinuousClock.now
+        requests.enter()
+        defer { requests.leave() }
         let response = try await next(request, context)
         let elapsed = ContinuousClock.now - start
         context.logger.info(
