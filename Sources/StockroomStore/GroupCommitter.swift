@@ -113,7 +113,7 @@ final class GroupCommitter: Sendable {
             return true
         }
         guard idle else { return nil }
-        let write = InlineWrite(body: body)
+        let write = Write(body: body)
         let applied = applyInline(write)
         // Writes that queued meanwhile, or a checkpoint now due, go to the writer's queue.
         let due = wal?.checkpointDue ?? false
@@ -127,13 +127,13 @@ final class GroupCommitter: Sendable {
             return state.draining
         }
         if startDrain { writer.asyncWriteWithoutTransaction { [self] db in drain(db) } }
-        return applied ? write.outcome : nil
+        return applied ? write.result : nil
     }
 
     /// `applyAlone` on the calling thread (GRDB's synchronous `writeWithoutTransaction`: it runs
     /// there when the writer's queue is free, which `draining` guarantees but for a drain's last
     /// instant); false, with nothing run, when another connection holds the write lock.
-    private func applyInline(_ write: InlineWrite<some Sendable>) -> Bool {
+    private func applyInline(_ write: Write<some Sendable>) -> Bool {
         writer.writeWithoutTransaction { db in
             guard beginWithoutWaiting(db) else { return false }
             hub.holdingWakes { applyAlone(write, db, begun: true) }
@@ -282,29 +282,6 @@ final class GroupCommitter: Sendable {
     }
 }
 
-/// A write applied on its caller's thread (`GroupCommitter.writeInline`): its outcome is read by
-/// that thread once `applyAlone` returned, so no two threads ever reach it at once.
-private final class InlineWrite<T: Sendable>: QueuedWrite, @unchecked Sendable {
-    let body: @Sendable (Database) throws -> T
-    var outcome: Result<T, any Error> = .failure(DatabaseError(message: "an inline write did not run"))
-
-    init(body: @escaping @Sendable (Database) throws -> T) {
-        self.body = body
-    }
-
-    func run(_ db: Database) throws {
-        outcome = .success(try body(db))
-    }
-
-    func failed(_ error: any Error) {
-        outcome = .failure(error)
-    }
-
-    func finish(batchFailure: (any Error)?) {
-        if let batchFailure { outcome = .failure(batchFailure) }
-    }
-}
-
 /// How many requests the server is handling (it counts them in; the store only reads the count).
 public final class RequestsInFlight: Sendable {
     private let value = Atomic<Int>(0)
@@ -362,16 +339,24 @@ private protocol QueuedWrite: Sendable {
     func finish(batchFailure: (any Error)?)
 }
 
-// Its mutable `outcome` is touched only on the writer's serial queue (run, failed, then finish,
-// in that order, within one drain), so no two threads ever reach it at once.
+// Its mutable `outcome` is touched only by the thread applying it (run, failed, then finish, in
+// that order, within one drain or one inline write; an inline write's caller reads it after), so
+// no two threads ever reach it at once.
 private final class Write<T: Sendable>: QueuedWrite, @unchecked Sendable {
     let body: @Sendable (Database) throws -> T
-    let continuation: CheckedContinuation<T, any Error>
+    /// Nil for a write applied on its caller's thread (`GroupCommitter.writeInline`), whose caller
+    /// reads `outcome` itself.
+    let continuation: CheckedContinuation<T, any Error>?
     var outcome: Result<T, any Error>?
 
-    init(body: @escaping @Sendable (Database) throws -> T, continuation: CheckedContinuation<T, any Error>) {
+    init(body: @escaping @Sendable (Database) throws -> T, continuation: CheckedContinuation<T, any Error>? = nil) {
         self.body = body
         self.continuation = continuation
+    }
+
+    /// What an inline write's caller gets once `applyAlone` returned.
+    var result: Result<T, any Error> {
+        outcome ?? .failure(DatabaseError(message: "an inline write did not run"))
     }
 
     func run(_ db: Database) throws {
@@ -383,6 +368,10 @@ private final class Write<T: Sendable>: QueuedWrite, @unchecked Sendable {
     }
 
     func finish(batchFailure: (any Error)?) {
+        guard let continuation else {
+            if let batchFailure { outcome = .failure(batchFailure) }
+            return
+        }
         if let batchFailure {
             continuation.resume(throwing: batchFailure)
         } else if let outcome {
