@@ -44,7 +44,10 @@ public struct AppDatabase: Sendable {
     /// runs on its caller's thread only while its request is the only one (see `GroupCommitter`).
     public let requestsInFlight: RequestsInFlight
 
-    /// Wraps a database connection and migrates it to the newest schema.
+    /// Wraps a database connection and migrates it to the newest schema. With `inlineWrites` (which
+    /// `open` sets for synchronous=NORMAL), a lone write may run on its caller's thread and the
+    /// committer takes over the WAL checkpoint; `busyTimeout` is then the writer connection's own
+    /// (see `GroupCommitter.init`).
     public init(
         _ writer: any DatabaseWriter, requestReaders: RequestReaders? = nil, snapshotReader: (any DatabaseReader)? = nil,
         inlineWrites: Bool = false, busyTimeout: Duration = .seconds(5), logger: Logger = Logger(label: "stockroom.store")
