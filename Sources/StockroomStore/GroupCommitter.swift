@@ -148,7 +148,7 @@ final class GroupCommitter: Sendable {
         sqlite3_busy_timeout(connection, 0)
         defer { sqlite3_busy_timeout(connection, busyTimeoutMilliseconds) }
         do {
-            try db.cachedStatement(sql: "BEGIN IMMEDIATE TRANSACTION").execute()
+            try Self.beginImmediate(db)
             return true
         } catch {
             return false
@@ -256,7 +256,7 @@ final class GroupCommitter: Sendable {
     static func inImmediateTransaction(
         _ db: Database, begun: Bool = false, _ body: () throws -> Database.TransactionCompletion
     ) throws {
-        if !begun { try db.cachedStatement(sql: "BEGIN IMMEDIATE TRANSACTION").execute() }
+        if !begun { try beginImmediate(db) }
         var firstError: (any Error)?
         var needsRollback = true
         do {
@@ -275,6 +275,11 @@ final class GroupCommitter: Sendable {
             }
         }
         if let firstError { throw firstError }
+    }
+
+    /// `BEGIN IMMEDIATE`, prepared once per connection.
+    private static func beginImmediate(_ db: Database) throws {
+        try db.cachedStatement(sql: "BEGIN IMMEDIATE TRANSACTION").execute()
     }
 
     private struct BatchAborted: Error {

@@ -40,15 +40,15 @@ public final class LogOutput: TextOutputStream, Sendable {
     }
 
     public func write(_ string: String) {
-        write(bytes: Array(string.utf8))
+        write(bytes: string.utf8)
     }
 
-    /// Writes a line's UTF-8 bytes.
-    func write(bytes: [UInt8]) {
+    /// Writes a line's UTF-8 bytes (`LineLogHandler` builds its lines as bytes).
+    func write(bytes: some Collection<UInt8>) {
         lock.lock()
         guard batching else {
             // Until `startBatching`, and in every other command: written at once, as swift-log does.
-            Self.writeAll(bytes, to: fileDescriptor)
+            Self.writeAll(Array(bytes), to: fileDescriptor)
             lock.unlock()
             return
         }
