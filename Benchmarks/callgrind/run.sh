@@ -26,6 +26,7 @@
 #   PORT=8095      listen port
 #   ANNOTATE=0     1 prints callgrind_annotate's top 25 (inclusive) of each run's first GET, PUT and save
 #   KEEP_TMP=0     1 keeps the temporary folder (database, server output, callgrind dumps)
+#   LOG_LEVEL=warning  the server's; info adds the request log line (bench-compare runs at info)
 # Exit status: 0 when every request answered as expected, 2 for a setup problem.
 set -euo pipefail
 
@@ -37,6 +38,7 @@ WARMUP="${WARMUP:-20}"
 PORT="${PORT:-8095}"
 ANNOTATE="${ANNOTATE:-0}"
 KEEP_TMP="${KEEP_TMP:-0}"
+LOG_LEVEL="${LOG_LEVEL:-warning}"
 
 log() { printf '[callgrind %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { log "ERROR: $*"; exit 2; }
@@ -82,7 +84,7 @@ for run in $(seq 1 "$RUNS"); do
     mkdir -p "$DIR"
     log "run $run: starting the server under callgrind (database $DIR/cg.sqlite)"
     # Started from the temporary folder, so that no Config/stockroom.json is picked up by accident.
-    ( cd "$DIR" && LOG_LEVEL=warning AUTH_REVOCATION_CHECK_MILLISECONDS=60000 LD_PRELOAD="$TMP/sigsuspend-shim.so" exec valgrind --tool=callgrind \
+    ( cd "$DIR" && LOG_LEVEL="$LOG_LEVEL" AUTH_REVOCATION_CHECK_MILLISECONDS=60000 LD_PRELOAD="$TMP/sigsuspend-shim.so" exec valgrind --tool=callgrind \
           --callgrind-out-file="$DIR/callgrind.out" "$MEASURED" serve --demo --db-path "$DIR/cg.sqlite" --http-host 127.0.0.1 --http-port "$PORT" \
           >"$DIR/server.out" 2>"$DIR/server.err" ) &
     SERVER_PID=$!

@@ -209,8 +209,10 @@ public struct AppDatabase: Sendable {
 
     /// Copies the WAL into the main file and truncates it; run on shutdown.
     public func checkpoint() throws {
-        try writer.writeWithoutTransaction { db in
-            _ = try db.checkpoint(.truncate)
+        try committer.excludingCheckpoints {
+            try writer.writeWithoutTransaction { db in
+                _ = try db.checkpoint(.truncate)
+            }
         }
     }
 

@@ -235,29 +235,79 @@ struct GroupCommitTests {
     }
 
     /// At NORMAL SQLite's automatic checkpoint is off on the writer (it would run in the COMMIT of
-    /// a write applied on an event loop) and the committer checkpoints instead, on the writer's
-    /// queue: the WAL still stops growing near 1,000 pages, and everything written is there.
-    @Test func atNormalTheCommitterCheckpointsAndTheWALStaysNearAThousandPages() async throws {
+    /// a write applied on an event loop). Once the WAL is past 1,000 pages the checkpointer runs one
+    /// on its own connection at the first pause in the writes, and the next write starts the WAL over.
+    @Test func atNormalACheckpointRunsBesideTheWriterWhenTheWritesPause() async throws {
         try await withTemporaryFolder { folder in
             let path = folder.appendingPathComponent("stockroom.sqlite").path
             let database = try AppDatabase.open(path: path, synchronous: .normal)
             let before = database.committer.statistics
             var ids: [ItemID] = []
-            // Each write appends a few pages to the WAL: 1,000 of them are well past 2,000 pages.
-            for index in 0..<1000 {
+            // Each write appends a few pages to the WAL.
+            while try #require(database.committer.walPages) < WALLength.checkpointPages, ids.count < 2000 {
+                let draft = Draft(name: "Item \(ids.count)", color: nil, status: .inStock(quantity: ids.count))
+                ids.append(try await database.createItem(id: nil, draft: draft, origin: Sample.erin).value.id)
+            }
+            #expect(try #require(database.committer.walPages) >= WALLength.checkpointPages)
+
+            // The writes pause: the checkpointer copies the WAL into the file,
+            let deadline = ContinuousClock.now + .seconds(10)
+            while database.committer.statistics.quietCheckpoints == before.quietCheckpoints, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(5))
+            }
+            let after = database.committer.statistics
+            #expect(after.quietCheckpoints > before.quietCheckpoints, "no checkpoint ran while the writes paused")
+            #expect(after.checkpoints == before.checkpoints, "the writer ran a checkpoint")
+            #expect(after.inlineWrites - before.inlineWrites == ids.count, "every write ran on its caller's thread")
+
+            // and the next write, finding all of it copied, starts the WAL over.
+            _ = try await database.createItem(id: nil, draft: Sample.mouse, origin: Sample.otto)
+            #expect(try #require(database.committer.walPages) < 100)
+            #expect(try await database.item(ids.last!)?.status == .inStock(quantity: ids.count - 1))
+
+            // The shutdown checkpoint truncates the WAL.
+            try database.checkpoint()
+            let walBytes = try #require(try FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int)
+            #expect(walBytes == 0)
+        }
+    }
+
+    /// When the writes never pause (here the checkpointer is held busy), the writer checkpoints on
+    /// its own queue once the WAL reaches 4,000 pages: the WAL stays bounded, and everything written is there.
+    @Test func atNormalTheWALStaysBoundedWhenTheWritesNeverPause() async throws {
+        try await withTemporaryFolder { folder in
+            let path = folder.appendingPathComponent("stockroom.sqlite").path
+            let database = try AppDatabase.open(path: path, synchronous: .normal)
+            let before = database.committer.statistics
+            let held = DispatchSemaphore(value: 0)
+            let release = DispatchSemaphore(value: 0)
+            let holder = Thread {
+                database.committer.excludingCheckpoints {
+                    held.signal()
+                    release.wait()
+                }
+            }
+            holder.start()
+            held.wait()
+            defer { release.signal() }
+
+            var ids: [ItemID] = []
+            // About four pages each: 2,000 writes are over 8,000 pages without a checkpoint.
+            for index in 0..<2000 {
                 let draft = Draft(name: "Item \(index)", color: nil, status: .inStock(quantity: index))
                 ids.append(try await database.createItem(id: nil, draft: draft, origin: Sample.erin).value.id)
             }
             let after = database.committer.statistics
-            #expect(after.checkpoints - before.checkpoints >= 2)
+            #expect(after.quietCheckpoints == before.quietCheckpoints)
+            #expect(after.checkpoints - before.checkpoints >= 1)
             // Each on its caller's thread, but those that came while a checkpoint ran: they queued.
-            #expect(after.inlineWrites - before.inlineWrites >= 1000 - (after.checkpoints - before.checkpoints))
+            #expect(after.inlineWrites - before.inlineWrites >= 2000 - (after.checkpoints - before.checkpoints))
             let walBytes = try #require(try FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int)
-            #expect(walBytes < 1500 * (4096 + 24), "the WAL is \(walBytes) bytes")
+            #expect(walBytes < 4500 * (4096 + 24), "the WAL is \(walBytes) bytes")
 
             let reopened = try AppDatabase.open(path: path)
-            #expect(try await Probe(reopened).count("items") == 1000)
-            #expect(try await reopened.item(ids[999])?.status == .inStock(quantity: 999))
+            #expect(try await Probe(reopened).count("items") == 2000)
+            #expect(try await reopened.item(ids[1999])?.status == .inStock(quantity: 1999))
         }
     }
 }
