@@ -93,4 +93,33 @@ import Testing
             #expect(json.string == String(value))
         }
     }
+
+    /// Numbers as `JSONEncoder` writes them (`description` without a trailing `.0`), the short
+    /// decimals `double` writes itself and every other form it leaves to `description`.
+    @Test func doublesAsTheEncoderWritesThem() throws {
+        var values: [Double] = [
+            0, -0.0, 1, -1, 0.5, 0.25, 0.1, 0.2, 0.3, 1.0 / 3, 2.0 / 3, .pi, 1e-4, 0.00011, 9.99e-5, 1e-5, 1e-7,
+            0.123456, 0.1234567, 999_999_999, 999_999_999.5, 1e9, 1e9 + 0.5, 1e15, 1e16, 9_007_199_254_740_992,
+            .greatestFiniteMagnitude, .leastNonzeroMagnitude, .leastNormalMagnitude, 0.1 + 0.2, 123.456, -123.456,
+        ]
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<20_000 {
+            let decimals = Int.random(in: 0...8, using: &generator)
+            let units = Double(Int.random(in: -2_000_000_000...2_000_000_000, using: &generator))
+            values.append(units / pow(10, Double(decimals)))
+            values.append(Double.random(in: 0...1, using: &generator))
+            let bits = UInt64.random(in: .min ... .max, using: &generator)
+            if Double(bitPattern: bits).isFinite { values.append(Double(bitPattern: bits)) }
+        }
+        let encoder = JSONEncoder()
+        for value in values {
+            var json = JSONWriter()
+            json.double(value)
+            var expected = value.description
+            if expected.hasSuffix(".0") { expected.removeLast(2) }
+            #expect(json.string == expected, "\(value)")
+            #expect(json.string == String(decoding: try encoder.encode(value), as: UTF8.self), "\(value)")
+            #expect(Double(json.string) == value)
+        }
+    }
 }
