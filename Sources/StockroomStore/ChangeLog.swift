@@ -17,17 +17,42 @@ enum ChangeLog {
         at: Int64
     ) throws -> Int64 {
         let json = try value.map { value in
-            if let writable = value as? any JSONWritable {
-                var writer = JSONWriter()
-                writable.write(to: &writer)
-                return writer.string
-            }
-            return String(decoding: try JSONCoding.encoder().encode(value), as: UTF8.self)
+            if let writable = value as? any JSONWritable { return writable.jsonBytes }
+            return Array(try JSONCoding.encoder().encode(value))
         }
+        return try insert(db, entity: entity, op: op, id: id, owner: owner, json: json, origin: origin, at: at)
+    }
+
+    /// `append` of a value that writes its own JSON (an item, a navigation): no dynamic cast.
+    @discardableResult
+    static func append(
+        _ db: Database,
+        entity: ChangeEntity,
+        op: ChangeOp,
+        id: String,
+        owner: UserID?,
+        value: (some JSONWritable & Encodable)?,
+        origin: Origin,
+        at: Int64
+    ) throws -> Int64 {
+        try insert(db, entity: entity, op: op, id: id, owner: owner, json: value?.jsonBytes, origin: origin, at: at)
+    }
+
+    private static func insert(
+        _ db: Database, entity: ChangeEntity, op: ChangeOp, id: String, owner: UserID?, json: [UInt8]?, origin: Origin, at: Int64
+    ) throws -> Int64 {
         // A cached statement, not `ChangeRecord.insert` (which prepares anew and encodes through
-        // `Encodable`): every write appends at least one entry.
-        try db.cachedStatement(sql: appendSQL)
-            .execute(arguments: [entity, op, id, owner, json, origin.clientID, origin.idempotencyKey, at])
+        // `Encodable`): every write appends at least one entry. In `CodingKeys` order.
+        try db.cachedStatement(sql: appendSQL).execute { binder in
+            binder.bind(entity)
+            binder.bind(op)
+            binder.bind(id)
+            binder.bind(owner)
+            binder.bind(text: json)
+            binder.bind(origin.clientID)
+            binder.bind(origin.idempotencyKey)
+            binder.bind(at)
+        }
         return db.lastInsertedRowID
     }
 

@@ -412,8 +412,8 @@ final class Checkpointer: Sendable {
         self.wal = wal
     }
 
-    /// Checkpoints run so far.
-    var count: Int { runs.load(ordering: .relaxed) }
+    /// Checkpoints run so far (counted once each has finished).
+    var count: Int { runs.load(ordering: .acquiring) }
 
     /// Asks for a checkpoint at the next pause in the writes (nothing when one is asked for already).
     func request() {
@@ -431,8 +431,8 @@ final class Checkpointer: Sendable {
             let now = wal.commits
             guard now == commits else { return runWhenQuiet(since: now) }
             requested.store(false, ordering: .relaxed)
-            runs.add(1, ordering: .relaxed)
             try? connection.writeWithoutTransaction { db in _ = try db.checkpoint(.passive) }
+            runs.add(1, ordering: .releasing)
         }
     }
 

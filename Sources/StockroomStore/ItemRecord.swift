@@ -144,7 +144,31 @@ struct ItemRecord: Codable, PersistableRecord {
     /// under callgrind).
     func updateCached(_ db: Database) throws {
         guard let seq else { throw DatabaseError(message: "update of an item record without seq") }
-        try db.cachedStatement(sql: Self.updateSQL).execute(arguments: StatementArguments(Self.updatedColumns.map(value) + [seq]))
+        try db.cachedStatement(sql: Self.updateSQL).execute { binder in
+            for column in Self.updatedColumns { bind(column, &binder) }
+            binder.bind(seq)
+        }
+    }
+
+    /// Binds a column's value as GRDB would store it (`value(_:)`'s).
+    private func bind(_ column: CodingKeys, _ binder: inout SQLiteBinder) {
+        switch column {
+        case .seq: binder.bind(seq)
+        case .id: binder.bind(id)
+        case .name: binder.bind(name)
+        case .searchName: binder.bind(searchName)
+        case .colorName: binder.bind(colorName)
+        case .colorRed: binder.bind(colorRed)
+        case .colorGreen: binder.bind(colorGreen)
+        case .colorBlue: binder.bind(colorBlue)
+        case .inStock: binder.bind(inStock)
+        case .quantity: binder.bind(quantity)
+        case .isOnBackOrder: binder.bind(isOnBackOrder)
+        case .version: binder.bind(version)
+        case .createdAt: binder.bind(createdAt)
+        case .updatedAt: binder.bind(updatedAt)
+        case .deletedAt: binder.bind(deletedAt)
+        }
     }
 
     /// The values of every column but `seq`, in `CodingKeys` order (`insertSQL`).
