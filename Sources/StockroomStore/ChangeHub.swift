@@ -413,7 +413,7 @@ final class ChangeObserver: TransactionObserver, Sendable {
     private func read(_ db: Database, changes: Bool, tokens: Bool) throws -> Committed {
         // A cached statement, not the query interface (which prepares its statement anew): every commit runs it.
         let entries = changes
-            ? try db.cachedStatement(sql: Self.newEntriesSQL).readRows(arguments: [hub.head]) { try ChangeRecord(current: $0) }.map { ChangeEntry($0, epoch: hub.epoch) }
+            ? try db.cachedStatement(sql: Self.newEntriesSQL).readRows(binding: { $0.bind(hub.head) }) { try ChangeRecord(current: $0) }.map { ChangeEntry($0, epoch: hub.epoch) }
             : []
         return Committed(entries: entries, tokenGeneration: try tokenGeneration(db, tokens: tokens))
     }

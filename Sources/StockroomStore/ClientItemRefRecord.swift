@@ -21,10 +21,13 @@ struct ClientItemRefRecord: Codable, FetchableRecord, PersistableRecord {
     /// Replaces the references of `clientID` by `itemIDs`. Cached statements, not the query
     /// interface (which prepares its statements anew on every call): every navigation write runs them.
     static func replace(_ db: Database, clientID: ClientID, with itemIDs: some Sequence<ItemID>) throws {
-        try db.cachedStatement(sql: deleteSQL).execute(arguments: [clientID])
+        try db.cachedStatement(sql: deleteSQL).execute { $0.bind(clientID) }
         let insert = try db.cachedStatement(sql: insertSQL)
         for id in itemIDs {
-            try insert.execute(arguments: [id.description, clientID])
+            try insert.execute { binder in
+                binder.bind(id.description)
+                binder.bind(clientID)
+            }
         }
     }
 

@@ -67,7 +67,14 @@ struct ClientRecord: Codable, FetchableRecord, PersistableRecord {
     /// Inserts or replaces the row with one cached statement: GRDB's `upsert` encodes the record and
     /// builds its statement anew on each call (140k of a save command's instructions).
     func upsertCached(_ db: Database) throws {
-        try db.cachedStatement(sql: Self.upsertSQL).execute(arguments: [clientID, owner, state, version, updatedAt, ownerChangeSeq])
+        try db.cachedStatement(sql: Self.upsertSQL).execute { binder in
+            binder.bind(clientID)
+            binder.bind(owner)
+            binder.bind(state)
+            binder.bind(version)
+            binder.bind(updatedAt)
+            binder.bind(ownerChangeSeq)
+        }
     }
 
     private static let upsertSQL: String = {

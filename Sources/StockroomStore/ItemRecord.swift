@@ -212,7 +212,7 @@ struct ItemRecord: Codable, PersistableRecord {
     /// The live (not deleted) record of `id`, if any.
     static func live(_ db: Database, id: ItemID) throws -> ItemRecord? {
         // A cached statement rather than the query interface (which prepares its statement anew): it runs on every item read and write.
-        try db.cachedStatement(sql: liveSQL).readFirstRow(arguments: [id.description]) { try ItemRecord(current: $0) }
+        try db.cachedStatement(sql: liveSQL).readFirstRow(binding: { $0.bind(id.description) }) { try ItemRecord(current: $0) }
     }
 
     private static let liveSQL = selectSQL + " WHERE id = ? AND deleted_at IS NULL"

@@ -55,6 +55,25 @@ extension Statement {
         return rows
     }
 
+    /// `readRows` with the statement's parameters bound by `bind` (`execute(binding:)`).
+    func readRows<T>(binding bind: (inout SQLiteBinder) -> Void, _ read: (SQLiteStatement) throws -> T) throws -> [T] {
+        try self.bind(bind)
+        let steps = try Int64.fetchCursor(self, arguments: nil)
+        var rows: [T] = []
+        while try steps.next() != nil {
+            rows.append(try read(sqliteStatement))
+        }
+        return rows
+    }
+
+    /// `readFirstRow` with the statement's parameters bound by `bind` (`execute(binding:)`).
+    func readFirstRow<T>(binding bind: (inout SQLiteBinder) -> Void, _ read: (SQLiteStatement) throws -> T) throws -> T? {
+        try self.bind(bind)
+        let steps = try Int64.fetchCursor(self, arguments: nil)
+        guard try steps.next() != nil else { return nil }
+        return try read(sqliteStatement)
+    }
+
     /// The first row of the statement, read in place by `read`; nil when there is none.
     func readFirstRow<T>(arguments: StatementArguments = StatementArguments(), _ read: (SQLiteStatement) throws -> T) throws -> T? {
         let steps = try Int64.fetchCursor(self, arguments: arguments)
@@ -134,16 +153,21 @@ extension Statement {
     /// for its two statements (callgrind). The statement still runs through GRDB's `execute()`, and
     /// so through its observation of what changed.
     func execute(binding bind: (inout SQLiteBinder) -> Void) throws {
+        try self.bind(bind)
+        try execute()
+    }
+
+    /// Binds the statement's parameters for a run through GRDB without arguments (which then keeps them).
+    private func bind(_ bind: (inout SQLiteBinder) -> Void) throws {
         // A failed last run's error (already thrown to its caller) must not come back from this
         // reset: `setUncheckedArguments` resets with `try!`.
         sqlite3_reset(sqliteStatement)
-        // Clears the bindings and marks them bound and valid, so `execute()` keeps what follows.
+        // Clears the bindings and marks them bound and valid, so that a run without arguments keeps what follows.
         setUncheckedArguments(StatementArguments())
         var binder = SQLiteBinder(statement: sqliteStatement)
         bind(&binder)
         guard binder.count == sqlite3_bind_parameter_count(sqliteStatement) else {
             throw DatabaseError(message: "\(binder.count) parameters bound for \(sqlite3_bind_parameter_count(sqliteStatement)): \(sql)")
         }
-        try execute()
     }
 }
