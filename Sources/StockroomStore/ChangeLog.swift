@@ -4,7 +4,8 @@ import StockroomCore
 
 /// Appends change entries inside the write's own transaction.
 enum ChangeLog {
-    /// Appends one entry and returns its seq.
+    /// Appends one entry and returns its seq. The value writes its own JSON (an item, a navigation):
+    /// no `Encodable` container, no cast at run time.
     @discardableResult
     static func append(
         _ db: Database,
@@ -12,35 +13,11 @@ enum ChangeLog {
         op: ChangeOp,
         id: String,
         owner: UserID?,
-        value: (some Encodable)?,
+        value: (some JSONWritable)?,
         origin: Origin,
         at: Int64
     ) throws -> Int64 {
-        let json = try value.map { value in
-            if let writable = value as? any JSONWritable { return writable.jsonBytes }
-            return Array(try JSONCoding.encoder().encode(value))
-        }
-        return try insert(db, entity: entity, op: op, id: id, owner: owner, json: json, origin: origin, at: at)
-    }
-
-    /// `append` of a value that writes its own JSON (an item, a navigation): no dynamic cast.
-    @discardableResult
-    static func append(
-        _ db: Database,
-        entity: ChangeEntity,
-        op: ChangeOp,
-        id: String,
-        owner: UserID?,
-        value: (some JSONWritable & Encodable)?,
-        origin: Origin,
-        at: Int64
-    ) throws -> Int64 {
-        try insert(db, entity: entity, op: op, id: id, owner: owner, json: value?.jsonBytes, origin: origin, at: at)
-    }
-
-    private static func insert(
-        _ db: Database, entity: ChangeEntity, op: ChangeOp, id: String, owner: UserID?, json: [UInt8]?, origin: Origin, at: Int64
-    ) throws -> Int64 {
+        let json = value?.jsonBytes
         // A cached statement, not `ChangeRecord.insert` (which prepares anew and encodes through
         // `Encodable`): every write appends at least one entry. In `CodingKeys` order.
         try db.cachedStatement(sql: appendSQL).execute { binder in

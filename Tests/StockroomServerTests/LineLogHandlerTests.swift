@@ -69,39 +69,25 @@ import Testing
     /// Written to a batching `LogOutput`, a line is formatted by its writer thread: the same line,
     /// with the metadata provider's values as they were where it was logged (a task-local here).
     @Test func batchedLinesAreStreamLogHandlersWithTheProvidersValuesWhereLogged() async throws {
-        var ends: [Int32] = [0, 0]
-        #expect(pipe(&ends) == 0)
-        let (readEnd, writeEnd) = (ends[0], ends[1])
-        defer { close(readEnd) }
-        let reader = Task.detached { () -> String in
-            var data = Data()
-            var chunk = [UInt8](repeating: 0, count: 65_536)
-            while true {
-                let count = read(readEnd, &chunk, chunk.count)
-                if count <= 0 { break }
-                data.append(contentsOf: chunk[0..<count])
-            }
-            return String(decoding: data, as: UTF8.self)
-        }
-        let output = LogOutput(fileDescriptor: writeEnd)
-        output.startBatching()
         let theirs = Captured()
         let provider = Logger.MetadataProvider { ["task": .string(RequestLocal.id)] }
-        var line = Logger(label: "stockroom") { label in LineLogHandler(label: label, output: output, metadataProvider: provider) }
-        var stream = Logger(label: "stockroom") { label in StreamLogHandler(label: label, stream: theirs, metadataProvider: provider) }
-        line[metadataKey: "hb.request.id"] = "42"
-        stream[metadataKey: "hb.request.id"] = "42"
-        for logger in [line, stream] {
-            for request in 0..<100 {
-                RequestLocal.$id.withValue("request \(request)") {
-                    logger.info("request", metadata: ["http.path": "/v1/items/\(request)", "http.status": "200"])
+        let oursLines = try await readingPipe { writeEnd in
+            let output = LogOutput(fileDescriptor: writeEnd)
+            output.startBatching()
+            var line = Logger(label: "stockroom") { label in LineLogHandler(label: label, output: output, metadataProvider: provider) }
+            var stream = Logger(label: "stockroom") { label in StreamLogHandler(label: label, stream: theirs, metadataProvider: provider) }
+            line[metadataKey: "hb.request.id"] = "42"
+            stream[metadataKey: "hb.request.id"] = "42"
+            for logger in [line, stream] {
+                for request in 0..<100 {
+                    RequestLocal.$id.withValue("request \(request)") {
+                        logger.info("request", metadata: ["http.path": "/v1/items/\(request)", "http.status": "200"])
+                    }
                 }
+                logger.error("failed", error: Failure(), metadata: ["list": .array(["a", "b"])])
             }
-            logger.error("failed", error: Failure(), metadata: ["list": .array(["a", "b"])])
-        }
-        output.flush()
-        close(writeEnd)
-        let oursLines = await reader.value.split(separator: "\n")
+            output.flush()
+        }.split(separator: "\n")
         let theirLines = theirs.text.withLock { $0 }.split(separator: "\n")
         #expect(oursLines.count == 101)
         #expect(oursLines.map { $0.drop { $0 != " " } } == theirLines.map { $0.drop { $0 != " " } })

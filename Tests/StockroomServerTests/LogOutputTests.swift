@@ -7,36 +7,21 @@ import Testing
 /// order each thread logged it, and `flush` returns only once all of them are written.
 @Suite struct LogOutputTests {
     @Test func batchedLinesFromManyThreadsAllArriveInOrderByFlush() async throws {
-        var ends: [Int32] = [0, 0]
-        #expect(pipe(&ends) == 0)
-        let (readEnd, writeEnd) = (ends[0], ends[1])
-        defer { close(readEnd) }
-        // Read concurrently, so a full pipe never stalls the writer.
-        let reader = Task.detached { () -> String in
-            var data = Data()
-            var chunk = [UInt8](repeating: 0, count: 65_536)
-            while true {
-                let count = read(readEnd, &chunk, chunk.count)
-                if count <= 0 { break }
-                data.append(contentsOf: chunk[0..<count])
-            }
-            return String(decoding: data, as: UTF8.self)
-        }
-        let output = LogOutput(fileDescriptor: writeEnd)
-        output.write("before batching\n")
-        output.startBatching()
         let threads = 4
         let linesPerThread = 5_000
-        await withTaskGroup(of: Void.self) { group in
-            for thread in 0..<threads {
-                group.addTask {
-                    for line in 0..<linesPerThread { output.write("thread \(thread) line \(line) \(String(repeating: "x", count: line % 300))\n") }
+        let lines = try await readingPipe { writeEnd in
+            let output = LogOutput(fileDescriptor: writeEnd)
+            output.write("before batching\n")
+            output.startBatching()
+            await withTaskGroup(of: Void.self) { group in
+                for thread in 0..<threads {
+                    group.addTask {
+                        for line in 0..<linesPerThread { output.write("thread \(thread) line \(line) \(String(repeating: "x", count: line % 300))\n") }
+                    }
                 }
             }
-        }
-        output.flush()
-        close(writeEnd)
-        let lines = await reader.value.split(separator: "\n")
+            output.flush()
+        }.split(separator: "\n")
         #expect(lines.first == "before batching")
         #expect(lines.count == 1 + threads * linesPerThread)
         var next = [Int](repeating: 0, count: threads)
@@ -52,4 +37,32 @@ import Testing
         }
         #expect(next == [Int](repeating: linesPerThread, count: threads))
     }
+}
+
+/// Runs `body` with the write end of a pipe whose read end is drained concurrently (so a full pipe
+/// never stalls a writer); closes it after and returns everything written.
+func readingPipe(_ body: (Int32) async throws -> Void) async throws -> String {
+    var ends: [Int32] = [0, 0]
+    guard pipe(&ends) == 0 else { throw POSIXError(.EMFILE) }
+    let (readEnd, writeEnd) = (ends[0], ends[1])
+    defer { close(readEnd) }
+    let reader = Task.detached { () -> String in
+        var data = Data()
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = read(readEnd, &chunk, chunk.count)
+            if count <= 0 { break }
+            data.append(contentsOf: chunk[0..<count])
+        }
+        return String(decoding: data, as: UTF8.self)
+    }
+    do {
+        try await body(writeEnd)
+    } catch {
+        close(writeEnd)
+        _ = await reader.value
+        throw error
+    }
+    close(writeEnd)
+    return await reader.value
 }
