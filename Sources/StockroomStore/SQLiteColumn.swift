@@ -159,8 +159,9 @@ extension Statement {
 
     /// Binds the statement's parameters for a run through GRDB without arguments (which then keeps them).
     private func bind(_ bind: (inout SQLiteBinder) -> Void) throws {
-        // A failed last run's error (already thrown to its caller) must not come back from this
-        // reset: `setUncheckedArguments` resets with `try!`.
+        // SQLite's reset returns the error of the last run when it failed (that error was thrown to
+        // that run's caller already). Reset here, its result set aside, so that the reset inside
+        // `setUncheckedArguments`, which GRDB does not let fail, finds the statement clean.
         sqlite3_reset(sqliteStatement)
         // Clears the bindings and marks them bound and valid, so that a run without arguments keeps what follows.
         setUncheckedArguments(StatementArguments())
