@@ -28,6 +28,9 @@ public func buildApplication(
     } catch {
         throw StartupError.database(path: settings.databasePath, underlying: error)
     }
+    logger.info("database", metadata: [
+        "path": "\(settings.databasePath)", "synchronous": "\(settings.synchronous.rawValue.lowercased())",
+    ])
     if settings.demo, try await database.seedDemoItems() {
         logger.info("seeded the demo items")
     }
