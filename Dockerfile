@@ -1,49 +1,69 @@
-# syntax=docker/dockerfile:1
-# Untested here (no Docker engine on the build machine); built as written in CI or by hand.
+# Stockroom's production image: a release build of `stockroom` (Swift runtime linked statically)
+# on Debian bookworm-slim, running as a non-root user with its database on the volume /data.
+# Builds with BuildKit and with the classic builder (DOCKER_BUILDKIT=0).
 
 # ---- build ----
-FROM swift:6.2-bookworm AS build
+FROM swift:6.3-bookworm AS build
 RUN apt-get update \
     && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends libsqlite3-dev \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
+ARG SWIFT_BUILD_FLAGS="-c release --static-swift-stdlib --product stockroom"
 
-# Dependencies first, in their own layer: only a change to the manifest fetches packages again.
-# The manifest names its target folders, so empty ones stand in for the sources while resolving.
-# (Package.resolve[d]: copied when present, without failing when it is not.)
+# The packages, resolved from the manifest alone in a layer of their own: a change to Stockroom's
+# sources does not fetch them again. (Package.resolve[d]: copied when present, no error when not.)
+# Compiling them in a layer of their own would not pay: SwiftPM's build system compares each
+# file's device number, which an overlay filesystem gives anew in every build step, so the next
+# step would compile them all again.
 COPY Package.swift Package.resolve[d] ./
-RUN mkdir -p Sources/StockroomCore Sources/StockroomStore Sources/StockroomServer/Resources Sources/stockroom \
-       Migrations/sql Tests/StockroomCoreTests Tests/StockroomStoreTests Tests/StockroomServerTests \
-    && swift package resolve
+RUN swift package resolve
 
-# Then the sources: a source change rebuilds from here on, with the packages above.
+# The manifest's test targets are not built, but their folders must exist; an empty source file
+# each keeps the manifest's checks quiet.
+RUN for target in Tests/StockroomCoreTests Tests/StockroomStoreTests Tests/StockroomServerTests \
+        Tests/StockroomClientTests; do mkdir -p "$target" && touch "$target/Empty.swift"; done \
+    && mkdir -p Tests/CSpawn/include && touch Tests/CSpawn/Empty.c
+
+# Stockroom, with every package it uses. The staging folder is the application: the binary (debug
+# info stripped; its symbols stay, for backtraces), the resource bundles it finds beside itself
+# (migrations, the OpenAPI document, the inspector) and the runtime's crash reporter for a static
+# binary.
 COPY Sources ./Sources
 COPY Migrations ./Migrations
-COPY Tests ./Tests
-RUN swift build -c release --product stockroom --static-swift-stdlib \
+RUN swift build $SWIFT_BUILD_FLAGS \
+    && bin="$(swift build $SWIFT_BUILD_FLAGS --show-bin-path)" \
     && mkdir /staging \
-    && cp .build/release/stockroom /staging/ \
-    && cp -R .build/release/*.resources /staging/
+    && cp "$bin/stockroom" /staging/ \
+    && strip --strip-debug /staging/stockroom \
+    && cp -R "$bin"/*.resources /staging/ \
+    && cp "$(dirname "$(readlink -f "$(command -v swift)")")/../libexec/swift/linux/swift-backtrace-static" /staging/
 
 # ---- runtime ----
 FROM debian:bookworm-slim
 RUN apt-get update \
-    && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-       libsqlite3-0 libstdc++6 ca-certificates curl \
-    && rm -rf /var/lib/apt/lists/* \
+    && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends libsqlite3-0 \
+    && rm -rf /var/lib/apt/lists/* /var/cache/apt/* /var/log/apt /var/log/dpkg.log \
     && useradd --system --uid 10001 --user-group --home-dir /app --shell /usr/sbin/nologin stockroom \
     && mkdir -p /data \
-    && chown stockroom:stockroom /data
+    && chown stockroom:stockroom /data \
+    && chmod 0700 /data
 
 WORKDIR /app
-# The binary finds its resource bundles (migrations, OpenAPI document) next to itself.
 COPY --from=build /staging/ /app/
 
-ENV HTTP_HOST=0.0.0.0 DB_PATH=/data/stockroom.sqlite
+ENV HTTP_HOST=0.0.0.0 \
+    HTTP_PORT=8080 \
+    DB_PATH=/data/stockroom.sqlite \
+    SWIFT_BACKTRACE=enable=yes,sanitize=yes,threads=all,images=all,interactive=no,swift-backtrace=/app/swift-backtrace-static
 VOLUME /data
 EXPOSE 8080
 USER stockroom:stockroom
 
-# exec form: the server is PID 1's only process and gets SIGTERM itself.
+# Healthy means ready: `/ready` answers 200 when a write would succeed now. bash's /dev/tcp, so
+# that the image needs no HTTP client.
+HEALTHCHECK --interval=10s --timeout=3s --start-period=10s --retries=3 \
+    CMD ["bash", "-c", "exec 3<>/dev/tcp/127.0.0.1/${HTTP_PORT:-8080} && printf 'GET /ready HTTP/1.1\\r\\nHost: localhost\\r\\nConnection: close\\r\\n\\r\\n' >&3 && read -r _ status _ <&3 && [ \"$status\" = 200 ]"]
+
+# Exec form: the server is PID 1 and gets SIGTERM itself; it exits 0 within 5 s of it.
 ENTRYPOINT ["/app/stockroom"]
 CMD ["serve"]
