@@ -7,14 +7,23 @@ import StockroomServer
 /// The process entry point: makes NIO's event loops Swift's global executor, then runs the command.
 @main
 enum Entry {
+    /// Which global executor runs the process's jobs; `serve` logs it at startup.
+    nonisolated(unsafe) static var globalExecutor = "Swift's default pool"
+
     static func main() async {
         // Request handlers, GRDB continuations and NIO's I/O then share the same threads, so a request
         // no longer crosses from an event loop to the concurrency pool and back (one wake-up each way).
         // Must happen before any task runs on the global executor: hence first, here. Jobs run as the
         // generic executor would (see `GenericGlobalExecutor`); NIO's own installer, which runs them
         // isolated to the event loop, stays the fallback should the runtime refuse the hook.
-        if !GenericGlobalExecutor.install() {
-            NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
+        // A binary with the Swift runtime linked statically (the Docker image's) has neither: the
+        // hook is a local symbol there, so both installers fail and Swift's default pool runs jobs.
+        if GenericGlobalExecutor.install() {
+            globalExecutor = "event loops, as the generic executor"
+        } else if NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor() {
+            globalExecutor = "event loops, isolated to each loop (NIO)"
+        } else {
+            globalExecutor = "Swift's default pool"
         }
         // Every log line goes through one handler that escapes control characters in stored values,
         // to standard output (written by a thread of its own while `serve` runs: `LogOutput`).

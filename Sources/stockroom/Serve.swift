@@ -46,6 +46,7 @@ struct Serve: AsyncParsableCommand {
         }
         var logger = Logger(label: "stockroom")
         logger.logLevel = settings.logLevel
+        logger.info("global executor", metadata: ["executor": "\(Entry.globalExecutor)"])
         var group = ServiceGroupConfiguration(services: [.init(service: app)], logger: logger)
         group.gracefulShutdownSignals = [.sigterm, .sigint]
         // Streams and long-polls end at once on SIGTERM, so this bound only cuts off what a client

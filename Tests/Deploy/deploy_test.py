@@ -356,7 +356,10 @@ def check_up(compose, project):
     resumed = request(port, "GET", f"/v1/changes?since={urllib.parse.quote(start_cursor)}&limit=1000", token).json()
     expect([c["seq"] for c in resumed["changes"]] == [c["seq"] for c in changes["changes"]],
            "the log after down/up differs from before")
-    return token, item_id, head_cursor, f"{len(changes['changes'])} changes, SSE saw the save, down/up kept {len(after_items)} items"
+    executor = re.search(r"executor=(.*) \[stockroom\] global executor", project.logs())
+    return token, item_id, head_cursor, (
+        f"{len(changes['changes'])} changes, SSE saw the save, down/up kept {len(after_items)} items; "
+        f"global executor: {executor.group(1) if executor else 'not logged'}")
 
 
 def check_backup(compose, project, token, head_cursor):
