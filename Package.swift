@@ -90,9 +90,12 @@ let package = Package(
             resources: [.copy("Resources")],
             swiftSettings: swiftSettings
         ),
+        // The Swift runtime's global-executor hook by address (GenericGlobalExecutor).
+        .target(name: "CConcurrencyHook"),
         .executableTarget(
             name: "stockroom",
             dependencies: [
+                "CConcurrencyHook",
                 "StockroomServer",
                 "StockroomStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

@@ -15,9 +15,7 @@ enum Entry {
         // no longer crosses from an event loop to the concurrency pool and back (one wake-up each way).
         // Must happen before any task runs on the global executor: hence first, here. Jobs run as the
         // generic executor would (see `GenericGlobalExecutor`); NIO's own installer, which runs them
-        // isolated to the event loop, stays the fallback should the runtime refuse the hook.
-        // A binary with the Swift runtime linked statically (the Docker image's) has neither: the
-        // hook is a local symbol there, so both installers fail and Swift's default pool runs jobs.
+        // isolated to the event loop, is tried should the hook be taken already.
         if GenericGlobalExecutor.install() {
             globalExecutor = "event loops, as the generic executor"
         } else if NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor() {

@@ -1,14 +1,7 @@
+import CConcurrencyHook
 import NIOCore
 import NIOPosix
 import Synchronization
-
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Musl)
-    import Musl
-#elseif canImport(Darwin)
-    import Darwin
-#endif
 
 /// Makes NIO's singleton event loops Swift's global executor, running each job as the generic
 /// executor would. NIO's own `unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor`
@@ -24,14 +17,15 @@ import Synchronization
 /// write then had to hop to the channel's loop (strace of one PUT: a wake-up of each loop).
 ///
 /// Same technique as NIO's (the runtime's `swift_task_enqueueGlobal_hook`), with the same
-/// caveats: process-wide, and it must run before any task is enqueued on the global executor.
+/// caveats: process-wide, and it must run before any task is enqueued on the global executor. The
+/// hook is reached by address (`CConcurrencyHook`), not by `dlsym` as NIO does, so that it is set in
+/// a binary with the runtime linked statically too (the Docker image's), which exports no symbol.
 enum GenericGlobalExecutor {
     private typealias EnqueueHook = @convention(thin) (UnownedJob, @convention(thin) (UnownedJob) -> Void) -> Void
 
-    /// Installs the hook; false when the runtime has no hook to set, or another is set already.
+    /// Installs the hook; false when another is set already.
     static func install() -> Bool {
-        guard let symbol = dlsym(dlopen(nil, RTLD_NOW), "swift_task_enqueueGlobal_hook") else { return false }
-        let slot = symbol.assumingMemoryBound(to: UnsafeRawPointer?.self)
+        let slot = UnsafeMutableRawPointer(stockroom_task_enqueue_global_hook()).assumingMemoryBound(to: UnsafeRawPointer?.self)
         guard slot.pointee == nil else { return false }
         LoopAffinity.shared = LoopAffinity(group: MultiThreadedEventLoopGroup.singleton)
         return withUnsafeTemporaryAllocation(of: EnqueueHook.self, capacity: 1) { hook in
