@@ -52,7 +52,6 @@ WORKDIR /app
 COPY --from=build /staging/ /app/
 
 ENV HTTP_HOST=0.0.0.0 \
-    HTTP_PORT=8080 \
     DB_PATH=/data/stockroom.sqlite \
     SWIFT_BACKTRACE=enable=yes,sanitize=yes,threads=all,images=all,interactive=no,swift-backtrace=/app/swift-backtrace-static
 VOLUME /data

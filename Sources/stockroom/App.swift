@@ -7,7 +7,7 @@ import StockroomServer
 /// The process entry point: makes NIO's event loops Swift's global executor, then runs the command.
 @main
 enum Entry {
-    /// Which global executor runs the process's jobs; `serve` logs it at startup.
+    /// Which global executor runs the process's jobs (as set by `main`); `serve` logs it at startup.
     nonisolated(unsafe) static var globalExecutor = "Swift's default pool"
 
     static func main() async {
@@ -20,8 +20,6 @@ enum Entry {
             globalExecutor = "event loops, as the generic executor"
         } else if NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor() {
             globalExecutor = "event loops, isolated to each loop (NIO)"
-        } else {
-            globalExecutor = "Swift's default pool"
         }
         // Every log line goes through one handler that escapes control characters in stored values,
         // to standard output (written by a thread of its own while `serve` runs: `LogOutput`).

@@ -280,7 +280,7 @@ class WebSocket:
 
 # ---- the checks ----
 
-def check_image(compose):
+def check_image():
     image = json.loads(run(["docker", "image", "inspect", IMAGE]).stdout)[0]
     base = json.loads(run(["docker", "image", "inspect", RUNTIME_BASE]).stdout)[0]
     config = image["Config"]
@@ -308,7 +308,7 @@ def check_image(compose):
     return f"{added / 1e6:.1f} MB added to the runtime base"
 
 
-def check_up(compose, project):
+def check_up(project):
     project("up", "-d")
     project.wait_healthy()
     port = project.port
@@ -361,12 +361,12 @@ def check_up(compose, project):
     executor = re.search(r"executor=(.*) \[stockroom\] global executor", project.logs())
     expect(executor and executor.group(1) == "event loops, as the generic executor",
            f"the server's global executor is {executor.group(1) if executor else 'not logged'}")
-    return token, item_id, head_cursor, (
+    return token, head_cursor, (
         f"{len(changes['changes'])} changes, SSE saw the save, down/up kept {len(after_items)} items; "
         f"global executor: {executor.group(1)}")
 
 
-def check_backup(compose, project, token, head_cursor):
+def check_backup(project, token, head_cursor):
     port = project.port
     project("exec", "-T", "stockroom", "/app/stockroom", "backup", "--to", "/data/backup.sqlite")
     later = request(port, "POST", "/v1/items", token, draft("Written after the backup", 1))
@@ -384,7 +384,7 @@ def check_backup(compose, project, token, head_cursor):
     return "backup with exec, restore with run: later write gone, old cursor 410"
 
 
-def check_stop(compose, project, token):
+def check_stop(project, token):
     port = project.port
     head = request(port, "GET", "/v1/changes?since=now", token).json()["cursor"]
     poll = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
@@ -495,12 +495,9 @@ def main():
             say(f"{name}: ok ({detail})")
             passed.append(name)
             return result
-        except CheckFailed as error:
-            say(f"{name}: FAILED: {error}")
-            failed.append(name)
-            return None
         except Exception as error:  # a check that broke (a refused connection, a missing key) fails too
-            say(f"{name}: FAILED: {error!r}\n{traceback.format_exc()}")
+            detail = error if isinstance(error, CheckFailed) else f"{error!r}\n{traceback.format_exc()}"
+            say(f"{name}: FAILED: {detail}")
             failed.append(name)
             return None
 
@@ -514,16 +511,18 @@ def main():
         main_project = Project(compose, f"stockroom-deploy-{suffix}", free_port())
         projects.append(main_project)
         if not args.no_build:
-            started = time.monotonic()
-            built = step("build", lambda: (main_project("build", timeout=3600), f"{time.monotonic() - started:.0f} s")[1])
-            if built is None:
+            def build():
+                started = time.monotonic()
+                main_project("build", timeout=3600)
+                return f"{time.monotonic() - started:.0f} s"
+            if step("build", build) is None:
                 raise CheckFailed("the image did not build")
-        step("image", check_image, compose)
-        up = step("up", check_up, compose, main_project)
+        step("image", check_image)
+        up = step("up", check_up, main_project)
         if up:
-            token, item_id, head_cursor, _ = up
-            step("backup", check_backup, compose, main_project, token, head_cursor)
-            step("stop", check_stop, compose, main_project, token)
+            token, head_cursor, _ = up
+            step("backup", check_backup, main_project, token, head_cursor)
+            step("stop", check_stop, main_project, token)
         else:
             failed.extend(["backup", "stop"])
         step("settings", check_settings, compose, f"stockroom-deploy-{suffix}-settings")
