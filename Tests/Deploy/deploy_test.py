@@ -42,7 +42,7 @@ import urllib.parse
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "Tests", "Reliability"))
-from common import Client, draft  # noqa: E402
+from common import Client, draft, list_items, replay_feed  # noqa: E402
 
 IMAGE = "stockroom:deploy-test"
 BUILD_ENV = {"DOCKER_BUILDKIT": "0", "COMPOSE_DOCKER_CLI_BUILD": "0"}
@@ -341,28 +341,28 @@ def check_up(project):
     finally:
         stream.close()
 
-    before_items = request(port, "GET", "/v1/items?limit=500", token).json()["items"]
-    changes = request(port, "GET", f"/v1/changes?since={urllib.parse.quote(start_cursor)}&limit=1000", token).json()
-    head_cursor = changes["cursor"]
+    client = Client(port, token)
+    before_items = list_items(client)
+    changes, head_cursor = replay_feed(client, since=start_cursor)
+    client.close()
 
     project("down")  # the volume stays
     project("up", "-d")
     project.wait_healthy()
-    after_items = request(port, "GET", "/v1/items?limit=500", token).json()["items"]
+    after_items = list_items(client)
     expect(after_items == before_items, "down/up changed the items")
-    for cursor in (start_cursor, head_cursor):
-        resumed = request(port, "GET", f"/v1/changes?since={urllib.parse.quote(cursor)}&limit=1000", token)
-        expect(resumed.status == 200, f"a cursor from before down/up answered {resumed!r} (a new epoch?)")
-    resumed = request(port, "GET", f"/v1/changes?since={urllib.parse.quote(start_cursor)}&limit=1000", token).json()
-    expect([c["seq"] for c in resumed["changes"]] == [c["seq"] for c in changes["changes"]],
-           "the log after down/up differs from before")
+    at_head = request(port, "GET", f"/v1/changes?since={urllib.parse.quote(head_cursor)}", token)
+    expect(at_head.status == 200, f"the cursor from before down/up answered {at_head!r} (a new epoch?)")
+    resumed, _ = replay_feed(client, since=start_cursor)  # raises on anything but 200
+    client.close()
+    expect([c["seq"] for c in resumed] == [c["seq"] for c in changes], "the log after down/up differs from before")
     # The static binary runs its tasks on the event loops as the host's build does (its enqueue
     # hook is set by address; by name it cannot be found in a static binary).
     executor = re.search(r"executor=(.*) \[stockroom\] global executor", project.logs())
     expect(executor and executor.group(1) == "event loops, as the generic executor",
            f"the server's global executor is {executor.group(1) if executor else 'not logged'}")
     return token, head_cursor, (
-        f"{len(changes['changes'])} changes, SSE saw the save, down/up kept {len(after_items)} items; "
+        f"{len(changes)} changes, SSE saw the save, down/up kept {len(after_items)} items; "
         f"global executor: {executor.group(1)}")
 
 
@@ -376,7 +376,9 @@ def check_backup(project, token, head_cursor):
     say("restore: " + restored.stdout.strip().splitlines()[-1] if restored.stdout.strip() else "restore printed nothing")
     project("start")
     project.wait_healthy()
-    names = [item["name"] for item in request(port, "GET", "/v1/items?limit=500", token).json()["items"]]
+    client = Client(port, token)
+    names = [item["name"] for item in list_items(client)]
+    client.close()
     expect("Container Lamp (saved)" in names, f"the restored database lacks the saved item: {names}")
     expect("Written after the backup" not in names, "the restore kept an item written after the backup")
     old = request(port, "GET", f"/v1/changes?since={urllib.parse.quote(head_cursor)}", token)
