@@ -345,9 +345,9 @@ public final class SyncedStore {
             }
         }
         // With nothing pending this shows the server's state; either way the state the next command is
-        // decided on (`replayedState`) follows it. (A shortcut for the empty case left that state
-        // behind: a repair by another device's delete showed, and the next command was decided on
-        // the path from before it.)
+        // decided on (`replayedState`) follows it. (A shortcut for the empty case would leave that
+        // state behind: a repair by another device's delete would show, and the next command would
+        // be decided on the path from before it.)
         rebase()
     }
 

@@ -8,14 +8,14 @@ public protocol FastJSONDecodable: Decodable {
 
 /// A draft read straight from the bytes of a request body, for the common shape only.
 ///
-/// `JSONDecoder` took about 78k of a PUT's 690k instructions (callgrind) to read a draft of three
-/// fields: its generic containers, the enum's keyed containers and the error bookkeeping. This reads
+/// `JSONDecoder` is costly for the draft of three fields that item writes send: its generic
+/// containers, the enum's keyed containers and the error bookkeeping. This reads
 /// the shape clients send — `{"name": "…", "color": null | {"name": "…", "red": 0.5, "green": …,
 /// "blue": …}, "status": {"inStock": {"quantity": 3}} | {"outOfStock": {"isOnBackOrder": true}}}`,
 /// keys in any order, JSON whitespace anywhere — and gives up (nil) on anything else: escapes in a
 /// string, an unknown, missing or repeated key, a number with an exponent, invalid UTF-8, trailing
-/// bytes. The caller then decodes with `JSONDecoder` as before, so whatever this does not take
-/// gets exactly the answer, value or error, it always got; what it takes decodes to the same value
+/// bytes. The caller then decodes with `JSONDecoder`, so whatever this does not take gets exactly
+/// the answer, value or error, that `JSONDecoder` gives; what it takes decodes to the same value
 /// (`DraftFastJSONTests` holds it to that against `JSONDecoder`).
 extension Draft: FastJSONDecodable {
     public init?(fastJSON bytes: UnsafeRawBufferPointer) {
@@ -190,8 +190,8 @@ struct FastJSONScanner {
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
                 let utf8 = UnsafeRawBufferPointer(rebasing: bytes[start..<index])
-                // ASCII (every key, most names) needs no validation: `String(validating:)` cost about
-                // 1k instructions per string, 11k of a PUT (callgrind).
+                // ASCII (every key, most names) needs no validation, so only other text pays for
+                // `String(validating:)`.
                 let text = bits < 0x80 ? String(decoding: utf8, as: UTF8.self) : String(validating: utf8, as: UTF8.self)
                 index += 1
                 return text

@@ -101,7 +101,7 @@ public struct JSONWriter: Sendable {
     }
 
     /// A whole number. Concrete overloads above: this generic one is not specialized across modules,
-    /// and its witness calls were most of the cost of encoding a feed page.
+    /// and goes through witness calls on every number of a feed page.
     public mutating func int<I: BinaryInteger>(_ value: I) {
         if let value = Int64(exactly: value) { int(value) } else { bytes.append(contentsOf: "\(value)".utf8) }
     }
@@ -119,7 +119,7 @@ public struct JSONWriter: Sendable {
     /// `value` (a correctly rounded division, as parsing is), written as `n` with its point. In that
     /// range `description` writes that same decimal form (its shortest), and no other `n` of `d`
     /// decimals reads back (10^-6 is wider than the spacing of doubles below 10^9). False, nothing
-    /// written, outside it. `description` took ~3k instructions a number, a colour three.
+    /// written, outside it. Cheaper than `description`, and a colour has three such numbers.
     private mutating func shortDecimal(_ value: Double) -> Bool {
         let magnitude = value.magnitude
         if value == 0 {

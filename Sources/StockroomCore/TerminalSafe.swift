@@ -21,7 +21,7 @@ extension String {
     /// Whether `terminalSafe` would change the string.
     public var needsTerminalEscape: Bool {
         // Printable ASCII, what nearly every logged value is, needs nothing: told from the bytes
-        // alone (the scalar scan was 3k of a request log line's instructions, callgrind).
+        // alone, without the scan of its scalars.
         let printable = utf8.withContiguousStorageIfAvailable { bytes in
             bytes.allSatisfy { $0 >= 0x20 && $0 < 0x7F }
         }

@@ -178,8 +178,8 @@ extension AppDatabase {
             let trimmedThrough = try Self.trimmedThrough(db)
             // The log is trimmed by age from its oldest end: everything before the first entry young
             // enough to stay. A walk in rowid order from the oldest entry, which stops there, so it
-            // reads about what it trims. (max(seq) WHERE at < cutoff walked back from the head through
-            // the whole retained log, 400 ms at 1M entries, in the writer's transaction, every round.)
+            // reads about what it trims. (max(seq) WHERE at < cutoff would walk back from the head
+            // through the whole retained log, in the writer's transaction, every round.)
             let firstKept = try ChangeRecord
                 .filter(ChangeRecord.Columns.seq > trimmedThrough && ChangeRecord.Columns.at >= cutoffTime)
                 .order(ChangeRecord.Columns.seq)

@@ -45,7 +45,7 @@ extension AppDatabase {
         for entry in items {
             // No savepoint per item: `createItem` refuses (exists, invalid) before it writes
             // anything, and any later failure is the storage's, which fails the whole batch. (A
-            // savepoint each made SQLite open a statement journal per item: 5% of the writer.)
+            // savepoint each would make SQLite open a statement journal per item.)
             do {
                 outcomes.append(.created(try applyCreateItem(db, id: entry.id, draft: entry.draft, origin: origin)))
             } catch let error as StoreError {

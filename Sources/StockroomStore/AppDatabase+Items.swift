@@ -21,7 +21,7 @@ extension AppDatabase {
         // (the query interface prepares its statement anew on every call).
         // NOT INDEXED: a page is a range of the table's rowid (seq) read in order, one seek then
         // consecutive rows; through the partial index every row is a seek of its own, which costs
-        // more the deeper the table grows (list 100 fell from 5,049 to 3,165 req/s, 10k to 300k items).
+        // more the deeper the table grows.
         var sql = ItemRecord.selectSQL + " NOT INDEXED WHERE deleted_at IS NULL"
         var arguments = StatementArguments()
         if let after {

@@ -101,8 +101,8 @@ public struct AppDatabase: Sendable {
         try pool.writeWithoutTransaction { db in
             try db.execute(sql: "PRAGMA synchronous = \(synchronous.rawValue)")
             // A page cache that holds a large batch's pages (an import of 1,000 items dirties about as
-            // many pages of the id index, spread at random): with SQLite's 2 MiB the writer spilled
-            // them to the WAL mid-transaction, and wrote many twice (pwrite was 22% of its time).
+            // many pages of the id index, spread at random): with SQLite's 2 MiB the writer would spill
+            // them to the WAL mid-transaction, and write many twice.
             try db.execute(sql: "PRAGMA cache_size = -\(Self.writerCacheKiB)")
         }
         var readerConfiguration = Configuration()
@@ -110,8 +110,7 @@ public struct AppDatabase: Sendable {
         readerConfiguration.maximumReaderCount = 4
         readerConfiguration.busyMode = configuration.busyMode
         // No mmap_size: the kernel maps 16 neighbouring pages on each fault, so random point reads
-        // of a million items made the whole 480 MB file resident within seconds (measured); two
-        // read(2) calls per GET cost less than that.
+        // soon make the whole file resident; two read(2) calls per GET cost less than that.
         let requestReaders = try RequestReaders(path: url.path, configuration: readerConfiguration, count: 4)
         var snapshotConfiguration = readerConfiguration
         snapshotConfiguration.maximumReaderCount = Self.maximumSnapshotReaders
@@ -279,9 +278,9 @@ private func createPrivateFile(_ path: String) {
 
 /// The read-only connections of `readNow`, taken in turn: `open` makes each a `DatabaseQueue` of
 /// its own. A `DatabasePool` reader costs a barrier on the pool's queue, a semaphore and a key path
-/// per read before it reaches its connection's queue (callgrind: about 45k of a GET's 478k
-/// instructions); a queue's read is one `DispatchQueue.sync` onto its connection. Two event loops
-/// that pick the same connection take turns, as they would for a pool's last free reader.
+/// per read before it reaches its connection's queue; a queue's read is one `DispatchQueue.sync`
+/// onto its connection. Two event loops that pick the same connection take turns, as they would
+/// for a pool's last free reader.
 public final class RequestReaders: Sendable {
     private let readers: [any DatabaseReader]
     private let next = Atomic<Int>(0)

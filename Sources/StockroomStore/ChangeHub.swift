@@ -374,7 +374,7 @@ final class ChangeObserver: TransactionObserver, Sendable {
     }
 
     /// Reads what the commit will publish while its transaction is still open, just before COMMIT
-    /// (the group committer calls it). Read after the commit instead, each statement was a read
+    /// (the group committer calls it). Read after the commit, each statement would be a read
     /// transaction of its own on the WAL: its locks and its shared-memory reads, on the path of
     /// every write's answer. The write lock is held from BEGIN IMMEDIATE to COMMIT, so no other
     /// process can commit in between: the token generation read here is the one after the commit.
@@ -420,8 +420,8 @@ final class ChangeObserver: TransactionObserver, Sendable {
 
     /// The token generation as this transaction sees it. Read from the database only when it may have
     /// moved: this transaction touched `tokens`, or some other connection committed since this one's
-    /// last commit (SQLite's data version of the file moved). Read on every commit, it was 15k of a
-    /// PUT's 606k instructions (callgrind) for a value that changes when a token is revoked.
+    /// last commit (SQLite's data version of the file moved): a value that changes only when a token
+    /// is revoked is not read on every commit.
     private func tokenGeneration(_ db: Database, tokens: Bool) throws -> Int64 {
         if !tokens, let known = known.withLock({ $0 }), Self.dataVersion(db) == known.dataVersion {
             return known.tokenGeneration

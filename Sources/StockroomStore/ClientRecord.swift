@@ -39,9 +39,9 @@ struct ClientRecord: Codable, FetchableRecord, PersistableRecord {
         }
     }
 
-    /// Decoded navigation states by their stored JSON: every command reads its client's state, and
-    /// `JSONDecoder` on it was 143k of a save command's 1.74M instructions under callgrind. The JSON
-    /// is the key, so an entry is never stale; `saveNavigation` adds the state it writes.
+    /// Decoded navigation states by their stored JSON: every command reads its client's state, which
+    /// `JSONDecoder` would otherwise decode each time. The JSON is the key, so an entry is never
+    /// stale; `saveNavigation` adds the state it writes.
     static let decodedStates = DecodedStates()
 
     final class DecodedStates: Sendable {
@@ -65,7 +65,7 @@ struct ClientRecord: Codable, FetchableRecord, PersistableRecord {
     }
 
     /// Inserts or replaces the row with one cached statement: GRDB's `upsert` encodes the record and
-    /// builds its statement anew on each call (140k of a save command's instructions).
+    /// builds its statement anew on each call.
     func upsertCached(_ db: Database) throws {
         try db.cachedStatement(sql: Self.upsertSQL).execute { binder in
             binder.bind(clientID)

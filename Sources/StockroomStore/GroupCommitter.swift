@@ -63,19 +63,19 @@ final class GroupCommitter: Sendable {
     /// the WAL past 1,000 pages and syncs both files, would then stall that event loop; so it is
     /// turned off on the writer connection, and once the WAL is past 1,000 pages the `Checkpointer`
     /// runs the checkpoint on a connection of its own at the next pause in the writes (1 ms without
-    /// a commit). Run on the writer's queue after the commit that crossed the mark, as before, the
-    /// write after it waited for the checkpoint (3-4 ms, every ~320 writes of one client); run beside
-    /// writes that keep coming, it slowed each of them (two cores). When the writes never pause and
-    /// the WAL reaches 4,000 pages, the writer checkpoints on its queue as before, so the WAL stays
-    /// bounded (a checkpoint copies each page once, however many versions of it the WAL holds).
+    /// a commit). Run on the writer's queue after the commit that crossed the mark, it would make the
+    /// write after it wait for the checkpoint; run beside writes that keep coming, it would slow each
+    /// of them. When the writes never pause and the WAL reaches 4,000 pages, the writer checkpoints
+    /// on its queue, so the WAL stays bounded (a checkpoint copies each page once, however many
+    /// versions of it the WAL holds).
     /// Nor does an inline write wait on an event loop for another process's write lock (a CLI
     /// command on the same file): its `BEGIN` does not wait, and when the lock is taken the write
     /// queues, to wait on the writer's queue for up to `busyTimeout` as any other.
     /// And a write runs inline only when writes are not coming together: its request is the only
-    /// one the server is handling (`requests`), and the last batch took one write. Inline always,
-    /// under `wrk -c16` at NORMAL the first write after each batch held its loop while the others
-    /// waited behind it: save cycles -14%, PUTs -8%; with these two conditions -7% and -3% (on the
-    /// writer's queue a write runs beside the loops and shares its commit).
+    /// one the server is handling (`requests`), and the last batch took one write. Were every lone
+    /// write inline, under concurrent writes the first write after each batch would hold its loop
+    /// while the others wait behind it (on the writer's queue a write runs beside the loops and
+    /// shares its commit).
     init(
         writer: any DatabaseWriter, hub: ChangeHub, observer: ChangeObserver, inline: Bool = false,
         busyTimeout: Duration = .seconds(5), requests: RequestsInFlight = RequestsInFlight()
@@ -254,9 +254,8 @@ final class GroupCommitter: Sendable {
     }
 
     /// A batch of one write: its transaction is its savepoint. The write's own failure rolls the
-    /// transaction back (GRDB's `SAVEPOINT` and `RELEASE` statements, prepared anew each time, were
-    /// 42k of the writer's 310k instructions for one PUT; a write that waits alone is the one whose
-    /// latency shows).
+    /// transaction back, with no `SAVEPOINT` and `RELEASE` (GRDB prepares those anew each time; a
+    /// write that waits alone is the one whose latency shows).
     private func applyAlone(_ write: any QueuedWrite, _ db: Database, begun: Bool = false) {
         var failedAlone = false
         do {
@@ -283,7 +282,7 @@ final class GroupCommitter: Sendable {
     }
 
     /// `db.inTransaction(.immediate)` with its `BEGIN` and `COMMIT` prepared once: GRDB's parses and
-    /// prepares both statements anew on every call (about 25k of a PUT's 606k instructions, callgrind).
+    /// prepares both statements anew on every call.
     /// As GRDB's: a failure in `body` or of the `COMMIT` rolls back (when SQLite has not already) and
     /// the first error is thrown; `.rollback` rolls back.
     /// With `begun`, the caller has run the `BEGIN` already.

@@ -66,7 +66,7 @@ struct ItemRecord: Codable, PersistableRecord {
 
     /// Reads the current row of a statement of `selectSQL` in place, through SQLite's C API: no
     /// `Row` (whose cursor builds a column-name dictionary per statement run) and no `DatabaseValue`
-    /// per column. A point read through `fetchOne` spent 42k of a GET's 500k instructions here.
+    /// per column.
     init(current row: SQLiteStatement) throws {
         seq = sqlite3_column_int64(row, 0)
         id = try SQLiteColumn.string(row, 1)
@@ -134,7 +134,7 @@ struct ItemRecord: Codable, PersistableRecord {
     }
 
     /// Inserts the record with one cached statement: GRDB's `insert` encodes the record through
-    /// `Encodable` into a container first, which was 14% of the writer's time in a batch import.
+    /// `Encodable` into a container first.
     func insertCached(_ db: Database) throws {
         try db.cachedStatement(sql: Self.insertSQL).execute { binder in
             for column in Self.columnsButSeq { bind(column, &binder) }
@@ -142,8 +142,7 @@ struct ItemRecord: Codable, PersistableRecord {
     }
 
     /// Updates the record's row (by `seq`) with one cached statement: GRDB's `update` encodes the
-    /// record and builds its UPDATE anew on each call (105k of a save command's 1.74M instructions
-    /// under callgrind).
+    /// record and builds its UPDATE anew on each call.
     func updateCached(_ db: Database) throws {
         guard let seq else { throw DatabaseError(message: "update of an item record without seq") }
         try db.cachedStatement(sql: Self.updateSQL).execute { binder in

@@ -36,9 +36,8 @@ struct MetaRecord: Codable, FetchableRecord, PersistableRecord {
     /// The value named `key`, if the database has one. A cached statement: the token generation is
     /// read on every authenticated request, the trim watermark on every feed read.
     ///
-    /// Read in place (`Statement.readFirstRow`): `String.fetchOne` took GRDB's
-    /// generic `DatabaseValueConvertible` path, a `Row` per run (16k of the 18k instructions that
-    /// reading the token generation after each commit cost).
+    /// Read in place (`Statement.readFirstRow`): `String.fetchOne` takes GRDB's
+    /// generic `DatabaseValueConvertible` path, a `Row` per run.
     static func value(_ db: Database, _ key: Key) throws -> String? {
         try db.cachedStatement(sql: selectValueSQL).readFirstRow(arguments: [key.rawValue]) { SQLiteColumn.optionalString($0, 0) } ?? nil
     }

@@ -149,9 +149,8 @@ struct SQLiteBinder {
 extension Statement {
     /// Runs the statement with its parameters bound by `bind`, in order, through SQLite's C API.
     /// GRDB's `execute(arguments:)` binds through `StatementArguments` (an array of `DatabaseValue`,
-    /// each from an existential) and a nested closure per parameter: 40k of a PUT's 490k instructions
-    /// for its two statements (callgrind). The statement still runs through GRDB's `execute()`, and
-    /// so through its observation of what changed.
+    /// each from an existential) and a nested closure per parameter. The statement still runs
+    /// through GRDB's `execute()`, and so through its observation of what changed.
     func execute(binding bind: (inout SQLiteBinder) -> Void) throws {
         try self.bind(bind)
         try execute()

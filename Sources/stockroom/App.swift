@@ -12,7 +12,7 @@ enum Entry {
 
     static func main() async {
         // Request handlers, GRDB continuations and NIO's I/O then share the same threads, so a request
-        // no longer crosses from an event loop to the concurrency pool and back (one wake-up each way).
+        // does not cross from an event loop to the concurrency pool and back (one wake-up each way).
         // Must happen before any task runs on the global executor: hence first, here. Jobs run as the
         // generic executor would (see `GenericGlobalExecutor`); NIO's own installer, which runs them
         // isolated to the event loop, is tried should the hook be taken already.

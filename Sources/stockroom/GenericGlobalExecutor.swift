@@ -7,14 +7,14 @@ import Synchronization
 /// executor would. NIO's own `unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor`
 /// runs every job isolated to its event loop as a serial executor; a nonisolated async function
 /// then always sees an executor it must leave, so every `hop_to_executor` of a request's code
-/// went back through the event loop's queue (perf: 10% of a GET's CPU under `swift_task_switch`).
+/// goes back through the event loop's queue (a task switch each).
 /// Run as generic, those hops cost nothing: the job stays where it is.
 ///
 /// A job enqueued from one of the loops runs on that loop. A job enqueued from any other thread
 /// (a continuation resumed by the database's writer queue: a write's answer, a feed wake-up) goes
 /// back to the loop its task last ran on (`LoopAffinity`), which is where its connection's channel
-/// is: a loop picked round robin instead was the other one half the time, and the task's socket
-/// write then had to hop to the channel's loop (strace of one PUT: a wake-up of each loop).
+/// is: a loop picked round robin would be the other one half the time, and the task's socket
+/// write would then have to hop to the channel's loop.
 ///
 /// Same technique as NIO's (the runtime's `swift_task_enqueueGlobal_hook`), with the same
 /// caveats: process-wide, and it must run before any task is enqueued on the global executor. The

@@ -36,8 +36,8 @@ struct BearerTokenAuthenticator: AuthenticatorMiddleware {
     static func headerSecret(_ request: Request) -> String? {
         guard var header = request.headers[.authorization] else { return nil }
         // Spaces and tabs around the secret are dropped (the HTTP parser leaves those inside the
-        // value). By hand on the contiguous bytes: Foundation's `trimmingCharacters` cost 4% of a
-        // GET's instructions, and slicing `String.UTF8View` generically 6,200 instructions.
+        // value). By hand on the contiguous bytes, not with Foundation's `trimmingCharacters` or by
+        // slicing `String.UTF8View` generically: this runs on every authenticated request.
         return header.withUTF8 { bytes -> String? in
             let scheme = "bearer ".utf8
             guard bytes.count > scheme.count, zip(bytes, scheme).allSatisfy({ $0 | 0x20 == $1 }) else { return nil }

@@ -115,7 +115,7 @@ final class FeedStreams: Service, Sendable {
 /// Each recent change's SSE frame, encoded once and shared by every subscriber's write (NIO writes
 /// a shared `ByteBuffer` without copying it): a commit seen by 1,000 streams formats one frame.
 /// Kept as a whole HTTP/1.1 chunk (`SIZE CRLF frame CRLF`), the frame a slice of it: a parked
-/// stream writes the chunk as it is, one write past the HTTP encoder (whose chunk framing was three
+/// stream writes the chunk as it is, one write past the HTTP encoder (whose chunk framing takes three
 /// writes through the pipeline per change, per stream); a stream in a task writes the frame.
 final class SSEFrames: Sendable {
     static let capacity = 4096

@@ -6,12 +6,12 @@ import Synchronization
 
 /// An SSE stream that holds no task while it waits.
 ///
-/// A stream that waited in a task kept that task's frames (Hummingbird's connection closure, the
-/// body, the follow loop: ~17 KB of task slabs) for as long as it stayed open, idle or not; at
-/// 20,000 idle streams that was most of the process. Here the connection's task ends once the
-/// stream has caught up (`ProtocolSwitchHandler` keeps the connection, `StreamDetached` lets
-/// Hummingbird go), and the stream is only a few objects: its subscription, whose wake-up is a
-/// callback instead of a continuation, and its place in `FeedStreams`. Each wake-up (a commit it
+/// A stream that waits in a task keeps that task's frames (Hummingbird's connection closure, the
+/// body, the follow loop) for as long as it stays open, idle or not; with many idle streams that
+/// is most of the process. Here the connection's task ends once the stream has caught up
+/// (`ProtocolSwitchHandler` keeps the connection, `StreamDetached` lets Hummingbird go), and the
+/// stream is only a few objects: its subscription, whose wake-up is a callback instead of a
+/// continuation, and its place in `FeedStreams`. Each wake-up (a commit it
 /// sees, a heartbeat due, a revocation, its client or the server closing) runs one round in a
 /// short task: read past the cursor (from memory, else the log), write the frames through the
 /// handler, park again. Rounds never overlap: a round arms the next wake-up only as it ends.
@@ -182,7 +182,7 @@ final class ParkedSSEStream: Sendable {
 
 /// Wake-ups of parked streams, run on each stream's event loop in slices. NIO runs every task queued
 /// on a loop, those queued while it runs included, before it looks at its sockets again: a commit
-/// seen by 19,500 parked streams queued ~10,000 deliveries on each loop, and neither loop read a
+/// seen by many parked streams would queue all their deliveries at once, and the loop would read no
 /// request until all were written. Here a loop takes `slice` wake-ups at a time, and the next
 /// slice is scheduled a microsecond ahead, which NIO runs only after its next look at its sockets.
 final class LoopDeliveries: Sendable {
