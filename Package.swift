@@ -38,6 +38,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         // The client's feed hands changes to the app through a channel with back-pressure.
         .package(url: "https://github.com/apple/swift-async-algorithms.git", from: "1.1.4"),
+        // Already Hummingbird's: the server and the CLI name its ServiceGroup and Service directly.
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
     ],
     targets: [
         .target(
@@ -70,6 +72,7 @@ let package = Package(
                 "StockroomCore",
                 "StockroomStore",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdAuth", package: "hummingbird-auth"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "WSCore", package: "swift-websocket"),
@@ -86,6 +89,7 @@ let package = Package(
                 .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             resources: [.copy("Resources")],
             swiftSettings: swiftSettings
@@ -98,11 +102,15 @@ let package = Package(
                 "CConcurrencyHook",
                 "StockroomServer",
                 "StockroomStore",
+                "StockroomCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -134,26 +142,33 @@ let package = Package(
         ),
         .testTarget(
             name: "StockroomStoreTests",
-            dependencies: ["StockroomStore", "StockroomCore", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["StockroomStore", "StockroomCore", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: swiftSettings
         ),
         // glibc's posix_spawn extensions (change directory, close inherited descriptors) for the
         // tests that run the binary.
         .target(name: "CSpawn", path: "Tests/CSpawn"),
+        // What the test targets share: bounded waits.
+        .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: swiftSettings),
         .testTarget(
             name: "StockroomServerTests",
             dependencies: [
                 "CSpawn",
+                "TestSupport",
                 "StockroomServer",
                 "StockroomStore",
                 "StockroomCore",
                 // Built so that the process tests can run the real binary.
                 "stockroom",
+                .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -166,6 +181,8 @@ let package = Package(
             name: "StockroomClientTests",
             dependencies: [
                 "StockroomClient",
+                "StockroomCore",
+                "TestSupport",
                 // Only to run real servers on loopback (in process) and to reach into their database
                 // (trim the log, restore a backup); the library itself depends on neither.
                 "StockroomServer",
