@@ -1,5 +1,6 @@
 import Observation
 import StockroomClient
+import TestSupport
 import Testing
 
 /// Waits until `condition` holds for the store, re-checking whenever something it read changes
@@ -32,9 +33,4 @@ func waitUntil(
         _ = await iterator.next()
         timer.cancel()
     }
-}
-
-struct TimedOut: Error, CustomStringConvertible {
-    let what: String
-    var description: String { "timed out waiting for \(what)" }
 }

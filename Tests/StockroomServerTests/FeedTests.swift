@@ -8,6 +8,7 @@ import NIOCore
 import HummingbirdTesting
 import StockroomCore
 import StockroomStore
+import TestSupport
 import Testing
 
 @testable import StockroomServer
@@ -347,10 +348,10 @@ struct FeedTests {
                 }
                 defer { close(stream) }
                 #expect(head.hasPrefix("HTTP/1.1 200"))
-                while hub.subscriberCount == 0 { try await Task.sleep(for: .milliseconds(10)) }
+                try await eventually("the stream subscribes") { hub.subscriberCount > 0 }
                 #expect(hub.subscriberCount == 1)
                 shutdown(stream, Int32(SHUT_RDWR))
-                while hub.subscriberCount > 0 { try await Task.sleep(for: .milliseconds(10)) }
+                try await eventually("the closed stream unsubscribes") { hub.subscriberCount == 0 }
             }
         }
     }

@@ -5,6 +5,7 @@ import Logging
 import Foundation
 import NIOCore
 import StockroomCore
+import TestSupport
 import Testing
 
 /// The real `stockroom` binary, run as a child process from another working directory.
@@ -101,12 +102,17 @@ struct StockroomProcess {
 
     enum ProcessError: Error { case exitedEarly(String) }
 
-    /// Waits for the process to exit and returns its status.
+    /// Waits for the process to exit and returns its status (-1, with an issue recorded, if it
+    /// is still running after a minute).
     func waitForExit() async -> Int32 {
         // Polled rather than `waitUntilExit()`, which would hold one of the few cooperative threads
         // (as many as cores) for as long as the process runs, starving the in-process servers
         // other tests run meanwhile.
-        while process.isRunning { try? await Task.sleep(for: .milliseconds(20)) }
+        do {
+            try await eventually("the server exits", timeout: .seconds(60), interval: .milliseconds(20)) { !process.isRunning }
+        } catch {
+            return -1
+        }
         return process.terminationStatus
     }
 }
@@ -304,14 +310,10 @@ struct ProcessTests {
             port: server.port, path: "",
             raw: "POST /v1/items HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"na")
         // Wait until the server holds the poll and the stream.
-        while true {
+        try await eventually("the server holds the poll and the stream", interval: .milliseconds(50)) {
             let metrics = String(decoding: try await live.request(.GET, "/metrics", token: nil).body, as: UTF8.self)
-            if metrics.contains(#"stockroom_feed_subscribers{transport="longpoll"} 1"#),
-                metrics.contains(#"stockroom_feed_subscribers{transport="sse"} 1"#)
-            {
-                break
-            }
-            try await Task.sleep(for: .milliseconds(50))
+            return metrics.contains(#"stockroom_feed_subscribers{transport="longpoll"} 1"#)
+                && metrics.contains(#"stockroom_feed_subscribers{transport="sse"} 1"#)
         }
 
         let signalled = ContinuousClock.now
@@ -342,10 +344,8 @@ struct ProcessTests {
         let answer = try await ReliabilityTests.response(try RawSocket(port: server.port, path: "/health"))
         #expect(answer.hasPrefix("HTTP/1.1 503") || answer.hasPrefix("HTTP/1.1 200"), "\(answer.prefix(80))")
         for socket in idle { shutdown(socket.descriptor, Int32(SHUT_RDWR)) }
-        while true {
-            let health = try await ReliabilityTests.response(try RawSocket(port: server.port, path: "/health"))
-            if health.hasPrefix("HTTP/1.1 200") { break }
-            try await Task.sleep(for: .milliseconds(100))
+        try await eventually("/health answers 200 once the idle clients are gone", interval: .milliseconds(100)) {
+            try await ReliabilityTests.response(try RawSocket(port: server.port, path: "/health")).hasPrefix("HTTP/1.1 200")
         }
         kill(server.process.processIdentifier, SIGTERM)
         #expect(await server.waitForExit() == 0)

@@ -7,6 +7,7 @@ import Logging
 import StockroomCore
 import StockroomServer
 import StockroomStore
+import TestSupport
 import Testing
 
 @Suite("Readiness, shutdown and limits")
@@ -52,13 +53,12 @@ struct ReliabilityTests {
 
     /// Asks `/ready` until it answers `status` (its probe result is cached for a second).
     static func ready(_ client: some TestClientProtocol, until status: HTTPResponse.Status) async throws -> TestResponse {
-        let deadline = ContinuousClock.now + .seconds(20)
-        while true {
-            let response = try await client.send(.get, "/ready")
-            if response.status == status { return response }
-            try #require(ContinuousClock.now < deadline, "/ready still answers \(response.status), not \(status)")
-            try await Task.sleep(for: .milliseconds(100))
+        var response = try await client.send(.get, "/ready")
+        try await eventually("/ready answers \(status)", interval: .milliseconds(100)) {
+            response = try await client.send(.get, "/ready")
+            return response.status == status
         }
+        return response
     }
 
     static let shortTimeouts: [AbsoluteConfigKey: ConfigValue] = [
@@ -130,13 +130,9 @@ struct ReliabilityTests {
                 _ = held.map { shutdown($0.descriptor, Int32(SHUT_RDWR)) }
                 // Once the server has seen the held connections go, a new one is served again.
                 var metrics = ""
-                while true {
-                    let reply = try await Self.response(try RawSocket(port: port, path: "/metrics"))
-                    if reply.hasPrefix("HTTP/1.1 200") {
-                        metrics = reply
-                        break
-                    }
-                    try await Task.sleep(for: .milliseconds(50))
+                try await eventually("a new connection is served", interval: .milliseconds(50)) {
+                    metrics = try await Self.response(try RawSocket(port: port, path: "/metrics"))
+                    return metrics.hasPrefix("HTTP/1.1 200")
                 }
                 #expect(metrics.contains(#"stockroom_limit_refusals_total{limit="connections"}"#))
             }

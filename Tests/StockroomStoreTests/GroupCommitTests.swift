@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import StockroomCore
+import TestSupport
 import Testing
 
 @testable import StockroomStore
@@ -73,7 +74,7 @@ struct GroupCommitTests {
                         }
                     }
                 }
-                while database.committer.pendingCount < kinds.count { try await Task.sleep(for: .milliseconds(1)) }
+                try await eventually("every write is queued") { database.committer.pendingCount >= kinds.count }
                 release.signal()
                 var results: [Int: Result<Item, Failure>] = [:]
                 for try await (index, result) in group { results[index] = result }
@@ -220,10 +221,7 @@ struct GroupCommitTests {
 
             // when a write comes, it goes to the writer's queue (a batch there) rather than waiting inline;
             let write = Task { try await database.createItem(id: nil, draft: Sample.mouse, origin: Sample.otto).value }
-            let deadline = ContinuousClock.now + .seconds(10)
-            while database.committer.statistics.batches == before.batches, ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(5))
-            }
+            try await eventually("the write is queued") { database.committer.statistics.batches != before.batches }
             #expect(database.committer.statistics.batches == before.batches + 1, "the write did not queue")
             try other.inDatabase { db in try db.execute(sql: "ROLLBACK") }
 
@@ -251,9 +249,8 @@ struct GroupCommitTests {
             #expect(try #require(database.committer.walPages) >= WALLength.checkpointPages)
 
             // The writes pause: the checkpointer copies the WAL into the file,
-            let deadline = ContinuousClock.now + .seconds(10)
-            while database.committer.statistics.quietCheckpoints == before.quietCheckpoints, ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(5))
+            try await eventually("the checkpointer ran while the writes paused") {
+                database.committer.statistics.quietCheckpoints != before.quietCheckpoints
             }
             let after = database.committer.statistics
             #expect(after.quietCheckpoints > before.quietCheckpoints, "no checkpoint ran while the writes paused")

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import StockroomCore
+import TestSupport
 import Testing
 
 @testable import StockroomStore
@@ -105,12 +106,7 @@ struct SnapshotStreamTests {
             pipe.cancel()
             await #expect(throws: CancellationError.self) { try await pipe.next() }
             // The reader gives its transaction back once it sees the cancel (it waits for no one).
-            var left = try await Self.walFramesLeft(database)
-            for _ in 0..<500 where left > 0 {
-                try await Task.sleep(for: .milliseconds(10))
-                left = try await Self.walFramesLeft(database)
-            }
-            #expect(left == 0)
+            try await eventually("a checkpoint copies every WAL frame back") { try await Self.walFramesLeft(database) == 0 }
         }
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import StockroomCore
+import TestSupport
 import Testing
 
 @testable import StockroomStore
@@ -10,7 +11,7 @@ import Testing
     func parkedWait(_ subscription: FeedSubscription, until deadline: ContinuousClock.Instant) async throws -> Task<Bool, Never> {
         let task = Task { await subscription.wait(until: deadline) }
         // Before it parks, an expiry finds no waiter: wait for the waiter itself, not for a time.
-        while !subscription.isWaiting { try await Task.sleep(for: .milliseconds(1)) }
+        try await eventually("the wait is parked") { subscription.isWaiting }
         return task
     }
 
