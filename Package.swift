@@ -14,7 +14,7 @@ let package = Package(
         .executable(name: "stockroom", targets: ["stockroom"]),
         .library(name: "StockroomClient", targets: ["StockroomClient"]),
         // For the benchmarks package (Benchmarks/), which measures the store in process.
-        .library(name: "StockroomStore", targets: ["StockroomStore", "StockroomCore"]),
+        .library(name: "StockroomStore", targets: ["StockroomStore", "StockroomWire", "StockroomCore"]),
         .executable(name: "stockroom-handoff", targets: ["StockroomHandoff"]),
     ],
     dependencies: [
@@ -46,6 +46,12 @@ let package = Package(
             name: "StockroomCore",
             swiftSettings: swiftSettings
         ),
+        // The contract's encoding: every body the API sends, codes to statuses, cursor formats.
+        .target(
+            name: "StockroomWire",
+            dependencies: ["StockroomCore"],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "StockroomMigrations",
             path: "Migrations",
@@ -57,6 +63,7 @@ let package = Package(
             name: "StockroomStore",
             dependencies: [
                 "StockroomCore",
+                "StockroomWire",
                 "StockroomMigrations",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 // SQLite's C API, already GRDB's: the streams read columns in place.
@@ -70,6 +77,7 @@ let package = Package(
             name: "StockroomServer",
             dependencies: [
                 "StockroomCore",
+                "StockroomWire",
                 "StockroomStore",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
@@ -119,6 +127,7 @@ let package = Package(
             name: "StockroomClient",
             dependencies: [
                 "StockroomCore",
+                "StockroomWire",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -137,19 +146,24 @@ let package = Package(
         ),
         .testTarget(
             name: "StockroomCoreTests",
-            dependencies: ["StockroomCore"],
+            dependencies: ["StockroomCore", "TestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "StockroomWireTests",
+            dependencies: ["StockroomWire", "StockroomCore", "TestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "StockroomStoreTests",
-            dependencies: ["StockroomStore", "StockroomCore", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["StockroomStore", "StockroomWire", "StockroomCore", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: swiftSettings
         ),
         // glibc's posix_spawn extensions (change directory, close inherited descriptors) for the
         // tests that run the binary.
         .target(name: "CSpawn", path: "Tests/CSpawn"),
         // What the test targets share: bounded waits.
-        .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: swiftSettings),
+        .target(name: "TestSupport", dependencies: ["StockroomCore"], path: "Tests/TestSupport", swiftSettings: swiftSettings),
         .testTarget(
             name: "StockroomServerTests",
             dependencies: [
@@ -157,6 +171,7 @@ let package = Package(
                 "TestSupport",
                 "StockroomServer",
                 "StockroomStore",
+                "StockroomWire",
                 "StockroomCore",
                 // Built so that the process tests can run the real binary.
                 "stockroom",

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import StockroomCore
+import StockroomWire
 import Synchronization
 
 #if canImport(GRDBSQLite)
@@ -128,29 +129,13 @@ extension AppDatabase {
         return EncodedFeedPage(changesJSON: json.bytes, count: count, cursor: FeedCursor(epoch: epoch, seq: position), hasMore: hasMore)
     }
 
-    /// The `Change` JSON of the current row (the columns of `encodedLoggedChanges`), as `ChangeEntry.json` writes it.
+    /// The `Change` JSON of the current row (the columns of `encodedLoggedChanges`), its text read in place.
     private static func writeChange(_ row: SQLiteStatement, seq: Int64, epoch: [UInt8], to json: inout JSONWriter) throws {
-        json.raw(#"{"seq":"#)
-        json.int(seq)
-        json.raw(#","cursor":"c1."#)
-        json.raw(json: epoch)
-        json.raw(".")
-        json.int(seq)
-        json.raw(#"","entity":"#)
-        try json.string(utf8: SQLiteColumn.text(row, 1))
-        json.raw(#","op":"#)
-        try json.string(utf8: SQLiteColumn.text(row, 2))
-        json.raw(#","id":"#)
-        try json.string(utf8: SQLiteColumn.text(row, 3))
-        json.raw(#","value":"#)
-        if let value = SQLiteColumn.optionalText(row, 4) { json.raw(json: value) } else { json.raw("null") }
-        json.raw(#","origin":{"clientID":"#)
-        if let client = SQLiteColumn.optionalText(row, 5) { json.string(utf8: client) } else { json.raw("null") }
-        json.raw(#","idempotencyKey":"#)
-        if let key = SQLiteColumn.optionalText(row, 6) { json.string(utf8: key) } else { json.raw("null") }
-        json.raw(#"},"at":"#)
-        json.timestamp(milliseconds: sqlite3_column_int64(row, 7))
-        json.raw("}")
+        ChangeJSON.write(
+            seq: seq, epoch: epoch, entity: try SQLiteColumn.text(row, 1), op: try SQLiteColumn.text(row, 2),
+            id: try SQLiteColumn.text(row, 3), value: SQLiteColumn.optionalText(row, 4),
+            originClientID: SQLiteColumn.optionalText(row, 5), originIdempotencyKey: SQLiteColumn.optionalText(row, 6),
+            at: sqlite3_column_int64(row, 7), to: &json)
     }
 }
 

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import StockroomCore
+import StockroomWire
 
 /// One committed change, as the log keeps it.
 public struct ChangeEntry: Sendable, Hashable {
@@ -32,25 +33,9 @@ public struct ChangeEntry: Sendable, Hashable {
         originClientID: String?, originIdempotencyKey: String?, at: Int64
     ) -> String {
         var json = JSONWriter(capacity: 160 + (valueJSON?.utf8.count ?? 4))
-        json.raw(#"{"seq":"#)
-        json.int(seq)
-        json.raw(#","cursor":"#)
-        json.string(FeedCursor(epoch: epoch, seq: seq).encoded)
-        json.raw(#","entity":"#)
-        json.string(entity.rawValue)
-        json.raw(#","op":"#)
-        json.string(op.rawValue)
-        json.raw(#","id":"#)
-        json.string(id)
-        json.raw(#","value":"#)
-        if let valueJSON { json.raw(json: valueJSON.utf8) } else { json.raw("null") }
-        json.raw(#","origin":{"clientID":"#)
-        json.string(originClientID)
-        json.raw(#","idempotencyKey":"#)
-        json.string(originIdempotencyKey)
-        json.raw(#"},"at":"#)
-        json.timestamp(milliseconds: at)
-        json.raw("}")
+        ChangeJSON.write(
+            seq: seq, epoch: epoch.utf8, entity: entity.rawValue, op: op.rawValue, id: id, value: valueJSON?.utf8,
+            originClientID: originClientID, originIdempotencyKey: originIdempotencyKey, at: at, to: &json)
         return json.string
     }
 

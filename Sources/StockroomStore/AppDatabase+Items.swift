@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import StockroomCore
+import StockroomWire
 
 /// One page of items in creation order.
 public struct ItemPage: Sendable, Hashable {

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import StockroomCore
+import StockroomWire
 
 /// The result of a navigation command.
 public struct CommandOutcome: Sendable, Hashable {

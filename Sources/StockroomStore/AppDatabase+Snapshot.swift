@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import StockroomCore
+import StockroomWire
 
 #if canImport(GRDBSQLite)
     import GRDBSQLite
@@ -77,7 +78,7 @@ extension AppDatabase {
     static func writeSnapshot(_ db: Database, user: UserID, epoch: String, to pipe: ChunkPipe) throws {
         let head = try ChangeLog.head(db)
         var json = JSONWriter(capacity: snapshotChunkBytes + 4096)
-        json.raw(#"{"items":["#)
+        SnapshotJSON.writeOpening(to: &json)
         try pipe.send(json.bytes)
         json.removeAll()
         let statement = try db.makeStatement(sql: snapshotItemsSQL)
@@ -85,61 +86,39 @@ extension AppDatabase {
         let columns = statement.sqliteStatement
         var first = true
         while try rows.next() != nil {
-            if first { first = false } else { json.raw(",") }
+            if first { first = false } else { SnapshotJSON.writeSeparator(to: &json) }
             try writeItem(columns, to: &json)
             if json.bytes.count >= snapshotChunkBytes {
                 try pipe.send(json.bytes)
                 json.removeAll()
             }
         }
-        json.raw(#"],"navigation":["#)
+        SnapshotJSON.writeItemsEnd(to: &json)
         let clients = try ClientRecord.filter(ClientRecord.Columns.owner == user.rawValue)
             .order(ClientRecord.Columns.ownerChangeSeq.desc).fetchCursor(db)
         first = true
         while let client = try clients.next() {
-            if first { first = false } else { json.raw(",") }
+            if first { first = false } else { SnapshotJSON.writeSeparator(to: &json) }
             try client.navigation.write(to: &json)
         }
-        json.raw(#"],"cursor":"#)
-        json.string(FeedCursor(epoch: epoch, seq: head).encoded)
-        json.raw("}")
+        SnapshotJSON.writeClosing(cursor: FeedCursor(epoch: epoch, seq: head), to: &json)
         try pipe.send(json.bytes)
     }
 
     /// Writes the Item of the current row of `snapshotItemsSQL`, read in place: the same JSON as
     /// `ItemRecord.item` then `Item.write(to:)`, without a `String` or an `Item` per row.
     static func writeItem(_ row: SQLiteStatement, to json: inout JSONWriter) throws {
-        json.raw(#"{"id":"#)
-        try json.string(utf8: SQLiteColumn.text(row, 0))
-        json.raw(#","name":"#)
-        try json.string(utf8: SQLiteColumn.text(row, 1))
-        json.raw(#","color":"#)
-        if (2...5).allSatisfy({ sqlite3_column_type(row, $0) != SQLITE_NULL }) {
-            json.raw(#"{"name":"#)
-            try json.string(utf8: SQLiteColumn.text(row, 2))
-            json.raw(#","red":"#)
-            json.double(sqlite3_column_double(row, 3))
-            json.raw(#","green":"#)
-            json.double(sqlite3_column_double(row, 4))
-            json.raw(#","blue":"#)
-            json.double(sqlite3_column_double(row, 5))
-            json.raw("}")
-        } else {
-            json.raw("null")
-        }
-        if sqlite3_column_int64(row, 6) != 0 {
-            json.raw(#","status":{"inStock":{"quantity":"#)
-            json.int(sqlite3_column_int64(row, 7))
-        } else {
-            json.raw(#","status":{"outOfStock":{"isOnBackOrder":"#)
-            json.bool(sqlite3_column_int64(row, 8) != 0)
-        }
-        json.raw(#"}},"version":"#)
-        json.int(sqlite3_column_int64(row, 9))
-        json.raw(#","createdAt":"#)
-        json.timestamp(milliseconds: sqlite3_column_int64(row, 10))
-        json.raw(#","updatedAt":"#)
-        json.timestamp(milliseconds: sqlite3_column_int64(row, 11))
-        json.raw("}")
+        let color = (2...5).allSatisfy({ sqlite3_column_type(row, $0) != SQLITE_NULL })
+            ? ColorJSON(
+                name: try SQLiteColumn.text(row, 2), red: sqlite3_column_double(row, 3),
+                green: sqlite3_column_double(row, 4), blue: sqlite3_column_double(row, 5))
+            : nil
+        let status: Status = sqlite3_column_int64(row, 6) != 0
+            ? .inStock(quantity: Int(sqlite3_column_int64(row, 7)))
+            : .outOfStock(isOnBackOrder: sqlite3_column_int64(row, 8) != 0)
+        ItemJSON.write(
+            id: try SQLiteColumn.text(row, 0), name: try SQLiteColumn.text(row, 1), color: color, status: status,
+            version: sqlite3_column_int64(row, 9), createdAt: sqlite3_column_int64(row, 10),
+            updatedAt: sqlite3_column_int64(row, 11), to: &json)
     }
 }

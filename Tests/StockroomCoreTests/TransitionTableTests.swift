@@ -1,44 +1,8 @@
 import Foundation
 import Testing
 @testable import StockroomCore
+import TestSupport
 
-// MARK: - Fixtures shared by the StockroomCore tests
-
-enum Fixture {
-    /// 2026-11-22T06:00:00.123Z
-    static let t0 = Timestamp.date(milliseconds: 1_795_327_200_123)
-
-    static let keyboardID = ItemID("6f1c2e4a-1111-4000-8000-000000000001")!
-    static let mouseID = ItemID("6f1c2e4a-2222-4000-8000-000000000002")!
-    static let missingID = ItemID("6f1c2e4a-3333-4000-8000-000000000003")!
-
-    /// "Keyboard", version 1, 3 in stock, no colour.
-    static let keyboard = Item(
-        id: keyboardID, name: "Keyboard", color: nil, status: .inStock(quantity: 3),
-        version: 1, createdAt: t0, updatedAt: t0
-    )
-    /// "Mouse", version 4, back-ordered, graphite.
-    static let mouse = Item(
-        id: mouseID, name: "Mouse", color: Color(name: "Graphite", red: 0.2, green: 0.2, blue: 0.25),
-        status: .outOfStock(isOnBackOrder: true), version: 4, createdAt: t0, updatedAt: t0
-    )
-    /// The live items of the store; `missingID` is not among them.
-    static let live: [ItemID: Item] = [keyboardID: keyboard, mouseID: mouse]
-
-    /// A valid draft as typed in the episode of the brief.
-    static let typed = Draft(name: "Bluetooth Keyboard", color: nil, status: .inStock(quantity: 1000))
-    static let typedValid = try! ValidDraft(typed)
-    /// Another valid draft, with a name that needs trimming.
-    static let other = Draft(
-        name: "  Mechanical Keyboard \n", color: Color(name: "Black", red: 0, green: 0, blue: 0),
-        status: .outOfStock(isOnBackOrder: false)
-    )
-    /// An invalid draft: whitespace-only name.
-    static let invalid = Draft(name: "   ", color: nil, status: .inStock(quantity: 1))
-
-    static let keyboardRoute = Route.item(id: keyboardID)
-    static let mouseRoute = Route.item(id: mouseID)
-}
 
 /// Decides `command` the way the store does: only the items `itemsToLookUp(in:)` names are
 /// looked up among `live`, a missing one is simply absent from the map.
@@ -69,13 +33,6 @@ extension NavigationState {
     }
 }
 
-/// The name of a command's case (the domain's own switch over every case).
-func caseName(_ command: Command) -> String { command.name }
-
-let allCommandCaseNames: Set<String> = [
-    "selectTab", "push", "pop", "popToRoot", "openAdd", "openEdit", "openDuplicate",
-    "openDeleteAlert", "updateDraft", "save", "cancel", "confirmDelete", "restore",
-]
 
 // MARK: - The table
 
@@ -226,7 +183,7 @@ struct CommandCase: Sendable, CustomTestStringConvertible {
 struct TransitionTableTests {
     @Test("the table covers every Command case")
     func tableCoversEveryCommand() {
-        #expect(Set(CommandCase.all.map { caseName($0.command) }) == allCommandCaseNames)
+        #expect(Set(CommandCase.all.map { $0.command.name }) == Fixture.allCommandCaseNames)
         #expect(Start.all.count == 10)
     }
 
@@ -508,7 +465,7 @@ struct TransitionTableTests {
 
     @Test("only save and confirmDelete write items")
     func writesItems() {
-        let writers = CommandCase.all.map(\.command).filter(\.writesItems).map(caseName)
+        let writers = CommandCase.all.map(\.command).filter(\.writesItems).map(\.name)
         #expect(Set(writers) == ["save", "confirmDelete"])
     }
 

@@ -3,6 +3,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import StockroomCore
+import StockroomWire
 import Testing
 
 /// One change as the feed writes it.

@@ -7,6 +7,7 @@ import Logging
 import NIOCore
 import HummingbirdTesting
 import StockroomCore
+import StockroomWire
 import StockroomStore
 import TestSupport
 import Testing

@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import StockroomCore
+import StockroomWire
 import Testing
 
 @testable import StockroomServer

@@ -5,6 +5,7 @@ import Logging
 import Foundation
 import NIOCore
 import StockroomCore
+import StockroomWire
 import TestSupport
 import Testing
 

@@ -5,6 +5,7 @@ import HummingbirdWSClient
 import Logging
 import NIOWebSocket
 import StockroomCore
+import StockroomWire
 import StockroomStore
 import Testing
 

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import GRDB
 import StockroomCore
+import StockroomWire
 import StockroomStore
 import Testing
 

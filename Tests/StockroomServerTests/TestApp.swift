@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import NIOCore
 import StockroomCore
+import StockroomWire
 import StockroomServer
 import StockroomStore
 import Testing

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import StockroomCore
+import StockroomWire
 import TestSupport
 import Testing
 

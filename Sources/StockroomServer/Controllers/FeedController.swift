@@ -8,6 +8,7 @@ import Metrics
 import NIOCore
 import ServiceLifecycle
 import StockroomCore
+import StockroomWire
 import StockroomStore
 import Synchronization
 
@@ -94,14 +95,12 @@ struct FeedController {
             guard try token.isLive() else { throw Self.revoked }
         }
         Self.sent(page.count, transport: .longPoll)
-        // Built by hand: each change's value is spliced in as stored, not decoded and encoded again.
+        // Each change's value is spliced in as stored, not decoded and encoded again.
         var body = ByteBuffer()
         body.reserveCapacity(page.changesJSON.count + 160)
-        body.writeStaticString(#"{"changes":["#)
+        body.writeStaticString(FeedBatchJSON.opening)
         body.writeBytes(page.changesJSON)
-        body.writeStaticString(#"],"cursor":""#)
-        body.writeString(page.cursor.encoded)
-        body.writeStaticString(page.hasMore ? #"","hasMore":true}"# : #"","hasMore":false}"#)
+        body.writeBytes(FeedBatchJSON.closing(cursor: page.cursor, hasMore: page.hasMore))
         return Reply(status: .ok, headers: [.contentType: Reply.jsonContentType], body: body).response
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import StockroomCore
+import StockroomWire
 import StockroomStore
 
 /// `/v1/items`: list, get, create, replace and delete inventory items.
@@ -15,23 +16,6 @@ struct ItemsController {
         writes.post("batch", use: createBatch)
         writes.put(":id", use: replace)
         writes.delete(":id", use: delete)
-    }
-
-    /// `{"items": [Item], "next": cursor|null}`.
-    struct Page: JSONWritable {
-        let items: [Item]
-        let next: String?
-
-        func write(to json: inout JSONWriter) {
-            json.raw(#"{"items":["#)
-            for (index, item) in items.enumerated() {
-                if index > 0 { json.raw(",") }
-                item.write(to: &json)
-            }
-            json.raw(#"],"next":"#)
-            json.string(next)
-            json.raw("}")
-        }
     }
 
     struct NewItem: Decodable {
@@ -58,7 +42,7 @@ struct ItemsController {
         let limit = try APIError.checked("limit", rawLimit, default: 50, in: 1...500)
         let page = try await database.listItems(after: after, limit: limit, query: request.query("q"), status: status)
         var json = JSONWriter(capacity: 64 + page.items.count * 256)
-        Page(items: page.items, next: page.next?.encoded).write(to: &json)
+        ItemPageJSON(items: page.items, next: page.next).write(to: &json)
         return json.reply().response
     }
 

@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import Metrics
 import StockroomCore
+import StockroomWire
 import StockroomStore
 import Synchronization
 
@@ -37,23 +38,6 @@ struct NavigationController {
         init?(fastJSON bytes: UnsafeRawBufferPointer) {
             guard let command = Command(fastRequestJSON: bytes) else { return nil }
             self.command = command
-        }
-    }
-
-    /// `{"navigation": Navigation, "item": Item|null, "cursor": String}`.
-    struct CommandResponse: JSONWritable {
-        let navigation: Navigation
-        let item: Item?
-        let cursor: String
-
-        func write(to json: inout JSONWriter) {
-            json.raw(#"{"navigation":"#)
-            navigation.write(to: &json)
-            json.raw(#","item":"#)
-            if let item { item.write(to: &json) } else { json.raw("null") }
-            json.raw(#","cursor":"#)
-            json.string(cursor)
-            json.raw("}")
         }
     }
 
@@ -138,8 +122,8 @@ struct NavigationController {
     }
 
     @Sendable static func commandReply(_ outcome: CommandOutcome, epoch: String) throws -> Reply {
-        let body = CommandResponse(
-            navigation: outcome.navigation, item: outcome.item, cursor: FeedCursor(epoch: epoch, seq: outcome.seq).encoded)
+        let body = CommandResultJSON(
+            navigation: outcome.navigation, item: outcome.item, cursor: FeedCursor(epoch: epoch, seq: outcome.seq))
         return Reply.json(writing: body, headers: [.eTag: Reply.etag(outcome.navigation.version)])
     }
 

@@ -5,6 +5,7 @@ import NIOFoundationCompat
 import Foundation
 import Hummingbird
 import StockroomCore
+import StockroomWire
 import StockroomStore
 
 /// An error as the contract writes it: a status and `{"error": {"code", "message", "field", "current"?}}`.
@@ -13,7 +14,7 @@ import StockroomStore
 /// is the one place its body is written: plain HTTP answers, the SSE `error` event, WebSocket close
 /// reasons and the answers the NIO pipeline gives before a request reaches the router.
 public struct APIError: Error, HTTPResponseError, Sendable {
-    /// The contract's error codes (StockroomCore's `ErrorCode`, shared with the client).
+    /// The contract's error codes (StockroomWire's `ErrorCode`, shared with the client).
     public typealias Code = ErrorCode
 
     /// The stable machine code.
@@ -157,41 +158,21 @@ public struct APIError: Error, HTTPResponseError, Sendable {
         reply.response
     }
 
-    /// The contract's error body. With `maxBytes` (a WebSocket close reason allows 123) the message
-    /// is shortened, marked with an ellipsis, until the body fits; `current` is left out then.
+    /// The contract's error body (`ErrorJSON`); with `maxBytes`, shortened to fit.
     public func json(maxBytes: Int? = nil) -> String {
-        var message = Substring(self.message)
-        while true {
-            var json = JSONWriter()
-            json.raw(#"{"error":"#)
-            writeObject(to: &json, message: message.count < self.message.count ? message + "…" : String(message), current: maxBytes == nil)
-            json.raw("}")
-            guard let maxBytes, json.bytes.count > maxBytes, !message.isEmpty else { return json.string }
-            message = message.dropLast()
-        }
+        ErrorJSON.body(code: code, message: message, field: field, current: current, maxBytes: maxBytes)
     }
 }
 
 extension APIError {
-    /// The object under the body's `error` key, `{"code", "message", "field", "current"?}`: the
-    /// error body writes it, and so does each refused item of a batch answer.
-    func writeObject(to json: inout JSONWriter, message: String? = nil, current includeCurrent: Bool = true) {
-        json.raw(#"{"code":"#)
-        json.string(code.rawValue)
-        json.raw(#","message":"#)
-        json.string(message ?? self.message)
-        json.raw(#","field":"#)
-        json.string(field)
-        if let current, includeCurrent {
-            json.raw(#","current":"#)
-            current.write(to: &json)
-        }
-        json.raw("}")
+    /// The object under the body's `error` key: each refused item of a batch answer writes it.
+    func writeObject(to json: inout JSONWriter) {
+        ErrorJSON.writeObject(code: code, message: message, field: field, current: current, to: &json)
     }
 }
 
 extension ErrorCode {
-    /// The status the contract answers this code with (`httpStatus`, Core's table), by its name;
+    /// The status the contract answers this code with (`httpStatus`, the wire's table), by its name;
     /// nil for `other`, which keeps its own.
     var status: HTTPResponse.Status? {
         httpStatus.map { code in Self.contractStatuses.first { $0.code == code } ?? HTTPResponse.Status(code: code) }

@@ -2,6 +2,7 @@ import Metrics
 import NIOCore
 import ServiceLifecycle
 import StockroomCore
+import StockroomWire
 import StockroomStore
 import Synchronization
 

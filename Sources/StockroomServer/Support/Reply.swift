@@ -3,6 +3,7 @@ import NIOFoundationCompat
 import Foundation
 import Hummingbird
 import StockroomCore
+import StockroomWire
 import StockroomStore
 
 /// A complete response: what a handler returns and what an idempotency record replays.

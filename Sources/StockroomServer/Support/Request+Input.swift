@@ -4,6 +4,7 @@ import Crypto
 import Foundation
 import Hummingbird
 import StockroomCore
+import StockroomWire
 import StockroomStore
 
 /// A decoded JSON body and the bytes it came from.

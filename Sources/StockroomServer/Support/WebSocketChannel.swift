@@ -1,5 +1,6 @@
 import Crypto
 import StockroomCore
+import StockroomWire
 import Foundation
 import HTTPTypes
 import Hummingbird

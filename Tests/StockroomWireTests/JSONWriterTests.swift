@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import StockroomCore
+@testable import StockroomWire
+import TestSupport
 
 /// `JSONWriter` writes the same documents as `JSONCoding.encoder()`, which it replaces on hot paths.
 @Suite struct JSONWriterTests {

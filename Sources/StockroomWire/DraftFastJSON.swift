@@ -1,3 +1,5 @@
+import StockroomCore
+
 /// A type whose common JSON shape is read straight from the bytes, before `JSONDecoder` (which the
 /// server's `decodeJSON` uses for whatever this does not take).
 public protocol FastJSONDecodable: Decodable {

@@ -1,4 +1,5 @@
 import Foundation
+import StockroomCore
 
 /// Where a page of `GET /v1/items` continues: a creation-order position; opaque and URL-safe on
 /// the wire (base64url of `i:<seq>`), where it is always written encoded.

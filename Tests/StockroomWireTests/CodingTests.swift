@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import StockroomCore
+@testable import StockroomWire
+import TestSupport
 
 /// A parsed JSON value, so that documents compare regardless of key order and number spelling.
 indirect enum JSON: Equatable, CustomStringConvertible {
@@ -139,13 +141,13 @@ struct CodingTests {
             .openDeleteAlert(itemID: Fixture.mouseID), .updateDraft(draft: .blank), .save, .cancel,
             .confirmDelete, .restore(fromClientID: "a"),
         ]
-        #expect(Set(commands.map(caseName)) == allCommandCaseNames)
+        #expect(Set(commands.map(\.name)) == Fixture.allCommandCaseNames)
         for command in commands {
             guard case .object(let object) = try encodedJSON(command) else {
                 Issue.record("\(command) is not an object")
                 continue
             }
-            #expect(Array(object.keys) == [caseName(command)])
+            #expect(Array(object.keys) == [command.name])
             #expect(try JSONCoding.decoder().decode(Command.self, from: JSONCoding.encoder().encode(command)) == command)
         }
     }

@@ -1,0 +1,24 @@
+import StockroomCore
+
+/// The answer to a navigation command, `{"navigation":Navigation,"item":Item|null,"cursor":FeedCursor}`.
+public struct CommandResultJSON: JSONWritable {
+    public let navigation: Navigation
+    public let item: Item?
+    public let cursor: FeedCursor
+
+    public init(navigation: Navigation, item: Item?, cursor: FeedCursor) {
+        self.navigation = navigation
+        self.item = item
+        self.cursor = cursor
+    }
+
+    public func write(to json: inout JSONWriter) {
+        json.raw(#"{"navigation":"#)
+        navigation.write(to: &json)
+        json.raw(#","item":"#)
+        if let item { item.write(to: &json) } else { json.raw("null") }
+        json.raw(#","cursor":"#)
+        FeedCursor.write(epoch: cursor.epoch.utf8, seq: cursor.seq, to: &json)
+        json.raw("}")
+    }
+}
