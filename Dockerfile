@@ -20,8 +20,9 @@ RUN swift package resolve
 
 # The manifest's test targets are not built, but their folders must exist; an empty source file
 # each keeps the manifest's checks quiet.
-RUN for target in Tests/StockroomCoreTests Tests/StockroomStoreTests Tests/StockroomServerTests \
-        Tests/StockroomClientTests; do mkdir -p "$target" && touch "$target/Empty.swift"; done \
+RUN for target in Tests/StockroomCoreTests Tests/StockroomWireTests Tests/StockroomStoreTests \
+        Tests/StockroomServerTests Tests/StockroomClientTests Tests/TestSupport; do \
+        mkdir -p "$target" && touch "$target/Empty.swift"; done \
     && mkdir -p Tests/CSpawn/include && touch Tests/CSpawn/Empty.c
 
 # Stockroom, with every package it uses. The staging folder is the application: the binary (debug
