@@ -19,6 +19,12 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("http-port"), help: "Port to listen on (default 8080; env HTTP_PORT).")
     var httpPort: Int?
 
+    @Option(
+        name: .customLong("global-executor"),
+        help: "Where tasks run: eventloops (NIO's event loops, the default) or default (Swift's pool); env GLOBAL_EXECUTOR. Read before anything else runs, so not from the config file."
+    )
+    var globalExecutor: String?
+
     @Flag(help: "Seed the four demo items into an empty database and print an editor token.")
     var demo = false
 

@@ -171,6 +171,54 @@ struct ProcessTests {
         #expect(await server.waitForExit() == 0)
     }
 
+    /// The global executor is chosen before anything runs, from the command line or the
+    /// environment: by default NIO's event loops; `default` leaves Swift's own pool. The real
+    /// binary is started each way, says which at startup, and answers a write and a read.
+    @Test(.timeLimit(.minutes(1)), arguments: [
+        (nil as String?, [] as [String], "event loops, as the generic executor"),
+        ("default", [], "Swift's default pool"),
+        ("eventloops", [], "event loops, as the generic executor"),
+        ("eventloops", ["--global-executor", "default"], "Swift's default pool"),
+    ])
+    func theGlobalExecutorIsChosenAtStartup(variable: String?, flags: [String], expected: String) async throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let created = try StockroomProcess.run(["token", "create", "--user", "erin", "--role", "editor", "--db-path", databasePath], in: directory)
+        let token = try #require(created.output.split(separator: "\n").last.map(String.init))
+        let server = try await StockroomProcess.serve(
+            databasePath: databasePath, in: directory, extra: flags,
+            shellPrefix: variable.map { "export GLOBAL_EXECUTOR=\($0)" } ?? "unset GLOBAL_EXECUTOR")
+        defer { kill(server.process.processIdentifier, SIGKILL) }
+        let log = try await server.waitForOutput(containing: "global executor")
+        let line = try #require(log.split(separator: "\n").first { $0.contains("global executor") })
+        #expect(line.contains(expected), "\(line)")
+
+        var create = HTTPClientRequest(url: "http://127.0.0.1:\(server.port)/v1/items")
+        create.method = .POST
+        create.headers.add(name: "Authorization", value: "Bearer \(token)")
+        create.headers.add(name: "Content-Type", value: "application/json")
+        create.body = .bytes(ByteBuffer(string: #"{"name":"Lamp","color":null,"status":{"inStock":{"quantity":1}}}"#))
+        #expect(try await HTTPClient.shared.execute(create, timeout: .seconds(30)).status.code == 201)
+        var list = HTTPClientRequest(url: "http://127.0.0.1:\(server.port)/v1/items")
+        list.headers.add(name: "Authorization", value: "Bearer \(token)")
+        let page = try await HTTPClient.shared.execute(list, timeout: .seconds(30))
+        #expect(page.status.code == 200)
+        #expect(String(buffer: try await page.body.collect(upTo: 1 << 20)).contains(#""name":"Lamp""#))
+        kill(server.process.processIdentifier, SIGTERM)
+        #expect(await server.waitForExit() == 0)
+    }
+
+    @Test func anUnknownGlobalExecutorIsAUsageError() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let byVariable = try StockroomProcess.run(
+            ["migrate", "--db-path", databasePath], in: directory, environment: ["GLOBAL_EXECUTOR": "threads"])
+        #expect(byVariable.status == 64)
+        #expect(byVariable.error.contains(#"invalid setting global executor (environment variable GLOBAL_EXECUTOR): "threads"; expected one of eventloops, default"#))
+        let byFlag = try StockroomProcess.run(["serve", "--global-executor", "x", "--db-path", databasePath], in: directory, environment: [:])
+        #expect(byFlag.status == 64)
+        #expect(byFlag.error.contains(#"(flag --global-executor): "x""#))
+        #expect(!FileManager.default.fileExists(atPath: databasePath), "nothing ran")
+    }
+
     @Test func anAcknowledgedWriteSurvivesKillDashNine() async throws {
         defer { try? FileManager.default.removeItem(at: directory) }
         let token = try #require(
