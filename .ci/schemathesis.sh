@@ -25,13 +25,18 @@ for _ in $(seq 1 100); do
 done
 [ -n "$PORT" ] || { cat "$WORK/server.log"; echo "server did not start" >&2; exit 1; }
 
-# The two streaming routes never end by design; a long-poll may wait up to 60 s, so requests
-# time out after 65 s. Everything else is generated from the document.
+# The document is the repository's file, so a binary built before an edit of it (BIN) still
+# meets the edited contract; the server bundles that file and serves it as /openapi.yaml.
+# A long-poll may wait up to 60 s, so requests time out after 70 s. The SSE stream never ends:
+# schemathesis reads a bounded part of each one and validates every event in it against the
+# event's schema (the stream's settings are in .ci/schemathesis.toml). The WebSocket route is
+# left out: schemathesis speaks no WebSocket. Everything else is generated from the document.
 for TOKEN in "$EDITOR" "$VIEWER"; do
-    "$ST" --config-file .ci/schemathesis.toml run "http://127.0.0.1:$PORT/openapi.yaml" \
+    "$ST" --config-file .ci/schemathesis.toml run Sources/StockroomServer/Resources/openapi.yaml \
+        --url "http://127.0.0.1:$PORT" \
         --checks all \
         --max-examples "$MAX_EXAMPLES" \
-        --exclude-path-regex '^/v1/changes/(stream|ws)$' \
+        --exclude-path /v1/changes/ws \
         --request-timeout 70 \
         --max-response-time 65 \
         --header "Authorization: Bearer $TOKEN" \

@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import StockroomCore
+import StockroomStorage
 import StockroomStore
 import TestSupport
 import Testing
@@ -190,7 +191,7 @@ struct OperationsTests {
                 let response = try await client.send(.get, "/openapi.yaml")
                 #expect(response.status == .ok)
                 let text = String(buffer: response.body)
-                #expect(text.hasPrefix("openapi: 3.1"))
+                #expect(text.hasPrefix("openapi: 3.2"))
                 for path in [
                     "/health:", "/ready:", "/metrics:", "/openapi.yaml:", "/v1/items:", "/v1/items/{id}:", "/v1/tokens:",
                     "/v1/tokens/{id}:", "/v1/clients/{clientID}/navigation:", "/v1/clients/{clientID}/commands:",
