@@ -14,7 +14,7 @@ let package = Package(
         .executable(name: "stockroom", targets: ["stockroom"]),
         .library(name: "StockroomClient", targets: ["StockroomClient"]),
         // For the benchmarks package (Benchmarks/), which measures the store in process.
-        .library(name: "StockroomStore", targets: ["StockroomStore", "StockroomWire", "StockroomCore"]),
+        .library(name: "StockroomStore", targets: ["StockroomStore", "StockroomStorage", "StockroomWire", "StockroomCore"]),
         .executable(name: "stockroom-handoff", targets: ["StockroomHandoff"]),
     ],
     dependencies: [
@@ -52,6 +52,13 @@ let package = Package(
             dependencies: ["StockroomCore"],
             swiftSettings: swiftSettings
         ),
+        // What the server needs from storage (the `Storage` protocol) and the values it trades in,
+        // with the feed's in-memory fan-out (`ChangeHub`): no database in it.
+        .target(
+            name: "StockroomStorage",
+            dependencies: ["StockroomCore", "StockroomWire"],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "StockroomMigrations",
             path: "Migrations",
@@ -64,6 +71,7 @@ let package = Package(
             dependencies: [
                 "StockroomCore",
                 "StockroomWire",
+                "StockroomStorage",
                 "StockroomMigrations",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 // SQLite's C API, already GRDB's: the streams read columns in place.
@@ -78,6 +86,7 @@ let package = Package(
             dependencies: [
                 "StockroomCore",
                 "StockroomWire",
+                "StockroomStorage",
                 "StockroomStore",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
@@ -110,6 +119,7 @@ let package = Package(
                 "CConcurrencyHook",
                 "StockroomServer",
                 "StockroomStore",
+                "StockroomStorage",
                 "StockroomCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Configuration", package: "swift-configuration"),
@@ -156,7 +166,10 @@ let package = Package(
         ),
         .testTarget(
             name: "StockroomStoreTests",
-            dependencies: ["StockroomStore", "StockroomWire", "StockroomCore", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: [
+                "StockroomStore", "StockroomStorage", "StockroomWire", "StockroomCore", "TestSupport",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
             swiftSettings: swiftSettings
         ),
         // glibc's posix_spawn extensions (change directory, close inherited descriptors) for the
@@ -171,6 +184,7 @@ let package = Package(
                 "TestSupport",
                 "StockroomServer",
                 "StockroomStore",
+                "StockroomStorage",
                 "StockroomWire",
                 "StockroomCore",
                 // Built so that the process tests can run the real binary.
@@ -202,6 +216,7 @@ let package = Package(
                 // (trim the log, restore a backup); the library itself depends on neither.
                 "StockroomServer",
                 "StockroomStore",
+                "StockroomStorage",
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),

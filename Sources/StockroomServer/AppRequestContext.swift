@@ -1,6 +1,7 @@
 import Hummingbird
 import HummingbirdAuth
 import NIOCore
+import StockroomStorage
 import StockroomStore
 
 /// The request context of every route: Hummingbird's core storage plus, once

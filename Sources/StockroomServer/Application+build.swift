@@ -4,6 +4,7 @@ import HummingbirdCore
 import Logging
 import NIOCore
 import ServiceLifecycle
+import StockroomStorage
 import StockroomStore
 
 /// Builds the whole application from configuration (the tests start servers this way): reads the
@@ -22,9 +23,10 @@ public func buildApplication(
 ) async throws -> some ApplicationProtocol {
     var logger = Logger(label: "stockroom")
     logger.logLevel = settings.logLevel
+    let writes = WritesInFlight()
     let database: AppDatabase
     do {
-        database = try settings.openDatabase(logger: logger)
+        database = try settings.openDatabase(logger: logger, writesInFlight: writes)
     } catch {
         throw StartupError.database(path: settings.databasePath, underlying: error)
     }
@@ -34,14 +36,14 @@ public func buildApplication(
     if settings.demo, try await database.seedDemoItems() {
         logger.info("seeded the demo items")
     }
-    return buildApplication(settings: settings, database: database, logger: logger) { channel in
+    return buildApplication(settings: settings, database: database, writes: writes, logger: logger) { channel in
         await onServerRunning(database, channel.localAddress?.port ?? settings.port)
     }
 }
 
 /// Builds the application around an open database.
 public func buildApplication(
-    settings: Settings, database: AppDatabase, logger: Logger,
+    settings: Settings, database: any Storage, writes: WritesInFlight = WritesInFlight(), logger: Logger,
     onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
 ) -> some ApplicationProtocol {
     StockroomMetrics.bootstrap()
@@ -58,7 +60,7 @@ public func buildApplication(
     }
     logger.info("connection cap", metadata: ["maxConnections": "\(connections.maxConnections)", "acceptCeiling": "\(acceptCeiling)"])
     let streams = FeedStreams(settings: settings.feed)
-    let router = buildRouter(database: database, settings: settings, streams: streams)
+    let router = buildRouter(database: database, settings: settings, streams: streams, writes: writes)
     return Application(
         responder: RequestTaskResponder(router.buildResponder()),
         server: .http1UpgradingToWebSocket(
@@ -81,10 +83,12 @@ public func buildApplication(
 
 /// The router with every route and middleware of the contract; `streams` must run as a service
 /// (it keeps the feed streams' heartbeats and write timeouts).
-func buildRouter(database: AppDatabase, settings: Settings, streams: FeedStreams) -> Router<AppRequestContext> {
+func buildRouter(
+    database: any Storage, settings: Settings, streams: FeedStreams, writes: WritesInFlight = WritesInFlight()
+) -> Router<AppRequestContext> {
     let router = Router(context: AppRequestContext.self)
     let routes = RouteTable()
-    router.add(middleware: RequestLogMiddleware(requests: database.requestsInFlight))
+    router.add(middleware: RequestLogMiddleware(writes: writes))
     router.add(middleware: RequestMetricsMiddleware())
     if !settings.corsAllowedOrigins.isEmpty {
         router.add(middleware: AllowedOriginsCORSMiddleware(origins: settings.corsAllowedOrigins))
@@ -111,7 +115,7 @@ func buildRouter(database: AppDatabase, settings: Settings, streams: FeedStreams
 /// by another process (`stockroom token revoke` on the same file) is refused and its streams end:
 /// requests themselves read no token (see `AppDatabase.authenticate`).
 struct TokenRevocationWatcher: Service {
-    let database: AppDatabase
+    let database: any Storage
     let interval: Duration
     let logger: Logger
 
@@ -165,7 +169,7 @@ private func glibcMallocTrim(_ pad: Int) -> Int32
 /// Trims the change log and purges expired idempotency records on a schedule, and checkpoints
 /// the database on shutdown, after the HTTP server has finished its in-flight requests.
 struct DatabaseMaintenanceService: Service {
-    let database: AppDatabase
+    let database: any Storage
     let idempotencyRetention: Duration
     let feed: FeedSettings
     let logger: Logger

@@ -1,6 +1,7 @@
 import Configuration
 import Foundation
 import Logging
+import StockroomStorage
 import StockroomStore
 
 /// Every setting of the daemon, read from CLI flags, then the environment, then the config file, then defaults.
@@ -85,10 +86,12 @@ public struct Settings: Sendable {
         }
     }
 
-    /// Opens the configured database, creating and migrating it if needed.
-    public func openDatabase(logger: Logger) throws -> AppDatabase {
+    /// Opens the configured database, creating and migrating it if needed. `writesInFlight` is the
+    /// server's count of its write requests, which the store reads as a hint.
+    public func openDatabase(logger: Logger, writesInFlight: WritesInFlight = WritesInFlight()) throws -> AppDatabase {
         var database = try AppDatabase.open(
-            path: databasePath, synchronous: synchronous, busyTimeout: .seconds(busyTimeoutSeconds), logger: logger)
+            path: databasePath, synchronous: synchronous, busyTimeout: .seconds(busyTimeoutSeconds),
+            writesInFlight: writesInFlight, logger: logger)
         database.limits = StoreLimits(clientsPerUser: limits.clientsPerUser)
         return database
     }

@@ -1,3 +1,4 @@
+import StockroomStorage
 import Foundation
 import GRDB
 
@@ -6,17 +7,6 @@ public struct BackupError: Error, CustomStringConvertible {
     /// What is wrong, and with which file.
     public var description: String
     init(_ description: String) { self.description = description }
-}
-
-/// What a verified copy holds.
-public struct BackupSummary: Sendable {
-    /// The copy's size in pages and bytes.
-    public var pages: Int
-    public var bytes: Int
-    /// The last migration applied to the copy.
-    public var migration: String
-    /// The copy's database epoch (new after a restore).
-    public var epoch: String
 }
 
 extension AppDatabase {

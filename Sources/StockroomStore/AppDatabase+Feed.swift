@@ -1,86 +1,8 @@
 import Foundation
 import GRDB
 import StockroomCore
+import StockroomStorage
 import StockroomWire
-
-/// One committed change, as the log keeps it.
-public struct ChangeEntry: Sendable, Hashable {
-    /// Commit-order position, without gaps.
-    public var seq: Int64
-    /// What kind of entity changed.
-    public var entity: ChangeEntity
-    /// Written or deleted.
-    public var op: ChangeOp
-    /// The item id or clientID.
-    public var id: String
-    /// The user a navigation change belongs to.
-    public var owner: UserID?
-    /// The JSON of the Item or Navigation after the change; nil for a delete.
-    public var valueJSON: String?
-    /// The device that caused it.
-    public var originClientID: ClientID?
-    /// The Idempotency-Key of the request that caused it.
-    public var originIdempotencyKey: String?
-    /// When it was committed (milliseconds since 1970).
-    public var at: Int64
-
-    /// The contract's `Change` JSON object, encoded once when the entry is read.
-    public var json: String
-
-    /// The `Change` JSON of an entry, built from the stored value without re-encoding it.
-    public static func json(
-        seq: Int64, epoch: String, entity: ChangeEntity, op: ChangeOp, id: String, valueJSON: String?,
-        originClientID: String?, originIdempotencyKey: String?, at: Int64
-    ) -> String {
-        var json = JSONWriter(capacity: 160 + (valueJSON?.utf8.count ?? 4))
-        ChangeJSON.write(
-            seq: seq, epoch: epoch.utf8, entity: entity.rawValue, op: op.rawValue, id: id, value: valueJSON?.utf8,
-            originClientID: originClientID, originIdempotencyKey: originIdempotencyKey, at: at, to: &json)
-        return json.string
-    }
-
-    /// The entry of a row of `changes`, its JSON encoded for `epoch`.
-    init(_ record: ChangeRecord, epoch: String) {
-        seq = record.seq ?? 0
-        entity = record.entity
-        op = record.op
-        id = record.entityID
-        owner = record.owner
-        valueJSON = record.value
-        originClientID = record.originClientID
-        originIdempotencyKey = record.originIdempotencyKey
-        at = record.at
-        json = Self.json(
-            seq: seq, epoch: epoch, entity: entity, op: op, id: id, valueJSON: valueJSON,
-            originClientID: originClientID?.rawValue, originIdempotencyKey: originIdempotencyKey, at: at)
-    }
-}
-
-/// A batch of the feed.
-public struct FeedPage: Sendable, Hashable {
-    /// A page stops before its changes' JSON would pass this many bytes (but holds at least one
-    /// change), and `hasMore` says the rest waits past its cursor: so one answer is bounded by
-    /// bytes as well as by count. One change is at most about 12 KiB (the size limits on item
-    /// names, drafts and paths), so a page holds at least ~85 of the largest changes.
-    public static let byteBudget = 1 << 20
-
-    /// The visible changes after the requested position, in commit order.
-    public var changes: [ChangeEntry]
-    /// Where to continue: past the last change returned, or past everything up to the head when complete.
-    public var cursor: FeedCursor
-    /// Whether more visible changes wait past `cursor`.
-    public var hasMore: Bool
-}
-
-/// Where a subscriber starts reading.
-public enum FeedStart: Sendable, Hashable {
-    /// The beginning of the log.
-    case beginning
-    /// The head: only changes committed from now on.
-    case now
-    /// After this cursor.
-    case after(FeedCursor)
-}
 
 extension AppDatabase {
     /// Resolves a start position to a seq, refusing (410) a cursor of another epoch, beyond the head or trimmed away.

@@ -1,32 +1,9 @@
 import Foundation
 import GRDB
 import StockroomCore
-
-/// What became of one item of a batch create.
-public enum ItemCreation: Sendable {
-    /// Created: the new item.
-    case created(Item)
-    /// Refused, alone (the batch's other items are unaffected): `alreadyExists` or a validation failure.
-    case refused(StoreError)
-}
-
-/// One item of a batch create: an optional id and the fields.
-public struct BatchItem: Sendable, Hashable {
-    /// The id to create it under; a random one when nil.
-    public var id: ItemID?
-    /// Its fields, validated per item.
-    public var draft: Draft
-
-    /// Creates a batch entry.
-    public init(id: ItemID?, draft: Draft) {
-        self.id = id
-        self.draft = draft
-    }
-}
+import StockroomStorage
 
 extension AppDatabase {
-    /// The most items one batch create takes.
-    public static let maximumBatchItems = 1000
 
     /// Creates many items in one transaction (one commit, one fsync), each checked on its own: an
     /// item that is refused (`alreadyExists`, invalid) is answered alone and the others are created.

@@ -1,15 +1,8 @@
 import Foundation
 import GRDB
 import StockroomCore
+import StockroomStorage
 import StockroomWire
-
-/// One page of items in creation order.
-public struct ItemPage: Sendable, Hashable {
-    /// The items of the page.
-    public var items: [Item]
-    /// Where the next page starts, nil on the last page.
-    public var next: PageCursor?
-}
 
 extension AppDatabase {
     /// A page of live items after position `after`, optionally filtered by name substring and status.

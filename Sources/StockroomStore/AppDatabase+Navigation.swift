@@ -1,17 +1,8 @@
 import Foundation
 import GRDB
 import StockroomCore
+import StockroomStorage
 import StockroomWire
-
-/// The result of a navigation command.
-public struct CommandOutcome: Sendable, Hashable {
-    /// The device's navigation after the command.
-    public var navigation: Navigation
-    /// The item the command wrote, if it wrote one (nil for a delete).
-    public var item: Item?
-    /// The change-log head after the command.
-    public var seq: Int64
-}
 
 extension AppDatabase {
     /// The caller's navigation of `clientID`; the root state if never written; `notFound` if another user's.

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import StockroomCore
+import StockroomStorage
 import StockroomWire
 
 #if canImport(GRDBSQLite)
@@ -8,16 +9,6 @@ import StockroomWire
 #elseif canImport(SQLite3)
     import SQLite3
 #endif
-
-/// Everything a client needs to start following the feed.
-public struct Snapshot: Sendable, Hashable {
-    /// Every live item, in creation order.
-    public var items: [Item]
-    /// The caller's written navigation states.
-    public var navigation: [Navigation]
-    /// The feed position the snapshot is consistent with.
-    public var cursor: FeedCursor
-}
 
 extension AppDatabase {
     /// How many bytes a snapshot chunk holds at least before it is handed to the response (the last

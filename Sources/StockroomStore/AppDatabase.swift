@@ -3,6 +3,7 @@ import GRDB
 import Synchronization
 import Logging
 import StockroomCore
+import StockroomStorage
 import StockroomMigrations
 
 /// Stockroom's database: one writer (SQLite in WAL mode), readers in parallel, and
@@ -40,17 +41,14 @@ public struct AppDatabase: Sendable {
     let feedPrefetch = FeedPagePrefetch()
     /// What one user may hold.
     public var limits = StoreLimits()
-    /// The requests the server is handling, which it counts here: at synchronous=NORMAL a write
-    /// runs on its caller's thread only while its request is the only one (see `GroupCommitter`).
-    public let requestsInFlight: RequestsInFlight
-
     /// Wraps a database connection and migrates it to the newest schema. With `inlineWrites` (which
     /// `open` sets for synchronous=NORMAL), a lone write may run on its caller's thread and the
     /// committer takes over the WAL checkpoint; `busyTimeout` is then the writer connection's own
     /// (see `GroupCommitter.init`).
     public init(
         _ writer: any DatabaseWriter, requestReaders: RequestReaders? = nil, snapshotReader: (any DatabaseReader)? = nil,
-        inlineWrites: Bool = false, busyTimeout: Duration = .seconds(5), logger: Logger = Logger(label: "stockroom.store")
+        inlineWrites: Bool = false, busyTimeout: Duration = .seconds(5), writesInFlight: WritesInFlight = WritesInFlight(),
+        logger: Logger = Logger(label: "stockroom.store")
     ) throws {
         self.writer = writer
         self.requestReaders = requestReaders
@@ -70,10 +68,8 @@ public struct AppDatabase: Sendable {
             return (hub, observer)
         }
         self.hub = hub
-        let requestsInFlight = RequestsInFlight()
-        self.requestsInFlight = requestsInFlight
         self.committer = GroupCommitter(
-            writer: writer, hub: hub, observer: observer, inline: inlineWrites, busyTimeout: busyTimeout, requests: requestsInFlight)
+            writer: writer, hub: hub, observer: observer, inline: inlineWrites, busyTimeout: busyTimeout, writes: writesInFlight)
     }
 
     /// Opens (creating it and its folder if missing) and migrates the database file at `path`.
@@ -83,6 +79,7 @@ public struct AppDatabase: Sendable {
         synchronous: Synchronous = .full,
         busyTimeout: Duration = .seconds(5),
         maxPageCount: Int? = nil,
+        writesInFlight: WritesInFlight = WritesInFlight(),
         logger: Logger = Logger(label: "stockroom.store")
     ) throws -> AppDatabase {
         let url = URL(fileURLWithPath: path)
@@ -121,7 +118,7 @@ public struct AppDatabase: Sendable {
         }
         let snapshotReader = try DatabasePool(path: url.path, configuration: snapshotConfiguration)
         return try AppDatabase(pool, requestReaders: requestReaders, snapshotReader: snapshotReader,
-            inlineWrites: synchronous == .normal, busyTimeout: busyTimeout, logger: logger)
+            inlineWrites: synchronous == .normal, busyTimeout: busyTimeout, writesInFlight: writesInFlight, logger: logger)
     }
 
     /// The writer's page cache, in KiB (pages it holds stay resident only once a write touched them).
@@ -259,17 +256,6 @@ public struct AppDatabase: Sendable {
     }
 }
 
-/// What one user may hold in the store.
-public struct StoreLimits: Sendable, Hashable {
-    /// The most clients (devices, each with its own navigation state) one user may have.
-    public var clientsPerUser: Int
-
-    /// Creates limits.
-    public init(clientsPerUser: Int = 1000) {
-        self.clientsPerUser = clientsPerUser
-    }
-}
-
 /// Creates an empty file readable and writable by its owner only (at file scope, where `open` is the C call).
 private func createPrivateFile(_ path: String) {
     let descriptor = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
@@ -302,3 +288,4 @@ public final class RequestReaders: Sendable {
         return try readers[Int(UInt(bitPattern: index) % UInt(readers.count))].unsafeRead(value)
     }
 }
+extension AppDatabase: Storage {}

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import StockroomCore
+import StockroomStorage
 import StockroomWire
 
 /// Appends change entries inside the write's own transaction.

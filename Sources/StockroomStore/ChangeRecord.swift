@@ -6,6 +6,7 @@ import GRDB
     import SQLite3
 #endif
 import StockroomCore
+import StockroomStorage
 
 /// A row of `changes`: one entry of the change log.
 struct ChangeRecord: Codable, FetchableRecord, PersistableRecord {
@@ -91,3 +92,13 @@ extension ChangeRecord {
 /// Entities and operations are stored as their names (the table's CHECKs hold them to those).
 extension ChangeEntity: DatabaseValueConvertible {}
 extension ChangeOp: DatabaseValueConvertible {}
+
+extension ChangeEntry {
+    /// The entry of a row of `changes`, its JSON encoded for `epoch`.
+    init(_ record: ChangeRecord, epoch: String) {
+        self.init(
+            seq: record.seq ?? 0, entity: record.entity, op: record.op, id: record.entityID, owner: record.owner,
+            valueJSON: record.value, originClientID: record.originClientID,
+            originIdempotencyKey: record.originIdempotencyKey, at: record.at, epoch: epoch)
+    }
+}

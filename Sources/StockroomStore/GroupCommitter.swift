@@ -1,3 +1,4 @@
+import StockroomStorage
 import Foundation
 import GRDB
 import Synchronization
@@ -51,8 +52,8 @@ final class GroupCommitter: Sendable {
     private let wal: WALLength?
     /// Set for `inline` commits on a database file: runs the checkpoint beside the writer.
     private let checkpointer: Checkpointer?
-    /// The requests the server is handling: a write runs inline only for a request handled alone.
-    private let requests: RequestsInFlight
+    /// The server's count of its write requests in flight: a write runs inline only when it is alone.
+    private let writes: WritesInFlight
     /// The writer connection's busy timeout, restored after an inline write's `BEGIN`, which does not wait.
     private let busyTimeoutMilliseconds: Int32
 
@@ -71,17 +72,18 @@ final class GroupCommitter: Sendable {
     /// Nor does an inline write wait on an event loop for another process's write lock (a CLI
     /// command on the same file): its `BEGIN` does not wait, and when the lock is taken the write
     /// queues, to wait on the writer's queue for up to `busyTimeout` as any other.
-    /// And a write runs inline only when writes are not coming together: its request is the only
-    /// one the server is handling (`requests`), and the last batch took one write. Were every lone
+    /// And a write runs inline only when writes are not coming together: the server is handling no
+    /// other write request (`writes`, the server's hint: reads and waiting feed requests do not
+    /// count), and the last batch took one write. Were every lone
     /// write inline, under concurrent writes the first write after each batch would hold its loop
     /// while the others wait behind it (on the writer's queue a write runs beside the loops and
     /// shares its commit).
     init(
         writer: any DatabaseWriter, hub: ChangeHub, observer: ChangeObserver, inline: Bool = false,
-        busyTimeout: Duration = .seconds(5), requests: RequestsInFlight = RequestsInFlight()
+        busyTimeout: Duration = .seconds(5), writes: WritesInFlight = WritesInFlight()
     ) {
         self.writer = writer
-        self.requests = requests
+        self.writes = writes
         self.hub = hub
         self.observer = observer
         wal = inline ? WALLength(on: writer) : nil
@@ -111,7 +113,7 @@ final class GroupCommitter: Sendable {
 
     /// Runs `body` in the next batch; returns its value once the batch is durably committed.
     func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        if wal != nil, requests.count <= 1, let outcome = writeInline(body) { return try outcome.get() }
+        if wal != nil, writes.count <= 1, let outcome = writeInline(body) { return try outcome.get() }
         return try await withCheckedThrowingContinuation { continuation in
             let startDrain = state.withLock { state in
                 state.pending.append(Write(body: body, continuation: continuation))
@@ -318,25 +320,6 @@ final class GroupCommitter: Sendable {
     private struct BatchAborted: Error {
         let cause: any Error
     }
-}
-
-/// How many requests the server is handling (it counts them in; the store only reads the count).
-public final class RequestsInFlight: Sendable {
-    private let value = Atomic<Int>(0)
-
-    public init() {}
-
-    /// A request begins.
-    public func enter() {
-        value.add(1, ordering: .relaxed)
-    }
-
-    /// A request has its answer.
-    public func leave() {
-        value.subtract(1, ordering: .relaxed)
-    }
-
-    public var count: Int { value.load(ordering: .relaxed) }
 }
 
 /// The writer connection's WAL length in pages after its last commit, from SQLite's WAL hook,

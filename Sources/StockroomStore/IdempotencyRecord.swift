@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import StockroomCore
+import StockroomStorage
 
 /// A row of `idempotency_records`: the decided response of a request with an Idempotency-Key.
 struct IdempotencyRecord: FetchableRecord, PersistableRecord {

@@ -1,3 +1,4 @@
+import StockroomStorage
 import Synchronization
 
 /// The idempotency keys whose first request is still running in this process.

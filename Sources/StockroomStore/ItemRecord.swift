@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import StockroomCore
+import StockroomStorage
 
 #if canImport(GRDBSQLite)
     import GRDBSQLite

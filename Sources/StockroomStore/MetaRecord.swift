@@ -1,3 +1,4 @@
+import StockroomStorage
 import GRDB
 #if canImport(GRDBSQLite)
     import GRDBSQLite

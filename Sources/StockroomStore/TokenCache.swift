@@ -1,5 +1,6 @@
 import Foundation
 import StockroomCore
+import StockroomStorage
 import Synchronization
 
 /// Verified tokens by the hash of their secret, valid for one token generation: the first lookup

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import StockroomStorage
 import StockroomStore
 
 /// `stockroom backup --to FILE`: an online copy of the live database, verified.

@@ -3,6 +3,7 @@ import Configuration
 import Foundation
 import Logging
 import StockroomServer
+import StockroomStorage
 import StockroomStore
 import SystemPackage
 

@@ -6,6 +6,7 @@ import Logging
 import ServiceLifecycle
 import StockroomCore
 import StockroomServer
+import StockroomStorage
 import StockroomStore
 import Synchronization
 

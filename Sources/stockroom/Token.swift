@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import StockroomCore
+import StockroomStorage
 import StockroomStore
 
 /// `stockroom token create|list|revoke`.

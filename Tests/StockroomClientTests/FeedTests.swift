@@ -2,6 +2,7 @@ import Configuration
 import Foundation
 import StockroomClient
 import StockroomCore
+import StockroomStorage
 import StockroomStore
 import Testing
 

@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import StockroomClient
 import StockroomServer
+import StockroomStorage
 import StockroomStore
 import Synchronization
 import Testing

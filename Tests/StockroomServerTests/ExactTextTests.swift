@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import StockroomCore
 import StockroomWire
+import StockroomStorage
 import StockroomStore
 import Testing
 

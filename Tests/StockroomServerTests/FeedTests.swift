@@ -8,7 +8,8 @@ import NIOCore
 import HummingbirdTesting
 import StockroomCore
 import StockroomWire
-import StockroomStore
+import StockroomStorage
+@testable import StockroomStore
 import TestSupport
 import Testing
 
@@ -326,6 +327,33 @@ struct FeedTests {
                 #expect(healthySeqs.all == (1...writes).map(String.init), "the healthy subscriber got every change, in order")
                 // The stalled socket reads what the kernel had buffered, then the server's close.
                 #expect(try stalled.readUntilClosed() < writes * 10_000)
+            }
+        }
+    }
+
+    /// The store's inline path (at synchronous=NORMAL a lone write commits on its own event loop)
+    /// is decided by the server's count of its write requests: a long-poll waiting for changes is
+    /// not a write, so a write made meanwhile still runs inline, and wakes the poll.
+    @Test(.timeLimit(.minutes(1)))
+    func aWriteWhileALongPollWaitsStillRunsOnItsEventLoop() async throws {
+        try await withTestApp { app in
+            let writes = WritesInFlight()
+            let database = try AppDatabase.open(
+                path: app.directory.appendingPathComponent("normal.sqlite").path, synchronous: .normal, writesInFlight: writes)
+            let editor = try await database.createToken(user: "erin", role: .editor).secret
+            let settings = try Settings(reader: app.reader())
+            let server = buildApplication(settings: settings, database: database, writes: writes, logger: Logger(label: "test"))
+            try await server.test(.live) { client in
+                let live = LiveServer(port: try #require(client.port))
+                async let polled = live.request(.GET, "/v1/changes?since=now&wait=60", token: editor)
+                try await eventually("the long-poll waits") { database.hub.subscriberCount == 1 }
+                let before = database.committer.statistics.inlineWrites
+                let created = try await live.request(.POST, "/v1/items", token: editor, json: draftJSON(name: "Inline"))
+                #expect(created.status == 201)
+                #expect(database.committer.statistics.inlineWrites == before + 1, "the write went to the writer's queue")
+                #expect(writes.count == 0)
+                let batch = try JSONCoding.decoder().decode(FeedBatch.self, from: try await polled.body)
+                #expect(batch.changes.compactMap(\.item?.name) == ["Inline"])
             }
         }
     }

@@ -4,6 +4,7 @@ import HummingbirdTesting
 import Logging
 import StockroomCore
 import StockroomServer
+import StockroomStorage
 import StockroomStore
 import Synchronization
 import Testing

@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import StockroomCore
+import StockroomStorage
 import StockroomStore
 import Testing
 

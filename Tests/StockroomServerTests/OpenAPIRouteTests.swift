@@ -1,4 +1,5 @@
 import Foundation
+import StockroomStorage
 import StockroomStore
 import Testing
 

@@ -6,6 +6,7 @@ import HummingbirdTesting
 import Logging
 import StockroomCore
 import StockroomServer
+import StockroomStorage
 import StockroomStore
 import TestSupport
 import Testing

@@ -6,6 +6,7 @@ import Logging
 import NIOWebSocket
 import StockroomCore
 import StockroomWire
+import StockroomStorage
 import StockroomStore
 import Testing
 

@@ -3,6 +3,7 @@ import Foundation
 import GRDB
 import StockroomCore
 import StockroomWire
+import StockroomStorage
 import StockroomStore
 import Testing
 

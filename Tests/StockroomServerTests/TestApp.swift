@@ -6,6 +6,7 @@ import NIOCore
 import StockroomCore
 import StockroomWire
 import StockroomServer
+import StockroomStorage
 import StockroomStore
 import Testing
 

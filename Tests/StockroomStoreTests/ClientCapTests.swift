@@ -2,6 +2,7 @@ import Foundation
 import StockroomCore
 import Testing
 
+import StockroomStorage
 @testable import StockroomStore
 
 /// A user cannot create devices without bound (issue #14, point 9).

@@ -2,6 +2,7 @@ import Foundation
 import StockroomCore
 import Testing
 
+import StockroomStorage
 @testable import StockroomStore
 
 /// A feed answer is bounded by bytes as well as by count (issue #14, point 4).

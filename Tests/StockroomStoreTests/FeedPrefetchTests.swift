@@ -2,6 +2,7 @@ import Foundation
 import StockroomCore
 import Testing
 
+import StockroomStorage
 @testable import StockroomStore
 
 /// Catching up from deep in the log reads the next page ahead (issue #13); what a client gets must

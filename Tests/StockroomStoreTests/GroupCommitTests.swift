@@ -4,6 +4,7 @@ import StockroomCore
 import TestSupport
 import Testing
 
+import StockroomStorage
 @testable import StockroomStore
 
 @Suite("Group commit")
@@ -181,10 +182,10 @@ struct GroupCommitTests {
     }
 
     /// At NORMAL a write runs on its caller's thread only when nothing says writes are coming
-    /// together: its request is the only one in flight, and the last batch took one write.
+    /// together: the server's hint counts its write alone, and the last batch took one write.
     @Test func atNormalAWriteRunsInlineOnlyWhenItsRequestIsAlone() async throws {
-        try await withTemporaryDatabase(synchronous: .normal) { database in
-            let requests = database.requestsInFlight
+        let requests = WritesInFlight()
+        try await withTemporaryDatabase(synchronous: .normal, writesInFlight: requests) { database in
             var inline = database.committer.statistics.inlineWrites
             // One request in flight (the writer's own): inline.
             requests.enter()

@@ -5,6 +5,7 @@ import StockroomWire
 import Synchronization
 import Testing
 
+import StockroomStorage
 @testable import StockroomStore
 
 /// Renders outcomes roughly as the HTTP layer does: decided outcomes are stored, others are not.

@@ -2,6 +2,7 @@ import Foundation
 import StockroomCore
 import Testing
 
+import StockroomStorage
 @testable import StockroomStore
 
 /// One user can never act as another: identities are equal exactly when their stored bytes are,

@@ -1,5 +1,6 @@
 import Testing
 
+import StockroomStorage
 @testable import StockroomStore
 
 @Suite("Idempotency keys in flight")

@@ -3,6 +3,7 @@ import GRDB
 import StockroomCore
 import Testing
 
+import StockroomStorage
 @testable import StockroomStore
 
 @Suite("Items: create, update, delete, list")

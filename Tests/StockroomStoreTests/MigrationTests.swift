@@ -3,6 +3,7 @@ import GRDB
 import StockroomCore
 import Testing
 
+import StockroomStorage
 @testable import StockroomStore
 
 /// The identifiers of the files in `Migrations/sql`, read from the source tree, sorted by name.

@@ -3,6 +3,7 @@ import GRDB
 import StockroomCore
 import Testing
 
+import StockroomStorage
 @testable import StockroomStore
 
 /// The hub serves recent changes from memory; for every cursor and filter it must answer exactly

@@ -3,6 +3,7 @@ import GRDB
 import StockroomCore
 import Testing
 
+import StockroomStorage
 @testable import StockroomStore
 
 @Suite("Deleting an item repairs every navigation pointing at it, in the same transaction")

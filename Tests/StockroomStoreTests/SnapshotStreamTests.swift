@@ -5,6 +5,7 @@ import StockroomWire
 import TestSupport
 import Testing
 
+import StockroomStorage
 @testable import StockroomStore
 
 /// The streamed snapshot (issue #13): the same JSON as encoding the values, one read transaction,

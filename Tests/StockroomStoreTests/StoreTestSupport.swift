@@ -4,6 +4,7 @@ import StockroomCore
 import StockroomWire
 import Testing
 
+import StockroomStorage
 @testable import StockroomStore
 
 // MARK: - Fixtures shared by the StockroomStore tests
@@ -36,12 +37,13 @@ func withTemporaryFolder<T>(_ body: (URL) async throws -> T) async throws -> T {
 
 /// A database on a fresh SQLite file of its own (WAL, real disk), removed afterwards.
 func withTemporaryDatabase<T>(
-    synchronous: AppDatabase.Synchronous = .full,
+    synchronous: AppDatabase.Synchronous = .full, writesInFlight: WritesInFlight = WritesInFlight(),
     _ body: (AppDatabase) async throws -> T
 ) async throws -> T {
     try await withTemporaryFolder { folder in
         let database = try AppDatabase.open(
-            path: folder.appendingPathComponent("stockroom.sqlite").path, synchronous: synchronous)
+            path: folder.appendingPathComponent("stockroom.sqlite").path, synchronous: synchronous,
+            writesInFlight: writesInFlight)
         return try await body(database)
     }
 }

@@ -3,6 +3,7 @@ import StockroomCore
 import TestSupport
 import Testing
 
+import StockroomStorage
 @testable import StockroomStore
 
 /// A stream's wait has a deadline but no timer: the server's sweep ends it with `expireWait(ifDueBy:)`.

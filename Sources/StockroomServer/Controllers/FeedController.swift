@@ -9,12 +9,13 @@ import NIOCore
 import ServiceLifecycle
 import StockroomCore
 import StockroomWire
+import StockroomStorage
 import StockroomStore
 import Synchronization
 
 /// `/v1/changes`, `/v1/changes/stream`, `/v1/changes/ws` and `/v1/snapshot`: following committed changes.
 struct FeedController {
-    let database: AppDatabase
+    let database: any Storage
     let settings: FeedSettings
     let limits: SubscriberLimits
     /// Cross-origin pages allowed to open the WebSocket (`http.corsAllowedOrigins`); a page of this server's own origin always may.
@@ -24,7 +25,7 @@ struct FeedController {
     /// Each change's SSE frame, encoded once for every stream.
     let frames: SSEFrames
 
-    init(database: AppDatabase, settings: FeedSettings, streams: FeedStreams, allowedOrigins: Set<String> = []) {
+    init(database: any Storage, settings: FeedSettings, streams: FeedStreams, allowedOrigins: Set<String> = []) {
         self.database = database
         self.settings = settings
         self.limits = SubscriberLimits(maxTotal: settings.maxSubscribers, maxPerToken: settings.maxSubscribersPerToken)
@@ -106,7 +107,7 @@ struct FeedController {
 
     @Sendable func snapshot(_ request: Request, context: CallerContext) async throws -> Response {
         let caller = context.caller
-        let pipe = database.streamSnapshot(user: caller.user, stallTimeout: settings.writeTimeout)
+        let pipe = database.streamSnapshot(user: caller.user, depth: 4, stallTimeout: settings.writeTimeout)
         // Whoever drops the response without running its body (a connection closed first) still ends the read.
         let owner = PipeOwner(pipe)
         // The first chunk comes once the read transaction holds: a storage failure is still a status.
@@ -300,7 +301,7 @@ struct FeedController {
     }
 
     static func webSocket(
-        database: AppDatabase, streams: FeedStreams, settings: FeedSettings, start: Subscription, tokenID: TokenID,
+        database: any Storage, streams: FeedStreams, settings: FeedSettings, start: Subscription, tokenID: TokenID,
         inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, session: WebSocketSessionContext
     ) async throws {
         subscribers.increment(transport: .webSocket)
@@ -374,7 +375,7 @@ struct FeedController {
     /// or when its cursor is trimmed away. Runs in the caller's task alone: `streams` keeps the
     /// heartbeat and the write timeout for every stream in one sweep.
     static func follow(
-        database: AppDatabase, streams: FeedStreams, start: Subscription, tokenID: TokenID, settings: FeedSettings,
+        database: any Storage, streams: FeedStreams, start: Subscription, tokenID: TokenID, settings: FeedSettings,
         transport: FeedTransport, channel: any Channel, send: @escaping @Sendable (FollowEvent) async throws -> Void
     ) async throws {
         let subscription = database.hub.subscribe(start.filter)
@@ -530,11 +531,11 @@ final class CountGauge: Sendable {
 /// A stream's check of its own token: free while the token generation stands still, one
 /// primary-key read when it moved (a revocation somewhere) or when asked to force it.
 final class TokenCheck: Sendable {
-    let database: AppDatabase
+    let database: any Storage
     let tokenID: TokenID
     private let verified = Mutex<Int64>(-1)
 
-    init(database: AppDatabase, tokenID: TokenID) {
+    init(database: any Storage, tokenID: TokenID) {
         self.database = database
         self.tokenID = tokenID
     }

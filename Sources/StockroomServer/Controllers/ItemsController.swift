@@ -2,11 +2,12 @@ import Foundation
 import Hummingbird
 import StockroomCore
 import StockroomWire
+import StockroomStorage
 import StockroomStore
 
 /// `/v1/items`: list, get, create, replace and delete inventory items.
 struct ItemsController {
-    let database: AppDatabase
+    let database: any Storage
 
     func addRoutes(to routes: RouterGroup<CallerContext>) {
         routes.get(use: list)
@@ -80,8 +81,8 @@ struct ItemsController {
     @Sendable func createBatch(_ request: Request, context: CallerContext) async throws -> Response {
         let user = context.caller.user
         let body = try await request.decodeJSON(NewItems.self, context: context)
-        guard (1...AppDatabase.maximumBatchItems).contains(body.value.items.count) else {
-            throw APIError.validationFailed("items", "items must hold 1-\(AppDatabase.maximumBatchItems) items")
+        guard (1...BatchItem.maximumCount).contains(body.value.items.count) else {
+            throw APIError.validationFailed("items", "items must hold 1-\(BatchItem.maximumCount) items")
         }
         let idempotency = try request.idempotency(user: user, scope: .items, body: body.bytes, render: Self.batchReply)
         let origin = Origin(user: user, idempotencyKey: idempotency?.key.key)

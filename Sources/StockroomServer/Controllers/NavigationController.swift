@@ -3,13 +3,14 @@ import Hummingbird
 import Metrics
 import StockroomCore
 import StockroomWire
+import StockroomStorage
 import StockroomStore
 import Synchronization
 
 /// `/v1/clients/{clientID}/...` and `/v1/users/me/navigation`: each device's navigation state and its commands;
 /// `/v1/users/me`: who the caller is.
 struct NavigationController {
-    let database: AppDatabase
+    let database: any Storage
 
     func addRoutes(to routes: RouterGroup<CallerContext>) {
         routes.get("clients/:clientID/navigation", use: get)

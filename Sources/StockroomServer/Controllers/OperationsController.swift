@@ -2,16 +2,17 @@ import Prometheus
 import Foundation
 import Hummingbird
 import Metrics
+import StockroomStorage
 import StockroomStore
 
 /// `/health`, `/ready`, `/metrics` and `/openapi.yaml`: open without a token.
 struct OperationsController {
-    let database: AppDatabase
+    let database: any Storage
     /// Who may read `/metrics`.
     var metricsAccess: MetricsAccess = .public
     let readiness: Readiness
 
-    init(database: AppDatabase, metricsAccess: MetricsAccess = .public) {
+    init(database: any Storage, metricsAccess: MetricsAccess = .public) {
         self.database = database
         self.metricsAccess = metricsAccess
         self.readiness = Readiness(database: database)

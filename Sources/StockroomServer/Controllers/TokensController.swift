@@ -1,11 +1,12 @@
 import Foundation
 import Hummingbird
 import StockroomCore
+import StockroomStorage
 import StockroomStore
 
 /// `/v1/tokens`: admins create, list and revoke bearer tokens.
 struct TokensController {
-    let database: AppDatabase
+    let database: any Storage
 
     func addRoutes(to routes: RouterGroup<CallerContext>) {
         let admins = routes.group().add(middleware: RequireRole(role: .admin, action: "manage tokens"))

@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import HummingbirdAuth
 import StockroomCore
+import StockroomStorage
 import StockroomStore
 
 /// hummingbird-auth's authenticator for bearer tokens: verifies the secret against the token cache
@@ -11,7 +12,7 @@ import StockroomStore
 struct BearerTokenAuthenticator: AuthenticatorMiddleware {
     typealias Context = AppRequestContext
 
-    let database: AppDatabase
+    let database: any Storage
     /// The paths that accept `?access_token=`.
     var queryTokenPaths: Set<String> = []
 

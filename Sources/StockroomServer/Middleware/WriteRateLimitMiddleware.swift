@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import Metrics
 import StockroomCore
+import StockroomStorage
 import StockroomStore
 import Synchronization
 

@@ -3,6 +3,7 @@ import NIOCore
 import ServiceLifecycle
 import StockroomCore
 import StockroomWire
+import StockroomStorage
 import StockroomStore
 import Synchronization
 

@@ -1,6 +1,7 @@
 import Logging
 import NIOCore
 import StockroomCore
+import StockroomStorage
 import StockroomStore
 import Synchronization
 
@@ -16,7 +17,7 @@ import Synchronization
 /// short task: read past the cursor (from memory, else the log), write the frames through the
 /// handler, park again. Rounds never overlap: a round arms the next wake-up only as it ends.
 final class ParkedSSEStream: Sendable {
-    private let database: AppDatabase
+    private let database: any Storage
     private let filter: FeedFilter
     private let subscription: FeedSubscription
     private let token: TokenCheck
@@ -31,7 +32,7 @@ final class ParkedSSEStream: Sendable {
     private let position: Mutex<(seq: Int64, idle: Bool)>
 
     private init(
-        database: AppDatabase, start: FeedController.Subscription, subscription: FeedSubscription, token: TokenCheck,
+        database: any Storage, start: FeedController.Subscription, subscription: FeedSubscription, token: TokenCheck,
         registration: FeedStreams.Stream, frames: SSEFrames, heartbeat: Duration, response: ParkedResponse,
         deliveries: LoopDeliveries, logger: Logger
     ) {
@@ -51,7 +52,7 @@ final class ParkedSSEStream: Sendable {
     /// Starts following the feed on a parked response: the stream's first round (its catch-up) runs
     /// in the caller's task, and `onEnd` runs once the connection has closed, however it ends.
     static func start(
-        database: AppDatabase, streams: FeedStreams, frames: SSEFrames, settings: FeedSettings, start: FeedController.Subscription,
+        database: any Storage, streams: FeedStreams, frames: SSEFrames, settings: FeedSettings, start: FeedController.Subscription,
         tokenID: TokenID, response: ParkedResponse, logger: Logger, onEnd: @escaping @Sendable () -> Void
     ) async {
         let subscription = database.hub.subscribe(start.filter)

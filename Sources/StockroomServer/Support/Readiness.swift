@@ -1,15 +1,16 @@
 import ServiceLifecycle
+import StockroomStorage
 import StockroomStore
 import Synchronization
 
 /// `/ready`'s answer: whether a write would succeed now, from a real write probe that runs at
 /// most once per `maxAge` however often it is asked (a probe flood cannot become a write flood).
 final class Readiness: Sendable {
-    private let database: AppDatabase
+    private let database: any Storage
     private let maxAge: Duration
     private let last = Mutex<(at: ContinuousClock.Instant, reason: String?)?>(nil)
 
-    init(database: AppDatabase, maxAge: Duration = .seconds(1)) {
+    init(database: any Storage, maxAge: Duration = .seconds(1)) {
         self.database = database
         self.maxAge = maxAge
     }

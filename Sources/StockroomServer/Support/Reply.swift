@@ -4,6 +4,7 @@ import Foundation
 import Hummingbird
 import StockroomCore
 import StockroomWire
+import StockroomStorage
 import StockroomStore
 
 /// A complete response: what a handler returns and what an idempotency record replays.

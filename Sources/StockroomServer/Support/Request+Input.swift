@@ -5,6 +5,7 @@ import Foundation
 import Hummingbird
 import StockroomCore
 import StockroomWire
+import StockroomStorage
 import StockroomStore
 
 /// A decoded JSON body and the bytes it came from.

@@ -1,0 +1,145 @@
+import Foundation
+import StockroomCore
+import StockroomWire
+import Synchronization
+
+/// The observation layer: reads each commit's new change entries once, from the commit itself,
+/// keeps the most recent ones in memory (already encoded), and wakes exactly the subscribers whose
+/// filter they touch. A wake-up carries no data: a subscriber asks for the changes past its own
+/// cursor, served from memory when they are recent and from the log otherwise, so a coalesced or
+/// missed wake-up cannot lose an entry, and N subscribers cost one read per commit, not N.
+public final class ChangeHub: Sendable {
+    /// How many recent entries are kept in memory.
+    package static let recentCapacity = 4096
+
+    private struct State {
+        var head: Int64
+        /// Entries with contiguous seqs ending at `head` (possibly none).
+        var recent: [ChangeEntry] = []
+        var trimmedThrough: Int64
+        var subscribers: [ObjectIdentifier: FeedSubscription] = [:]
+        var tokenGeneration: Int64 = 0
+        /// While the group committer answers a batch's writers, wake-ups wait here (see `holdingWakes`).
+        var holding = false
+        var held: [FeedSubscription] = []
+    }
+
+    private let state: Mutex<State>
+    /// The database epoch, named in every cursor.
+    package let epoch: String
+
+    package init(head: Int64, trimmedThrough: Int64, epoch: String) {
+        state = Mutex(State(head: head, trimmedThrough: trimmedThrough))
+        self.epoch = epoch
+    }
+
+    /// The newest committed seq.
+    public var head: Int64 { state.withLock { $0.head } }
+
+    /// How many subscriptions are open now.
+    public var subscriberCount: Int { state.withLock { $0.subscribers.count } }
+
+    /// Registers a subscriber; call before its first read so that no commit slips between the two.
+    public func subscribe(_ filter: FeedFilter) -> FeedSubscription {
+        let subscription = FeedSubscription(filter: filter, hub: self)
+        state.withLock { $0.subscribers[ObjectIdentifier(subscription)] = subscription }
+        return subscription
+    }
+
+    package func remove(_ subscription: FeedSubscription) {
+        _ = state.withLock { $0.subscribers.removeValue(forKey: ObjectIdentifier(subscription)) }
+    }
+
+    /// Called after a commit with the entries it appended, in seq order: they are readable at
+    /// once, and the subscribers they concern are woken now, or once the batch's writers are
+    /// answered when the commit is a group commit's (`holdingWakes`).
+    package func committed(_ entries: [ChangeEntry]) {
+        guard let last = entries.last else { return }
+        let woken = state.withLock { state -> [FeedSubscription] in
+            if let first = entries.first, first.seq != state.head + 1 { state.recent.removeAll() }
+            state.recent.append(contentsOf: entries)
+            if state.recent.count > 2 * Self.recentCapacity { state.recent.removeFirst(state.recent.count - Self.recentCapacity) }
+            state.head = max(state.head, last.seq)
+            let woken = state.subscribers.values.filter { subscriber in
+                entries.contains { subscriber.filter.sees(entity: $0.entity, owner: $0.owner) }
+            }
+            guard !state.holding else {
+                state.held.append(contentsOf: woken)
+                return []
+            }
+            return woken
+        }
+        for subscriber in woken { subscriber.notify() }
+    }
+
+    /// Runs `body` (a group commit: apply, commit, answer each writer) with the wake-ups of its
+    /// commit held back until it returns. Each woken subscriber costs its transport a task switch
+    /// and a socket write; held, they queue behind the writers' answers instead of ahead of them,
+    /// so a thousand subscribers do not delay the answer of the write they are told about.
+    /// Only the writer's serial queue calls it, so holds never nest.
+    package func holdingWakes(_ body: () -> Void) {
+        state.withLock { $0.holding = true }
+        body()
+        let held = state.withLock { state in
+            state.holding = false
+            defer { state.held = [] }
+            return state.held
+        }
+        for subscriber in held { subscriber.notify() }
+    }
+
+    /// The newest trim watermark this process made or saw: entries up to it are gone.
+    package var trimmedThrough: Int64 { state.withLock { $0.trimmedThrough } }
+
+    /// Records that the log was trimmed through `seq`: cursors before it must resync.
+    package func trimmed(through seq: Int64) {
+        state.withLock { $0.trimmedThrough = max($0.trimmedThrough, seq) }
+    }
+
+    /// Up to `limit` visible changes after `seq` from memory, or nil when memory does not reach back
+    /// to `seq` (or `seq` is trimmed or beyond the head: the log then decides).
+    public func recentChanges(after seq: Int64, filter: FeedFilter, limit: Int) -> FeedPage? {
+        state.withLock { state -> FeedPage? in
+            guard seq >= state.trimmedThrough, seq <= state.head else { return nil }
+            if seq < state.head {
+                guard let first = state.recent.first, first.seq <= seq + 1 else { return nil }
+            }
+            var changes: [ChangeEntry] = []
+            var hasMore = false
+            if let first = state.recent.first, seq < state.head {
+                var bytes = 0
+                for entry in state.recent[Int(seq + 1 - first.seq)...] where filter.sees(entity: entry.entity, owner: entry.owner) {
+                    bytes += entry.json.utf8.count
+                    if changes.count == limit || (!changes.isEmpty && bytes > FeedPage.byteBudget) {
+                        hasMore = true
+                        break
+                    }
+                    changes.append(entry)
+                }
+            }
+            let position = hasMore ? (changes.last?.seq ?? seq) : state.head
+            return FeedPage(changes: changes, cursor: FeedCursor(epoch: epoch, seq: position), hasMore: hasMore)
+        }
+    }
+
+    /// The newest token generation seen (see `AppDatabase.tokenGeneration`): every revocation, by
+    /// this process or another, bumps it. Streams re-check their token when it moves.
+    public var tokenGeneration: Int64 { state.withLock { $0.tokenGeneration } }
+
+    /// Records the token generation read after a commit; when it moved, wakes every subscriber so
+    /// that each re-checks its token before it delivers anything more.
+    package func observeTokenGeneration(_ generation: Int64) {
+        let subscribers: [FeedSubscription] = state.withLock { state in
+            guard generation > state.tokenGeneration else { return [] }
+            state.tokenGeneration = generation
+            return Array(state.subscribers.values)
+        }
+        for subscriber in subscribers { subscriber.notify() }
+    }
+
+    /// Ends every subscription (graceful shutdown).
+    public func closeAll() {
+        let subscribers = state.withLock { Array($0.subscribers.values) }
+        for subscriber in subscribers { subscriber.close() }
+    }
+}

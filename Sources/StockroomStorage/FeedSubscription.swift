@@ -1,0 +1,160 @@
+import Foundation
+import StockroomCore
+import StockroomWire
+import Synchronization
+
+/// One subscriber's wake-up signal: at most one pending notification (bounded, never blocks a writer).
+public final class FeedSubscription: Sendable {
+    private struct State {
+        var pending = false
+        var closed = false
+        var waiter: (id: Int, wake: Wake, deadline: ContinuousClock.Instant?)?
+        var nextWaitID = 0
+        var expiredWaitID = -1
+    }
+
+    /// Whom a wait wakes: a suspended task, or a parked stream's callback (see `park(until:onWake:)`).
+    private enum Wake {
+        case continuation(CheckedContinuation<Bool, Never>)
+        case callback(@Sendable (Bool) -> Void)
+
+        func callAsFunction(_ woke: Bool) {
+            switch self {
+            case .continuation(let continuation): continuation.resume(returning: woke)
+            case .callback(let callback): callback(woke)
+            }
+        }
+    }
+
+    /// What the subscriber may see.
+    public let filter: FeedFilter
+    private let state = Mutex(State())
+    private let hub: ChangeHub
+
+    package init(filter: FeedFilter, hub: ChangeHub) {
+        self.filter = filter
+        self.hub = hub
+    }
+
+    /// Whether the subscription was closed by the hub.
+    public var isClosed: Bool { state.withLock { $0.closed } }
+
+    /// Whether a wait is parked now (for tests).
+    package var isWaiting: Bool { state.withLock { $0.waiter != nil } }
+
+    /// Unregisters the subscription and ends any wait.
+    public func cancel() {
+        hub.remove(self)
+        close()
+    }
+
+    package func notify() {
+        let wake: Wake? = state.withLock { state in
+            guard let waiter = state.waiter else {
+                state.pending = true
+                return nil
+            }
+            state.waiter = nil
+            return waiter.wake
+        }
+        wake?(true)
+    }
+
+    package func close() {
+        let wake: Wake? = state.withLock { state in
+            state.closed = true
+            defer { state.waiter = nil }
+            return state.waiter?.wake
+        }
+        wake?(false)
+    }
+
+    /// Waits until a relevant commit (true), or until `timeout` passes, the task is cancelled
+    /// or the subscription closes (false). Starts a timer task for the timeout: for one-off waits
+    /// (a long-poll); a stream waits with `wait(until:)`, which costs no task.
+    public func wait(timeout: Duration) async -> Bool {
+        guard let id = beginWait() else { return true }
+        let timer = Task { [weak self] in
+            try? await Task.sleep(for: timeout)
+            self?.expire(id)
+        }
+        defer { timer.cancel() }
+        return await suspend(id, deadline: nil)
+    }
+
+    /// Waits until a relevant commit (true), or until the task is cancelled, the subscription
+    /// closes or `expireWait(ifDueBy:)` is called at or after `deadline` (false). Keeps no time of
+    /// its own: whoever calls `expireWait` does, one sweep for every stream instead of a timer each.
+    public func wait(until deadline: ContinuousClock.Instant) async -> Bool {
+        guard let id = beginWait() else { return true }
+        return await suspend(id, deadline: deadline)
+    }
+
+    /// Ends the wait in progress, if any, when its deadline is at or before `now`.
+    public func expireWait(ifDueBy now: ContinuousClock.Instant) {
+        let wake: Wake? = state.withLock { state in
+            guard let waiter = state.waiter, let deadline = waiter.deadline, deadline <= now else { return nil }
+            state.waiter = nil
+            return waiter.wake
+        }
+        wake?(false)
+    }
+
+    /// `wait(until:)` without a task: returns at once what the wait would return without suspending
+    /// (true: a notification was pending; false: the subscription is closed), or nil once it has
+    /// stored `onWake`, which is then called exactly once, from whichever thread ends the wait, with
+    /// what `wait(until:)` would have returned. A stream parked this way holds no task while idle.
+    public func park(until deadline: ContinuousClock.Instant, onWake: @escaping @Sendable (Bool) -> Void) -> Bool? {
+        state.withLock { state -> Bool? in
+            if state.pending {
+                state.pending = false
+                return true
+            }
+            if state.closed { return false }
+            state.nextWaitID += 1
+            state.waiter = (state.nextWaitID, .callback(onWake), deadline)
+            return nil
+        }
+    }
+
+    /// Takes a pending notification (nil: no need to wait) or numbers a new wait.
+    private func beginWait() -> Int? {
+        state.withLock { state in
+            if state.pending {
+                state.pending = false
+                return nil
+            }
+            state.nextWaitID += 1
+            return state.nextWaitID
+        }
+    }
+
+    private func suspend(_ id: Int, deadline: ContinuousClock.Instant?) async -> Bool {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let immediate: Bool? = state.withLock { state in
+                    if state.pending {
+                        state.pending = false
+                        return true
+                    }
+                    if state.closed || state.expiredWaitID == id || Task.isCancelled { return false }
+                    state.waiter = (id, .continuation(continuation), deadline)
+                    return nil
+                }
+                if let immediate { continuation.resume(returning: immediate) }
+            }
+        } onCancel: {
+            expire(id)
+        }
+    }
+
+    private func expire(_ id: Int) {
+        let wake: Wake? = state.withLock { state in
+            state.expiredWaitID = max(state.expiredWaitID, id)
+            guard let waiter = state.waiter, waiter.id == id else { return nil }
+            state.waiter = nil
+            return waiter.wake
+        }
+        wake?(false)
+    }
+}

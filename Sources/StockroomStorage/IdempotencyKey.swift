@@ -1,0 +1,21 @@
+import Foundation
+import StockroomCore
+import StockroomWire
+import Synchronization
+
+/// Where an Idempotency-Key lives: per user, and per client for commands.
+public struct IdempotencyKey: Hashable, Sendable {
+    /// The user whose token sent the request.
+    public var user: UserID
+    /// Item writes, or one client's commands.
+    public var scope: IdempotencyScope
+    /// The header's value.
+    public var key: String
+
+    /// Creates a key.
+    public init(user: UserID, scope: IdempotencyScope, key: String) {
+        self.user = user
+        self.scope = scope
+        self.key = key
+    }
+}

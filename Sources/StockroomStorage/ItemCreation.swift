@@ -1,0 +1,12 @@
+import Foundation
+import StockroomCore
+import StockroomWire
+import Synchronization
+
+/// What became of one item of a batch create.
+public enum ItemCreation: Sendable {
+    /// Created: the new item.
+    case created(Item)
+    /// Refused, alone (the batch's other items are unaffected): `alreadyExists` or a validation failure.
+    case refused(StoreError)
+}

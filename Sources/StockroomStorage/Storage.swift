@@ -1,0 +1,101 @@
+import Foundation
+import StockroomCore
+import StockroomWire
+
+/// What the application needs from storage: everything the server reads and writes goes through
+/// this, never through a database type. The SQLite implementation is `AppDatabase`
+/// (StockroomStore); `StorageContractTests` states what any implementation must do, and runs
+/// against each.
+///
+/// Outcomes are domain values (`Item`, `Navigation`, `CommandOutcome`, pages of the feed) and
+/// opaque stored bytes (a replayed request's `StoredResponse`, the change log's `Change` JSON,
+/// snapshot chunks), never HTTP statuses or headers. Failures are `StoreError`s (a refused command
+/// is `StoreError.domain`).
+public protocol Storage: Sendable {
+    // MARK: Items
+
+    /// A page of live items in creation order after `after`, optionally filtered by a name query
+    /// (case-insensitive substring) and a status.
+    func listItems(after: PageCursor?, limit: Int, query: String?, status: StatusFilter?) async throws -> ItemPage
+    /// The live item `id`, nil when there is none (or it was deleted).
+    func item(_ id: ItemID) async throws -> Item?
+    /// Creates an item (version 1) and its change entry in one transaction; `alreadyExists` for an
+    /// id that exists or existed.
+    func createItem(id: ItemID?, draft: Draft, origin: Origin, idempotency: IdempotentRequest<Item>?) async throws -> Replayable<Item>
+    /// Creates up to `BatchItem.maximumCount` items in one transaction, one outcome each.
+    func createItems(_ items: [BatchItem], origin: Origin, idempotency: IdempotentRequest<[ItemCreation]>?) async throws
+        -> Replayable<[ItemCreation]>
+    /// Replaces an item's editable fields, the version one higher; `preconditionFailed` when the
+    /// version does not match.
+    func updateItem(_ id: ItemID, draft: Draft, precondition: VersionPrecondition?, origin: Origin, idempotency: IdempotentRequest<Item>?)
+        async throws -> Replayable<Item>
+    /// Deletes an item and repairs every navigation that showed it, with their change entries, in
+    /// one transaction.
+    func deleteItem(_ id: ItemID, precondition: VersionPrecondition?, origin: Origin, idempotency: IdempotentRequest<Void>?)
+        async throws -> Replayable<Void>
+    /// Seeds the demo items into an empty store; false when it holds items.
+    func seedDemoItems() async throws -> Bool
+
+    // MARK: Navigation
+
+    /// The navigation of `user`'s device `clientID` (the initial state for a device never seen).
+    func navigation(clientID: ClientID, user: UserID) async throws -> Navigation
+    /// Every navigation of `user`, the most recently changed first.
+    func navigations(user: UserID) async throws -> [Navigation]
+    /// Replaces a device's whole navigation state (a restore, a deep link).
+    func replaceNavigation(clientID: ClientID, state: NavigationState, precondition: VersionPrecondition?, origin: Origin)
+        async throws -> Navigation
+    /// Applies a navigation command atomically: `Transition.decide` on the current state and items,
+    /// then the rows it changes and their change entries, in one transaction.
+    func runCommand(_ command: Command, clientID: ClientID, origin: Origin, idempotency: IdempotentRequest<CommandOutcome>?)
+        async throws -> Replayable<CommandOutcome>
+
+    // MARK: Idempotent requests
+
+    /// Forgets decided requests older than `age` (never younger than the contract's minimum).
+    func purgeIdempotencyRecords(olderThan age: Duration) async throws -> Int
+
+    // MARK: The feed
+
+    /// The store's epoch: a new one after a restore, so that older cursors are refused.
+    var epoch: String { get }
+    /// The in-memory fan-out of commits to subscribers, fed by every commit of this store.
+    var hub: ChangeHub { get }
+    /// A start position as a seq; `resyncRequired` for a cursor of another epoch, beyond the head
+    /// or trimmed away.
+    func resolve(_ start: FeedStart) async throws -> Int64
+    /// Up to `limit` visible changes after `seq`, in commit order.
+    func readChanges(after seq: Int64, filter: FeedFilter, limit: Int) async throws -> FeedPage
+    /// `readChanges`, already written as the changes of a batch answer.
+    func readEncodedChanges(after seq: Int64, filter: FeedFilter, limit: Int) async throws -> EncodedFeedPage
+    /// Trims the log to entries younger than `maxAge` and at most `maxEntries`; returns how many went.
+    @discardableResult
+    func trimChanges(maxAge: Duration, maxEntries: Int) async throws -> Int
+    /// How many entries the log holds, and the oldest seq it keeps.
+    func logStatistics() async throws -> (entries: Int64, oldestSeq: Int64?)
+    /// The items and `user`'s navigations with the cursor they are current at, as the snapshot's
+    /// JSON in chunks, read in one consistent read.
+    func streamSnapshot(user: UserID, depth: Int, stallTimeout: Duration) -> ChunkPipe
+
+    // MARK: Tokens
+
+    func createToken(user: UserID, role: Role) async throws -> NewToken
+    /// A token for `user` unless a live one exists.
+    func createTokenIfNone(user: UserID, role: Role) async throws -> NewToken?
+    func listTokens() async throws -> [TokenInfo]
+    /// Revokes a token; false when there is none with that id.
+    func revokeToken(id: TokenID) async throws -> Bool
+    /// Whether `id` exists and is not revoked.
+    func isLiveToken(id: TokenID) throws -> Bool
+    /// The live token with this secret, nil for any other.
+    func authenticate(secret: String) async throws -> TokenInfo?
+    /// Reads revocations made by other processes into `hub`'s token generation.
+    func observeTokenRevocations() throws
+
+    // MARK: Operations
+
+    /// Nil when a write can commit now; otherwise why not (for `/ready`).
+    func writeProbe() async -> String?
+    /// Leaves the stored state compact at shutdown (SQLite: a WAL checkpoint).
+    func checkpoint() throws
+}
