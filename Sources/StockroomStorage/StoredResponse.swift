@@ -1,21 +1,11 @@
-import Foundation
-import StockroomCore
-import StockroomWire
-import Synchronization
-
-/// A decided response kept for retries of the same request.
+/// What a decided request answered, kept for retries of the same request: bytes the server wrote
+/// (`Reply.stored`) and reads back when it replays them. A store keeps them as they are.
 public struct StoredResponse: Hashable, Sendable {
-    /// HTTP status.
-    public var status: Int
-    /// Response headers worth replaying (ETag, Location, Content-Type).
-    public var headers: [String: String]
-    /// Response body.
-    public var body: Data
+    /// The stored answer, opaque to the store.
+    public var bytes: [UInt8]
 
-    /// Creates a stored response.
-    public init(status: Int, headers: [String: String], body: Data) {
-        self.status = status
-        self.headers = headers
-        self.body = body
+    /// A stored answer of these bytes.
+    public init(bytes: [UInt8]) {
+        self.bytes = bytes
     }
 }

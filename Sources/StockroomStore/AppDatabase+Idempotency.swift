@@ -21,7 +21,7 @@ extension AppDatabase {
             let key = idempotency.key
             if let record = try IdempotencyRecord.find(db, key: key) {
                 guard record.fingerprint == idempotency.fingerprint else { throw StoreError.idempotencyKeyReused }
-                return .replayed(try record.response)
+                return .replayed(record.stored)
             }
             var result: Result<Value, any Error>
             do {

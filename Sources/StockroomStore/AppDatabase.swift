@@ -55,9 +55,14 @@ public struct AppDatabase: Sendable {
         self.snapshotReader = snapshotReader
         self.logger = logger
         try Self.migrator().migrate(writer)
-        let epoch = try writer.read { db in
-            try MetaRecord.value(db, .epoch)
-        } ?? ""
+        let (epoch, valueFormat) = try writer.read { db in
+            (try MetaRecord.value(db, .epoch) ?? "", try MetaRecord.value(db, .changeValueFormat))
+        }
+        guard valueFormat == ChangeLog.valueFormat else {
+            throw DatabaseError(
+                message: "the change log's values are in form \(valueFormat ?? "none"), and this stockroom reads and writes form "
+                    + "\(ChangeLog.valueFormat); open the file with the stockroom that wrote it")
+        }
         self.epoch = epoch
         let (hub, observer) = try writer.write { db in
             // Registered inside a write, so no commit can fall between reading the head and observing.

@@ -12,10 +12,8 @@ struct IdempotencyRecord: FetchableRecord, PersistableRecord {
     var key: String
     /// Method, path and canonical body of the first request.
     var fingerprint: String
-    var status: Int
-    /// The stored headers as a JSON object.
-    var headers: String
-    var body: Data
+    /// The server's stored answer, opaque here.
+    var response: Data
     var createdAt: Int64
 
     enum Columns {
@@ -23,13 +21,11 @@ struct IdempotencyRecord: FetchableRecord, PersistableRecord {
         static let scope = Column("scope")
         static let key = Column("key")
         static let fingerprint = Column("fingerprint")
-        static let status = Column("status")
-        static let headers = Column("headers")
-        static let body = Column("body")
+        static let response = Column("response")
         static let createdAt = Column("created_at")
 
         /// Every column, in the order `init(row:)` and the cached statements take them.
-        static let all = [user, scope, key, fingerprint, status, headers, body, createdAt]
+        static let all = [user, scope, key, fingerprint, response, createdAt]
     }
 
     init(row: Row) throws {
@@ -40,9 +36,7 @@ struct IdempotencyRecord: FetchableRecord, PersistableRecord {
         self.scope = scope
         key = row[Columns.key]
         fingerprint = row[Columns.fingerprint]
-        status = row[Columns.status]
-        headers = row[Columns.headers]
-        body = row[Columns.body]
+        response = row[Columns.response]
         createdAt = row[Columns.createdAt]
     }
 
@@ -51,9 +45,7 @@ struct IdempotencyRecord: FetchableRecord, PersistableRecord {
         container[Columns.scope] = scope
         container[Columns.key] = key
         container[Columns.fingerprint] = fingerprint
-        container[Columns.status] = status
-        container[Columns.headers] = headers
-        container[Columns.body] = body
+        container[Columns.response] = response
         container[Columns.createdAt] = createdAt
     }
 
@@ -63,19 +55,12 @@ struct IdempotencyRecord: FetchableRecord, PersistableRecord {
         scope = key.scope
         self.key = key.key
         self.fingerprint = fingerprint
-        status = response.status
-        headers = String(decoding: try JSONEncoder().encode(response.headers), as: UTF8.self)
-        body = response.body
+        self.response = Data(response.bytes)
         createdAt = at
     }
 
-    /// The response to replay.
-    var response: StoredResponse {
-        get throws {
-            StoredResponse(
-                status: status, headers: try JSONDecoder().decode([String: String].self, from: Data(headers.utf8)), body: body)
-        }
-    }
+    /// The answer to replay.
+    var stored: StoredResponse { StoredResponse(bytes: Array(response)) }
 
     /// The record of `key`, if its first request was decided. A cached statement, not the query
     /// interface (which prepares its statement anew on every call): every write with a key reads it.
@@ -90,7 +75,7 @@ struct IdempotencyRecord: FetchableRecord, PersistableRecord {
     /// Inserts the record with one cached statement, for the same reason as `find`.
     func insertCached(_ db: Database) throws {
         try db.cachedStatement(sql: Self.insertSQL).execute(arguments: [
-            user, scope, key, fingerprint, status, headers, body, createdAt,
+            user, scope, key, fingerprint, response, createdAt,
         ])
     }
 

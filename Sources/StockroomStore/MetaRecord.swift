@@ -18,6 +18,8 @@ struct MetaRecord: Codable, FetchableRecord, PersistableRecord {
         case trimmedThrough = "trimmed_through"
         /// The count of token revocations, bumped by triggers (0004).
         case tokenGeneration = "token_generation"
+        /// The form of the change log's values (0006, `ChangeLog.valueFormat`).
+        case changeValueFormat = "change_value_format"
         /// What `writeProbe` last wrote.
         case readyProbe = "ready_probe"
     }

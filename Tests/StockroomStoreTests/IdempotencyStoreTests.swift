@@ -9,15 +9,41 @@ import StockroomStorage
 @testable import StockroomStore
 
 /// Renders outcomes roughly as the HTTP layer does: decided outcomes are stored, others are not.
+/// A stored answer as these tests render one: the store keeps its bytes and never reads them.
+struct TestReply {
+    let status: Int
+    let headers: [String: String]
+    let body: Data
+
+    init(status: Int, headers: [String: String], body: Data) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
+    /// Reads back the bytes `stored` wrote.
+    init(_ stored: StoredResponse) throws {
+        let parts = try JSONDecoder().decode([String].self, from: Data(stored.bytes))
+        status = Int(parts[0]) ?? 0
+        headers = try JSONDecoder().decode([String: String].self, from: Data(parts[1].utf8))
+        body = Data(parts[2].utf8)
+    }
+
+    var stored: StoredResponse {
+        let headersJSON = String(decoding: try! JSONEncoder().encode(headers), as: UTF8.self)
+        return StoredResponse(bytes: Array(try! JSONEncoder().encode(["\(status)", headersJSON, String(decoding: body, as: UTF8.self)])))
+    }
+}
+
 private func render<Value: Encodable>(_ result: Result<Value, any Error>) -> StoredResponse? {
     switch result {
     case .success(let value):
         let body = (try? JSONCoding.encoder().encode(value)) ?? Data()
-        return StoredResponse(status: 201, headers: ["Content-Type": "application/json"], body: body)
+        return TestReply(status: 201, headers: ["Content-Type": "application/json"], body: body).stored
     case .failure(StoreError.domain(let error)):
-        return StoredResponse(status: 422, headers: [:], body: Data(error.code.utf8))
+        return TestReply(status: 422, headers: [:], body: Data(error.code.utf8)).stored
     case .failure(StoreError.alreadyExists):
-        return StoredResponse(status: 409, headers: [:], body: Data("alreadyExists".utf8))
+        return TestReply(status: 409, headers: [:], body: Data("alreadyExists".utf8)).stored
     case .failure:
         return nil
     }
@@ -67,8 +93,8 @@ struct IdempotencyStoreTests {
             let item = try #require(first.fresh)
             try #require(rendered.all.count == 1)
             let stored = try #require(rendered.all[0])
-            #expect(stored.status == 201)
-            #expect(try JSONCoding.decoder().decode(Item.self, from: stored.body) == item)
+            #expect(try TestReply(stored).status == 201)
+            #expect(try JSONCoding.decoder().decode(Item.self, from: TestReply(stored).body) == item)
             #expect(try await database.item(item.id) == item)
             #expect(try await probe.changes() == [.itemUpsert(1, item, origin)])
             let before = try await probe.snapshot()
@@ -116,7 +142,7 @@ struct IdempotencyStoreTests {
             #expect(after.idempotency.count == 1)
 
             let replay = try await database.createItem(id: nil, draft: Sample.blankName, origin: Sample.erin, idempotency: request)
-            #expect(replay.replayed == StoredResponse(status: 422, headers: [:], body: Data("validationFailed".utf8)))
+            #expect(replay.replayed == TestReply(status: 422, headers: [:], body: Data("validationFailed".utf8)).stored)
 
             // A conflict decided inside the transaction is stored the same way.
             let reuse = itemRequest(user: "erin", key: "dup", fingerprint: "POST /v1/items {id: existing}")
@@ -124,7 +150,7 @@ struct IdempotencyStoreTests {
                 await failure { try await database.createItem(id: existing.id, draft: Sample.mouse, origin: Sample.erin, idempotency: reuse) }
                     == .alreadyExists(existing.id))
             let replayed = try await database.createItem(id: existing.id, draft: Sample.mouse, origin: Sample.erin, idempotency: reuse)
-            #expect(replayed.replayed == StoredResponse(status: 409, headers: [:], body: Data("alreadyExists".utf8)))
+            #expect(replayed.replayed == TestReply(status: 409, headers: [:], body: Data("alreadyExists".utf8)).stored)
             #expect(try await probe.snapshot().changes == before.changes)
         }
     }
@@ -176,7 +202,7 @@ struct IdempotencyStoreTests {
             func request(_ clientID: ClientID) -> IdempotentRequest<CommandOutcome> {
                 IdempotentRequest(key: IdempotencyKey(user: "erin", scope: .client(clientID), key: "cmd-1"), fingerprint: "push") { result in
                     guard case .success(let outcome) = result else { return nil }
-                    return StoredResponse(status: 200, headers: ["ETag": "\"\(outcome.navigation.version)\""], body: Data("\(outcome.seq)".utf8))
+                    return TestReply(status: 200, headers: ["ETag": "\"\(outcome.navigation.version)\""], body: Data("\(outcome.seq)".utf8)).stored
                 }
             }
             let origin = Sample.erin("phone", key: "cmd-1")
@@ -186,7 +212,7 @@ struct IdempotencyStoreTests {
             let before = try await probe.snapshot()
 
             let again = try await database.runCommand(.push(route: .item(id: item.id)), clientID: "phone", origin: origin, idempotency: request("phone"))
-            #expect(again.replayed == StoredResponse(status: 200, headers: ["ETag": "\"1\""], body: Data("2".utf8)))
+            #expect(again.replayed == TestReply(status: 200, headers: ["ETag": "\"1\""], body: Data("2".utf8)).stored)
             #expect(try await probe.snapshot() == before)
             #expect(try await database.navigation(clientID: "phone", user: "erin") == outcome.navigation)
 
@@ -208,8 +234,8 @@ struct IdempotencyStoreTests {
                 for (key, age) in [("h23", 23 * hour), ("h25", 25 * hour), ("h50", 50 * hour)] {
                     try db.execute(
                         sql: """
-                            INSERT INTO idempotency_records (user, scope, key, fingerprint, status, headers, body, created_at)
-                            VALUES ('erin', 'items', ?, 'F', 201, '{}', X'', ?)
+                            INSERT INTO idempotency_records (user, scope, key, fingerprint, response, created_at)
+                            VALUES ('erin', 'items', ?, 'F', X'', ?)
                             """,
                         arguments: [key, now - age])
                 }

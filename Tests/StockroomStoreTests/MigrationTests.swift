@@ -109,6 +109,58 @@ struct MigrationTests {
         }
     }
 
+    /// 0006 keeps a decided request's answer as one opaque value the server wrote; the answers
+    /// kept by older versions (status, headers and body in columns of their own) are rewritten
+    /// into the server's form, `<status>\n<headers JSON>\n<body>`, byte for byte.
+    @Test("0006 rewrites the stored answers of older versions into one opaque value")
+    func storedAnswersOfOlderVersionsBecomeOpaqueBytes() async throws {
+        try await withTemporaryFolder { folder in
+            let path = folder.appendingPathComponent("stockroom.sqlite").path
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            do {
+                let queue = try DatabaseQueue(path: path)
+                try AppDatabase.migrator().migrate(queue, upTo: "0005_lean_indexes")
+                try await queue.write { db in
+                    try db.execute(
+                        sql: """
+                            INSERT INTO idempotency_records (user, scope, key, fingerprint, status, headers, body, created_at)
+                            VALUES ('erin', 'items', 'k1', 'POST /v1/items {}', 201, '{"ETag":"\\"1\\""}', CAST(? AS BLOB), 5)
+                            """, arguments: [#"{"name":"Tür"}"#])
+                }
+            }
+            let database = try AppDatabase.open(path: path)
+            let row = try #require(try await database.writer.read { db in
+                try Row.fetchOne(db, sql: "SELECT response, typeof(response) AS kind, created_at FROM idempotency_records")
+            })
+            let expected = "201\n" + #"{"ETag":"\"1\""}"# + "\n" + #"{"name":"Tür"}"#
+            #expect(row["kind"] as String == "blob")
+            #expect(Array(row["response"] as Data) == Array(expected.utf8))
+            #expect(row["created_at"] as Int64 == 5)
+            #expect(try database.appliedMigrations().last == "0006_opaque_replies_change_format")
+        }
+    }
+
+    /// The change log's values are spliced into feed answers as stored: a file whose values are in
+    /// a form this version does not write is refused at open, not served.
+    @Test("a file whose change log values are in another form is refused")
+    func aChangeValueFormatOtherThanOursIsRefused() async throws {
+        try await withTemporaryFolder { folder in
+            let path = folder.appendingPathComponent("stockroom.sqlite").path
+            do {
+                let database = try AppDatabase.open(path: path)
+                _ = try await database.writer.write { db in
+                    try db.execute(sql: "UPDATE meta SET value = '2' WHERE key = 'change_value_format'")
+                }
+            }
+            #expect(throws: (any Error).self) { try AppDatabase.open(path: path) }
+            do {
+                _ = try AppDatabase.open(path: path)
+            } catch {
+                #expect("\(error)".contains("the change log's values are in form 2"))
+            }
+        }
+    }
+
     @Test("opening creates the missing parent folders of the file")
     func openCreatesParentFolders() async throws {
         try await withTemporaryFolder { folder in

@@ -89,7 +89,7 @@ struct ItemsController {
         let items = body.value.items.map { BatchItem(id: $0.id, draft: $0.draft) }
         switch try await database.createItems(items, origin: origin, idempotency: idempotency) {
         case .fresh(let outcomes): return Self.batchReply(outcomes).response
-        case .replayed(let stored): return Reply(replaying: stored).response
+        case .replayed(let stored): return try Reply(replaying: stored).response
         }
     }
 
@@ -112,7 +112,7 @@ struct ItemsController {
         let origin = Origin(user: user, idempotencyKey: idempotency?.key.key)
         switch try await database.createItem(id: body.value.id, draft: body.value.draft, origin: origin, idempotency: idempotency) {
         case .fresh(let item): return Self.createdReply(item).response
-        case .replayed(let stored): return Reply(replaying: stored).response
+        case .replayed(let stored): return try Reply(replaying: stored).response
         }
     }
 
@@ -127,7 +127,7 @@ struct ItemsController {
             id, draft: body.value, precondition: precondition, origin: origin, idempotency: idempotency)
         {
         case .fresh(let item): return Self.itemReply(item).response
-        case .replayed(let stored): return Reply(replaying: stored).response
+        case .replayed(let stored): return try Reply(replaying: stored).response
         }
     }
 
@@ -139,7 +139,7 @@ struct ItemsController {
         let origin = Origin(user: user, idempotencyKey: idempotency?.key.key)
         switch try await database.deleteItem(id, precondition: precondition, origin: origin, idempotency: idempotency) {
         case .fresh: return Reply.empty().response
-        case .replayed(let stored): return Reply(replaying: stored).response
+        case .replayed(let stored): return try Reply(replaying: stored).response
         }
     }
 

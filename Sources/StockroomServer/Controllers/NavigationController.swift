@@ -106,7 +106,7 @@ struct NavigationController {
         Self.commandCounters.increment(command: command.name, outcome: "ok")
         switch result {
         case .fresh(let outcome): return try Self.commandReply(outcome, epoch: epoch).response
-        case .replayed(let stored): return Reply(replaying: stored).response
+        case .replayed(let stored): return try Reply(replaying: stored).response
         }
     }
 

@@ -40,22 +40,36 @@ struct Reply: Sendable {
         Response(status: status, headers: headers, body: .init(byteBuffer: body))
     }
 
-    /// The reply as an idempotency record keeps it.
+    /// The reply as an idempotency record keeps it, bytes the store does not read:
+    /// `<status>\n<headers as a JSON object>\n<body>` (migration 0006 rewrote older records into it).
     var stored: StoredResponse {
         var kept: [String: String] = [:]
         for field in headers { kept[field.name.canonicalName] = field.value }
-        return StoredResponse(status: status.code, headers: kept, body: Data(buffer: body))
+        var bytes = Array("\(status.code)\n".utf8)
+        bytes += (try? JSONEncoder().encode(kept)).map(Array.init) ?? Array("{}".utf8)
+        bytes.append(UInt8(ascii: "\n"))
+        bytes += body.readableBytesView
+        return StoredResponse(bytes: bytes)
     }
 
-    /// A stored reply being replayed, marked as such.
-    init(replaying stored: StoredResponse) {
+    /// A stored reply being replayed, marked as such; throws on bytes not of the stored form.
+    init(replaying stored: StoredResponse) throws {
+        let bytes = stored.bytes
+        guard let first = bytes.firstIndex(of: UInt8(ascii: "\n")),
+            let code = Int(String(decoding: bytes[..<first], as: UTF8.self)),
+            let second = bytes[(first + 1)...].firstIndex(of: UInt8(ascii: "\n")),
+            let kept = try? JSONDecoder().decode([String: String].self, from: Data(bytes[(first + 1)..<second]))
+        else { throw StoredReplyCorrupt() }
         var headers = HTTPFields()
-        for (name, value) in stored.headers.sorted(by: { $0.key < $1.key }) {
+        for (name, value) in kept.sorted(by: { $0.key < $1.key }) {
             if let name = HTTPField.Name(name) { headers[name] = value }
         }
         headers[Self.replayedHeader] = "true"
-        self.init(status: HTTPResponse.Status(code: stored.status), headers: headers, body: ByteBuffer(data: stored.body))
+        self.init(status: HTTPResponse.Status(code: code), headers: headers, body: ByteBuffer(bytes: bytes[(second + 1)...]))
     }
+
+    /// A stored answer that is not of `stored`'s form (answered as an internal error).
+    struct StoredReplyCorrupt: Error {}
 
     init(status: HTTPResponse.Status, headers: HTTPFields, body: ByteBuffer) {
         self.status = status
