@@ -164,6 +164,12 @@ let package = Package(
             dependencies: ["StockroomWire", "StockroomCore", "TestSupport"],
             swiftSettings: swiftSettings
         ),
+        // What any Storage must do, run on each backend (Tests/StorageContractTests/StorageBackend.swift).
+        .testTarget(
+            name: "StorageContractTests",
+            dependencies: ["StockroomStorage", "StockroomStore", "StockroomWire", "StockroomCore", "TestSupport"],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "StockroomStoreTests",
             dependencies: [

@@ -1,0 +1,382 @@
+import Foundation
+import StockroomCore
+import StockroomStorage
+import StockroomWire
+import Synchronization
+import TestSupport
+import Testing
+
+/// What every `Storage` must do, stated against the protocol alone (no SQL, no GRDB): the SQLite
+/// store passes it, and a second backend has to. Each test runs once per backend of
+/// `StorageBackend.all`, on a fresh store.
+@Suite("Storage contract")
+struct StorageContractTests {
+    static let erin = Origin(user: "erin", clientID: "erins-phone")
+    static let keyboard = Draft(name: "Keyboard", color: nil, status: .inStock(quantity: 3))
+    static let mouse = Draft(
+        name: "Mouse", color: Color(name: "Graphite", red: 0.2, green: 0.2, blue: 0.25), status: .outOfStock(isOnBackOrder: true))
+    static let everything = FeedFilter(user: "erin", topics: [.item, .navigation])
+
+    // MARK: Items with versions
+
+    @Test(arguments: StorageBackend.all)
+    func itemsAreCreatedReadReplacedAndDeletedWithVersions(backend: StorageBackend) async throws {
+        try await withStorage(backend) { storage in
+            let created = try await storage.createItem(id: nil, draft: Self.keyboard, origin: Self.erin, idempotency: nil).value
+            #expect(created.version == 1 && created.name == "Keyboard" && created.status == .inStock(quantity: 3))
+            #expect(try await storage.item(created.id) == created)
+
+            let replaced = try await storage.updateItem(
+                created.id, draft: Self.mouse, precondition: .oneOf([1]), origin: Self.erin, idempotency: nil
+            ).value
+            #expect(replaced.version == 2 && replaced.name == "Mouse" && replaced.color == Self.mouse.color)
+            #expect(replaced.createdAt == created.createdAt)
+            #expect(try await storage.item(created.id) == replaced)
+
+            // A stale precondition changes nothing and names the current version.
+            #expect(await refusal {
+                try await storage.updateItem(created.id, draft: Self.keyboard, precondition: .oneOf([1]), origin: Self.erin, idempotency: nil)
+            } == .preconditionFailed(currentVersion: 2))
+            #expect(try await storage.item(created.id) == replaced)
+
+            _ = try await storage.deleteItem(created.id, precondition: .any, origin: Self.erin, idempotency: nil).value
+            #expect(try await storage.item(created.id) == nil)
+            // An id that existed cannot be created again.
+            #expect(await refusal {
+                try await storage.createItem(id: created.id, draft: Self.keyboard, origin: Self.erin, idempotency: nil)
+            } == .alreadyExists(created.id))
+        }
+    }
+
+    @Test(arguments: StorageBackend.all)
+    func itemsArePagedInCreationOrderAndFiltered(backend: StorageBackend) async throws {
+        try await withStorage(backend) { storage in
+            var ids: [ItemID] = []
+            for index in 0..<5 {
+                let draft = Draft(name: "Item \(index)", color: nil, status: index.isMultiple(of: 2) ? .inStock(quantity: index + 1) : .outOfStock(isOnBackOrder: false))
+                ids.append(try await storage.createItem(id: nil, draft: draft, origin: Self.erin, idempotency: nil).value.id)
+            }
+            let first = try await storage.listItems(after: nil, limit: 2, query: nil, status: nil)
+            #expect(first.items.map(\.id) == Array(ids[0..<2]))
+            let next = try #require(first.next)
+            let second = try await storage.listItems(after: next, limit: 10, query: nil, status: nil)
+            #expect(second.items.map(\.id) == Array(ids[2...]))
+            #expect(second.next == nil)
+            #expect(try await storage.listItems(after: nil, limit: 10, query: "item 3", status: nil).items.map(\.id) == [ids[3]])
+            #expect(try await storage.listItems(after: nil, limit: 10, query: nil, status: .outOfStock).items.map(\.id) == [ids[1], ids[3]])
+        }
+    }
+
+    @Test(arguments: StorageBackend.all)
+    func aBatchCreatesEachItemOrRefusesItAlone(backend: StorageBackend) async throws {
+        try await withStorage(backend) { storage in
+            let existing = try await storage.createItem(id: nil, draft: Self.keyboard, origin: Self.erin, idempotency: nil).value
+            let outcomes = try await storage.createItems(
+                [BatchItem(id: nil, draft: Self.mouse), BatchItem(id: existing.id, draft: Self.mouse), BatchItem(id: nil, draft: Self.keyboard)],
+                origin: Self.erin, idempotency: nil
+            ).value
+            #expect(outcomes.count == 3)
+            guard case .created(let mouse) = outcomes[0], case .refused(.alreadyExists(existing.id)) = outcomes[1],
+                case .created(let keyboard) = outcomes[2]
+            else {
+                Issue.record("unexpected outcomes \(outcomes)")
+                return
+            }
+            #expect(try await storage.item(mouse.id) == mouse)
+            #expect(try await storage.item(keyboard.id) == keyboard)
+            #expect(try await storage.item(existing.id) == existing)
+        }
+    }
+
+    // MARK: The change log and the feed
+
+    /// Every write appends its entries in commit order, with gapless seqs, the entity's JSON as
+    /// value, the origin, and cursors of the store's epoch; the encoded page is the same changes.
+    @Test(arguments: StorageBackend.all)
+    func everyWriteAppendsItsChangesInCommitOrder(backend: StorageBackend) async throws {
+        try await withStorage(backend) { storage in
+            let item = try await storage.createItem(id: nil, draft: Self.keyboard, origin: Self.erin, idempotency: nil).value
+            _ = try await storage.runCommand(.selectTab(tab: .settings), clientID: "erins-phone", origin: Self.erin, idempotency: nil)
+            _ = try await storage.deleteItem(item.id, precondition: nil, origin: Self.erin, idempotency: nil)
+
+            let page = try await storage.readChanges(after: 0, filter: Self.everything, limit: 100)
+            #expect(page.changes.map(\.seq) == [1, 2, 3])
+            #expect(page.changes.map(\.entity) == [.item, .navigation, .item])
+            #expect(page.changes.map(\.op) == [.upsert, .upsert, .delete])
+            #expect(page.changes.map(\.id) == [item.id.description, "erins-phone", item.id.description])
+            #expect(page.changes.allSatisfy { $0.originClientID == "erins-phone" })
+            #expect(page.changes[0].valueJSON.map { Array($0.utf8) } == item.jsonBytes)
+            #expect(page.changes[2].valueJSON == nil)
+            #expect(page.cursor == FeedCursor(epoch: storage.epoch, seq: 3) && !page.hasMore)
+
+            let encoded = try await storage.readEncodedChanges(after: 0, filter: Self.everything, limit: 100)
+            #expect(encoded.changesJSON == Array(page.changes.map(\.json).joined(separator: ",").utf8))
+            #expect(encoded.count == 3 && encoded.cursor == page.cursor && !encoded.hasMore)
+
+            let paged = try await storage.readChanges(after: 1, filter: Self.everything, limit: 1)
+            #expect(paged.changes.map(\.seq) == [2] && paged.hasMore && paged.cursor.seq == 2)
+            // Another user sees the items, not erin's navigation.
+            let otto = try await storage.readChanges(after: 0, filter: FeedFilter(user: "otto", topics: [.item, .navigation]), limit: 100)
+            #expect(otto.changes.map(\.seq) == [1, 3])
+        }
+    }
+
+    @Test(arguments: StorageBackend.all)
+    func cursorsResolveWithinTheEpochAndTheRetainedLog(backend: StorageBackend) async throws {
+        try await withStorage(backend) { storage in
+            for index in 0..<5 {
+                _ = try await storage.createItem(id: nil, draft: Draft(name: "Item \(index)", color: nil, status: .inStock(quantity: 1)), origin: Self.erin, idempotency: nil)
+            }
+            #expect(try await storage.resolve(.now) == 5)
+            #expect(try await storage.resolve(.beginning) == 0)
+            #expect(try await storage.resolve(.after(FeedCursor(epoch: storage.epoch, seq: 2))) == 2)
+            #expect(await refusal { try await storage.resolve(.after(FeedCursor(epoch: "0123abcd", seq: 2))) } == .resyncRequired)
+            #expect(await refusal { try await storage.resolve(.after(FeedCursor(epoch: storage.epoch, seq: 6))) } == .resyncRequired)
+
+            #expect(try await storage.trimChanges(maxAge: .seconds(3600), maxEntries: 2) == 3)
+            let statistics = try await storage.logStatistics()
+            #expect(statistics.entries == 2 && statistics.oldestSeq == 4)
+            for start in [FeedStart.beginning, .after(FeedCursor(epoch: storage.epoch, seq: 2))] {
+                #expect(await refusal { try await storage.resolve(start) } == .resyncRequired, "\(start)")
+            }
+            #expect(await refusal { try await storage.readChanges(after: 1, filter: Self.everything, limit: 10) } == .resyncRequired)
+            #expect(try await storage.readChanges(after: 3, filter: Self.everything, limit: 10).changes.map(\.seq) == [4, 5])
+        }
+    }
+
+    /// A subscriber of the store's hub is woken by a commit it can see, and reads the change.
+    @Test(.timeLimit(.minutes(1)), arguments: StorageBackend.all)
+    func aCommitWakesTheSubscribersThatSeeIt(backend: StorageBackend) async throws {
+        try await withStorage(backend) { storage in
+            let erins = storage.hub.subscribe(FeedFilter(user: "erin", topics: [.navigation]))
+            let ottos = storage.hub.subscribe(FeedFilter(user: "otto", topics: [.navigation]))
+            defer {
+                erins.cancel()
+                ottos.cancel()
+            }
+            let woken = Task { await erins.wait(timeout: .seconds(30)) }
+            try await eventually("the wait is parked") { erins.isWaiting }
+            _ = try await storage.runCommand(.openAdd, clientID: "erins-phone", origin: Self.erin, idempotency: nil)
+            #expect(await woken.value == true)
+            #expect(await ottos.wait(timeout: .milliseconds(50)) == false, "otto cannot see erin's navigation")
+            let page = try await storage.readChanges(after: 0, filter: FeedFilter(user: "erin", topics: [.navigation]), limit: 10)
+            #expect(page.changes.map(\.entity) == [.navigation])
+        }
+    }
+
+    // MARK: Navigation commands, atomic with their changes
+
+    /// The episode's edit: the draft changes nothing until save, which writes the item and closes
+    /// the edit in one transaction (two entries, consecutive seqs); cancel throws a draft away.
+    @Test(arguments: StorageBackend.all)
+    func anEditChangesTheItemOnlyWhenSaved(backend: StorageBackend) async throws {
+        try await withStorage(backend) { storage in
+            let item = try await storage.createItem(id: nil, draft: Self.keyboard, origin: Self.erin, idempotency: nil).value
+            let opened = try await storage.runCommand(.openEdit(itemID: item.id), clientID: "erins-phone", origin: Self.erin, idempotency: nil).value
+            #expect(opened.navigation.state.destination == .edit(itemID: item.id, baseVersion: 1, draft: Self.keyboard))
+            let typed = Draft(name: "Bluetooth Keyboard", color: nil, status: .inStock(quantity: 1000))
+            _ = try await storage.runCommand(.updateDraft(draft: typed), clientID: "erins-phone", origin: Self.erin, idempotency: nil)
+            #expect(try await storage.item(item.id) == item, "a draft changes nothing")
+            // Another device restores the navigation, draft included.
+            #expect(try await storage.navigation(clientID: "erins-phone", user: "erin").state.destination?.draft == typed)
+
+            let saved = try await storage.runCommand(.save, clientID: "erins-phone", origin: Self.erin, idempotency: nil).value
+            let current = try #require(try await storage.item(item.id))
+            #expect(current.name == "Bluetooth Keyboard" && current.version == 2)
+            #expect(saved.item == current && saved.navigation.state.destination == nil)
+            let log = try await storage.readChanges(after: saved.seq - 2, filter: Self.everything, limit: 10).changes
+            #expect(log.map(\.entity) == [.item, .navigation] && log.map(\.seq) == [saved.seq - 1, saved.seq])
+
+            _ = try await storage.runCommand(.openEdit(itemID: item.id), clientID: "erins-phone", origin: Self.erin, idempotency: nil)
+            _ = try await storage.runCommand(.updateDraft(draft: Self.mouse), clientID: "erins-phone", origin: Self.erin, idempotency: nil)
+            let cancelled = try await storage.runCommand(.cancel, clientID: "erins-phone", origin: Self.erin, idempotency: nil).value
+            #expect(cancelled.navigation.state.destination == nil)
+            #expect(try await storage.item(item.id) == current)
+            #expect(try await storage.navigations(user: "erin").map(\.clientID) == ["erins-phone"])
+        }
+    }
+
+    /// A save over a version changed since the draft began is refused with the current item, and
+    /// nothing is written; of two devices saving at once, exactly one wins.
+    @Test(arguments: StorageBackend.all)
+    func ofTwoRacingSavesExactlyOneWins(backend: StorageBackend) async throws {
+        try await withStorage(backend) { storage in
+            let item = try await storage.createItem(id: nil, draft: Self.keyboard, origin: Self.erin, idempotency: nil).value
+            let devices: [ClientID] = ["phone", "tablet"]
+            for device in devices {
+                let origin = Origin(user: "erin", clientID: device)
+                _ = try await storage.runCommand(.openEdit(itemID: item.id), clientID: device, origin: origin, idempotency: nil)
+                _ = try await storage.runCommand(
+                    .updateDraft(draft: Draft(name: "From \(device)", color: nil, status: .inStock(quantity: 1))), clientID: device,
+                    origin: origin, idempotency: nil)
+            }
+            let head = try await storage.resolve(.now)
+            let results = await withTaskGroup(of: Result<CommandOutcome, StoreError>.self) { group in
+                for device in devices {
+                    group.addTask {
+                        do {
+                            return .success(
+                                try await storage.runCommand(.save, clientID: device, origin: Origin(user: "erin", clientID: device), idempotency: nil).value)
+                        } catch let error as StoreError {
+                            return .failure(error)
+                        } catch {
+                            return .failure(.unavailable("\(error)"))
+                        }
+                    }
+                }
+                return await group.reduce(into: []) { $0.append($1) }
+            }
+            let wins = results.compactMap { try? $0.get() }
+            #expect(wins.count == 1)
+            let current = try #require(try await storage.item(item.id))
+            #expect(current.version == 2 && current.name == wins.first?.item?.name)
+            for case .failure(let error) in results {
+                #expect(Refusal(error) == .domain(.conflict(current: current)))
+            }
+            // The winner's two entries, nothing from the loser.
+            #expect(try await storage.resolve(.now) == head + 2)
+            // The loser's draft is kept: no typed text is lost.
+            let drafts = try await storage.navigations(user: "erin").compactMap(\.state.destination?.draft?.name)
+            #expect(drafts.count == 1 && drafts[0].hasPrefix("From "))
+        }
+    }
+
+    // MARK: Idempotent requests
+
+    /// A decided request is stored with its answer (bytes the store does not read) in the write's
+    /// transaction: a retry gets those bytes and applies nothing; the key with another request is
+    /// refused; an outcome not decided (render gives nil) is not stored.
+    @Test(arguments: StorageBackend.all)
+    func aRetryReplaysTheStoredAnswerAndAppliesNothing(backend: StorageBackend) async throws {
+        try await withStorage(backend) { storage in
+            let key = IdempotencyKey(user: "erin", scope: .items, key: "k1")
+            let answer: @Sendable (Result<Item, any Error>) -> StoredResponse? = { result in
+                guard case .success(let item) = result else { return nil }
+                return StoredResponse(bytes: Array("created \(item.id)".utf8))
+            }
+            let request = IdempotentRequest(key: key, fingerprint: "POST keyboard", render: answer)
+            let origin = Origin(user: "erin", clientID: nil, idempotencyKey: "k1")
+            let first = try await storage.createItem(id: nil, draft: Self.keyboard, origin: origin, idempotency: request)
+            let item = try first.value
+            let head = try await storage.resolve(.now)
+
+            let retry = try await storage.createItem(id: nil, draft: Self.keyboard, origin: origin, idempotency: request)
+            guard case .replayed(let stored) = retry else {
+                Issue.record("the retry ran again")
+                return
+            }
+            #expect(stored == StoredResponse(bytes: Array("created \(item.id)".utf8)))
+            #expect(try await storage.resolve(.now) == head)
+            #expect(try await storage.listItems(after: nil, limit: 10, query: nil, status: nil).items == [item])
+
+            let other = IdempotentRequest(key: key, fingerprint: "POST mouse", render: answer)
+            #expect(await refusal { try await storage.createItem(id: nil, draft: Self.mouse, origin: origin, idempotency: other) } == .idempotencyKeyReused)
+            // Records younger than the contract's minimum stay, whatever is asked.
+            #expect(try await storage.purgeIdempotencyRecords(olderThan: .zero) == 0)
+            #expect(try await storage.createItem(id: nil, draft: Self.keyboard, origin: origin, idempotency: request).isReplay)
+        }
+    }
+
+    // MARK: Snapshots
+
+    @Test(arguments: StorageBackend.all)
+    func aSnapshotIsOneConsistentReadWithItsCursor(backend: StorageBackend) async throws {
+        try await withStorage(backend) { storage in
+            let item = try await storage.createItem(id: nil, draft: Self.mouse, origin: Self.erin, idempotency: nil).value
+            _ = try await storage.runCommand(.openAdd, clientID: "erins-phone", origin: Self.erin, idempotency: nil)
+            _ = try await storage.runCommand(.selectTab(tab: .settings), clientID: "ottos-phone", origin: Origin(user: "otto"), idempotency: nil)
+            let pipe = storage.streamSnapshot(user: "erin", depth: 4, stallTimeout: .seconds(30))
+            var bytes: [UInt8] = []
+            while let chunk = try await pipe.next() { bytes += chunk }
+            struct Body: Decodable {
+                let items: [Item]
+                let navigation: [Navigation]
+                let cursor: FeedCursor
+            }
+            let snapshot = try JSONCoding.decoder().decode(Body.self, from: Data(bytes))
+            #expect(snapshot.items == [item])
+            #expect(snapshot.navigation.map(\.clientID) == ["erins-phone"], "only the user's own devices")
+            #expect(snapshot.cursor == FeedCursor(epoch: storage.epoch, seq: try await storage.resolve(.now)))
+        }
+    }
+
+    // MARK: Tokens
+
+    @Test(arguments: StorageBackend.all)
+    func tokensAuthenticateUntilRevoked(backend: StorageBackend) async throws {
+        try await withStorage(backend) { storage in
+            let token = try await storage.createToken(user: "erin", role: .editor)
+            #expect(token.info.user == "erin" && token.info.role == .editor && token.info.revokedAt == nil)
+            #expect(try await storage.authenticate(secret: token.secret) == token.info)
+            #expect(try await storage.authenticate(secret: token.secret + "x") == nil)
+            #expect(try storage.isLiveToken(id: token.info.id))
+            #expect(try await storage.createTokenIfNone(user: "erin", role: .editor) == nil)
+            #expect(try await storage.createTokenIfNone(user: "otto", role: .viewer) != nil)
+            #expect(try await storage.listTokens().map(\.user) == ["erin", "otto"])
+
+            #expect(try await storage.revokeToken(id: token.info.id))
+            #expect(try await storage.authenticate(secret: token.secret) == nil)
+            #expect(try !storage.isLiveToken(id: token.info.id))
+            #expect(try await storage.revokeToken(id: TokenID("tok_missing")) == false)
+            #expect(try await storage.listTokens().first?.revokedAt != nil)
+        }
+    }
+
+    // MARK: Operations
+
+    @Test(arguments: StorageBackend.all)
+    func aHealthyStoreCanWriteAndSeedsDemoItemsOnce(backend: StorageBackend) async throws {
+        try await withStorage(backend) { storage in
+            #expect(await storage.writeProbe() == nil)
+            #expect(try await storage.seedDemoItems())
+            #expect(try await storage.seedDemoItems() == false)
+            #expect(try await !storage.listItems(after: nil, limit: 10, query: nil, status: nil).items.isEmpty)
+            try storage.checkpoint()
+        }
+    }
+}
+
+/// A `StoreError` as a value a test compares whole (free-text messages dropped); `none` when the
+/// call succeeded.
+enum Refusal: Equatable {
+    case none
+    case domain(DomainError)
+    case notFound
+    case alreadyExists(ItemID)
+    case preconditionFailed(currentVersion: Int)
+    case idempotencyKeyReused
+    case requestInProgress
+    case resyncRequired
+    case unavailable
+    case other(String)
+
+    init(_ error: any Error) {
+        switch error as? StoreError {
+        case .domain(let error): self = .domain(error)
+        case .notFound: self = .notFound
+        case .alreadyExists(let id): self = .alreadyExists(id)
+        case .preconditionFailed(let version): self = .preconditionFailed(currentVersion: version)
+        case .idempotencyKeyReused: self = .idempotencyKeyReused
+        case .requestInProgress: self = .requestInProgress
+        case .resyncRequired: self = .resyncRequired
+        case .unavailable: self = .unavailable
+        case nil: self = .other("\(error)")
+        }
+    }
+}
+
+/// How `body` fails, as a `Refusal`.
+func refusal(_ body: () async throws -> some Any) async -> Refusal {
+    do {
+        _ = try await body()
+        return .none
+    } catch {
+        return Refusal(error)
+    }
+}
+
+extension Replayable {
+    var isReplay: Bool {
+        if case .replayed = self { true } else { false }
+    }
+}
