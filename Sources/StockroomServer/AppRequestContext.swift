@@ -1,3 +1,4 @@
+import StockroomWire
 import Hummingbird
 import HummingbirdAuth
 import NIOCore

@@ -1,3 +1,4 @@
+import StockroomWire
 import Crypto
 import Foundation
 import GRDB

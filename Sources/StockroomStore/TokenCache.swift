@@ -1,3 +1,4 @@
+import StockroomWire
 import Foundation
 import StockroomCore
 import StockroomStorage

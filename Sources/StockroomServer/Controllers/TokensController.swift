@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import StockroomCore
+import StockroomWire
 import StockroomStorage
 import StockroomStore
 

@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import HummingbirdAuth
 import StockroomCore
+import StockroomWire
 import StockroomStorage
 import StockroomStore
 

@@ -1,7 +1,5 @@
 import Foundation
 import StockroomCore
-import StockroomWire
-import Synchronization
 
 /// A bearer token as listed: never its secret.
 public struct TokenInfo: Sendable, Hashable, Codable {

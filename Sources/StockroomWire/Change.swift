@@ -1,4 +1,5 @@
 import Foundation
+import StockroomCore
 
 /// One committed change, as the feed delivers it.
 public struct Change: Hashable, Sendable {
@@ -125,91 +126,4 @@ extension Change.Origin {
         try c.encode(clientID, forKey: .clientID)
         try c.encode(idempotencyKey, forKey: .idempotencyKey)
     }
-}
-
-/// What `GET /v1/snapshot` returns: every live item and the user's devices, read in one
-/// transaction, and the cursor to follow the feed from so that nothing is missed or repeated.
-public struct Snapshot: Hashable, Sendable, Codable {
-    /// Every live item, in creation order.
-    public var items: [Item]
-    /// The navigation of every device of the token's user, most recently changed first.
-    public var navigation: [Navigation]
-    /// Where the feed continues.
-    public var cursor: FeedCursor
-
-    /// Creates a snapshot.
-    public init(items: [Item], navigation: [Navigation], cursor: FeedCursor) {
-        self.items = items
-        self.navigation = navigation
-        self.cursor = cursor
-    }
-}
-
-/// One batch of `GET /v1/changes`.
-public struct ChangeBatch: Hashable, Sendable, Codable {
-    /// The changes, in commit order.
-    public var changes: [Change]
-    /// Where the next batch starts (past entries this token does not see, too).
-    public var cursor: FeedCursor
-    /// Whether more changes are waiting right now.
-    public var hasMore: Bool
-}
-
-/// What a command did: the device's navigation after it, the item it wrote, and the feed position.
-public struct CommandResult: Hashable, Sendable {
-    /// The navigation after the command.
-    public var navigation: Navigation
-    /// The item the command wrote (`save`), if any.
-    public var item: Item?
-    /// The feed cursor after the command's commit.
-    public var cursor: FeedCursor
-    /// Whether the server replayed the stored answer of an earlier attempt with the same
-    /// idempotency key (`Idempotency-Replayed: true`) instead of applying the command again.
-    public var replayed: Bool
-
-    /// Creates a command result.
-    public init(navigation: Navigation, item: Item?, cursor: FeedCursor, replayed: Bool) {
-        self.navigation = navigation
-        self.item = item
-        self.cursor = cursor
-        self.replayed = replayed
-    }
-}
-
-/// Who a token acts for (`GET /v1/users/me`).
-public struct Identity: Hashable, Sendable, Codable {
-    /// The user.
-    public var user: UserID
-    /// The token's role.
-    public var role: Role
-    /// The token's public identifier.
-    public var tokenID: TokenID
-}
-
-/// A bearer token as an admin lists it (no secret).
-public struct TokenInfo: Hashable, Sendable, Codable {
-    /// The token's public identifier.
-    public var id: TokenID
-    /// The user it acts for.
-    public var user: UserID
-    /// What it may do.
-    public var role: Role
-    /// When it was created.
-    public var createdAt: Date
-    /// When it was revoked, if it was.
-    public var revokedAt: Date?
-}
-
-/// A token just created: its secret is shown this once.
-public struct NewToken: Hashable, Sendable, Codable {
-    /// The token's public identifier.
-    public var id: TokenID
-    /// The user it acts for.
-    public var user: UserID
-    /// What it may do.
-    public var role: Role
-    /// The bearer secret.
-    public var token: String
-    /// When it was created.
-    public var createdAt: Date
 }

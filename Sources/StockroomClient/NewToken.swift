@@ -1,0 +1,15 @@
+import Foundation
+
+/// A token just created: its secret is shown this once.
+public struct NewToken: Hashable, Sendable, Codable {
+    /// The token's public identifier.
+    public var id: TokenID
+    /// The user it acts for.
+    public var user: UserID
+    /// What it may do.
+    public var role: Role
+    /// The bearer secret.
+    public var token: String
+    /// When it was created.
+    public var createdAt: Date
+}
