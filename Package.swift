@@ -182,7 +182,7 @@ let package = Package(
         // tests that run the binary.
         .target(name: "CSpawn", path: "Tests/CSpawn"),
         // What the test targets share: bounded waits.
-        .target(name: "TestSupport", dependencies: ["StockroomCore"], path: "Tests/TestSupport", swiftSettings: swiftSettings),
+        .target(name: "TestSupport", dependencies: ["StockroomCore", "StockroomStorage"], path: "Tests/TestSupport", swiftSettings: swiftSettings),
         .testTarget(
             name: "StockroomServerTests",
             dependencies: [

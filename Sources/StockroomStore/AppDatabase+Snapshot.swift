@@ -47,14 +47,7 @@ extension AppDatabase {
         let pipe = streamSnapshot(user: user, depth: 64)
         var bytes: [UInt8] = []
         while let chunk = try await pipe.next() { bytes += chunk }
-        struct Body: Decodable {
-            let items: [Item]
-            let navigation: [Navigation]
-            let cursor: String
-        }
-        let body = try JSONCoding.decoder().decode(Body.self, from: Data(bytes))
-        guard let cursor = FeedCursor(encoded: body.cursor) else { throw DatabaseError(message: "snapshot cursor \(body.cursor)") }
-        return Snapshot(items: body.items, navigation: body.navigation, cursor: cursor)
+        return try JSONCoding.decoder().decode(Snapshot.self, from: Data(bytes))
     }
 
     /// The columns `writeItem` reads, by position; `NOT INDEXED` walks the table in rowid (= creation)

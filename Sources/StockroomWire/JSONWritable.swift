@@ -17,8 +17,11 @@ extension JSONWritable {
 
 extension Color: JSONWritable {
     public func write(to json: inout JSONWriter) {
-        ColorJSON(name: name, red: red, green: green, blue: blue).write(to: &json)
+        fields.write(to: &json)
     }
+
+    /// The colour as `ColorJSON` writes it.
+    var fields: ColorJSON<String> { ColorJSON(name: name, red: red, green: green, blue: blue) }
 }
 
 extension Status: JSONWritable {
@@ -39,7 +42,7 @@ extension Status: JSONWritable {
 extension Item: JSONWritable {
     public func write(to json: inout JSONWriter) {
         ItemJSON.write(
-            id: id, name: name, color: color.map { ColorJSON(name: $0.name, red: $0.red, green: $0.green, blue: $0.blue) },
+            id: id, name: name, color: color?.fields,
             status: status, version: Int64(version), createdAt: Timestamp.milliseconds(createdAt),
             updatedAt: Timestamp.milliseconds(updatedAt), to: &json)
     }
@@ -49,7 +52,7 @@ extension Draft: JSONWritable {
     public func write(to json: inout JSONWriter) {
         json.raw("{")
         ItemJSON.writeEditableFields(
-            name: name, color: color.map { ColorJSON(name: $0.name, red: $0.red, green: $0.green, blue: $0.blue) },
+            name: name, color: color?.fields,
             status: status, to: &json)
         json.raw("}")
     }

@@ -34,7 +34,7 @@ struct StorageContractTests {
             #expect(try await storage.item(created.id) == replaced)
 
             // A stale precondition changes nothing and names the current version.
-            #expect(await refusal {
+            #expect(await failure {
                 try await storage.updateItem(created.id, draft: Self.keyboard, precondition: .oneOf([1]), origin: Self.erin, idempotency: nil)
             } == .preconditionFailed(currentVersion: 2))
             #expect(try await storage.item(created.id) == replaced)
@@ -42,7 +42,7 @@ struct StorageContractTests {
             _ = try await storage.deleteItem(created.id, precondition: .any, origin: Self.erin, idempotency: nil).value
             #expect(try await storage.item(created.id) == nil)
             // An id that existed cannot be created again.
-            #expect(await refusal {
+            #expect(await failure {
                 try await storage.createItem(id: created.id, draft: Self.keyboard, origin: Self.erin, idempotency: nil)
             } == .alreadyExists(created.id))
         }
@@ -130,16 +130,16 @@ struct StorageContractTests {
             #expect(try await storage.resolve(.now) == 5)
             #expect(try await storage.resolve(.beginning) == 0)
             #expect(try await storage.resolve(.after(FeedCursor(epoch: storage.epoch, seq: 2))) == 2)
-            #expect(await refusal { try await storage.resolve(.after(FeedCursor(epoch: "0123abcd", seq: 2))) } == .resyncRequired)
-            #expect(await refusal { try await storage.resolve(.after(FeedCursor(epoch: storage.epoch, seq: 6))) } == .resyncRequired)
+            #expect(await failure { try await storage.resolve(.after(FeedCursor(epoch: "0123abcd", seq: 2))) } == .resyncRequired)
+            #expect(await failure { try await storage.resolve(.after(FeedCursor(epoch: storage.epoch, seq: 6))) } == .resyncRequired)
 
             #expect(try await storage.trimChanges(maxAge: .seconds(3600), maxEntries: 2) == 3)
             let statistics = try await storage.logStatistics()
             #expect(statistics.entries == 2 && statistics.oldestSeq == 4)
             for start in [FeedStart.beginning, .after(FeedCursor(epoch: storage.epoch, seq: 2))] {
-                #expect(await refusal { try await storage.resolve(start) } == .resyncRequired, "\(start)")
+                #expect(await failure { try await storage.resolve(start) } == .resyncRequired, "\(start)")
             }
-            #expect(await refusal { try await storage.readChanges(after: 1, filter: Self.everything, limit: 10) } == .resyncRequired)
+            #expect(await failure { try await storage.readChanges(after: 1, filter: Self.everything, limit: 10) } == .resyncRequired)
             #expect(try await storage.readChanges(after: 3, filter: Self.everything, limit: 10).changes.map(\.seq) == [4, 5])
         }
     }
@@ -231,7 +231,7 @@ struct StorageContractTests {
             let current = try #require(try await storage.item(item.id))
             #expect(current.version == 2 && current.name == wins.first?.item?.name)
             for case .failure(let error) in results {
-                #expect(Refusal(error) == .domain(.conflict(current: current)))
+                #expect(Failure(error) == .domain(.conflict(current: current)))
             }
             // The winner's two entries, nothing from the loser.
             #expect(try await storage.resolve(.now) == head + 2)
@@ -270,7 +270,7 @@ struct StorageContractTests {
             #expect(try await storage.listItems(after: nil, limit: 10, query: nil, status: nil).items == [item])
 
             let other = IdempotentRequest(key: key, fingerprint: "POST mouse", render: answer)
-            #expect(await refusal { try await storage.createItem(id: nil, draft: Self.mouse, origin: origin, idempotency: other) } == .idempotencyKeyReused)
+            #expect(await failure { try await storage.createItem(id: nil, draft: Self.mouse, origin: origin, idempotency: other) } == .idempotencyKeyReused)
             // Records younger than the contract's minimum stay, whatever is asked.
             #expect(try await storage.purgeIdempotencyRecords(olderThan: .zero) == 0)
             #expect(try await storage.createItem(id: nil, draft: Self.keyboard, origin: origin, idempotency: request).isReplay)
@@ -288,12 +288,7 @@ struct StorageContractTests {
             let pipe = storage.streamSnapshot(user: "erin", depth: 4, stallTimeout: .seconds(30))
             var bytes: [UInt8] = []
             while let chunk = try await pipe.next() { bytes += chunk }
-            struct Body: Decodable {
-                let items: [Item]
-                let navigation: [Navigation]
-                let cursor: FeedCursor
-            }
-            let snapshot = try JSONCoding.decoder().decode(Body.self, from: Data(bytes))
+            let snapshot = try JSONCoding.decoder().decode(Snapshot.self, from: Data(bytes))
             #expect(snapshot.items == [item])
             #expect(snapshot.navigation.map(\.clientID) == ["erins-phone"], "only the user's own devices")
             #expect(snapshot.cursor == FeedCursor(epoch: storage.epoch, seq: try await storage.resolve(.now)))
@@ -333,45 +328,6 @@ struct StorageContractTests {
             #expect(try await !storage.listItems(after: nil, limit: 10, query: nil, status: nil).items.isEmpty)
             try storage.checkpoint()
         }
-    }
-}
-
-/// A `StoreError` as a value a test compares whole (free-text messages dropped); `none` when the
-/// call succeeded.
-enum Refusal: Equatable {
-    case none
-    case domain(DomainError)
-    case notFound
-    case alreadyExists(ItemID)
-    case preconditionFailed(currentVersion: Int)
-    case idempotencyKeyReused
-    case requestInProgress
-    case resyncRequired
-    case unavailable
-    case other(String)
-
-    init(_ error: any Error) {
-        switch error as? StoreError {
-        case .domain(let error): self = .domain(error)
-        case .notFound: self = .notFound
-        case .alreadyExists(let id): self = .alreadyExists(id)
-        case .preconditionFailed(let version): self = .preconditionFailed(currentVersion: version)
-        case .idempotencyKeyReused: self = .idempotencyKeyReused
-        case .requestInProgress: self = .requestInProgress
-        case .resyncRequired: self = .resyncRequired
-        case .unavailable: self = .unavailable
-        case nil: self = .other("\(error)")
-        }
-    }
-}
-
-/// How `body` fails, as a `Refusal`.
-func refusal(_ body: () async throws -> some Any) async -> Refusal {
-    do {
-        _ = try await body()
-        return .none
-    } catch {
-        return Refusal(error)
     }
 }
 
