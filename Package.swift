@@ -22,7 +22,7 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird-auth.git", from: "2.5.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket.git", from: "2.8.1"),
         // WSCore (the WebSocket handler hummingbird-websocket runs) and NIO's HTTP codecs, for switching any
-        // request of a connection to WebSocket (see WebSocketChannel.swift); both already come with hummingbird-websocket.
+        // request of a connection to WebSocket (see WebSocket/WebSocketUpgradingHTTPChannel.swift); both already come with hummingbird-websocket.
         .package(url: "https://github.com/hummingbird-project/swift-websocket.git", from: "1.6.2"),
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),

@@ -1,8 +1,6 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
-import HummingbirdWebSocket
-import NIOWebSocket
 import Logging
 import Metrics
 import NIOCore
@@ -11,7 +9,6 @@ import StockroomCore
 import StockroomWire
 import StockroomStorage
 import StockroomStore
-import Synchronization
 
 /// `/v1/changes`, `/v1/changes/stream`, `/v1/changes/ws` and `/v1/snapshot`: following committed changes.
 struct FeedController {
@@ -46,12 +43,6 @@ struct FeedController {
         group.get("changes/stream", use: stream)
         group.get("snapshot", use: snapshot)
         group.get("changes/ws", use: webSocketRequest)
-    }
-
-    /// A feed request's parsed parameters.
-    struct Subscription: Sendable {
-        let filter: FeedFilter
-        let seq: Int64
     }
 
     @Sendable func batch(_ request: Request, context: CallerContext) async throws -> Response {
@@ -295,157 +286,9 @@ struct FeedController {
         return origin.lowercased() == "http://\(host.lowercased())" || origin.lowercased() == "https://\(host.lowercased())"
     }
 
-    /// Why a WebSocket's feed ended.
-    enum WebSocketEnd: Sendable {
-        case followEnded, clientClosed, shutdown
-    }
-
-    static func webSocket(
-        database: any Storage, streams: FeedStreams, settings: FeedSettings, start: Subscription, tokenID: TokenID,
-        inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, session: WebSocketSessionContext
-    ) async throws {
-        subscribers.increment(transport: .webSocket)
-        defer { subscribers.decrement(transport: .webSocket) }
-        let logger = session.logger
-        let end = await withTaskGroup(of: WebSocketEnd.self) { group in
-            group.addTask {
-                do {
-                    try await follow(
-                        database: database, streams: streams, start: start, tokenID: tokenID, settings: settings, transport: .webSocket,
-                        channel: session.channel
-                    ) { event in
-                        switch event {
-                        case .changes(let entries):
-                            for entry in entries { try await outbound.write(.text(entry.json)) }
-                        case .heartbeat:
-                            try await outbound.write(.custom(.init(fin: true, opcode: .ping, data: ByteBuffer())))
-                        case .open:
-                            break
-                        case .resync(let message):
-                            try await WebSocketUpgrade.close(outbound, with: APIError(.resyncRequired, message))
-                        case .revoked:
-                            try await WebSocketUpgrade.close(outbound, with: Self.revoked)
-                        }
-                    }
-                } catch {
-                    logger.debug("WebSocket subscriber ended", metadata: ["reason": "\(error)"])
-                }
-                return .followEnded
-            }
-            group.addTask {
-                await session.shutdown.wait()
-                return .shutdown
-            }
-            // The client sends nothing we need, but its close (or a dropped connection) ends the inbound
-            // stream: stop following at once instead of at the next heartbeat.
-            group.addTask {
-                do {
-                    for try await _ in inbound {}
-                } catch {
-                    logger.debug("WebSocket inbound ended", metadata: ["reason": "\(error)"])
-                }
-                return .clientClosed
-            }
-            let first = await group.next() ?? .followEnded
-            group.cancelAll()
-            return first
-        }
-        if end == .shutdown || session.shutdown.isFired {
-            try? await outbound.close(.goingAway, reason: nil)
-        }
-    }
-
-    enum FollowEvent: Sendable {
-        case open
-        /// One page of changes, in commit order (one write where the transport allows).
-        case changes([ChangeEntry])
-        case heartbeat
-        case resync(String)
-        /// The stream's token was revoked: the stream ends with `unauthorized`.
-        case revoked
-    }
-
     /// What a request or stream whose token was revoked while it waited ends with: 401 for a
     /// long-poll, the SSE `error` event, the WebSocket's 4401 close.
     static let revoked = APIError.unauthorized("the token was revoked")
-
-    /// Delivers every visible change after `start` in commit order, then waits for commits, with a
-    /// heartbeat when idle. Ends on graceful shutdown, when a write has not finished within the write
-    /// timeout (a stalled subscriber is cut off, bounding what it holds; it resumes from its cursor),
-    /// or when its cursor is trimmed away. Runs in the caller's task alone: `streams` keeps the
-    /// heartbeat and the write timeout for every stream in one sweep.
-    static func follow(
-        database: any Storage, streams: FeedStreams, start: Subscription, tokenID: TokenID, settings: FeedSettings,
-        transport: FeedTransport, channel: any Channel, send: @escaping @Sendable (FollowEvent) async throws -> Void
-    ) async throws {
-        let subscription = database.hub.subscribe(start.filter)
-        let token = TokenCheck(database: database, tokenID: tokenID)
-        let stream = streams.register(subscription: subscription, channel: channel, transport: transport)
-        defer {
-            streams.remove(stream)
-            subscription.cancel()
-        }
-        // A client that goes away ends the stream at once, not at its next heartbeat's failed write.
-        channel.closeFuture.whenComplete { _ in subscription.cancel() }
-        let watch = stream.watch
-        let deliver: @Sendable (FollowEvent) async throws -> Void = { event in
-            watch.begin()
-            defer { watch.end() }
-            // Writes into an unwritable channel would only grow NIO's buffer: wait for the client to
-            // drain it (the sweep cuts it off, closing the channel, if it never does).
-            while !channel.isWritable, channel.isActive, !subscription.isClosed {
-                try await Task.sleep(for: .milliseconds(20))
-            }
-            try await send(event)
-        }
-        do {
-            // On graceful shutdown the subscription closes: the loop ends at its next step.
-            try await withGracefulShutdownHandler {
-                try await deliver(.open)
-                var seq = start.seq
-                var idle = false
-                while !Task.isCancelled, !subscription.isClosed {
-                    let page: FeedPage
-                    do {
-                        page = try await database.readChanges(after: seq, filter: start.filter, limit: 200)
-                    } catch StoreError.resyncRequired(let message) {
-                        try await deliver(.resync(message))
-                        return
-                    }
-                    // After the read: a change committed after a revocation reaches the hub only
-                    // after the revocation's generation does, so it is never delivered.
-                    guard try token.isLive() else {
-                        try await deliver(.revoked)
-                        return
-                    }
-                    if !page.changes.isEmpty {
-                        try await deliver(.changes(page.changes))
-                        sent(page.changes.count, transport: transport)
-                    }
-                    seq = page.cursor.seq
-                    if page.hasMore { continue }
-                    if idle {
-                        // Idle: ask the database itself, for a revocation by another process.
-                        guard try token.isLive(force: true) else {
-                            try await deliver(.revoked)
-                            return
-                        }
-                        try await deliver(.heartbeat)
-                    }
-                    idle = !(await subscription.wait(until: .now + settings.heartbeat))
-                }
-            } onGracefulShutdown: {
-                subscription.cancel()
-            }
-        } catch {
-            // The sweep closed the connection under a stuck write: say so, whatever the write threw.
-            if stream.wasCutOff { throw WriteTimeout() }
-            throw error
-        }
-        if stream.wasCutOff { throw WriteTimeout() }
-    }
-
-    struct WriteTimeout: Error {}
 
     /// Where the request starts: `Last-Event-ID` wins over `since`; none means the beginning of the log.
     /// Both are checked even when `Last-Event-ID` wins: a malformed `since` is a bad request either way.
@@ -491,123 +334,4 @@ struct FeedController {
         uniqueKeysWithValues: FeedTransport.allCases.map {
             ($0, Counter(label: "stockroom_feed_changes_sent_total", dimensions: [("transport", $0.rawValue)]))
         })
-}
-
-/// How a subscriber follows the feed; the `transport` label of the feed metrics.
-enum FeedTransport: String, Sendable, CaseIterable {
-    case longPoll = "longpoll"
-    case sse
-    case webSocket = "ws"
-}
-
-/// Subscribers per transport, as gauges.
-final class SubscriberGauges: Sendable {
-    private let gauges: [FeedTransport: CountGauge] = Dictionary(
-        uniqueKeysWithValues: FeedTransport.allCases.map {
-            ($0, CountGauge(label: "stockroom_feed_subscribers", dimensions: [("transport", $0.rawValue)]))
-        })
-
-    func increment(transport: FeedTransport) { gauges[transport]?.add(1) }
-    func decrement(transport: FeedTransport) { gauges[transport]?.add(-1) }
-}
-
-/// A count of things in progress, as a gauge.
-final class CountGauge: Sendable {
-    private let count = Mutex(0)
-    private let gauge: Gauge
-
-    init(label: String, dimensions: [(String, String)] = []) {
-        gauge = Gauge(label: label, dimensions: dimensions)
-    }
-
-    func add(_ delta: Int) {
-        gauge.record(count.withLock { count in
-            count += delta
-            return count
-        })
-    }
-}
-
-/// A stream's check of its own token: free while the token generation stands still, one
-/// primary-key read when it moved (a revocation somewhere) or when asked to force it.
-final class TokenCheck: Sendable {
-    let database: any Storage
-    let tokenID: TokenID
-    private let verified = Mutex<Int64>(-1)
-
-    init(database: any Storage, tokenID: TokenID) {
-        self.database = database
-        self.tokenID = tokenID
-    }
-
-    /// Whether `isLive()` would read the database: the token generation moved since the last check.
-    var needsRead: Bool {
-        let current = database.hub.tokenGeneration
-        return verified.withLock { $0 != current }
-    }
-
-    func isLive(force: Bool = false) throws -> Bool {
-        let current = database.hub.tokenGeneration
-        let moved = verified.withLock { verified in
-            defer { verified = current }
-            return verified != current
-        }
-        guard moved || force else { return true }
-        return try database.isLiveToken(id: tokenID)
-    }
-}
-
-/// When the write in progress, if any, began.
-final class WriteWatch: Sendable {
-    private let started = Mutex<ContinuousClock.Instant?>(nil)
-
-    func begin() { started.withLock { $0 = .now } }
-    func end() { started.withLock { $0 = nil } }
-
-    /// Whether a write has been in progress for longer than `limit` at `now`.
-    func stalled(longerThan limit: Duration, now: ContinuousClock.Instant = .now) -> Bool {
-        started.withLock { start in start.map { now - $0 > limit } ?? false }
-    }
-}
-
-/// Holds a streamed response's body writer for the task that streams into it.
-final class BodyWriterBox: @unchecked Sendable {
-    // Safe without a lock: the handler hands the writer to the follow loop's single task and takes it
-    // back only after that task's group has ended, so no two tasks ever touch it at once.
-    var writer: any ResponseBodyWriter
-
-    init(_ writer: any ResponseBodyWriter) {
-        self.writer = writer
-    }
-
-    func write(_ text: String) async throws {
-        try await writer.write(ByteBuffer(string: text))
-    }
-
-    func write(_ buffer: ByteBuffer) async throws {
-        try await writer.write(buffer)
-    }
-
-    func write(contentsOf buffers: [ByteBuffer]) async throws {
-        try await writer.write(contentsOf: buffers)
-    }
-
-    func finish() async throws {
-        let writer = self.writer
-        try await writer.finish(nil)
-    }
-}
-
-/// Ends a snapshot's read when its response is dropped without its body having run (the
-/// connection closed first); the body cancels the pipe itself otherwise.
-final class PipeOwner: Sendable {
-    let pipe: ChunkPipe
-
-    init(_ pipe: ChunkPipe) {
-        self.pipe = pipe
-    }
-
-    deinit {
-        pipe.cancel()
-    }
 }

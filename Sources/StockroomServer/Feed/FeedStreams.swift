@@ -1,10 +1,7 @@
 import Metrics
 import NIOCore
 import ServiceLifecycle
-import StockroomCore
-import StockroomWire
 import StockroomStorage
-import StockroomStore
 import Synchronization
 
 /// The feed's open streams (SSE and WebSocket) and the one task that keeps time for all of them:
@@ -112,92 +109,4 @@ final class FeedStreams: Service, Sendable {
         uniqueKeysWithValues: FeedTransport.allCases.map {
             ($0, Counter(label: "stockroom_feed_stalled_disconnects_total", dimensions: [("transport", $0.rawValue)]))
         })
-}
-
-/// Each recent change's SSE frame, encoded once and shared by every subscriber's write (NIO writes
-/// a shared `ByteBuffer` without copying it): a commit seen by 1,000 streams formats one frame.
-/// Kept as a whole HTTP/1.1 chunk (`SIZE CRLF frame CRLF`), the frame a slice of it: a parked
-/// stream writes the chunk as it is, one write past the HTTP encoder (whose chunk framing takes three
-/// writes through the pipeline per change, per stream); a stream in a task writes the frame.
-final class SSEFrames: Sendable {
-    static let capacity = 4096
-
-    private struct Slot {
-        var seq: Int64 = -1
-        var chunk = ByteBuffer()
-    }
-
-    private let slots = Mutex<[Slot]>(Array(repeating: Slot(), count: SSEFrames.capacity))
-    let epoch: String
-
-    init(epoch: String) {
-        self.epoch = epoch
-    }
-
-    /// `id: CURSOR`, `event: change`, `data: CHANGE` and the blank line that ends the event.
-    func frame(_ entry: ChangeEntry) -> ByteBuffer {
-        Self.frame(ofChunk: chunk(entry))
-    }
-
-    /// The change's frame as one HTTP/1.1 chunk.
-    func chunk(_ entry: ChangeEntry) -> ByteBuffer {
-        let index = Int(entry.seq % Int64(Self.capacity))
-        if let chunk = slots.withLock({ $0[index].seq == entry.seq ? $0[index].chunk : nil }) { return chunk }
-        let chunk = Self.chunk(of: Self.encode(entry, epoch: epoch))
-        slots.withLock { $0[index] = Slot(seq: entry.seq, chunk: chunk) }
-        return chunk
-    }
-
-    static func encode(_ entry: ChangeEntry, epoch: String) -> ByteBuffer {
-        let cursor = FeedCursor(epoch: epoch, seq: entry.seq).encoded
-        var buffer = ByteBuffer()
-        buffer.reserveCapacity(cursor.utf8.count + entry.json.utf8.count + 32)
-        buffer.writeStaticString("id: ")
-        buffer.writeString(cursor)
-        buffer.writeStaticString("\nevent: change\ndata: ")
-        buffer.writeString(entry.json)
-        buffer.writeStaticString("\n\n")
-        return buffer
-    }
-
-    /// The contract's `event: error` with the error's body, which ends a stream.
-    static func errorEvent(_ error: APIError) -> ByteBuffer {
-        ByteBuffer(string: "event: error\ndata: \(error.json())\n\n")
-    }
-
-    /// `body` framed as one HTTP/1.1 chunk: its size in hex, CRLF, the bytes, CRLF. Not for an empty body (that is the last chunk).
-    static func chunk(of body: ByteBuffer) -> ByteBuffer {
-        let size = String(body.readableBytes, radix: 16)
-        var chunk = ByteBuffer()
-        chunk.reserveCapacity(size.utf8.count + body.readableBytes + 4)
-        chunk.writeString(size)
-        chunk.writeStaticString("\r\n")
-        chunk.writeImmutableBuffer(body)
-        chunk.writeStaticString("\r\n")
-        return chunk
-    }
-
-    /// The body inside a chunk made by `chunk(of:)`, sharing its storage.
-    static func frame(ofChunk chunk: ByteBuffer) -> ByteBuffer {
-        let header = chunk.readableBytesView.firstIndex(of: UInt8(ascii: "\n")).map { $0 - chunk.readerIndex + 1 } ?? 0
-        return chunk.getSlice(at: chunk.readerIndex + header, length: chunk.readableBytes - header - 2) ?? ByteBuffer()
-    }
-}
-
-/// Tells `onInputClosed` when the client closes its side of the connection. Hummingbird allows
-/// half-closure, so NIO keeps such a channel open until a write to it fails: an idle feed stream
-/// would hold its memory and its subscriber place until its next heartbeat.
-final class InputClosedWatch: ChannelInboundHandler, RemovableChannelHandler, Sendable {
-    typealias InboundIn = NIOAny
-
-    let onInputClosed: @Sendable (any Channel) -> Void
-
-    init(onInputClosed: @escaping @Sendable (any Channel) -> Void) {
-        self.onInputClosed = onInputClosed
-    }
-
-    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if let event = event as? ChannelEvent, event == .inputClosed { onInputClosed(context.channel) }
-        context.fireUserInboundEventTriggered(event)
-    }
 }

@@ -1,0 +1,9 @@
+import StockroomStorage
+
+extension FeedController {
+    /// A feed request's parsed parameters.
+    struct Subscription: Sendable {
+        let filter: FeedFilter
+        let seq: Int64
+    }
+}

@@ -1,0 +1,34 @@
+import HTTPTypes
+import Synchronization
+
+/// The router's routes, recorded once they are all added, to tell a wrong method from a wrong path.
+final class RouteTable: Sendable {
+    private let entries = Mutex<[(components: [Substring], method: HTTPRequest.Method)]>([])
+
+    /// Records the router's routes (`/v1/items/{id}` style paths).
+    func record(_ routes: [(path: String, method: HTTPRequest.Method)]) {
+        entries.withLock { $0 = routes.map { (Self.components($0.path), $0.method) } }
+    }
+
+    /// The methods a route of `path` answers to, in a stable order. As the router does, a literal
+    /// segment wins over a parameter: `/v1/items/batch` is that route's alone (POST), not also
+    /// `/v1/items/{id}`'s, whose methods the router never reaches for it.
+    func methods(forPath path: String) -> [HTTPRequest.Method] {
+        let requested = Self.components(path)
+        let matching = entries.withLock { entries in
+            entries.filter { entry in
+                entry.components.count == requested.count
+                    && zip(entry.components, requested).allSatisfy { pattern, part in pattern.hasPrefix("{") || pattern == part }
+            }
+        }
+        // Literal positions as a string of 1s and 0s: the greatest is the most specific pattern.
+        func specificity(_ components: [Substring]) -> String { String(components.map { $0.hasPrefix("{") ? "0" : "1" }) }
+        guard let best = matching.map({ specificity($0.components) }).max() else { return [] }
+        let methods = matching.filter { specificity($0.components) == best }.map(\.method)
+        return Array(Set(methods.map(\.rawValue))).sorted().compactMap { HTTPRequest.Method($0) }
+    }
+
+    private static func components(_ path: String) -> [Substring] {
+        path.split(separator: "/", omittingEmptySubsequences: true)
+    }
+}
