@@ -177,44 +177,18 @@ struct FeedController {
                     // The stream goes on without this task; Hummingbird's connection task ends.
                     throw StreamDetached(channel: channel)
                 }
-                // No parking handler in the pipeline (the in-process test router): the stream runs in this task.
-                Self.subscribers.increment(transport: .sse)
-                defer {
-                    Self.subscribers.decrement(transport: .sse)
-                    lease.release()
-                }
-                let box = BodyWriterBox(writer)
-                do {
-                    try await Self.follow(
-                        database: database, streams: streams, start: start, tokenID: caller.id, settings: settings, transport: .sse,
-                        channel: channel
-                    ) { event in
-                        switch event {
-                        case .changes(let entries):
-                            // One write of frames every stream shares.
-                            try await box.write(contentsOf: entries.map(frames.frame))
-                        case .heartbeat:
-                            try await box.write(": heartbeat\n\n")
-                        case .open:
-                            try await box.write(": open\n\n")
-                        case .resync(let message):
-                            try await box.write(SSEFrames.errorEvent(APIError(.resyncRequired, message)))
-                        case .revoked:
-                            try await box.write(SSEFrames.errorEvent(Self.revoked))
-                        }
-                    }
-                } catch let error as WriteTimeout {
-                    // The client stopped reading: drop the connection rather than finishing the body
-                    // into a socket that will not take it. The client resumes from its last event id.
-                    logger.debug("SSE subscriber stalled; disconnecting")
-                    throw error
-                } catch {
-                    logger.debug("SSE subscriber ended", metadata: ["reason": "\(error)"])
-                }
-                try await Self.withDeadline(settings.writeTimeout) { try await box.finish() }
+                // Every connection of the server's pipeline has the parking handler (buildApplication
+                // puts it there); one without it (an in-process router) cannot serve the stream.
+                lease.release()
+                throw NoParkingHandler()
             }
         )
     }
+
+    /// An SSE stream asked for on a connection without `ProtocolSwitchHandler`: only a pipeline
+    /// other than the server's has none (HummingbirdTesting's in-process router); test the stream
+    /// against a live server.
+    struct NoParkingHandler: Error {}
 
     /// Runs `operation`, cancelling it and throwing `WriteTimeout` when it outlasts `timeout`.
     static func withDeadline(_ timeout: Duration, _ operation: @escaping @Sendable () async throws -> Void) async throws {
