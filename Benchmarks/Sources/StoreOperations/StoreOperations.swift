@@ -5,7 +5,9 @@
 import Foundation
 import Synchronization
 import StockroomCore
+import StockroomStorage
 import StockroomStore
+import StockroomWire
 
 /// A fresh database with a few items, an editor token, and counters that make each write a change.
 public final class StoreFixture: Sendable {
