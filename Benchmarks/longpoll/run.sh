@@ -24,7 +24,8 @@ cleanup() { for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done; r
 trap cleanup EXIT
 
 round() { # bin label round
-    local bin="$1" label="$2" db="$WORK/$label-$3.sqlite"
+    local bin="$1" label="$2"
+    local db="$WORK/$label-$3.sqlite"
     local token
     token=$("$bin" token create --user bench --role editor --db-path "$db" | tail -n 1)
     DB_SYNCHRONOUS=normal LOG_LEVEL=warning "$bin" serve --http-port "$PORT" --db-path "$db" >"$WORK/$label.log" 2>&1 &
