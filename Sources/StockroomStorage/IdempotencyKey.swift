@@ -9,7 +9,7 @@ public struct IdempotencyKey: Hashable, Sendable {
     public var user: UserID
     /// Item writes, or one client's commands.
     public var scope: IdempotencyScope
-    /// The header's value.
+    /// The key the client chose for the request.
     public var key: String
 
     /// Creates a key.

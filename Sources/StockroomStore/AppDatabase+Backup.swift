@@ -36,7 +36,7 @@ extension AppDatabase {
     /// Replaces the database at `path` with the backup at `source`, for a stopped server: checks the
     /// backup (a SQLite file, intact, with no migration this binary does not know), copies it beside
     /// `path`, migrates the copy and gives it a new epoch, so that every cursor from before gets
-    /// `410 resyncRequired`, and only then moves it into place. On any error nothing is replaced.
+    /// `resyncRequired`, and only then moves it into place. On any error nothing is replaced.
     public static func restore(from source: String, to path: String) throws -> BackupSummary {
         let sourceURL = URL(fileURLWithPath: source)
         guard FileManager.default.fileExists(atPath: sourceURL.path) else {

@@ -5,7 +5,7 @@ import StockroomStorage
 import StockroomWire
 
 extension AppDatabase {
-    /// Resolves a start position to a seq, refusing (410) a cursor of another epoch, beyond the head or trimmed away.
+    /// Resolves a start position to a seq, refusing (`resyncRequired`) a cursor of another epoch, beyond the head or trimmed away.
     public func resolve(_ start: FeedStart) async throws -> Int64 {
         try await read { db in try Self.resolve(db, start, epoch: self.epoch) }
     }
@@ -33,7 +33,7 @@ extension AppDatabase {
         }
     }
 
-    /// Up to `limit` visible changes after `seq`, read in one transaction; 410 if `seq` was trimmed meanwhile.
+    /// Up to `limit` visible changes after `seq`, read in one transaction; `resyncRequired` if `seq` was trimmed meanwhile.
     /// Recent changes come from the hub's memory (read once per commit for every subscriber);
     /// older ones from the log.
     public func readChanges(after seq: Int64, filter: FeedFilter, limit: Int) async throws -> FeedPage {

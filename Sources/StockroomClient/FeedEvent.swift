@@ -1,0 +1,17 @@
+import Foundation
+
+/// What a ``ChangeFeed`` tells its reader.
+public enum FeedEvent: Sendable {
+    /// The snapshot the feed started from (with `FeedStart.snapshot`); changes follow from its cursor.
+    case snapshot(Snapshot)
+    /// The next change, in commit order; each is delivered once.
+    case change(Change)
+    /// The server could not continue from the feed's cursor (`410 resyncRequired`: the log was
+    /// trimmed past it, or the database was restored or replaced), so the feed took this new
+    /// snapshot and continues from its cursor. Replace local state with it.
+    case resync(Snapshot)
+    /// The stream is open: what comes next is live.
+    case connected
+    /// The stream dropped (or could not open); the feed tries again after `retryIn`.
+    case disconnected(any Error, retryIn: Duration)
+}

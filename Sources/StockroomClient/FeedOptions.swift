@@ -1,0 +1,22 @@
+import Foundation
+
+/// How a ``ChangeFeed`` follows the server.
+public struct FeedOptions: Hashable, Sendable {
+    /// The entities to follow.
+    public var topics: Set<Topic>
+    /// A stream with no byte for this long (the server sends a heartbeat every 15 s by default) is
+    /// taken as dropped and reconnected.
+    public var heartbeatTimeout: Duration
+    /// Waits between reconnection attempts.
+    public var backoff: Backoff
+
+    /// Creates feed options.
+    public init(
+        topics: Set<Topic> = Set(Topic.allCases), heartbeatTimeout: Duration = .seconds(45),
+        backoff: Backoff = Backoff(initial: .milliseconds(250), maximum: .seconds(5))
+    ) {
+        self.topics = topics
+        self.heartbeatTimeout = heartbeatTimeout
+        self.backoff = backoff
+    }
+}

@@ -1,0 +1,164 @@
+import AsyncAlgorithms
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOFoundationCompat
+import Synchronization
+
+/// Follows the feed and feeds the channel; one runs per iterator.
+struct FeedRunner: Sendable {
+    let client: StockroomClient
+    let options: FeedOptions
+    let channel: AsyncThrowingChannel<FeedEvent, any Error>
+
+    func run(from start: FeedStart) async {
+        let progress: FeedProgress
+        switch start {
+        case .snapshot:
+            guard let snapshot = await retrying({ try await client.snapshot() }) else { return }
+            await channel.send(.snapshot(snapshot))
+            progress = FeedProgress(cursor: snapshot.cursor)
+        case .after(let cursor):
+            progress = FeedProgress(cursor: cursor)
+        case .beginning:
+            progress = FeedProgress(cursor: nil)
+        case .now:
+            // The head as a cursor, so that a reconnection before the first change resumes from there
+            // and not from "now" again (which would skip what committed in between).
+            guard let head = await retrying({ try await client.changes(from: .now, limit: 1).cursor }) else { return }
+            progress = FeedProgress(cursor: head)
+        }
+        var attempt = 0
+        while !Task.isCancelled {
+            let failure: any Error
+            do {
+                try await follow(progress: progress) { attempt = 0 }
+                failure = StreamEnded()
+            } catch let error as StockroomError where error.code == .resyncRequired {
+                guard let snapshot = await retrying({ try await client.snapshot() }) else { return }
+                await channel.send(.resync(snapshot))
+                progress.state.withLock {
+                    $0.cursor = snapshot.cursor
+                    $0.lastSeq = nil
+                }
+                attempt = 0
+                continue
+            } catch let error as StockroomError where error.isRefusal || error.code == .unauthorized {
+                channel.fail(error)
+                return
+            } catch {
+                if Task.isCancelled { return }
+                failure = error
+            }
+            attempt += 1
+            let delay = max(options.backoff.delay(attempt: attempt), Self.retryAfter(failure) ?? .zero)
+            await channel.send(.disconnected(failure, retryIn: delay))
+            do { try await Task.sleep(for: delay) } catch { return }
+        }
+    }
+
+    static func retryAfter(_ error: any Error) -> Duration? {
+        (error as? StockroomError)?.retryAfter
+    }
+
+    /// Runs `operation` until it succeeds, with backoff, saying `.disconnected` after each failure.
+    /// Nil when the feed ends instead (cancelled, or an error no retry can fix, which fails the feed).
+    private func retrying<Value: Sendable>(_ operation: @Sendable () async throws -> Value) async -> Value? {
+        var attempt = 0
+        while !Task.isCancelled {
+            do {
+                let value = try await operation()
+                return Task.isCancelled ? nil : value
+            } catch let error as StockroomError where error.isRefusal || error.code == .unauthorized {
+                channel.fail(error)
+                return nil
+            } catch {
+                if Task.isCancelled { return nil }
+                attempt += 1
+                let delay = max(options.backoff.delay(attempt: attempt), Self.retryAfter(error) ?? .zero)
+                await channel.send(.disconnected(error, retryIn: delay))
+                do { try await Task.sleep(for: delay) } catch { return nil }
+            }
+        }
+        return nil
+    }
+
+    /// One connection: opens the stream from the progress's cursor and delivers its changes until
+    /// it ends, fails, or falls silent.
+    private func follow(progress: FeedProgress, onOpen: () -> Void) async throws {
+        let cursor = progress.state.withLock { $0.cursor }
+        var request = HTTPClientRequest(
+            url: client.url("/v1/changes/stream", query: [("topics", StockroomClient.topics(options.topics))]))
+        request.headers.add(name: "Authorization", value: "Bearer \(client.token)")
+        request.headers.add(name: "Accept", value: "text/event-stream")
+        if let cursor { request.headers.add(name: "Last-Event-ID", value: cursor.encoded) }
+        let response: HTTPClientResponse
+        do {
+            response = try await client.httpClient.execute(request, timeout: .init(client.requestTimeout))
+        } catch {
+            if Task.isCancelled { throw CancellationError() }
+            throw TransportError("cannot open the feed", underlying: error)
+        }
+        guard response.status == .ok else {
+            let body = try? await response.body.collect(upTo: 1 << 20)
+            throw StockroomError(
+                status: Int(response.status.code), body: body.map { Data(buffer: $0) } ?? Data(),
+                retryAfter: response.headers.first(name: "Retry-After").flatMap { Int($0) }.map { .seconds($0) })
+        }
+        onOpen()
+        progress.state.withLock { $0.lastActivity = .now }
+        await channel.send(.connected)
+        let channel = self.channel
+        let timeout = options.heartbeatTimeout
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                var parser = SSEParser()
+                let decoder = JSONCoding.decoder()
+                for try await chunk in response.body {
+                    progress.state.withLock { $0.lastActivity = .now }
+                    for output in parser.feed(chunk.readableBytesView) {
+                        guard case .event(_, let name, let data) = output else { continue }
+                        switch name {
+                        case "change":
+                            let change: Change
+                            do {
+                                change = try decoder.decode(Change.self, from: Data(data.utf8))
+                            } catch {
+                                throw TransportError("a change does not decode", underlying: error)
+                            }
+                            let fresh = progress.state.withLock { state in
+                                guard state.lastSeq.map({ change.seq > $0 }) ?? true else { return false }
+                                state.handingOver = true
+                                return true
+                            }
+                            guard fresh else { continue }
+                            await channel.send(.change(change))
+                            progress.state.withLock { state in
+                                state.cursor = change.cursor
+                                state.lastSeq = change.seq
+                                state.handingOver = false
+                                state.lastActivity = .now
+                            }
+                        case "error":
+                            throw StockroomError(status: 0, body: Data(data.utf8), retryAfter: nil).withStatusFromCode()
+                        default:
+                            continue
+                        }
+                    }
+                }
+            }
+            group.addTask {
+                // The watchdog: a stream that falls silent is dropped (cancelling the read closes it).
+                let tick = min(timeout / 4, .seconds(1))
+                while true {
+                    try await Task.sleep(for: tick)
+                    let silent = progress.state.withLock { !$0.handingOver && ContinuousClock.now - $0.lastActivity > timeout }
+                    if silent { throw HeartbeatMissed(timeout: timeout) }
+                }
+            }
+            // The reader ends (the stream ended or failed) or the watchdog fires: either way the other stops.
+            try await group.next()
+            group.cancelAll()
+        }
+    }
+}
