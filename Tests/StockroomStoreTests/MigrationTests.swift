@@ -129,7 +129,7 @@ struct MigrationTests {
                 }
             }
             let database = try AppDatabase.open(path: path)
-            let row = try #require(try await database.writer.read { db in
+            let row = try #require(try database.writer.read { db in
                 try Row.fetchOne(db, sql: "SELECT response, typeof(response) AS kind, created_at FROM idempotency_records")
             })
             let expected = "201\n" + #"{"ETag":"\"1\""}"# + "\n" + #"{"name":"Tür"}"#
