@@ -24,21 +24,15 @@ extension StockroomClient {
     /// Every device of this token's user that has written its navigation, most recently changed first
     /// (`GET /v1/users/me/navigation`).
     public func devices() async throws -> [Navigation] {
-        struct Body: Decodable { let clients: [Navigation] }
-        return try await call(Body.self, .GET, "/v1/users/me/navigation").value.clients
+        try await call(NavigationList.self, .GET, "/v1/users/me/navigation").value.clients
     }
 
     /// Sends one command for the device (`POST /v1/clients/{clientID}/commands`). Sending it again with
     /// the same `idempotencyKey` (after a lost answer) applies it once: the answer then says `replayed`.
     public func send(_ command: Command, from clientID: ClientID, idempotencyKey: String = newIdempotencyKey()) async throws -> CommandResult {
         struct Body: Encodable { let command: Command }
-        struct Reply: Decodable {
-            let navigation: Navigation
-            let item: Item?
-            let cursor: FeedCursor
-        }
         let (reply, answer) = try await call(
-            Reply.self, .POST, "/v1/clients/\(clientID)/commands", json: try Self.encode(Body(command: command)),
+            CommandResultJSON.self, .POST, "/v1/clients/\(clientID)/commands", json: try Self.encode(Body(command: command)),
             headers: [("Idempotency-Key", idempotencyKey)])
         return CommandResult(
             navigation: reply.navigation, item: reply.item, cursor: reply.cursor,
@@ -100,8 +94,7 @@ extension StockroomClient {
 
     /// Every token, without secrets (admins only).
     public func tokens() async throws -> [TokenInfo] {
-        struct Body: Decodable { let tokens: [TokenInfo] }
-        return try await call(Body.self, .GET, "/v1/tokens").value.tokens
+        try await call(TokenList.self, .GET, "/v1/tokens").value.tokens
     }
 
     /// Revokes a token at once (admins only).

@@ -75,23 +75,12 @@ public struct TransportError: Error, Sendable, CustomStringConvertible {
 }
 
 extension StockroomError {
-    /// The error body: `{"error": {"code", "message", "field", "current"?}}`.
-    struct Body: Decodable {
-        struct Inner: Decodable {
-            let code: String
-            let message: String
-            let field: String?
-            let current: Item?
-        }
-        let error: Inner
-    }
-
     /// The error a response's status and body describe; a body that is not the contract's still
     /// gives an error with the status and a code named after it.
     init(status: Int, body: Data, retryAfter: Duration?) {
-        if let decoded = try? JSONCoding.decoder().decode(Body.self, from: body) {
+        if let decoded = try? JSONCoding.decoder().decode(ErrorBody.self, from: body) {
             self.init(
-                status: status, code: Code(rawValue: decoded.error.code), message: decoded.error.message,
+                status: status, code: decoded.error.code, message: decoded.error.message,
                 field: decoded.error.field, currentItem: decoded.error.current, retryAfter: retryAfter)
         } else {
             let text = String(decoding: body.prefix(200), as: UTF8.self)

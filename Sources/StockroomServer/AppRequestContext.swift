@@ -3,7 +3,6 @@ import Hummingbird
 import HummingbirdAuth
 import NIOCore
 import StockroomStorage
-import StockroomStore
 
 /// The request context of every route: Hummingbird's core storage plus, once
 /// `BearerTokenAuthenticator` has run, the caller's token.

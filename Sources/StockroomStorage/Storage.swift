@@ -79,9 +79,9 @@ public protocol Storage: Sendable {
 
     // MARK: Tokens
 
-    func createToken(user: UserID, role: Role) async throws -> NewToken
+    func createToken(user: UserID, role: Role) async throws -> IssuedToken
     /// A token for `user` unless a live one exists.
-    func createTokenIfNone(user: UserID, role: Role) async throws -> NewToken?
+    func createTokenIfNone(user: UserID, role: Role) async throws -> IssuedToken?
     func listTokens() async throws -> [TokenInfo]
     /// Revokes a token; false when there is none with that id.
     func revokeToken(id: TokenID) async throws -> Bool

@@ -7,7 +7,7 @@ import StockroomStorage
 
 extension AppDatabase {
     /// Creates a token for `user` with `role`; the secret is returned once and stored only as a hash.
-    public func createToken(user: UserID, role: Role) async throws -> NewToken {
+    public func createToken(user: UserID, role: Role) async throws -> IssuedToken {
         // Checked here too, so that no caller (`UserID(stored:)` included) can store a user that
         // SQLite would cut at a NUL.
         do { try TextRule.check(user.rawValue, field: "user") } catch { throw StoreError.domain(error) }
@@ -15,11 +15,11 @@ extension AppDatabase {
         let info = TokenInfo(
             id: TokenID("tok_" + Self.randomBase64URL(bytes: 9)), user: user, role: role, createdAt: Timestamp.now(), revokedAt: nil)
         try await write { db in try TokenRecord(info: info, secretHash: Self.hash(secret)).insert(db) }
-        return NewToken(info: info, secret: secret)
+        return IssuedToken(info: info, secret: secret)
     }
 
     /// Creates a token for `user` unless one that is not revoked exists; nil when one does.
-    public func createTokenIfNone(user: UserID, role: Role) async throws -> NewToken? {
+    public func createTokenIfNone(user: UserID, role: Role) async throws -> IssuedToken? {
         let exists = try await read { db in
             try !TokenRecord.filter(TokenRecord.Columns.user == user && TokenRecord.Columns.revokedAt == nil).isEmpty(db)
         }

@@ -1,7 +1,8 @@
 import StockroomCore
 
-/// The answer to a navigation command, `{"navigation":Navigation,"item":Item|null,"cursor":FeedCursor}`.
-public struct CommandResultJSON: JSONWritable {
+/// The answer to a navigation command, `{"navigation":Navigation,"item":Item|null,"cursor":FeedCursor}`:
+/// the server writes it, the SDK decodes it.
+public struct CommandResultJSON: JSONWritable, Hashable, Sendable, Decodable {
     public let navigation: Navigation
     public let item: Item?
     public let cursor: FeedCursor

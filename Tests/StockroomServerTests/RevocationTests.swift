@@ -13,7 +13,7 @@ import Testing
 /// A revoked token stops at once, open streams included (issue #14, point 2).
 @Suite("Revocation ends open streams")
 struct RevocationTests {
-    static func viewerToken(_ app: TestApp) async throws -> NewToken {
+    static func viewerToken(_ app: TestApp) async throws -> IssuedToken {
         try await app.database.createToken(user: "vic", role: .viewer)
     }
 

@@ -106,20 +106,11 @@ struct BodyRoundTripTests {
     }
 
     @Test func anErrorBodyCarriesItsCodeAndIsShortenedToFit() throws {
-        struct Body: Decodable {
-            struct Object: Decodable {
-                let code: String
-                let message: String
-                let field: String?
-                let current: Item?
-            }
-            let error: Object
-        }
         let full = try JSONCoding.decoder().decode(
-            Body.self, from: Data(ErrorJSON.body(code: .conflict, message: "changed", field: nil, current: Fixture.keyboard).utf8))
-        #expect(ErrorCode(rawValue: full.error.code) == .conflict && full.error.current?.id == Fixture.keyboardID)
+            ErrorBody.self, from: Data(ErrorJSON.body(code: .conflict, message: "changed", field: nil, current: Fixture.keyboard).utf8))
+        #expect(full.error.code == .conflict && full.error.current?.id == Fixture.keyboardID)
         let short = ErrorJSON.body(code: .validationFailed, message: String(repeating: "x", count: 300), field: "name", current: nil, maxBytes: 123)
         #expect(short.utf8.count <= 123 && short.contains("…"))
-        #expect(try JSONCoding.decoder().decode(Body.self, from: Data(short.utf8)).error.field == "name")
+        #expect(try JSONCoding.decoder().decode(ErrorBody.self, from: Data(short.utf8)).error.field == "name")
     }
 }

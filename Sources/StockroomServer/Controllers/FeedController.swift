@@ -8,7 +8,6 @@ import ServiceLifecycle
 import StockroomCore
 import StockroomWire
 import StockroomStorage
-import StockroomStore
 
 /// `/v1/changes`, `/v1/changes/stream`, `/v1/changes/ws` and `/v1/snapshot`: following committed changes.
 struct FeedController {

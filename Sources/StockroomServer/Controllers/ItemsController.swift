@@ -3,7 +3,6 @@ import Hummingbird
 import StockroomCore
 import StockroomWire
 import StockroomStorage
-import StockroomStore
 
 /// `/v1/items`: list, get, create, replace and delete inventory items.
 struct ItemsController {

@@ -3,7 +3,6 @@ import Hummingbird
 import StockroomCore
 import StockroomWire
 import StockroomStorage
-import StockroomStore
 
 /// `/v1/clients/{clientID}/...` and `/v1/users/me/navigation`: each device's navigation state and its commands;
 /// `/v1/users/me`: who the caller is.
@@ -40,10 +39,6 @@ struct NavigationController {
         }
     }
 
-    struct Clients: Encodable {
-        let clients: [Navigation]
-    }
-
     @Sendable func get(_ request: Request, context: CallerContext) async throws -> Response {
         let caller = context.caller
         let clientID = try Self.clientID(context)
@@ -64,21 +59,15 @@ struct NavigationController {
         return try Self.navigationReply(navigation).response
     }
 
-    /// `{"user", "role", "tokenID"}`: so that a client (the inspector) can tell what its token may do.
-    struct Me: Encodable {
-        let user: String
-        let role: Role
-        let tokenID: TokenID
-    }
-
+    /// `Identity`: so that a client (the inspector) can tell what its token may do.
     @Sendable func me(_ request: Request, context: CallerContext) async throws -> Response {
         let caller = context.caller
-        return try Reply.json(Me(user: caller.user.rawValue, role: caller.role, tokenID: caller.id)).response
+        return try Reply.json(Identity(user: caller.user, role: caller.role, tokenID: caller.id)).response
     }
 
     @Sendable func mine(_ request: Request, context: CallerContext) async throws -> Response {
         let caller = context.caller
-        return try Reply.json(Clients(clients: try await database.navigations(user: caller.user))).response
+        return try Reply.json(NavigationList(clients: try await database.navigations(user: caller.user))).response
     }
 
     @Sendable func command(_ request: Request, context: CallerContext) async throws -> Response {

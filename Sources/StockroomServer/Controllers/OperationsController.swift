@@ -3,7 +3,6 @@ import Foundation
 import Hummingbird
 import Metrics
 import StockroomStorage
-import StockroomStore
 
 /// `/health`, `/ready`, `/metrics` and `/openapi.yaml`: open without a token.
 struct OperationsController {

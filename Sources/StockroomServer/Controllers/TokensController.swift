@@ -3,7 +3,6 @@ import Hummingbird
 import StockroomCore
 import StockroomWire
 import StockroomStorage
-import StockroomStore
 
 /// `/v1/tokens`: admins create, list and revoke bearer tokens.
 struct TokensController {
@@ -16,33 +15,22 @@ struct TokensController {
         admins.delete(":id", use: revoke)
     }
 
-    struct NewToken: Decodable {
+    /// `{"user", "role"}`: whom the new token acts for.
+    struct Creation: Decodable {
         let user: String
         let role: Role
     }
 
-    struct Created: Encodable {
-        let id: TokenID
-        let user: UserID
-        let role: Role
-        let token: String
-        let createdAt: Date
-    }
-
-    struct List: Encodable {
-        let tokens: [TokenInfo]
-    }
-
     @Sendable func create(_ request: Request, context: CallerContext) async throws -> Response {
-        let body = try await request.decodeJSON(NewToken.self, context: context).value
+        let body = try await request.decodeJSON(Creation.self, context: context).value
         let user = try UserID(validating: body.user)
         let token = try await database.createToken(user: user, role: body.role)
-        let created = Created(id: token.info.id, user: token.info.user, role: token.info.role, token: token.secret, createdAt: token.info.createdAt)
+        let created = NewToken(id: token.info.id, user: token.info.user, role: token.info.role, token: token.secret, createdAt: token.info.createdAt)
         return try Reply.json(created, status: .created, headers: [.location: "/v1/tokens/\(token.info.id)"]).response
     }
 
     @Sendable func list(_ request: Request, context: CallerContext) async throws -> Response {
-        return try Reply.json(List(tokens: try await database.listTokens())).response
+        return try Reply.json(TokenList(tokens: try await database.listTokens())).response
     }
 
     @Sendable func revoke(_ request: Request, context: CallerContext) async throws -> Response {

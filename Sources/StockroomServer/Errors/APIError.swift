@@ -7,7 +7,6 @@ import Hummingbird
 import StockroomCore
 import StockroomWire
 import StockroomStorage
-import StockroomStore
 
 /// An error as the contract writes it: a status and `{"error": {"code", "message", "field", "current"?}}`.
 ///

@@ -2,7 +2,6 @@ import Logging
 import NIOCore
 import StockroomCore
 import StockroomStorage
-import StockroomStore
 import Synchronization
 
 /// An SSE stream that holds no task while it waits.

@@ -3,7 +3,6 @@ import Hummingbird
 import HummingbirdAuth
 import StockroomWire
 import StockroomStorage
-import StockroomStore
 
 /// hummingbird-auth's authenticator for bearer tokens: verifies the secret against the token cache
 /// (a revoked token is refused on its next request). No token at all leaves the request

@@ -3,7 +3,6 @@ import Hummingbird
 import Logging
 import NIOCore
 import StockroomStorage
-import StockroomStore
 
 /// Logs method, path (never the query, which may hold an access token), status and duration of each
 /// request; and, being the outermost middleware, counts the write requests in flight, the hint the

@@ -3,7 +3,6 @@ import Hummingbird
 import Metrics
 import StockroomCore
 import StockroomStorage
-import StockroomStore
 import Synchronization
 
 /// Per-token token buckets: each token may send `rate` writes a second, sustained, and `burst` at once.

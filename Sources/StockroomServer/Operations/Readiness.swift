@@ -1,6 +1,5 @@
 import ServiceLifecycle
 import StockroomStorage
-import StockroomStore
 import Synchronization
 
 /// `/ready`'s answer: whether a write would succeed now, from a real write probe that runs at

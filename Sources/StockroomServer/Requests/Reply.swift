@@ -5,7 +5,6 @@ import Hummingbird
 import StockroomCore
 import StockroomWire
 import StockroomStorage
-import StockroomStore
 
 /// A complete response: what a handler returns and what an idempotency record replays.
 struct Reply: Sendable {

@@ -6,7 +6,6 @@ import Hummingbird
 import StockroomCore
 import StockroomWire
 import StockroomStorage
-import StockroomStore
 
 /// A decoded JSON body and the bytes it came from.
 struct JSONBody<Value: Decodable> {

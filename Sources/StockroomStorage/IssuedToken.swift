@@ -4,7 +4,7 @@ import StockroomWire
 import Synchronization
 
 /// A freshly created token, with the secret shown this once.
-public struct NewToken: Sendable, Hashable {
+public struct IssuedToken: Sendable, Hashable {
     /// The token's information.
     public var info: TokenInfo
     /// The bearer secret.

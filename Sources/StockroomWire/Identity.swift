@@ -1,4 +1,5 @@
 import Foundation
+import StockroomCore
 
 /// Who a token acts for (`GET /v1/users/me`).
 public struct Identity: Hashable, Sendable, Codable {
@@ -8,4 +9,10 @@ public struct Identity: Hashable, Sendable, Codable {
     public var role: Role
     /// The token's public identifier.
     public var tokenID: TokenID
+
+    public init(user: UserID, role: Role, tokenID: TokenID) {
+        self.user = user
+        self.role = role
+        self.tokenID = tokenID
+    }
 }

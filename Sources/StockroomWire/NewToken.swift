@@ -1,4 +1,5 @@
 import Foundation
+import StockroomCore
 
 /// A token just created: its secret is shown this once.
 public struct NewToken: Hashable, Sendable, Codable {
@@ -12,4 +13,12 @@ public struct NewToken: Hashable, Sendable, Codable {
     public var token: String
     /// When it was created.
     public var createdAt: Date
+
+    public init(id: TokenID, user: UserID, role: Role, token: String, createdAt: Date) {
+        self.id = id
+        self.user = user
+        self.role = role
+        self.token = token
+        self.createdAt = createdAt
+    }
 }
