@@ -1,31 +1,5 @@
 import Foundation
 
-/// An RGB colour with a display name; components are in 0...1.
-public struct Color: Hashable, Sendable, Codable {
-    /// The colour's display name (1-50 characters when valid).
-    public var name: String
-    /// Red component, 0...1.
-    public var red: Double
-    /// Green component, 0...1.
-    public var green: Double
-    /// Blue component, 0...1.
-    public var blue: Double
-
-    /// Creates a colour.
-    public init(name: String, red: Double, green: Double, blue: Double) {
-        self.name = name
-        self.red = red
-        self.green = green
-        self.blue = blue
-    }
-}
-
-/// Whether an item is in stock, and how many or whether it is back-ordered.
-public enum Status: Hashable, Sendable, Codable {
-    case inStock(quantity: Int)
-    case outOfStock(isOnBackOrder: Bool)
-}
-
 /// An inventory item as stored: its editable fields plus identity and bookkeeping.
 public struct Item: Hashable, Sendable, Codable {
     /// The item's identifier.
@@ -57,4 +31,3 @@ public struct Item: Hashable, Sendable, Codable {
     /// The item's editable fields, as an edit draft starts out.
     public var draft: Draft { Draft(name: name, color: color, status: status) }
 }
-

@@ -1,15 +1,3 @@
-/// What a command does to items, decided by the domain and carried out by the store.
-public enum ItemEffect: Hashable, Sendable {
-    /// Nothing happens to any item.
-    case none
-    /// A new item is inserted from the draft.
-    case insert(ValidDraft)
-    /// The item, still at `expectedVersion`, takes the draft's fields.
-    case update(ItemID, ValidDraft, expectedVersion: Int)
-    /// The item is deleted and every navigation state pointing at it is repaired.
-    case delete(ItemID)
-}
-
 /// The outcome of a command: the new navigation state and the item effect.
 public struct Transition: Hashable, Sendable {
     /// The navigation state after the command.

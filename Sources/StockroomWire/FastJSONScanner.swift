@@ -1,0 +1,237 @@
+import Foundation
+import StockroomCore
+
+/// A forward-only reader over a JSON text that answers nil at the first byte it does not expect.
+struct FastJSONScanner {
+    private let bytes: UnsafeRawBufferPointer
+    private var index = 0
+
+    init(_ bytes: UnsafeRawBufferPointer) {
+        self.bytes = bytes
+    }
+
+    /// Only whitespace left.
+    mutating func atEnd() -> Bool {
+        skipSpace()
+        return index == bytes.count
+    }
+
+    mutating func draft() -> Draft? {
+        var name: String?
+        var color: Color??
+        var status: Status?
+        let complete = object { key, scanner in
+            switch key {
+            case "name": return Self.fill(&name, scanner.string())
+            case "color": return Self.fill(&color, scanner.literal("null") ? .some(nil) : scanner.color().map { .some($0) })
+            case "status": return Self.fill(&status, scanner.status())
+            default: return false
+            }
+        }
+        guard complete, let name, let status else { return nil }
+        // An absent colour reads as none, as `ExplicitNull` decodes it.
+        return Draft(name: name, color: color ?? nil, status: status)
+    }
+
+    mutating func commandRequest() -> Command? {
+        single("command") { $0.command() }
+    }
+
+    private mutating func command() -> Command? {
+        var command: Command?
+        let complete = object { key, scanner in
+            guard command == nil else { return false }
+            switch key {
+            case "openEdit", "openDuplicate", "openDeleteAlert":
+                guard let id = scanner.single("itemID", { $0.string().flatMap(ItemID.init) }) else { return false }
+                command = key == "openEdit" ? .openEdit(itemID: id) : key == "openDuplicate" ? .openDuplicate(itemID: id) : .openDeleteAlert(itemID: id)
+                return true
+            case "updateDraft":
+                guard let draft = scanner.single("draft", { $0.draft() }) else { return false }
+                command = .updateDraft(draft: draft)
+                return true
+            case "save", "cancel", "pop", "popToRoot", "openAdd", "confirmDelete":
+                // Only `{}`: any member is left to JSONDecoder.
+                guard scanner.object({ _, _ in false }) else { return false }
+                command =
+                    switch key {
+                    case "save": .save
+                    case "cancel": .cancel
+                    case "pop": .pop
+                    case "popToRoot": .popToRoot
+                    case "openAdd": .openAdd
+                    default: .confirmDelete
+                    }
+                return true
+            default:
+                return false
+            }
+        }
+        return complete ? command : nil
+    }
+
+    private mutating func color() -> Color? {
+        var name: String?
+        var red: Double?
+        var green: Double?
+        var blue: Double?
+        let complete = object { key, scanner in
+            switch key {
+            case "name": return Self.fill(&name, scanner.string())
+            case "red": return Self.fill(&red, scanner.double())
+            case "green": return Self.fill(&green, scanner.double())
+            case "blue": return Self.fill(&blue, scanner.double())
+            default: return false
+            }
+        }
+        guard complete, let name, let red, let green, let blue else { return nil }
+        return Color(name: name, red: red, green: green, blue: blue)
+    }
+
+    private mutating func status() -> Status? {
+        var status: Status?
+        let complete = object { key, scanner in
+            guard status == nil else { return false }
+            switch key {
+            case "inStock":
+                guard let quantity = scanner.single("quantity", { $0.integer() }) else { return false }
+                status = .inStock(quantity: quantity)
+            case "outOfStock":
+                guard let isOnBackOrder = scanner.single("isOnBackOrder", { $0.bool() }) else { return false }
+                status = .outOfStock(isOnBackOrder: isOnBackOrder)
+            default:
+                return false
+            }
+            return true
+        }
+        return complete ? status : nil
+    }
+
+    /// Sets a member's `slot` to the `value` read; false for a repeated key or a value that did not read.
+    private static func fill<Value>(_ slot: inout Value?, _ value: Value?) -> Bool {
+        guard slot == nil, let value else { return false }
+        slot = value
+        return true
+    }
+
+    /// `{"<name>": value}`: that one member, read by `value`; nil for anything else.
+    private mutating func single<Value>(_ name: String, _ value: (inout FastJSONScanner) -> Value?) -> Value? {
+        var result: Value?
+        let complete = object { key, scanner in
+            guard key == name, result == nil else { return false }
+            result = value(&scanner)
+            return result != nil
+        }
+        return complete ? result : nil
+    }
+
+    private mutating func bool() -> Bool? {
+        if literal("true") { return true }
+        if literal("false") { return false }
+        return nil
+    }
+
+    /// `{ "key": value, … }`, each value read by `member` (false: give up). An empty object is fine.
+    private mutating func object(_ member: (String, inout FastJSONScanner) -> Bool) -> Bool {
+        guard take(UInt8(ascii: "{")) else { return false }
+        if take(UInt8(ascii: "}")) { return true }
+        while true {
+            guard let key = string(), take(UInt8(ascii: ":")) else { return false }
+            skipSpace()
+            guard member(key, &self) else { return false }
+            if take(UInt8(ascii: ",")) { continue }
+            return take(UInt8(ascii: "}"))
+        }
+    }
+
+    /// A string without escapes or control characters, in valid UTF-8.
+    private mutating func string() -> String? {
+        guard take(UInt8(ascii: "\"")) else { return nil }
+        let start = index
+        var bits: UInt8 = 0
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "\"") {
+                let utf8 = UnsafeRawBufferPointer(rebasing: bytes[start..<index])
+                // ASCII (every key, most names) needs no validation, so only other text pays for
+                // `String(validating:)`.
+                let text = bits < 0x80 ? String(decoding: utf8, as: UTF8.self) : String(validating: utf8, as: UTF8.self)
+                index += 1
+                return text
+            }
+            if byte == UInt8(ascii: "\\") || byte < 0x20 { return nil }
+            bits |= byte
+            index += 1
+        }
+        return nil
+    }
+
+    /// `-?(0|[1-9][0-9]*)(\.[0-9]+)?`: no exponent.
+    private mutating func double() -> Double? {
+        guard let text = number(fraction: true) else { return nil }
+        return Double(text)
+    }
+
+    /// `0|-?[1-9][0-9]*` within `Int`.
+    private mutating func integer() -> Int? {
+        guard let text = number(fraction: false), text != "-0" else { return nil }
+        return Int(text)
+    }
+
+    private mutating func number(fraction: Bool) -> Substring? {
+        skipSpace()
+        let start = index
+        if index < bytes.count, bytes[index] == UInt8(ascii: "-") { index += 1 }
+        let digits = index
+        while index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) { index += 1 }
+        let count = index - digits
+        guard count > 0, count == 1 || bytes[digits] != UInt8(ascii: "0") else { return nil }
+        if fraction, index < bytes.count, bytes[index] == UInt8(ascii: ".") {
+            index += 1
+            let fractionDigits = index
+            while index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) { index += 1 }
+            guard index > fractionDigits else { return nil }
+        }
+        // What follows a number must end it: `1e5`, `1.` or `01` are not taken.
+        guard endsValue(at: index) else { return nil }
+        return Substring(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
+    }
+
+    /// The exact bytes of `word` (`null`, `true`, `false`), ending there.
+    private mutating func literal(_ word: StaticString) -> Bool {
+        skipSpace()
+        let length = word.utf8CodeUnitCount
+        guard index + length <= bytes.count else { return false }
+        for offset in 0..<length where bytes[index + offset] != word.utf8Start[offset] { return false }
+        guard endsValue(at: index + length) else { return false }
+        index += length
+        return true
+    }
+
+    /// Whether a number or a literal may end before `position`: the text's end, a comma, a closing
+    /// brace or whitespace comes there.
+    private func endsValue(at position: Int) -> Bool {
+        guard position < bytes.count else { return true }
+        switch bytes[position] {
+        case UInt8(ascii: ","), UInt8(ascii: "}"), 0x20, 0x09, 0x0A, 0x0D: return true
+        default: return false
+        }
+    }
+
+    /// Skips whitespace, then takes `byte` if it comes next.
+    private mutating func take(_ byte: UInt8) -> Bool {
+        skipSpace()
+        guard index < bytes.count, bytes[index] == byte else { return false }
+        index += 1
+        return true
+    }
+
+    private mutating func skipSpace() {
+        while index < bytes.count {
+            switch bytes[index] {
+            case 0x20, 0x09, 0x0A, 0x0D: index += 1
+            default: return
+            }
+        }
+    }
+}
