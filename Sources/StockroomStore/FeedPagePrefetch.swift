@@ -22,7 +22,7 @@ final class FeedPagePrefetch: Sendable {
     static let capacity = 8
     private let pages = Mutex<[(key: Key, page: Task<EncodedFeedPage, any Error>)]>([])
 
-    /// The page read ahead for `key`, if any, no longer kept.
+    /// The page read ahead for `key`, if any; it is removed from the pages kept.
     func take(_ key: Key) -> Task<EncodedFeedPage, any Error>? {
         pages.withLock { pages in
             guard let index = pages.firstIndex(where: { $0.key == key }) else { return nil }

@@ -15,19 +15,26 @@ public struct FeedCursor: Hashable, Sendable, WireCursor {
     /// `c1.<epoch>.<seq>`.
     public var encoded: String {
         var json = JSONWriter(capacity: epoch.utf8.count + 24)
-        Self.write(epoch: epoch.utf8, seq: seq, to: &json)
-        return String(decoding: json.bytes.dropFirst().dropLast(), as: UTF8.self)
+        Self.writeUnquoted(epoch: epoch.utf8, seq: seq, to: &json)
+        return json.string
     }
 
     /// The cursor of `epoch` (hex digits: nothing to escape) and `seq` as a JSON string: the one
     /// writer of the format, for every body and event that carries a cursor.
     @inlinable
     public static func write(epoch: some Sequence<UInt8>, seq: Int64, to json: inout JSONWriter) {
-        json.raw(#""c1."#)
+        json.raw(#"""#)
+        writeUnquoted(epoch: epoch, seq: seq, to: &json)
+        json.raw(#"""#)
+    }
+
+    /// `c1.<epoch>.<seq>`, the format itself (`encoded` and `write` both write it).
+    @inlinable
+    public static func writeUnquoted(epoch: some Sequence<UInt8>, seq: Int64, to json: inout JSONWriter) {
+        json.raw("c1.")
         json.raw(json: epoch)
         json.raw(".")
         json.int(seq)
-        json.raw(#"""#)
     }
 
     /// Parses an encoded cursor; nil when malformed.

@@ -45,7 +45,7 @@ final class ProtocolSwitchHandler: ChannelDuplexHandler, RemovableChannelHandler
         if switched {
             tail.deliverReadComplete()
         } else if parked {
-            // Keep reading, so that the client's close is seen at once (the request stream above no longer asks).
+            // Keep reading, so that the client's close is seen at once: once parked, nothing above asks for reads.
             context.read()
         } else {
             context.fireChannelReadComplete()
