@@ -53,13 +53,20 @@ public final class ChangeHub: Sendable {
     /// Called after a commit with the entries it appended, in seq order: they are readable at
     /// once, and the subscribers they concern are woken now, or once the batch's writers are
     /// answered when the commit is a group commit's (`holdingWakes`).
-    package func committed(_ entries: [ChangeEntry]) {
-        guard let last = entries.last else { return }
-        let woken = state.withLock { state -> [FeedSubscription] in
-            if let first = entries.first, first.seq != state.head + 1 { state.recent.removeAll() }
+    ///
+    /// The hub holds the log's entries up to `head` with no gap, so it takes only what continues
+    /// it: entries at or below `head` (already published, by a commit or a catch-up read that
+    /// overtook this call) are skipped, and entries that would leave a gap after `head` are
+    /// refused (false): the caller reads the gap from the log first. Entries must be contiguous.
+    @discardableResult
+    package func committed(_ entries: [ChangeEntry]) -> Bool {
+        let woken = state.withLock { state -> [FeedSubscription]? in
+            guard let start = entries.firstIndex(where: { $0.seq > state.head }) else { return [] }
+            let entries = entries[start...]
+            guard entries.first!.seq == state.head + 1 else { return nil }
             state.recent.append(contentsOf: entries)
             if state.recent.count > 2 * Self.recentCapacity { state.recent.removeFirst(state.recent.count - Self.recentCapacity) }
-            state.head = max(state.head, last.seq)
+            state.head = entries.last!.seq
             let woken = state.subscribers.values.filter { subscriber in
                 entries.contains { subscriber.filter.sees(entity: $0.entity, owner: $0.owner) }
             }
@@ -69,7 +76,9 @@ public final class ChangeHub: Sendable {
             }
             return woken
         }
+        guard let woken else { return false }
         for subscriber in woken { subscriber.notify() }
+        return true
     }
 
     /// Runs `body` (a group commit: apply, commit, answer each writer) with the wake-ups of its

@@ -86,11 +86,11 @@ public protocol Storage: Sendable {
     /// Revokes a token; false when there is none with that id.
     func revokeToken(id: TokenID) async throws -> Bool
     /// Whether `id` exists and is not revoked.
-    func isLiveToken(id: TokenID) throws -> Bool
+    func isLiveToken(id: TokenID) async throws -> Bool
     /// The live token with this secret, nil for any other.
     func authenticate(secret: String) async throws -> TokenInfo?
     /// Reads revocations made by other processes into `hub`'s token generation.
-    func observeTokenRevocations() throws
+    func observeTokenRevocations() async throws
 
     // MARK: Operations
 

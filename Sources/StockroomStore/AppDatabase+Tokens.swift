@@ -50,7 +50,7 @@ extension AppDatabase {
 
     /// Whether the token `id` exists and is not revoked: what an open stream asks when the token
     /// generation moved, and at each heartbeat (for revocations by another process).
-    public func isLiveToken(id: TokenID) throws -> Bool {
+    public func isLiveToken(id: TokenID) async throws -> Bool {
         try readNow { db in
             // A cached statement, not the query interface (which prepares its statement anew on every
             // call): every open stream asks at each heartbeat.
@@ -81,7 +81,7 @@ extension AppDatabase {
 
     /// Reads the token generation and hands it to the hub: if another process revoked or removed a
     /// token since the last read, cached tokens are verified anew and open streams re-check theirs.
-    public func observeTokenRevocations() throws {
+    public func observeTokenRevocations() async throws {
         let generation = try readNow { db in try Self.tokenGeneration(db) }
         hub.observeTokenGeneration(generation)
     }

@@ -23,7 +23,7 @@ import StockroomStorage
             // and the server's `TokenRevocationWatcher` takes its next look.
             let cli = try AppDatabase.open(path: path)
             #expect(try await cli.revokeToken(id: token.info.id))
-            try server.observeTokenRevocations()
+            try await server.observeTokenRevocations()
 
             // Then the server refuses it, and the other token still works.
             #expect(try await server.authenticate(secret: token.secret) == nil)

@@ -304,14 +304,14 @@ struct StorageContractTests {
             #expect(token.info.user == "erin" && token.info.role == .editor && token.info.revokedAt == nil)
             #expect(try await storage.authenticate(secret: token.secret) == token.info)
             #expect(try await storage.authenticate(secret: token.secret + "x") == nil)
-            #expect(try storage.isLiveToken(id: token.info.id))
+            #expect(try await storage.isLiveToken(id: token.info.id))
             #expect(try await storage.createTokenIfNone(user: "erin", role: .editor) == nil)
             #expect(try await storage.createTokenIfNone(user: "otto", role: .viewer) != nil)
             #expect(try await storage.listTokens().map(\.user) == ["erin", "otto"])
 
             #expect(try await storage.revokeToken(id: token.info.id))
             #expect(try await storage.authenticate(secret: token.secret) == nil)
-            #expect(try !storage.isLiveToken(id: token.info.id))
+            #expect(try await !storage.isLiveToken(id: token.info.id))
             #expect(try await storage.revokeToken(id: TokenID("tok_missing")) == false)
             #expect(try await storage.listTokens().first?.revokedAt != nil)
         }

@@ -72,7 +72,7 @@ struct FeedController {
                 waited = true
                 let woke = await subscription.wait(timeout: deadline - ContinuousClock.now)
                 if Task.isCancelled || Task.isShuttingDownGracefully || subscription.isClosed { break }
-                guard try token.isLive() else { throw Self.revoked }
+                guard try await token.isLive() else { throw Self.revoked }
                 if woke || ContinuousClock.now >= deadline {
                     page = try await database.readEncodedChanges(after: page.cursor.seq, filter: start.filter, limit: limit)
                 }
@@ -83,7 +83,7 @@ struct FeedController {
         // A token revoked while the request waited gets 401, never the changes. A poll that did
         // not wait answers with what it read right after authenticating: no second token read.
         if waited {
-            guard try token.isLive() else { throw Self.revoked }
+            guard try await token.isLive() else { throw Self.revoked }
         }
         Self.sent(page.count, transport: .longPoll)
         // Each change's value is spliced in as stored, not decoded and encoded again.

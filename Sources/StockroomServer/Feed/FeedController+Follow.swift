@@ -59,7 +59,7 @@ extension FeedController {
                     }
                     // After the read: a change committed after a revocation reaches the hub only
                     // after the revocation's generation does, so it is never delivered.
-                    guard try token.isLive() else {
+                    guard try await token.isLive() else {
                         try await deliver(.revoked)
                         return
                     }
@@ -71,7 +71,7 @@ extension FeedController {
                     if page.hasMore { continue }
                     if idle {
                         // Idle: ask the database itself, for a revocation by another process.
-                        guard try token.isLive(force: true) else {
+                        guard try await token.isLive(force: true) else {
                             try await deliver(.revoked)
                             return
                         }

@@ -91,7 +91,7 @@ final class ParkedSSEStream: Sendable {
                 }
                 // After the read: a change committed after a revocation reaches the hub only after
                 // the revocation's generation does, so it is never delivered.
-                guard try token.isLive() else { return try await end(with: FeedController.revoked) }
+                guard try await token.isLive() else { return try await end(with: FeedController.revoked) }
                 if !page.changes.isEmpty {
                     try await send(page.changes.map(frames.chunk))
                     FeedController.sent(page.changes.count, transport: .sse)
@@ -100,7 +100,7 @@ final class ParkedSSEStream: Sendable {
                 if page.hasMore { continue }
                 if idle {
                     // Idle: ask the database itself, for a revocation by another process.
-                    guard try token.isLive(force: true) else { return try await end(with: FeedController.revoked) }
+                    guard try await token.isLive(force: true) else { return try await end(with: FeedController.revoked) }
                     try await send([Self.heartbeatFrame])
                 }
                 position.withLock { $0 = (seq, false) }

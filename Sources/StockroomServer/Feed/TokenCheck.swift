@@ -20,13 +20,13 @@ final class TokenCheck: Sendable {
         return verified.withLock { $0 != current }
     }
 
-    func isLive(force: Bool = false) throws -> Bool {
+    func isLive(force: Bool = false) async throws -> Bool {
         let current = database.hub.tokenGeneration
         let moved = verified.withLock { verified in
             defer { verified = current }
             return verified != current
         }
         guard moved || force else { return true }
-        return try database.isLiveToken(id: tokenID)
+        return try await database.isLiveToken(id: tokenID)
     }
 }

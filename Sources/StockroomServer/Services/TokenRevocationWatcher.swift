@@ -15,7 +15,7 @@ struct TokenRevocationWatcher: Service {
         nonisolated(unsafe) var failing = false
         await repeatUntilShutdown(every: interval) {
             do {
-                try database.observeTokenRevocations()
+                try await database.observeTokenRevocations()
                 failing = false
             } catch {
                 if !failing { logger.warning("reading the token generation failed; retrying", metadata: ["error": "\(error)"]) }
