@@ -21,7 +21,7 @@ RUN swift package resolve
 # The manifest's test targets are not built, but their folders must exist; an empty source file
 # each keeps the manifest's checks quiet.
 RUN for target in Tests/StockroomCoreTests Tests/StockroomWireTests Tests/StorageContractTests Tests/StockroomStoreTests \
-        Tests/StockroomServerTests Tests/StockroomClientTests Tests/TestSupport; do \
+        Tests/StockroomServerTests Tests/StockroomClientTests Tests/StockroomPostgresTests Tests/TestSupport; do \
         mkdir -p "$target" && touch "$target/Empty.swift"; done \
     && mkdir -p Tests/CSpawn/include && touch Tests/CSpawn/Empty.c
 

@@ -40,6 +40,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-async-algorithms.git", from: "1.1.4"),
         // Already Hummingbird's: the server and the CLI name its ServiceGroup and Service directly.
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        // The PostgreSQL backend (issue #28) and its tests.
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
     ],
     targets: [
         .target(
@@ -170,6 +172,16 @@ let package = Package(
             dependencies: ["StockroomStorage", "StockroomStore", "StockroomWire", "StockroomCore", "TestSupport"],
             swiftSettings: swiftSettings
         ),
+        // The PostgreSQL backend's tests, on a real server the tests start (TestSupport/TestPostgres).
+        .testTarget(
+            name: "StockroomPostgresTests",
+            dependencies: [
+                "TestSupport",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "StockroomStoreTests",
             dependencies: [
@@ -181,8 +193,8 @@ let package = Package(
         // glibc's posix_spawn extensions (change directory, close inherited descriptors) for the
         // tests that run the binary.
         .target(name: "CSpawn", path: "Tests/CSpawn"),
-        // What the test targets share: bounded waits.
-        .target(name: "TestSupport", dependencies: ["StockroomCore", "StockroomStorage"], path: "Tests/TestSupport", swiftSettings: swiftSettings),
+        // What the test targets share: bounded waits, child processes, a throwaway PostgreSQL.
+        .target(name: "TestSupport", dependencies: ["CSpawn", "StockroomCore", "StockroomStorage"], path: "Tests/TestSupport", swiftSettings: swiftSettings),
         .testTarget(
             name: "StockroomServerTests",
             dependencies: [

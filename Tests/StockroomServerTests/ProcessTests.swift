@@ -28,8 +28,8 @@ struct StockroomProcess {
         // Files, not pipes: a full pipe nobody reads would block the child.
         let outputURL = FileManager.default.temporaryDirectory.appendingPathComponent("stockroom-out-\(UUID().uuidString)")
         let errorURL = FileManager.default.temporaryDirectory.appendingPathComponent("stockroom-err-\(UUID().uuidString)")
-        FileManager.default.createFile(atPath: outputURL.path, contents: nil)
-        FileManager.default.createFile(atPath: errorURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: outputURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: errorURL.path, contents: nil)
         defer {
             try? FileManager.default.removeItem(at: outputURL)
             try? FileManager.default.removeItem(at: errorURL)

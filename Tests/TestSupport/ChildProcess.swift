@@ -7,22 +7,23 @@ import CSpawn
 import Foundation
 import Synchronization
 
-/// A child process started with `posix_spawn`, for the tests that run the real binary.
+/// A child process started with `posix_spawn`, for the tests that run programs (the real binary,
+/// PostgreSQL's `initdb` and `pg_ctl`).
 ///
 /// Not Foundation's `Process`: on Linux with Swift 6.3.1 its `run()` crashes now and then (a
 /// 256-byte over-read of a `dirent` in `findMaximumOpenFromProcSelfFD`, fixed upstream by
 /// swift-corelibs-foundation#5472 but not in this toolchain), which took down the whole test
 /// process in about one full run in ten.
-final class ChildProcess: Sendable {
-    let processIdentifier: pid_t
+public final class ChildProcess: Sendable {
+    public let processIdentifier: pid_t
     /// The wait status once reaped; nil while the child runs.
     private let reaped = Mutex<Int32?>(nil)
 
-    enum SpawnError: Error { case failed(String, Int32) }
+    public enum SpawnError: Error { case failed(String, Int32) }
 
     /// Starts `executable` with `arguments` in `directory`. The child's standard output and error
     /// go to the given descriptors (which stay owned by the caller), or to /dev/null when nil.
-    init(
+    public init(
         executable: String, arguments: [String], directory: String, environment: [String: String],
         standardOutput: Int32? = nil, standardError: Int32? = nil
     ) throws {
@@ -58,7 +59,7 @@ final class ChildProcess: Sendable {
     }
 
     /// Reaps the child if it has exited, without blocking.
-    var isRunning: Bool {
+    public var isRunning: Bool {
         reaped.withLock { status in
             if status != nil { return false }
             var waitStatus: Int32 = 0
@@ -72,7 +73,7 @@ final class ChildProcess: Sendable {
     }
 
     /// Blocks until the child exits.
-    func waitUntilExit() {
+    public func waitUntilExit() {
         reaped.withLock { status in
             guard status == nil else { return }
             var waitStatus: Int32 = 0
@@ -82,14 +83,14 @@ final class ChildProcess: Sendable {
     }
 
     /// The exit status, or the signal's number when a signal ended the child (as `Process` says).
-    var terminationStatus: Int32 {
+    public var terminationStatus: Int32 {
         let status = reaped.withLock { $0 } ?? 0
         if status & 0x7f == 0 { return (status >> 8) & 0xff }
         return status & 0x7f
     }
 
     /// A pipe whose read end the test keeps; both ends close on exec in other children.
-    static func pipe() -> (read: FileHandle, write: Int32) {
+    public static func pipe() -> (read: FileHandle, write: Int32) {
         var fds: [Int32] = [0, 0]
         _ = cspawn_pipe_cloexec(&fds)
         return (FileHandle(fileDescriptor: fds[0], closeOnDealloc: true), fds[1])
