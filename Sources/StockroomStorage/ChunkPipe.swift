@@ -1,8 +1,8 @@
 import Dispatch
 import Synchronization
 
-/// A bounded hand-off of byte chunks from a synchronous producer (a reader thread inside one read
-/// transaction) to an asynchronous consumer (an HTTP response body). At most `depth` chunks wait
+/// A bounded hand-off of byte chunks from a producer (a reader thread inside one read transaction,
+/// or a task) to an asynchronous consumer (an HTTP response body). At most `depth` chunks wait
 /// between the two; past that the producer's thread blocks until the consumer takes one, so a slow
 /// client holds one read transaction and a few chunks, never the whole answer in memory.
 public final class ChunkPipe: Sendable {
@@ -51,6 +51,21 @@ public final class ChunkPipe: Sendable {
         if let waiter {
             space.signal()
             waiter.resume(returning: chunk)
+        }
+    }
+
+    /// `send` for a producer that is a task (a PostgreSQL read): the wait for space blocks a
+    /// thread of Dispatch's, never one of the tasks' cooperative pool.
+    public func send(_ chunk: [UInt8]) async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            DispatchQueue.global().async {
+                do {
+                    try self.send(chunk)
+                    continuation.resume()
+                } catch {
+                    continuation.resume(throwing: error)
+                }
+            }
         }
     }
 

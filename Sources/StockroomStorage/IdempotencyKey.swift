@@ -18,4 +18,8 @@ public struct IdempotencyKey: Hashable, Sendable {
         self.scope = scope
         self.key = key
     }
+
+    /// How long a decided request's record is kept at least (the contract's minimum): a purge
+    /// asked for less keeps this long.
+    public static let minimumRetention: Duration = .seconds(24 * 3600)
 }

@@ -4,9 +4,6 @@ import StockroomCore
 import StockroomStorage
 
 extension AppDatabase {
-    /// How long idempotency records are kept at least.
-    public static let minimumIdempotencyRetention: Duration = .seconds(24 * 3600)
-
     /// Runs `body` in one write transaction: the one path of every public write. With an idempotency
     /// key: a retry returns the stored response and applies nothing; a first run stores its decided
     /// outcome in the same transaction.
@@ -55,7 +52,7 @@ extension AppDatabase {
     /// Deletes idempotency records older than `age` (at least 24 hours); returns how many.
     @discardableResult
     public func purgeIdempotencyRecords(olderThan age: Duration) async throws -> Int {
-        let age = max(age, Self.minimumIdempotencyRetention)
+        let age = max(age, IdempotencyKey.minimumRetention)
         let cutoff = Timestamp.milliseconds(Date()) - Int64(age.components.seconds) * 1000
         return try await write { db in
             try IdempotencyRecord.filter(IdempotencyRecord.Columns.createdAt < cutoff).deleteAll(db)

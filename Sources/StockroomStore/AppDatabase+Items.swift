@@ -140,13 +140,7 @@ extension AppDatabase {
         try await write { db in
             guard try ItemRecord.fetchCount(db) == 0 else { return false }
             let origin = Origin(user: UserID(stored: "demo"))
-            let demo: [Draft] = [
-                Draft(name: "Keyboard", color: Color(name: "Red", red: 1, green: 0, blue: 0), status: .inStock(quantity: 100)),
-                Draft(name: "Mouse", color: Color(name: "Blue", red: 0, green: 0, blue: 1), status: .inStock(quantity: 200)),
-                Draft(name: "Monitor", color: Color(name: "Green", red: 0, green: 1, blue: 0), status: .inStock(quantity: 20)),
-                Draft(name: "Chair", color: Color(name: "Yellow", red: 1, green: 1, blue: 0), status: .outOfStock(isOnBackOrder: true)),
-            ]
-            for draft in demo {
+            for draft in DemoItems.drafts {
                 _ = try Self.insertItem(db, id: .random(), fields: try Self.validated(draft), origin: origin)
             }
             return true

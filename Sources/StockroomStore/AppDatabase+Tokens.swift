@@ -1,5 +1,4 @@
 import StockroomWire
-import Crypto
 import Foundation
 import GRDB
 import StockroomCore
@@ -11,11 +10,9 @@ extension AppDatabase {
         // Checked here too, so that no caller (`UserID(stored:)` included) can store a user that
         // SQLite would cut at a NUL.
         do { try TextRule.check(user.rawValue, field: "user") } catch { throw StoreError.domain(error) }
-        let secret = "sr_" + Self.randomBase64URL(bytes: 32)
-        let info = TokenInfo(
-            id: TokenID("tok_" + Self.randomBase64URL(bytes: 9)), user: user, role: role, createdAt: Timestamp.now(), revokedAt: nil)
-        try await write { db in try TokenRecord(info: info, secretHash: Self.hash(secret)).insert(db) }
-        return IssuedToken(info: info, secret: secret)
+        let (token, secretHash) = TokenSecret.generate(user: user, role: role)
+        try await write { db in try TokenRecord(info: token.info, secretHash: secretHash).insert(db) }
+        return token
     }
 
     /// Creates a token for `user` unless one that is not revoked exists; nil when one does.
@@ -67,7 +64,7 @@ extension AppDatabase {
     /// The generation is taken before the token is read: a revocation committed in between leaves
     /// the token unread (refused) or cached under the older generation, which the next lookup retires.
     public func authenticate(secret: String) async throws -> TokenInfo? {
-        let hash = Self.hash(secret)
+        let hash = TokenSecret.hash(secret)
         let generation = hub.tokenGeneration
         if let cached = tokenCache.token(hash: hash, generation: generation) { return cached }
         return try readNow { db in
@@ -99,14 +96,4 @@ extension AppDatabase {
         "SELECT 1 FROM tokens WHERE \(TokenRecord.Columns.id.name) = ? AND \(TokenRecord.Columns.revokedAt.name) IS NULL"
     private static let tokenBySecretSQL =
         TokenRecord.selectSQL + " WHERE \(TokenRecord.Columns.secretHash.name) = ? AND \(TokenRecord.Columns.revokedAt.name) IS NULL"
-
-    static func hash(_ secret: String) -> Data {
-        Data(SHA256.hash(data: Data(secret.utf8)))
-    }
-
-    static func randomBase64URL(bytes count: Int) -> String {
-        var generator = SystemRandomNumberGenerator()
-        let bytes = (0..<count).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
-        return Data(bytes).base64URLEncodedString()
-    }
 }

@@ -1,13 +1,12 @@
 import StockroomWire
 import Foundation
 import StockroomCore
-import StockroomStorage
 import Synchronization
 
 /// Verified tokens by the hash of their secret, valid for one token generation: the first lookup
 /// after any revocation (a new generation) empties the cache, so nothing revoked is ever served
 /// from it. Only live tokens are kept, and at most `capacity` of them.
-final class TokenCache: Sendable {
+package final class TokenCache: Sendable {
     private struct State {
         var generation: Int64 = -1
         var tokens: [Data: TokenInfo] = [:]
@@ -16,12 +15,12 @@ final class TokenCache: Sendable {
     private let state = Mutex(State())
     private let capacity: Int
 
-    init(capacity: Int = 10_000) {
+    package init(capacity: Int = 10_000) {
         self.capacity = capacity
     }
 
     /// The token verified for `hash` in `generation`, if any.
-    func token(hash: Data, generation: Int64) -> TokenInfo? {
+    package func token(hash: Data, generation: Int64) -> TokenInfo? {
         state.withLock { state in
             if generation > state.generation {
                 state.generation = generation
@@ -33,7 +32,7 @@ final class TokenCache: Sendable {
     }
 
     /// Keeps a token just read as live in `generation`.
-    func keep(_ token: TokenInfo, hash: Data, generation: Int64) {
+    package func keep(_ token: TokenInfo, hash: Data, generation: Int64) {
         state.withLock { state in
             guard state.generation == generation else { return }
             if state.tokens.count >= capacity { state.tokens.removeAll(keepingCapacity: true) }
