@@ -42,6 +42,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         // The PostgreSQL backend (issue #28) and its tests.
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        // Already postgres-nio's: TLS contexts for the PostgreSQL backend's own connections.
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
     ],
     targets: [
         .target(
@@ -58,14 +60,15 @@ let package = Package(
         // with the feed's in-memory fan-out (`ChangeHub`): no database in it.
         .target(
             name: "StockroomStorage",
-            dependencies: ["StockroomCore", "StockroomWire"],
+            dependencies: ["StockroomCore", "StockroomWire", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swiftSettings
         ),
         .target(
             name: "StockroomMigrations",
             path: "Migrations",
             exclude: ["README.md"],
-            resources: [.copy("sql")],
+            // sql: SQLite's migrations; postgres: PostgreSQL's.
+            resources: [.copy("sql"), .copy("postgres")],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -80,6 +83,22 @@ let package = Package(
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The PostgreSQL backend: the same `Storage` on a PostgreSQL database that several daemons share.
+        .target(
+            name: "StockroomPostgres",
+            dependencies: [
+                "StockroomCore",
+                "StockroomWire",
+                "StockroomStorage",
+                "StockroomMigrations",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -169,13 +188,16 @@ let package = Package(
         // What any Storage must do, run on each backend (Tests/StorageContractTests/StorageBackend.swift).
         .testTarget(
             name: "StorageContractTests",
-            dependencies: ["StockroomStorage", "StockroomStore", "StockroomWire", "StockroomCore", "TestSupport"],
+            dependencies: ["StockroomStorage", "StockroomStore", "StockroomPostgres", "StockroomWire", "StockroomCore", "TestSupport"],
             swiftSettings: swiftSettings
         ),
         // The PostgreSQL backend's tests, on a real server the tests start (TestSupport/TestPostgres).
         .testTarget(
             name: "StockroomPostgresTests",
             dependencies: [
+                "StockroomPostgres",
+                "StockroomStorage",
+                "StockroomCore",
                 "TestSupport",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),

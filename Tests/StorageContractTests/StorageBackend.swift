@@ -1,19 +1,31 @@
 import Foundation
+import StockroomPostgres
 import StockroomStorage
 import StockroomStore
+import TestSupport
 
 /// A storage implementation the contract runs against: each test gets a fresh, empty store.
-/// SQLite runs everywhere; another backend joins `all` when it can run here.
+/// SQLite runs everywhere; PostgreSQL where it is installed (or required: `TestPostgres.isAvailable`).
 struct StorageBackend: Sendable, CustomStringConvertible {
     let description: String
-    /// A fresh store in `folder` (removed after the test).
-    let make: @Sendable (_ folder: URL) async throws -> any Storage
+    /// A fresh store (its files, if any, in `folder`, removed after the test), and how to close it.
+    let open: @Sendable (_ folder: URL) async throws -> (storage: any Storage, close: @Sendable () async -> Void)
 
     static let sqlite = StorageBackend(description: "SQLite") { folder in
-        try AppDatabase.open(path: folder.appendingPathComponent("stockroom.sqlite").path)
+        (try AppDatabase.open(path: folder.appendingPathComponent("stockroom.sqlite").path), {})
     }
 
-    static let all: [StorageBackend] = [.sqlite]
+    /// A new database on the test process's PostgreSQL, its pool running until the test ends.
+    static let postgres = StorageBackend(description: "PostgreSQL") { _ in
+        let store = try await PostgresStore.open(url: PostgresURL(try TestPostgres.shared().newDatabase()))
+        let running = Task { try await store.run() }
+        return (store, {
+            running.cancel()
+            _ = await running.result
+        })
+    }
+
+    static let all: [StorageBackend] = TestPostgres.isAvailable ? [.sqlite, .postgres] : [.sqlite]
 }
 
 /// Runs `body` with a fresh store of `backend`, in a temporary folder removed afterwards.
@@ -21,5 +33,13 @@ func withStorage<T>(_ backend: StorageBackend, _ body: (any Storage) async throw
     let folder = FileManager.default.temporaryDirectory.appendingPathComponent("stockroom-contract-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: folder) }
-    return try await body(try await backend.make(folder))
+    let (storage, close) = try await backend.open(folder)
+    do {
+        let value = try await body(storage)
+        await close()
+        return value
+    } catch {
+        await close()
+        throw error
+    }
 }

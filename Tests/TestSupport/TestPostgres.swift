@@ -81,6 +81,25 @@ public final class TestPostgres: Sendable {
         self.pid = pid
     }
 
+    /// The test process's server, started on first use and stopped when the process exits; every
+    /// test makes its own database on it (`newDatabase`).
+    public static func shared() throws -> TestPostgres {
+        try sharedServer.get()
+    }
+
+    private static let sharedServer: Result<TestPostgres, any Error> = {
+        let result = Result { try TestPostgres.start(settings: ["max_connections": "400", "fsync": "off"]) }
+        atexit { if case .success(let server) = TestPostgres.sharedServer { server.stop() } }
+        return result
+    }()
+
+    /// Creates a new, empty database and returns its URL.
+    public func newDatabase() throws -> String {
+        let name = "t_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+        try createDatabase(name)
+        return url(database: name)
+    }
+
     /// Creates a database.
     public func createDatabase(_ name: String) throws {
         try Self.runAsPostgres("\(Self.binaries)/createdb", ["-h", "127.0.0.1", "-p", "\(port)", "-U", user, name])

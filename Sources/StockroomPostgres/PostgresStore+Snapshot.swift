@@ -1,0 +1,91 @@
+import Foundation
+import PostgresNIO
+import StockroomCore
+import StockroomStorage
+import StockroomWire
+
+extension PostgresStore {
+    /// How many bytes a snapshot chunk holds at least before it is handed to the response.
+    static let snapshotChunkBytes = 64 * 1024
+
+    /// Streams the snapshot's JSON from one REPEATABLE READ transaction: the cursor is the head
+    /// that transaction sees, and the items and navigations are exactly those of that moment. Rows
+    /// arrive from PostgreSQL as the pipe takes chunks (postgres-nio's row stream has back-pressure),
+    /// so a slow client holds one pooled connection and a few chunks; past `stallTimeout` without
+    /// a chunk taken, the transaction ends (a long snapshot would hold back vacuum).
+    public func streamSnapshot(user: UserID, depth: Int, stallTimeout: Duration) -> ChunkPipe {
+        let pipe = ChunkPipe(depth: depth, stallTimeout: stallTimeout)
+        Task {
+            do {
+                try await client.withConnection { connection in
+                    try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: self.logger)
+                    do {
+                        try await self.writeSnapshot(connection, user: user, to: pipe)
+                        try await connection.query("COMMIT", logger: self.logger)
+                    } catch {
+                        _ = try? await connection.query("ROLLBACK", logger: self.logger)
+                        throw error
+                    }
+                }
+                pipe.finish()
+            } catch {
+                pipe.finish(Self.mapped(Self.unwrapped(error)))
+            }
+        }
+        return pipe
+    }
+
+    private func writeSnapshot(_ connection: PostgresConnection, user: UserID, to pipe: ChunkPipe) async throws {
+        guard let head = try await connection.query("SELECT seq FROM log_head WHERE id = 1", logger: logger).collect().first?
+            .decode(Int64.self)
+        else { throw PostgresStoreError.schema("the database has no log_head row") }
+        var json = JSONWriter(capacity: Self.snapshotChunkBytes + 4096)
+        SnapshotJSON.writeOpening(to: &json)
+        try await pipe.send(json.bytes)
+        json.removeAll()
+        var first = true
+        let items = try await connection.query(
+            "SELECT \(unescaped: ItemRow.columns) FROM items WHERE deleted_at IS NULL ORDER BY seq", logger: logger)
+        for try await row in items {
+            if first { first = false } else { SnapshotJSON.writeSeparator(to: &json) }
+            try ItemRow(row).item.write(to: &json)
+            if json.bytes.count >= Self.snapshotChunkBytes {
+                try await pipe.send(json.bytes)
+                json.removeAll()
+            }
+        }
+        SnapshotJSON.writeItemsEnd(to: &json)
+        first = true
+        let clients = try await connection.query(
+            "SELECT \(unescaped: ClientRow.columns) FROM clients WHERE owner = \(user.rawValue) ORDER BY owner_change_seq DESC",
+            logger: logger)
+        for try await row in clients {
+            if first { first = false } else { SnapshotJSON.writeSeparator(to: &json) }
+            try ClientRow(row).navigation.write(to: &json)
+        }
+        SnapshotJSON.writeClosing(cursor: FeedCursor(epoch: epoch, seq: head), to: &json)
+        try await pipe.send(json.bytes)
+    }
+
+    // MARK: Operations
+
+    /// A real write in its own transaction: nil when it commits, else why not (PostgreSQL down or
+    /// unreachable, read-only, out of space).
+    public func writeProbe() async -> String? {
+        do {
+            try await withDeadline {
+                try await self.write { write in
+                    try await write.query("UPDATE meta SET value = \(String(Timestamp.milliseconds(Date()))) WHERE key = 'ready_probe'")
+                }
+            }
+            return nil
+        } catch StoreError.unavailable(let message) {
+            return message
+        } catch {
+            return "PostgreSQL cannot be written: \(String(reflecting: error))"
+        }
+    }
+
+    /// Nothing to compact: PostgreSQL checkpoints by itself.
+    public func checkpoint() throws {}
+}

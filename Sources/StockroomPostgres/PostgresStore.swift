@@ -1,0 +1,229 @@
+import Foundation
+import Logging
+import NIOCore
+import PostgresNIO
+import ServiceLifecycle
+import StockroomCore
+import StockroomStorage
+import StockroomWire
+import Synchronization
+
+/// Stockroom's storage on PostgreSQL: the same `Storage` as the SQLite store, on a database that
+/// several daemons share. Every write is one transaction on a pooled connection (READ COMMITTED,
+/// rows it changes locked as it reads them); the change entries it appends take their seqs from
+/// the one `log_head` row as the transaction's last step, so seqs are contiguous and in commit
+/// order across every daemon (ARCHITECTURE.md, "PostgreSQL"). The pool (`PostgresClient`) must
+/// run for as long as the store is used: `run()` runs it, as a service of the server's group.
+public final class PostgresStore: Storage, Service {
+    let client: PostgresClient
+    let url: PostgresURL
+    let logger: Logger
+    /// The database epoch, named in every feed cursor.
+    public let epoch: String
+    /// The fan-out of this daemon's commits (and, with the listener, every daemon's) to its subscribers.
+    public let hub: ChangeHub
+    let tokenCache = TokenCache()
+    let limits: StoreLimits
+    /// How long a storage call may wait for PostgreSQL before it answers `unavailable`.
+    let deadline: Duration
+
+    /// Connects to the database at `url`, migrates it (once, whatever other daemons do at the same
+    /// moment) and reads the log's position. The pool is not running yet: run `run()`.
+    public static func open(
+        url: PostgresURL, limits: StoreLimits = StoreLimits(), maximumConnections: Int = 20, deadline: Duration = .seconds(5),
+        logger: Logger = Logger(label: "stockroom.postgres")
+    ) async throws -> PostgresStore {
+        let connection = try await PostgresConnection.connect(
+            configuration: try url.connectionConfiguration(), id: 0, logger: logger)
+        let position: (epoch: String, head: Int64, trimmed: Int64, tokenGeneration: Int64)
+        do {
+            try await PostgresMigrator.migrate(connection, logger: logger)
+            position = try await readPosition(connection, logger: logger)
+            try? await connection.close()
+        } catch {
+            try? await connection.close()
+            throw error
+        }
+        var configuration = url.clientConfiguration()
+        configuration.options.maximumConnections = maximumConnections
+        configuration.options.connectTimeout = .seconds(2)
+        // A writer never waits for a lock longer than this (a stuck head answers 503, not a hang);
+        // a transaction left open by a vanished daemon cannot hold the head for long.
+        configuration.options.additionalStartupParameters = [
+            ("application_name", "stockroom"),
+            ("lock_timeout", "\(deadline.milliseconds)"),
+            ("statement_timeout", "\(2 * deadline.milliseconds)"),
+            ("idle_in_transaction_session_timeout", "\(2 * deadline.milliseconds)"),
+        ]
+        let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        let hub = ChangeHub(head: position.head, trimmedThrough: position.trimmed, epoch: position.epoch)
+        hub.observeTokenGeneration(position.tokenGeneration)
+        return PostgresStore(client: client, url: url, epoch: position.epoch, hub: hub, limits: limits, deadline: deadline, logger: logger)
+    }
+
+    private init(client: PostgresClient, url: PostgresURL, epoch: String, hub: ChangeHub, limits: StoreLimits, deadline: Duration, logger: Logger) {
+        self.client = client
+        self.url = url
+        self.epoch = epoch
+        self.hub = hub
+        self.limits = limits
+        self.deadline = deadline
+        self.logger = logger
+    }
+
+    /// Runs the connection pool until the task is cancelled or the service group shuts down.
+    public func run() async throws {
+        await client.run()
+    }
+
+    /// The epoch, the log's head and trim watermark, and the token generation, as one snapshot sees them.
+    static func readPosition(_ connection: PostgresConnection, logger: Logger) async throws
+        -> (epoch: String, head: Int64, trimmed: Int64, tokenGeneration: Int64)
+    {
+        let rows = try await connection.query(
+            """
+            SELECT (SELECT value FROM meta WHERE key = 'epoch'), (SELECT seq FROM log_head WHERE id = 1),
+                   (SELECT value FROM meta WHERE key = 'trimmed_through'), (SELECT value FROM meta WHERE key = 'token_generation'),
+                   (SELECT value FROM meta WHERE key = 'change_value_format')
+            """, logger: logger)
+        for try await (epoch, head, trimmed, generation, format) in rows.decode((String, Int64, String, String, String).self) {
+            guard format == changeValueFormat else {
+                throw PostgresStoreError.schema(
+                    "the change log's values are in form \(format), and this stockroom reads and writes form \(changeValueFormat)")
+            }
+            return (epoch, head, Int64(trimmed) ?? 0, Int64(generation) ?? 0)
+        }
+        throw PostgresStoreError.schema("the database has no log_head row")
+    }
+
+    /// The form of `changes.value` (the API's JSON of the entity), as the SQLite store's `ChangeLog.valueFormat`.
+    static let changeValueFormat = "1"
+
+    /// The identifiers of the migrations applied to the database, in order.
+    public func appliedMigrations() async throws -> [String] {
+        try await client.withConnection { connection in try await PostgresMigrator.applied(connection, logger: self.logger) }
+    }
+
+    // MARK: Transactions
+
+    /// Runs `body` in one write transaction and publishes the change entries it appended once it
+    /// committed. A deadlock (40P01) or serialization failure (40001) runs it again, up to three
+    /// times; storage failures are `unavailable`.
+    func write<Value: Sendable>(_ body: (PostgresWrite) async throws -> Value) async throws -> Value {
+        var attempt = 0
+        while true {
+            attempt += 1
+            do {
+                let (value, entries) = try await client.withConnection { connection in
+                        try await connection.withTransaction(logger: self.logger) { connection in
+                            let write = PostgresWrite(connection: connection, logger: self.logger, epoch: self.epoch)
+                            let value = try await body(write)
+                            try await write.appendLog()
+                            return (value, write.appended)
+                        }
+                }
+                if !entries.isEmpty { await publish(entries) }
+                return value
+            } catch {
+                let error = Self.unwrapped(error)
+                if attempt < Self.attempts, Self.isRetryable(error) {
+                    try? await Task.sleep(for: .milliseconds(Int.random(in: 1...20)))
+                    continue
+                }
+                throw Self.mapped(error)
+            }
+        }
+    }
+
+    /// How many times a write runs before its retryable failure is answered (`unavailable`).
+    static let attempts = 5
+
+    /// Runs `body` on a pooled connection outside any explicit transaction (each statement its own
+    /// snapshot), mapping storage failures to `unavailable`.
+    func read<Value: Sendable>(_ body: (PostgresConnection) async throws -> Value) async throws -> Value {
+        do {
+            return try await client.withConnection { connection in try await body(connection) }
+        } catch {
+            throw Self.mapped(Self.unwrapped(error))
+        }
+    }
+
+    /// Runs `body` under this store's deadline: past it, the call answers `unavailable` (the pool
+    /// queues requests while PostgreSQL is unreachable, until its circuit breaker trips).
+    func withDeadline<Value: Sendable>(_ body: @escaping @Sendable () async throws -> Value) async throws -> Value {
+        let deadline = self.deadline
+        return try await withThrowingTaskGroup(of: Value?.self) { group in
+            group.addTask { try await body() }
+            group.addTask {
+                try await Task.sleep(for: deadline)
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next(), let value = first else {
+                throw StoreError.unavailable("PostgreSQL did not answer within \(deadline)")
+            }
+            return value
+        }
+    }
+
+    /// The error inside postgres-nio's transaction wrapper: the body's own error, or why BEGIN,
+    /// COMMIT or ROLLBACK failed. A failed COMMIT leaves the outcome unknown: `unavailable`, never
+    /// a claim either way (an idempotency key makes the retry safe).
+    static func unwrapped(_ error: any Error) -> any Error {
+        guard let transaction = error as? PostgresTransactionError else { return error }
+        if let closure = transaction.closureError { return unwrapped(closure) }
+        if let begin = transaction.beginError { return begin }
+        if transaction.commitError != nil {
+            return StoreError.unavailable("the commit's outcome is unknown (the connection to PostgreSQL failed during COMMIT)")
+        }
+        return transaction.rollbackError ?? error
+    }
+
+    static func sqlState(_ error: any Error) -> String? {
+        (error as? PSQLError)?.serverInfo?[.sqlState]
+    }
+
+    /// A deadlock or serialization failure, a state that changed under the write (`PostgresRetry`),
+    /// or an item id another transaction created since this one checked it: running the write
+    /// again decides it.
+    static func isRetryable(_ error: any Error) -> Bool {
+        if error is PostgresRetry { return true }
+        guard let error = error as? PSQLError, let state = error.serverInfo?[.sqlState] else { return false }
+        return state == "40001" || state == "40P01" || (state == "23505" && error.serverInfo?[.constraintName] == "items_id_key")
+    }
+
+    /// Storage failures (PostgreSQL unreachable, shutting down, out of space, read-only, a lock or
+    /// statement timeout, the pool closed or its circuit breaker open) are `unavailable`; text with
+    /// a NUL (which PostgreSQL cannot store) a validation failure; anything else is rethrown.
+    static func mapped(_ error: any Error) -> any Error {
+        if error is StoreError || error is DomainError || error is ReplayedResponse { return error }
+        if error is PostgresRetry { return StoreError.unavailable("the write met concurrent changes \(attempts) times; retry it") }
+        if let error = error as? PSQLError {
+            if let state = error.serverInfo?[.sqlState] {
+                if state == "22021" {
+                    return StoreError.domain(.validationFailed(field: nil, message: "text must not contain U+0000"))
+                }
+                let unavailableClasses = ["08", "53", "57", "58"]
+                if unavailableClasses.contains(String(state.prefix(2))) || ["25006", "55P03", "40001", "40P01", "23505"].contains(state) {
+                    return StoreError.unavailable("PostgreSQL: \(error.serverInfo?[.message] ?? state) (\(state))")
+                }
+                return error
+            }
+            return StoreError.unavailable("PostgreSQL: \(String(reflecting: error.code))")
+        }
+        if error is CancellationError { return error }
+        let type = String(reflecting: type(of: error))
+        if type.contains("ConnectionPoolError") || type.contains("ChannelError") || type.contains("NIOConnectionError")
+            || error is IOError
+        {
+            return StoreError.unavailable("PostgreSQL cannot be reached: \(error)")
+        }
+        return error
+    }
+}
+
+extension Duration {
+    var milliseconds: Int64 {
+        components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000
+    }
+}
