@@ -119,22 +119,13 @@ extension PostgresStore {
             epoch: epoch)
     }
 
-    /// Hands entries this daemon committed (or read) to the hub. The hub takes only what continues
-    /// its head: when entries before these are missing (a transaction that committed just before
-    /// this one, here or on another daemon, not yet published), they are read from the table first.
+    /// Hands entries this daemon committed to the hub. The hub takes only what continues its head:
+    /// when entries before these are missing (a transaction that committed just before this one,
+    /// here or on another daemon, not yet published), everything past the head is read from the
+    /// table instead (those transactions took the head before this one, so they are visible).
     func publish(_ entries: [ChangeEntry]) async {
-        guard let last = entries.last?.seq else { return }
         if hub.committed(entries) { return }
-        // Everything up to `last` is committed and visible: those transactions took the head before ours.
-        var after = hub.head
-        while after < last {
-            guard let page = try? await readLoggedChanges(after: after, filter: nil, limit: 1_000), !page.changes.isEmpty else {
-                return
-            }
-            // Refused only if the table itself has a gap, which the head row rules out.
-            guard hub.committed(page.changes) else { return }
-            after = hub.head
-        }
+        await catchUp()
     }
 
     @discardableResult

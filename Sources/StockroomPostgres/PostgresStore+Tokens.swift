@@ -20,7 +20,7 @@ extension PostgresStore {
     public func createToken(user: UserID, role: Role) async throws -> IssuedToken {
         do { try TextRule.check(user.rawValue, field: "user") } catch { throw StoreError.domain(error) }
         let (token, secretHash) = TokenSecret.generate(user: user, role: role)
-        try await write { write in
+        _ = try await write { write in
             try await write.query(
                 """
                 INSERT INTO tokens (id, user_id, role, secret_hash, created_at, revoked_at)

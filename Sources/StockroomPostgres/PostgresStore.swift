@@ -26,12 +26,17 @@ public final class PostgresStore: Storage, Service {
     let limits: StoreLimits
     /// How long a storage call may wait for PostgreSQL before it answers `unavailable`.
     let deadline: Duration
+    /// How often the head is read when no notification came.
+    let pollInterval: Duration
+    let listenerState = Mutex(ListenerState())
+    /// Whether `run` listens for notifications (off only in tests of the poll).
+    let listens: Bool
 
     /// Connects to the database at `url`, migrates it (once, whatever other daemons do at the same
     /// moment) and reads the log's position. The pool is not running yet: run `run()`.
     public static func open(
         url: PostgresURL, limits: StoreLimits = StoreLimits(), maximumConnections: Int = 20, deadline: Duration = .seconds(5),
-        logger: Logger = Logger(label: "stockroom.postgres")
+        pollInterval: Duration = .seconds(1), listens: Bool = true, logger: Logger = Logger(label: "stockroom.postgres")
     ) async throws -> PostgresStore {
         let connection = try await PostgresConnection.connect(
             configuration: try url.connectionConfiguration(), id: 0, logger: logger)
@@ -58,10 +63,17 @@ public final class PostgresStore: Storage, Service {
         let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         let hub = ChangeHub(head: position.head, trimmedThrough: position.trimmed, epoch: position.epoch)
         hub.observeTokenGeneration(position.tokenGeneration)
-        return PostgresStore(client: client, url: url, epoch: position.epoch, hub: hub, limits: limits, deadline: deadline, logger: logger)
+        return PostgresStore(
+            client: client, url: url, epoch: position.epoch, hub: hub, limits: limits, deadline: deadline, pollInterval: pollInterval,
+            listens: listens, logger: logger)
     }
 
-    private init(client: PostgresClient, url: PostgresURL, epoch: String, hub: ChangeHub, limits: StoreLimits, deadline: Duration, logger: Logger) {
+    private init(
+        client: PostgresClient, url: PostgresURL, epoch: String, hub: ChangeHub, limits: StoreLimits, deadline: Duration,
+        pollInterval: Duration, listens: Bool, logger: Logger
+    ) {
+        self.pollInterval = pollInterval
+        self.listens = listens
         self.client = client
         self.url = url
         self.epoch = epoch
@@ -71,9 +83,16 @@ public final class PostgresStore: Storage, Service {
         self.logger = logger
     }
 
-    /// Runs the connection pool until the task is cancelled or the service group shuts down.
+    /// Runs the connection pool, the listener and the poll (`PostgresStore+Listener.swift`) until
+    /// the task is cancelled or the service group shuts down.
     public func run() async throws {
-        await client.run()
+        try await cancelWhenGracefulShutdown {
+            await withDiscardingTaskGroup { group in
+                group.addTask { await self.client.run() }
+                if self.listens { group.addTask { await self.listen() } }
+                group.addTask { await self.poll() }
+            }
+        }
     }
 
     /// The epoch, the log's head and trim watermark, and the token generation, as one snapshot sees them.

@@ -1,0 +1,201 @@
+import Foundation
+import PostgresNIO
+import StockroomCore
+@testable import StockroomPostgres
+import StockroomStorage
+import Synchronization
+import TestSupport
+import Testing
+
+/// The change feed across daemons: one log in commit order, wake-ups by LISTEN/NOTIFY, exactness
+/// by the table. Each test runs several `PostgresStore`s on one database.
+@Suite("PostgreSQL feed across daemons", .enabled(if: TestPostgres.isAvailable, "PostgreSQL 15 is not installed"))
+struct PostgresFeedTests {
+    static let erin = Origin(user: "erin", clientID: "erins-phone")
+    static let draft = Draft(name: "Keyboard", color: nil, status: .inStock(quantity: 1))
+
+    @Test(.timeLimit(.minutes(2)))
+    func aWriteOnOneDaemonWakesASubscriberOnAnother() async throws {
+        try await withDaemons(2, pollInterval: .seconds(60)) { daemons, _ in
+            let (a, b) = (daemons[0], daemons[1])
+            try await eventually("both daemons listen") { a.isListening && b.isListening }
+            let subscription = b.hub.subscribe(FeedFilter(user: "erin", topics: [.item]))
+            defer { subscription.cancel() }
+            let woken = Task { await subscription.wait(timeout: .seconds(30)) }
+            try await eventually("the wait is parked") { subscription.isWaiting }
+            let item = try await a.createItem(id: nil, draft: Self.draft, origin: Self.erin, idempotency: nil).value
+            // The poll is a minute away: only the notification can have woken it.
+            #expect(await woken.value == true)
+            let page = try await b.readChanges(after: 0, filter: FeedFilter(user: "erin", topics: [.item]), limit: 10)
+            #expect(page.changes.map(\.id) == [item.id.description])
+            #expect(b.hub.recentChanges(after: 0, filter: FeedFilter(user: "erin", topics: [.item]), limit: 10)?.changes.map(\.seq) == [1])
+        }
+    }
+
+    @Test(.timeLimit(.minutes(2)))
+    func aListenerWhoseConnectionDiesCatchesUpWithNothingLostOrRepeated() async throws {
+        try await withDaemons(2, pollInterval: .seconds(60)) { daemons, url in
+            let (a, b) = (daemons[0], daemons[1])
+            try await eventually("both daemons listen") { a.isListening && b.isListening }
+            _ = try await a.createItem(id: nil, draft: Self.draft, origin: Self.erin, idempotency: nil)
+            try await eventually("b has seq 1") { b.hub.head == 1 }
+            // Every listener's backend goes; writes land while they reconnect.
+            try await withConnection(url) { connection in
+                let killed = try await connection.values(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE 'LISTEN%' AND datname = current_database()",
+                    as: Bool.self)
+                #expect(killed.count == 2)
+            }
+            for _ in 0..<5 { _ = try await a.createItem(id: nil, draft: Self.draft, origin: Self.erin, idempotency: nil) }
+            try await eventually("b caught up to seq 6") { b.hub.head == 6 }
+            let seen = b.hub.recentChanges(after: 0, filter: FeedFilter(user: "erin", topics: [.item]), limit: 100)?.changes.map(\.seq)
+            #expect(seen == Array(1...6))
+            try await eventually("b listens again") { b.isListening }
+            _ = try await a.createItem(id: nil, draft: Self.draft, origin: Self.erin, idempotency: nil)
+            try await eventually("b has seq 7 from the new listener") { b.hub.head == 7 }
+        }
+    }
+
+    @Test(.timeLimit(.minutes(2)))
+    func withoutNotificationsThePollDelivers() async throws {
+        try await withDaemons(2, pollInterval: .milliseconds(200), listens: false) { daemons, _ in
+            let (a, b) = (daemons[0], daemons[1])
+            let subscription = b.hub.subscribe(FeedFilter(user: "erin", topics: [.item]))
+            defer { subscription.cancel() }
+            let woken = Task { await subscription.wait(timeout: .seconds(30)) }
+            try await eventually("the wait is parked") { subscription.isWaiting }
+            _ = try await a.createItem(id: nil, draft: Self.draft, origin: Self.erin, idempotency: nil)
+            #expect(await woken.value == true)
+            #expect(b.hub.head == 1)
+        }
+    }
+
+    @Test(.timeLimit(.minutes(2)))
+    func aRevocationOnOneDaemonReachesTheOthersTokenGeneration() async throws {
+        try await withDaemons(2, pollInterval: .seconds(60)) { daemons, _ in
+            let (a, b) = (daemons[0], daemons[1])
+            try await eventually("both daemons listen") { a.isListening && b.isListening }
+            let token = try await a.createToken(user: "erin", role: .editor)
+            #expect(try await b.authenticate(secret: token.secret)?.id == token.info.id)
+            let before = b.hub.tokenGeneration
+            #expect(try await a.revokeToken(id: token.info.id))
+            try await eventually("b saw the new token generation") { b.hub.tokenGeneration > before }
+            #expect(try await b.authenticate(secret: token.secret) == nil)
+            #expect(try await !b.isLiveToken(id: token.info.id))
+        }
+    }
+
+    /// The log's order across daemons: 3 daemons, 24 concurrent writers, a fifth of the writes
+    /// rolled back after they took their seqs, one writer's backend terminated while it holds the
+    /// head; readers on every daemon follow the table the whole time. No reader ever sees a seq
+    /// before every smaller one, the log ends as 1...head with no hole, and every acknowledged
+    /// write is in it, exactly once.
+    @Test(.timeLimit(.minutes(3)))
+    func theLogIsInCommitOrderOnEveryDaemonWhateverWritersDo() async throws {
+        struct RolledBack: Error {}
+        try await withDaemons(3, pollInterval: .milliseconds(200), maximumConnections: 12) { daemons, url in
+            let writing = Shared(true)
+            let violations = Shared<[String]>([])
+            // Readers: each follows the whole log from the table, checking contiguity page by page.
+            let readers = daemons.enumerated().map { index, daemon in
+                Task {
+                    var cursor: Int64 = 0
+                    var pages = 0
+                    while true {
+                        if !writing.value, try await cursor >= daemon.logStatistics().entries { break }
+                        let page = try await daemon.readLoggedChanges(after: cursor, filter: nil, limit: 50)
+                        let seqs = page.changes.map(\.seq)
+                        if !seqs.isEmpty, seqs != Array((cursor + 1)...(cursor + Int64(seqs.count))) {
+                            violations.withLock { $0.append("reader \(index) after \(cursor) saw \(seqs)") }
+                        }
+                        if page.cursor.seq < cursor + Int64(seqs.count) {
+                            violations.withLock { $0.append("reader \(index): cursor \(page.cursor.seq) behind its entries") }
+                        }
+                        cursor = max(cursor, page.cursor.seq)
+                        pages += 1
+                        if seqs.isEmpty { try await Task.sleep(for: .milliseconds(2)) }
+                    }
+                    return (cursor, pages)
+                }
+            }
+            // Writers: acknowledged ids are what must be in the log.
+            let acknowledged = Shared<[String]>([])
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for writer in 0..<24 {
+                    let daemon = daemons[writer % 3]
+                    group.addTask {
+                        var generator = SplitMix64(seed: UInt64(writer) &+ 1)
+                        for _ in 0..<15 {
+                            let rollBack = generator.next() % 5 == 0
+                            do {
+                                let id: ItemID = try await daemon.write { write in
+                                    let item = try await PostgresStore.applyCreateItem(
+                                        write, id: nil, draft: Self.draft, origin: Self.erin)
+                                    try await write.appendLog()
+                                    if rollBack { throw RolledBack() }
+                                    return item.id
+                                }
+                                acknowledged.withLock { $0.append(id.description) }
+                            } catch is RolledBack {}
+                        }
+                    }
+                }
+                // One more writer takes the head and stalls holding it; its backend is terminated.
+                group.addTask {
+                    do {
+                        _ = try await daemons[0].write { write in
+                            _ = try await PostgresStore.applyCreateItem(write, id: nil, draft: Self.draft, origin: Self.erin)
+                            try await write.appendLog()
+                            try await write.query("SELECT pg_sleep(30)")
+                        }
+                        violations.withLock { $0.append("the stalled writer committed") }
+                    } catch {}
+                }
+                group.addTask {
+                    try await withConnection(url) { connection in
+                        try await eventually("the stalled writer holds the head") {
+                            try await !connection.values(
+                                "SELECT pid FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(30)' AND datname = current_database()",
+                                as: Int32.self
+                            ).isEmpty
+                        }
+                        let killed = try await connection.values(
+                            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(30)' AND datname = current_database()",
+                            as: Bool.self)
+                        #expect(killed == [true])
+                    }
+                }
+                try await group.waitForAll()
+            }
+            writing.set(false)
+            var cursors: [Int64] = []
+            for reader in readers { cursors.append(try await reader.value.0) }
+
+            #expect(violations.withLock { $0 } == [])
+            let ids = acknowledged.withLock { $0 }
+            let (head, logged) = try await withConnection(url) { connection in
+                (
+                    try await connection.values("SELECT seq FROM log_head", as: Int64.self)[0],
+                    try await connection.values("SELECT seq FROM changes ORDER BY seq", as: Int64.self)
+                )
+            }
+            #expect(logged == Array(1...head), "the log is 1...head with no hole")
+            #expect(Int(head) == ids.count, "one entry per acknowledged write, none for the rolled back or the killed")
+            let loggedIDs = try await daemons[1].readLoggedChanges(after: 0, filter: nil, limit: 10_000).changes.map(\.id)
+            #expect(Set(loggedIDs) == Set(ids) && loggedIDs.count == ids.count)
+            #expect(cursors.allSatisfy { $0 == head })
+            for daemon in daemons {
+                try await eventually("every hub reaches the head") { daemon.hub.head == head }
+            }
+        }
+    }
+}
+
+/// A value several tasks share.
+final class Shared<Value: Sendable>: Sendable {
+    private let mutex: Mutex<Value>
+    init(_ value: Value) { mutex = Mutex(value) }
+    var value: Value { mutex.withLock { $0 } }
+    func set(_ value: Value) { mutex.withLock { $0 = value } }
+    func withLock<T>(_ body: (inout Value) -> T) -> T { mutex.withLock { body(&$0) } }
+}
