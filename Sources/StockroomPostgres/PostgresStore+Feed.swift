@@ -74,8 +74,9 @@ extension PostgresStore {
             WHERE h.id = 1
             ORDER BY c.seq
             """
+        let query = PostgresQuery(unsafeSQL: sql, binds: bindings)
         let rows = try await read { connection in
-            try await connection.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: self.logger).collect()
+            try await connection.query(query, logger: self.logger).collect()
         }
         guard let first = rows.first else { throw PostgresStoreError.schema("the database has no log_head row") }
         let (head, trimmedText) = try first.decode((Int64, String).self, context: .default)

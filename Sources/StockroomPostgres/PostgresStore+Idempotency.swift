@@ -11,7 +11,7 @@ extension PostgresStore {
     /// outcome in the same transaction.
     func perform<Value: Sendable>(
         _ idempotency: IdempotentRequest<Value>?,
-        _ body: @escaping (PostgresWrite) async throws -> Value
+        _ body: @escaping @Sendable (PostgresWrite) async throws -> Value
     ) async throws -> Replayable<Value> {
         guard let idempotency else { return .fresh(try await write(body)) }
         let key = idempotency.key

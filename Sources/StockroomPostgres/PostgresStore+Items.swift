@@ -67,8 +67,9 @@ extension PostgresStore {
         }
         bindings.append(Int64(limit + 1))
         sql += " ORDER BY seq LIMIT $\(bindings.count)"
+        let query = PostgresQuery(unsafeSQL: sql, binds: bindings)
         let rows = try await read { connection in
-            try await connection.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: self.logger).collect().map(ItemRow.init)
+            try await connection.query(query, logger: self.logger).collect().map(ItemRow.init)
         }
         let page = rows.prefix(limit)
         return ItemPage(items: try page.map { try $0.item }, next: rows.count > limit ? page.last.map { PageCursor(seq: $0.seq) } : nil)

@@ -23,7 +23,9 @@ extension PostgresStore {
                         try await self.writeSnapshot(connection, user: user, to: pipe)
                         try await connection.query("COMMIT", logger: self.logger)
                     } catch {
-                        _ = try? await connection.query("ROLLBACK", logger: self.logger)
+                        if !connection.isClosed, !Self.isConnectionGone(error) {
+                            _ = try? await connection.query("ROLLBACK", logger: self.logger)
+                        }
                         throw error
                     }
                 }
@@ -73,7 +75,8 @@ extension PostgresStore {
     /// unreachable, read-only, out of space).
     public func writeProbe() async -> String? {
         do {
-            try await withDeadline {
+            // A health check gets its answer within two seconds, whatever PostgreSQL does.
+            try await withDeadline(min(deadline, .seconds(2))) {
                 try await self.write { write in
                     try await write.query("UPDATE meta SET value = \(String(Timestamp.milliseconds(Date()))) WHERE key = 'ready_probe'")
                 }

@@ -126,20 +126,20 @@ public final class PostgresStore: Storage, Service {
     // MARK: Transactions
 
     /// Runs `body` in one write transaction and publishes the change entries it appended once it
-    /// committed. A deadlock (40P01) or serialization failure (40001) runs it again, up to three
-    /// times; storage failures are `unavailable`.
-    func write<Value: Sendable>(_ body: (PostgresWrite) async throws -> Value) async throws -> Value {
+    /// committed. A deadlock (40P01), a serialization failure (40001) or a state that changed under
+    /// it runs it again, up to `attempts` times; storage failures are `unavailable`.
+    func write<Value: Sendable>(_ body: @escaping @Sendable (PostgresWrite) async throws -> Value) async throws -> Value {
         var attempt = 0
         while true {
             attempt += 1
             do {
-                let (value, entries) = try await client.withConnection { connection in
-                        try await connection.withTransaction(logger: self.logger) { connection in
-                            let write = PostgresWrite(connection: connection, logger: self.logger, epoch: self.epoch)
-                            let value = try await body(write)
-                            try await write.appendLog()
-                            return (value, write.appended)
-                        }
+                let (value, entries) = try await leased { connection in
+                    try await self.transaction(connection) { connection in
+                        let write = PostgresWrite(connection: connection, logger: self.logger, epoch: self.epoch)
+                        let value = try await body(write)
+                        try await write.appendLog()
+                        return (value, write.appended)
+                    }
                 }
                 if !entries.isEmpty { await publish(entries) }
                 return value
@@ -154,23 +154,85 @@ public final class PostgresStore: Storage, Service {
         }
     }
 
+    /// Runs `body` between BEGIN and COMMIT on `connection`. On a failure the transaction is
+    /// rolled back, unless the connection itself is gone (the server ended the session, the socket
+    /// closed): PostgreSQL has then rolled it back, and a ROLLBACK sent on such a connection can
+    /// wait for ever (seen with a backend terminated mid-statement). A COMMIT that fails leaves
+    /// the outcome unknown: `unavailable`, never a claim either way.
+    func transaction<Value>(_ connection: PostgresConnection, _ body: (PostgresConnection) async throws -> Value) async throws -> Value {
+        try await connection.query("BEGIN", logger: logger)
+        let value: Value
+        do {
+            value = try await body(connection)
+        } catch {
+            if !connection.isClosed, !Self.isConnectionGone(error) {
+                _ = try? await connection.query("ROLLBACK", logger: logger)
+            }
+            throw error
+        }
+        do {
+            try await connection.query("COMMIT", logger: logger)
+        } catch {
+            throw StoreError.unavailable(
+                "the commit's outcome is unknown (PostgreSQL: \(Self.describe(error))); a retry with the same Idempotency-Key is safe")
+        }
+        return value
+    }
+
+    /// Whether `error` means the connection can carry nothing more.
+    static func isConnectionGone(_ error: any Error) -> Bool {
+        guard let error = error as? PSQLError else { return false }
+        if let state = error.serverInfo?[.sqlState] { return state.hasPrefix("57P") || state.hasPrefix("08") }
+        return [.serverClosedConnection, .clientClosedConnection, .uncleanShutdown, .connectionError].contains(error.code)
+    }
+
     /// How many times a write runs before its retryable failure is answered (`unavailable`).
     static let attempts = 5
 
     /// Runs `body` on a pooled connection outside any explicit transaction (each statement its own
     /// snapshot), mapping storage failures to `unavailable`.
-    func read<Value: Sendable>(_ body: (PostgresConnection) async throws -> Value) async throws -> Value {
+    func read<Value: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> Value) async throws -> Value {
         do {
-            return try await client.withConnection { connection in try await body(connection) }
+            return try await leased(body)
         } catch {
             throw Self.mapped(Self.unwrapped(error))
         }
     }
 
-    /// Runs `body` under this store's deadline: past it, the call answers `unavailable` (the pool
-    /// queues requests while PostgreSQL is unreachable, until its circuit breaker trips).
-    func withDeadline<Value: Sendable>(_ body: @escaping @Sendable () async throws -> Value) async throws -> Value {
+    /// Runs `body` with a pooled connection, or answers `unavailable` when none is handed out within
+    /// `deadline`: while PostgreSQL is unreachable the pool queues requests until its circuit
+    /// breaker trips, a minute later. A body that has its connection is never cut off (a statement
+    /// is bounded by `statement_timeout` and `lock_timeout` on the server).
+    func leased<Value: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> Value) async throws -> Value {
         let deadline = self.deadline
+        let lease = Lease()
+        return try await withThrowingTaskGroup(of: Value?.self) { group in
+            group.addTask {
+                try await self.client.withConnection { connection in
+                    lease.obtained()
+                    return try await body(connection)
+                }
+            }
+            group.addTask {
+                try? await Task.sleep(for: deadline)
+                return nil
+            }
+            while let result = try await group.next() {
+                if let value = result {
+                    group.cancelAll()
+                    return value
+                }
+                if !lease.isObtained {
+                    group.cancelAll()
+                    throw StoreError.unavailable("no connection to PostgreSQL within \(deadline)")
+                }
+            }
+            throw StoreError.unavailable("the PostgreSQL call ended without an answer")
+        }
+    }
+
+    /// Runs `body` under `deadline`: past it, the call answers `unavailable`.
+    func withDeadline<Value: Sendable>(_ deadline: Duration, _ body: @escaping @Sendable () async throws -> Value) async throws -> Value {
         return try await withThrowingTaskGroup(of: Value?.self) { group in
             group.addTask { try await body() }
             group.addTask {
@@ -239,6 +301,13 @@ public final class PostgresStore: Storage, Service {
         }
         return error
     }
+}
+
+/// Whether a call got its pooled connection.
+final class Lease: Sendable {
+    private let state = Mutex(false)
+    func obtained() { state.withLock { $0 = true } }
+    var isObtained: Bool { state.withLock { $0 } }
 }
 
 extension Duration {

@@ -66,7 +66,8 @@ public struct PostgresURL: Sendable, Hashable, CustomStringConvertible {
         return text.hasSuffix("@") ? text : text + "/\(database)" + (sslMode == .prefer ? "" : "?sslmode=\(sslMode.rawValue)")
     }
 
-    static func redacted(_ text: String) -> String {
+    /// `text` with its password, if any, replaced by ***.
+    public static func redacted(_ text: String) -> String {
         guard var components = URLComponents(string: text) else { return "an unreadable URL" }
         if components.password != nil { components.password = "***" }
         return components.string ?? "an unreadable URL"

@@ -9,41 +9,44 @@ import StockroomStore
 
 /// Builds the whole application from configuration (the tests start servers this way): reads the
 /// settings once and builds as `buildApplication(settings:)`, which the `serve` command calls.
-/// `onServerRunning` runs once the server listens, with its database and port.
+/// `onServerRunning` runs once the server listens, with its storage and port.
 public func buildApplication(
-    reader: ConfigReader, onServerRunning: @escaping @Sendable (AppDatabase, Int) async -> Void = { _, _ in }
+    reader: ConfigReader, onServerRunning: @escaping @Sendable (any Storage, Int) async -> Void = { _, _ in }
 ) async throws -> some ApplicationProtocol {
     try await buildApplication(settings: try Settings(reader: reader), onServerRunning: onServerRunning)
 }
 
 /// Builds the whole application from settings read once (the `serve` command reads them first, to
-/// stop with exit status 64 on a bad one): opens the database and seeds the demo items when asked.
+/// stop with exit status 64 on a bad one): opens the storage and, before the server listens,
+/// seeds the demo items when asked.
 public func buildApplication(
-    settings: Settings, onServerRunning: @escaping @Sendable (AppDatabase, Int) async -> Void = { _, _ in }
+    settings: Settings, onServerRunning: @escaping @Sendable (any Storage, Int) async -> Void = { _, _ in }
 ) async throws -> some ApplicationProtocol {
     var logger = Logger(label: "stockroom")
     logger.logLevel = settings.logLevel
     let writes = WritesInFlight()
-    let database: AppDatabase
-    do {
-        database = try settings.openDatabase(logger: logger, writesInFlight: writes)
-    } catch {
-        throw StartupError.database(path: settings.databasePath, underlying: error)
+    let (database, services) = try await settings.openStorage(logger: logger, writesInFlight: writes)
+    if let url = settings.databaseURL {
+        logger.info("database", metadata: ["url": "\(url)", "maxConnections": "\(settings.databaseMaxConnections)"])
+    } else {
+        logger.info("database", metadata: [
+            "path": "\(settings.databasePath)", "synchronous": "\(settings.synchronous.rawValue.lowercased())",
+        ])
     }
-    logger.info("database", metadata: [
-        "path": "\(settings.databasePath)", "synchronous": "\(settings.synchronous.rawValue.lowercased())",
-    ])
-    if settings.demo, try await database.seedDemoItems() {
-        logger.info("seeded the demo items")
-    }
-    return buildApplication(settings: settings, database: database, writes: writes, logger: logger) { channel in
-        await onServerRunning(database, channel.localAddress?.port ?? settings.port)
-    }
+    return buildApplication(
+        settings: settings, database: database, storageServices: services, writes: writes, logger: logger,
+        // Once the storage's services run (PostgreSQL's pool), before the server listens.
+        beforeServerStarts: { [logger] in
+            if settings.demo, try await database.seedDemoItems() { logger.info("seeded the demo items") }
+        },
+        onServerRunning: { channel in await onServerRunning(database, channel.localAddress?.port ?? settings.port) })
 }
 
-/// Builds the application around an open database.
+/// Builds the application around an open storage. `storageServices` (PostgreSQL's pool and
+/// listener) run first and stop last, after the server has drained its requests.
 public func buildApplication(
-    settings: Settings, database: any Storage, writes: WritesInFlight = WritesInFlight(), logger: Logger,
+    settings: Settings, database: any Storage, storageServices: [any Service] = [], writes: WritesInFlight = WritesInFlight(),
+    logger: Logger, beforeServerStarts: (@Sendable () async throws -> Void)? = nil,
     onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
 ) -> some ApplicationProtocol {
     StockroomMetrics.bootstrap()
@@ -61,14 +64,14 @@ public func buildApplication(
     logger.info("connection cap", metadata: ["maxConnections": "\(connections.maxConnections)", "acceptCeiling": "\(acceptCeiling)"])
     let streams = FeedStreams(settings: settings.feed)
     let router = buildRouter(database: database, settings: settings, streams: streams, writes: writes)
-    return Application(
+    var app = Application(
         responder: RequestTaskResponder(router.buildResponder()),
         server: .http1UpgradingToWebSocket(
             router: router, webSocketPaths: [FeedController.webSocketPath], connections: connections, streams: streams, logger: logger),
         configuration: ApplicationConfiguration(
             address: .hostname(settings.host, port: settings.port), serverName: "stockroom",
             availableConnectionsDelegate: MaximumAvailableConnections(acceptCeiling, logger: logger)),
-        services: [
+        services: storageServices + [
             DatabaseMaintenanceService(
                 database: database, idempotencyRetention: .seconds(settings.idempotencyRetentionHours * 3600),
                 feed: settings.feed, logger: logger),
@@ -79,6 +82,8 @@ public func buildApplication(
         onServerRunning: onServerRunning,
         logger: logger
     )
+    if let beforeServerStarts { app.beforeServerStarts(perform: beforeServerStarts) }
+    return app
 }
 
 /// The router with every route and middleware of the contract; `streams` must run as a service

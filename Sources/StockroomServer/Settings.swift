@@ -1,6 +1,8 @@
 import Configuration
 import Foundation
 import Logging
+import ServiceLifecycle
+import StockroomPostgres
 import StockroomStorage
 import StockroomStore
 
@@ -10,8 +12,14 @@ public struct Settings: Sendable {
     public var host: String
     /// Port to listen on; 0 picks a free one (`http.port`, `HTTP_PORT`, `--http-port`).
     public var port: Int
-    /// The SQLite file (`db.path`, `DB_PATH`, `--db-path`).
+    /// The SQLite file (`db.path`, `DB_PATH`, `--db-path`), used when `databaseURL` is not set.
     public var databasePath: String
+    /// A PostgreSQL database instead of the SQLite file (`db.url`, `DB_URL`, `--db-url`): a
+    /// `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=disable|prefer|require]` URL.
+    /// Several daemons may share it.
+    public var databaseURL: PostgresURL?
+    /// The most connections the daemon opens to PostgreSQL, its listener's apart (`db.maxConnections`).
+    public var databaseMaxConnections: Int
     /// SQLite's `synchronous` level (`db.synchronous`, `DB_SYNCHRONOUS`): `full` or `normal`.
     public var synchronous: AppDatabase.Synchronous
     /// How long a write waits for the lock before answering 503 (`db.busyTimeoutSeconds`).
@@ -48,6 +56,8 @@ public struct Settings: Sendable {
         host = try read.string("http.host", default: "127.0.0.1", expected: "a host name or IP address") { !$0.isEmpty }
         port = try read.int("http.port", default: 8080, in: 0...65535)
         databasePath = try read.string("db.path", default: Self.defaultDatabasePath, expected: "a file path") { !$0.isEmpty }
+        databaseURL = try Self.databaseURL(read)
+        databaseMaxConnections = try read.int("db.maxConnections", default: 20, in: 1...1000)
         synchronous = try read.choice("db.synchronous", default: .full, among: AppDatabase.Synchronous.allCases.map { ($0.rawValue.lowercased(), $0) })
         busyTimeoutSeconds = try read.int("db.busyTimeoutSeconds", default: 5, in: 0...3600)
         logLevel = try read.choice("log.level", default: .info, among: Logger.Level.allCases.map { ($0.rawValue, $0) })
@@ -83,6 +93,49 @@ public struct Settings: Sendable {
                 throw SettingsError(key: key, value: "\"\(origin)\"", expected: expected)
             }
             return origin
+        }
+    }
+
+    static func databaseURL(_ read: SettingReader) throws -> PostgresURL? {
+        let key = "db.url"
+        guard let text = read.reader.string(forKey: ConfigKey(key)) else {
+            if let given = read.given(key) { throw SettingsError(key: key, value: given, expected: "a postgres:// URL") }
+            return nil
+        }
+        guard !text.isEmpty else { return nil }
+        do {
+            return try PostgresURL(text)
+        } catch {
+            throw SettingsError(key: key, value: PostgresURL.redacted(text), expected: "a postgres:// URL (\(error))")
+        }
+    }
+
+    /// Where the data is, for the startup log and errors: the SQLite file or the PostgreSQL URL
+    /// (without its password).
+    public var databaseDescription: String {
+        databaseURL.map { "\($0)" } ?? databasePath
+    }
+
+    /// Opens the configured storage: the PostgreSQL database when `databaseURL` is set (migrated
+    /// once whatever other daemons do; its pool, listener and poll are `services`, which must run
+    /// before it is used), else the SQLite file (created and migrated if needed).
+    public func openStorage(logger: Logger, writesInFlight: WritesInFlight = WritesInFlight()) async throws
+        -> (storage: any Storage, services: [any Service])
+    {
+        if let databaseURL {
+            do {
+                let store = try await PostgresStore.open(
+                    url: databaseURL, limits: StoreLimits(clientsPerUser: limits.clientsPerUser),
+                    maximumConnections: databaseMaxConnections, logger: logger)
+                return (store, [store])
+            } catch {
+                throw StartupError.postgres(url: "\(databaseURL)", underlying: error)
+            }
+        }
+        do {
+            return (try openDatabase(logger: logger, writesInFlight: writesInFlight), [])
+        } catch {
+            throw StartupError.database(path: databasePath, underlying: error)
         }
     }
 

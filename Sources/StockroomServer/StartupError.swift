@@ -1,10 +1,13 @@
 import Foundation
+import StockroomPostgres
 import NIOCore
 
 /// Why the server could not start, said so that an operator knows what to do.
 public enum StartupError: Error, CustomStringConvertible {
     /// The database file could not be created, opened or migrated.
     case database(path: String, underlying: any Error)
+    /// The PostgreSQL database could not be reached, opened or migrated.
+    case postgres(url: String, underlying: any Error)
     /// The server could not listen on its address.
     case listen(host: String, port: Int, underlying: any Error)
 
@@ -15,6 +18,9 @@ public enum StartupError: Error, CustomStringConvertible {
             return "cannot open the database \(absolute): \(Self.reason(underlying)). "
                 + "Check that its folder exists or can be created and that this user may write both, "
                 + "or choose another file with --db-path or DB_PATH."
+        case .postgres(let url, let underlying):
+            return "cannot open the PostgreSQL database \(url): \(PostgresStore.describe(underlying)). "
+                + "Check that PostgreSQL runs, accepts this user and has this database, or fix --db-url or DB_URL."
         case .listen(let host, let port, let underlying):
             let errno = (underlying as? IOError)?.errnoCode
             switch errno {

@@ -1,4 +1,5 @@
 import ArgumentParser
+import StockroomPostgres
 
 /// `stockroom migrate`: create the database if missing and apply every migration.
 struct Migrate: AsyncParsableCommand {
@@ -7,8 +8,15 @@ struct Migrate: AsyncParsableCommand {
     @OptionGroup var storage: StorageOptions
 
     func run() async throws {
-        let database = try await storage.openDatabase()
-        let applied = try database.appliedMigrations()
+        let settings = try Startup.settings(try await storage.reader())
+        let applied: [String]
+        if settings.databaseURL != nil {
+            applied = try await storage.withStorage(settings: settings) { database in
+                try await (database as! PostgresStore).appliedMigrations()
+            }
+        } else {
+            applied = try await storage.openDatabase(settings: settings).appliedMigrations()
+        }
         print("Database is at migration \(applied.last ?? "none") (\(applied.count) applied).")
     }
 }

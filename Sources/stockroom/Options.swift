@@ -2,6 +2,7 @@ import ArgumentParser
 import Configuration
 import Foundation
 import Logging
+import ServiceLifecycle
 import StockroomServer
 import StockroomStorage
 import StockroomStore
@@ -12,6 +13,11 @@ struct StorageOptions: ParsableArguments {
     @Option(name: .customLong("db-path"), help: "The SQLite file (default ./data/stockroom.sqlite; env DB_PATH).")
     var dbPath: String?
 
+    @Option(
+        name: .customLong("db-url"),
+        help: "A PostgreSQL database instead of the SQLite file: postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE (env DB_URL).")
+    var dbURL: String?
+
     @Option(name: .customLong("config"), help: "A JSON config file (default Config/stockroom.json if present).")
     var config: String?
 
@@ -19,6 +25,7 @@ struct StorageOptions: ParsableArguments {
     func reader(flags: [AbsoluteConfigKey: ConfigValue] = [:]) async throws -> ConfigReader {
         var values = flags
         if let dbPath { values["db.path"] = .init(.string(dbPath), isSecret: false) }
+        if let dbURL { values["db.url"] = .init(.string(dbURL), isSecret: true) }
         let file: FileProvider<JSONSnapshot>
         do {
             if let config {
@@ -36,13 +43,41 @@ struct StorageOptions: ParsableArguments {
         ])
     }
 
-    /// Opens and migrates the configured database (creating the file if missing).
+    /// Runs `body` with the configured storage, SQLite or PostgreSQL (migrated; its services
+    /// running until `body` returns).
+    func withStorage<T>(settings: Settings? = nil, _ body: (any Storage) async throws -> T) async throws -> T {
+        let settings = if let settings { settings } else { try Startup.settings(try await reader()) }
+        var logger = Logger(label: "stockroom")
+        logger.logLevel = .warning
+        let storage: any Storage
+        let services: [any Service]
+        do {
+            (storage, services) = try await settings.openStorage(logger: logger)
+        } catch let error as StartupError {
+            throw Startup.failure(error.description)
+        }
+        let running = services.map { service in Task { try await service.run() } }
+        defer { running.forEach { $0.cancel() } }
+        let value = try await body(storage)
+        for task in running {
+            task.cancel()
+            _ = await task.result
+        }
+        return value
+    }
+
+    /// Opens and migrates the configured SQLite database (creating the file if missing).
     func openDatabase() async throws -> AppDatabase {
         try await openDatabase(settings: Startup.settings(try await reader()))
     }
 
     /// Opens and migrates the database `settings` name (creating the file if missing).
     func openDatabase(settings: Settings) async throws -> AppDatabase {
+        if let url = settings.databaseURL {
+            throw Startup.usageError(
+                "this command works on the SQLite file, and DB_URL (--db-url) names PostgreSQL (\(url)); "
+                    + "on PostgreSQL use pg_dump and pg_restore (README, \"PostgreSQL\")")
+        }
         var logger = Logger(label: "stockroom")
         logger.logLevel = .warning
         do {

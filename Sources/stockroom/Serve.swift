@@ -71,7 +71,7 @@ struct Serve: AsyncParsableCommand {
     static let gracefulShutdownBound: Duration = .seconds(3)
 
     /// Creates the demo editor token the first time and prints it; later starts say where it went.
-    static func printDemoToken(_ database: AppDatabase) async {
+    static func printDemoToken(_ database: any Storage) async {
         let text: String
         do {
             if let token = try await database.createTokenIfNone(user: UserID(stored: "demo"), role: .editor) {

@@ -29,8 +29,9 @@ struct Token: AsyncParsableCommand {
         }
 
         func run() async throws {
-            let database = try await storage.openDatabase()
-            let token = try await database.createToken(user: try UserID(validating: user), role: role)
+            let token = try await storage.withStorage { database in
+                try await database.createToken(user: try UserID(validating: user), role: role)
+            }
             print("Created token \(token.info.id) for \(token.info.user.rawValue.terminalSafe) (\(token.info.role.rawValue)). The secret is shown once:")
             print(token.secret)
         }
@@ -42,8 +43,7 @@ struct Token: AsyncParsableCommand {
         @OptionGroup var storage: StorageOptions
 
         func run() async throws {
-            let database = try await storage.openDatabase()
-            for token in try await database.listTokens() {
+            for token in try await storage.withStorage({ database in try await database.listTokens() }) {
                 let state = token.revokedAt.map { "revoked \(Timestamp.format($0))" } ?? "active"
                 print("\(token.id)\t\(token.user.rawValue.terminalSafe)\t\(token.role.rawValue)\t\(Timestamp.format(token.createdAt))\t\(state)")
             }
@@ -60,8 +60,9 @@ struct Token: AsyncParsableCommand {
 
         func run() async throws {
             let settings = try Startup.settings(try await storage.reader())
-            let database = try await storage.openDatabase(settings: settings)
-            guard try await database.revokeToken(id: TokenID(id)) else { throw ValidationError("no token \(id)") }
+            guard try await storage.withStorage(settings: settings, { database in try await database.revokeToken(id: TokenID(id)) }) else {
+                throw ValidationError("no token \(id)")
+            }
             // A server on this file reads the token generation every `revocationCheck`: ten of
             // those later, every one of them refuses the token.
             try await Task.sleep(for: settings.revocationCheck * 10)

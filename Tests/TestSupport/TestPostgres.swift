@@ -11,8 +11,10 @@ public final class TestPostgres: Sendable {
 
     public let port: Int
     public let folder: URL
-    /// The postmaster's process id (the first line of `postmaster.pid`).
-    public let pid: Int32
+    /// The postmaster's process id (the first line of `postmaster.pid`); a new one after `restart`.
+    public var pid: Int32 { postmaster.withLock { $0 } }
+    private let postmaster: Mutex<Int32>
+    private let options: String
     public let user = "postgres"
     private let stopped = Mutex(false)
 
@@ -63,7 +65,7 @@ public final class TestPostgres: Sendable {
                     guard let pid = pidText.split(separator: "\n").first.flatMap({ Int32($0) }) else {
                         throw Failure(description: "no pid in postmaster.pid")
                     }
-                    return TestPostgres(port: port, folder: folder, pid: pid)
+                    return TestPostgres(port: port, folder: folder, pid: pid, options: options)
                 } catch {
                     lastError = error
                 }
@@ -75,10 +77,27 @@ public final class TestPostgres: Sendable {
         }
     }
 
-    private init(port: Int, folder: URL, pid: Int32) {
+    private init(port: Int, folder: URL, pid: Int32, options: String) {
         self.port = port
         self.folder = folder
-        self.pid = pid
+        self.postmaster = Mutex(pid)
+        self.options = options
+    }
+
+    /// Stops the server (fast shutdown: every connection is cut), keeping its data.
+    public func pause() throws {
+        try Self.runAsPostgres("\(Self.binaries)/pg_ctl", ["-D", folder.appendingPathComponent("data").path, "-m", "fast", "-w", "stop"])
+    }
+
+    /// Starts the paused server again, on the same port.
+    public func resume() throws {
+        let data = folder.appendingPathComponent("data").path
+        try Self.runAsPostgres(
+            "\(Self.binaries)/pg_ctl",
+            ["-D", data, "-l", folder.appendingPathComponent("server.log").path, "-w", "-t", "30", "-o", "-p \(port) \(options)", "start"])
+        let pidText = try String(contentsOfFile: "\(data)/postmaster.pid", encoding: .utf8)
+        guard let pid = pidText.split(separator: "\n").first.flatMap({ Int32($0) }) else { throw Failure(description: "no pid in postmaster.pid") }
+        postmaster.withLock { $0 = pid }
     }
 
     /// The test process's server, started on first use and stopped when the process exits; every

@@ -1,0 +1,149 @@
+import Configuration
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import StockroomCore
+import StockroomPostgres
+import StockroomServer
+import StockroomStorage
+import StockroomWire
+import TestSupport
+import Testing
+
+/// The contract's routes with `db.url` set: the same server on PostgreSQL, live on loopback.
+@Suite("Routes on PostgreSQL", .enabled(if: TestPostgres.isAvailable, "PostgreSQL 15 is not installed"))
+struct PostgresRouteTests {
+    /// A new database with an editor token for erin and one for otto, and the settings of a server on it.
+    static func database() async throws -> (url: String, erin: String, otto: String) {
+        let url = try TestPostgres.shared().newDatabase()
+        let store = try await PostgresStore.open(url: PostgresURL(url))
+        let running = Task { try await store.run() }
+        defer { running.cancel() }
+        let erin = try await store.createToken(user: "erin", role: .editor).secret
+        let otto = try await store.createToken(user: "otto", role: .editor).secret
+        running.cancel()
+        _ = await running.result
+        return (url, erin, otto)
+    }
+
+    static func reader(url: String, extra: [AbsoluteConfigKey: ConfigValue] = [:]) -> ConfigReader {
+        var values: [AbsoluteConfigKey: ConfigValue] = [
+            "db.url": .init(.string(url), isSecret: true),
+            "http.port": .init(.int(0), isSecret: false),
+            "log.level": .init(.string("error"), isSecret: false),
+        ]
+        values.merge(extra) { $1 }
+        return ConfigReader(provider: InMemoryProvider(values: values))
+    }
+
+    @Test(.timeLimit(.minutes(2)))
+    func itemsCommandsAndTheFeedWorkAsOnSQLite() async throws {
+        let (url, erin, otto) = try await Self.database()
+        let app = try await buildApplication(reader: Self.reader(url: url, extra: ["demo": .init(.bool(true), isSecret: false)]))
+        try await app.test(.live) { client in
+            #expect(try await client.send(.get, "/ready").status == .ok)
+            // The demo items were seeded once the pool ran.
+            let seeded = try await client.send(.get, "/v1/items", token: erin).json["items"] as? [Any]
+            #expect(seeded?.count == 4)
+
+            let keyboard = try await client.createItem("Keyboard", quantity: 3, token: erin)
+            let stale = try await client.send(
+                .put, "/v1/items/\(keyboard.id)", token: erin, json: draftJSON(name: "Keys", quantity: 1), headers: [.ifMatch: "\"9\""])
+            #expect(stale.status == .preconditionFailed)
+
+            // Edit, then save: the item changes once, with an idempotent retry replayed.
+            _ = try await client.command(#"{"openEdit":{"itemID":"\#(keyboard.id)"}}"#, clientID: "phone", token: erin)
+            _ = try await client.command(
+                #"{"updateDraft":{"draft":{"name":"Keys","color":null,"status":{"inStock":{"quantity":9}}}}}"#, clientID: "phone", token: erin)
+            let saved = try await client.command(#"{"save":{}}"#, clientID: "phone", token: erin, idempotencyKey: "save-1")
+            #expect(saved.status == .ok)
+            let replayed = try await client.command(#"{"save":{}}"#, clientID: "phone", token: erin, idempotencyKey: "save-1")
+            #expect(replayed.status == .ok && replayed.body == saved.body)
+            let item: Item = try await client.send(.get, "/v1/items/\(keyboard.id)", token: erin).decode()
+            #expect(item.name == "Keys" && item.version == 2)
+
+            // Another user cannot see erin's device.
+            #expect(try await client.send(.get, "/v1/clients/phone/navigation", token: otto).status == .notFound)
+
+            // The feed from the beginning: the seeds, the item, erin's navigation, the save, in order.
+            let batch: FeedBatch = try await client.send(.get, "/v1/changes?after=0", token: erin).decode()
+            #expect(batch.changes.map(\.seq) == Array(1...batch.changes.count))
+            #expect(batch.changes.suffix(2).map(\.entity) == ["item", "navigation"], "the save: the item, then the closed sheet")
+            let snapshot = try await client.send(.get, "/v1/snapshot", token: erin)
+            #expect(snapshot.status == .ok)
+            let decoded: Snapshot = try snapshot.decode()
+            #expect(decoded.items.count == 5 && decoded.navigation.map(\.clientID) == ["phone"])
+            #expect(decoded.cursor.encoded == batch.cursor)
+
+            // A revoked token is refused.
+            let admin = try await PostgresRouteTests.revokeOttoAndAnswer(client: client, url: url, otto: otto)
+            #expect(admin == .unauthorized)
+        }
+    }
+
+    /// Revokes otto's token through a second store (another daemon) and asks with it.
+    static func revokeOttoAndAnswer(client: any TestClientProtocol, url: String, otto: String) async throws -> HTTPResponse.Status {
+        let store = try await PostgresStore.open(url: PostgresURL(url))
+        let running = Task { try await store.run() }
+        defer { running.cancel() }
+        let id = try #require(try await store.authenticate(secret: otto)?.id)
+        #expect(try await store.revokeToken(id: id))
+        var status: HTTPResponse.Status = .ok
+        try await eventually("the server refuses otto's token") {
+            status = try await client.send(.get, "/v1/items", token: otto).status
+            return status == .unauthorized
+        }
+        return status
+    }
+
+    @Test
+    func aBadDatabaseURLIsAUsageErrorNamingTheSetting() async throws {
+        #expect(throws: SettingsError.self) {
+            try Settings(reader: Self.reader(url: "mysql://root@localhost/db"))
+        }
+        do {
+            _ = try Settings(reader: Self.reader(url: "postgres://user:secret@host:70000/db"))
+            Issue.record("a port out of range was accepted")
+        } catch let error as SettingsError {
+            #expect(error.description.contains("db.url") && error.description.contains("DB_URL"))
+            #expect(!error.description.contains("secret"), "the password is not echoed")
+        }
+    }
+
+    /// PostgreSQL restarted under a running server: meanwhile `/ready` and writes answer 503
+    /// (never a 500), and afterwards the server is back by itself, its feed continuing.
+    @Test(.timeLimit(.minutes(3)))
+    func whilePostgreSQLIsDownTheServerAnswers503AndRecoversWithoutARestart() async throws {
+        let postgres = try TestPostgres.start()
+        defer { postgres.stop() }
+        try postgres.createDatabase("stockroom")
+        let url = postgres.url(database: "stockroom")
+        let store = try await PostgresStore.open(url: PostgresURL(url))
+        let running = Task { try await store.run() }
+        let erin = try await store.createToken(user: "erin", role: .editor).secret
+        running.cancel()
+        _ = await running.result
+        let app = try await buildApplication(reader: Self.reader(url: url))
+        try await app.test(.live) { client in
+            #expect(try await client.send(.get, "/ready").status == .ok)
+            _ = try await client.createItem("Before", token: erin)
+
+            try postgres.pause()
+            try await eventually("/ready says 503", timeout: .seconds(30), interval: .milliseconds(100)) {
+                try await client.send(.get, "/ready").status == .serviceUnavailable
+            }
+            let write = try await client.send(.post, "/v1/items", token: erin, json: draftJSON(name: "During"))
+            #expect(write.status == .serviceUnavailable)
+            #expect(write.errorCode == "unavailable")
+
+            try postgres.resume()
+            try await eventually("/ready says 200 again", timeout: .seconds(60), interval: .milliseconds(100)) {
+                try await client.send(.get, "/ready").status == .ok
+            }
+            _ = try await client.createItem("After", token: erin)
+            let batch: FeedBatch = try await client.send(.get, "/v1/changes?after=0", token: erin).decode()
+            #expect(batch.changes.map(\.seq) == [1, 2], "the write refused while it was down is not in the log")
+        }
+    }
+}
