@@ -29,6 +29,8 @@ public final class PostgresStore: Storage, Service {
     /// How often the head is read when no notification came.
     let pollInterval: Duration
     let listenerState = Mutex(ListenerState())
+    /// Opened when `run` starts the pool: a connection asked for before waits for it.
+    let started = Gate()
     /// Whether `run` listens for notifications (off only in tests of the poll).
     let listens: Bool
 
@@ -88,7 +90,10 @@ public final class PostgresStore: Storage, Service {
     public func run() async throws {
         try await cancelWhenGracefulShutdown {
             await withDiscardingTaskGroup { group in
-                group.addTask { await self.client.run() }
+                group.addTask {
+                    self.started.open()
+                    await self.client.run()
+                }
                 if self.listens { group.addTask { await self.listen() } }
                 group.addTask { await self.poll() }
             }
@@ -205,6 +210,7 @@ public final class PostgresStore: Storage, Service {
     /// is bounded by `statement_timeout` and `lock_timeout` on the server).
     func leased<Value: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> Value) async throws -> Value {
         let deadline = self.deadline
+        await started.wait()
         let lease = Lease()
         return try await withThrowingTaskGroup(of: Value?.self) { group in
             group.addTask {
@@ -300,6 +306,30 @@ public final class PostgresStore: Storage, Service {
             return StoreError.unavailable("PostgreSQL cannot be reached: \(error)")
         }
         return error
+    }
+}
+
+/// Closed until `open`; then `wait` returns at once.
+final class Gate: Sendable {
+    private let state = Mutex<(open: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+
+    func open() {
+        let waiters = state.withLock { state in
+            state.open = true
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    func wait() async {
+        await withCheckedContinuation { continuation in
+            let isOpen = state.withLock { state in
+                if !state.open { state.waiters.append(continuation) }
+                return state.open
+            }
+            if isOpen { continuation.resume() }
+        }
     }
 }
 
