@@ -9,22 +9,7 @@ extension PostgresStore {
     /// hub: a cursor another daemon gave may be ahead of it).
     public func resolve(_ start: FeedStart) async throws -> Int64 {
         let (head, trimmed) = try await read { connection in try await self.watermarks(connection) }
-        switch start {
-        case .now:
-            return head
-        case .beginning:
-            guard trimmed == 0 else { throw StoreError.resyncRequired("the beginning of the log was trimmed; start from a snapshot") }
-            return 0
-        case .after(let cursor):
-            guard cursor.epoch == epoch else {
-                throw StoreError.resyncRequired("the cursor belongs to another database epoch; start from a snapshot")
-            }
-            guard cursor.seq <= head else { throw StoreError.resyncRequired("the cursor is beyond the head of the log") }
-            guard cursor.seq >= trimmed else {
-                throw StoreError.resyncRequired("the cursor is older than the retained log; start from a snapshot")
-            }
-            return cursor.seq
-        }
+        return try start.resolve(head: head, trimmed: trimmed, epoch: epoch)
     }
 
     /// The log's head and trim watermark, read in one statement (one snapshot).

@@ -11,26 +11,7 @@ extension AppDatabase {
     }
 
     static func resolve(_ db: Database, _ start: FeedStart, epoch: String) throws -> Int64 {
-        let head = try ChangeLog.head(db)
-        let trimmed = try trimmedThrough(db)
-        switch start {
-        case .now:
-            return head
-        case .beginning:
-            guard trimmed == 0 else {
-                throw StoreError.resyncRequired("the beginning of the log was trimmed; start from a snapshot")
-            }
-            return 0
-        case .after(let cursor):
-            guard cursor.epoch == epoch else {
-                throw StoreError.resyncRequired("the cursor belongs to another database epoch; start from a snapshot")
-            }
-            guard cursor.seq <= head else { throw StoreError.resyncRequired("the cursor is beyond the head of the log") }
-            guard cursor.seq >= trimmed else {
-                throw StoreError.resyncRequired("the cursor is older than the retained log; start from a snapshot")
-            }
-            return cursor.seq
-        }
+        try start.resolve(head: try ChangeLog.head(db), trimmed: try trimmedThrough(db), epoch: epoch)
     }
 
     /// Up to `limit` visible changes after `seq`, read in one transaction; `resyncRequired` if `seq` was trimmed meanwhile.
