@@ -76,7 +76,7 @@ extension PostgresStore {
     public func writeProbe() async -> String? {
         do {
             // A health check gets its answer within two seconds, whatever PostgreSQL does.
-            try await withDeadline(min(deadline, .seconds(2))) {
+            _ = try await withDeadline(min(deadline, .seconds(2))) {
                 try await self.write { write in
                     try await write.query("UPDATE meta SET value = \(String(Timestamp.milliseconds(Date()))) WHERE key = 'ready_probe'")
                 }

@@ -88,7 +88,7 @@ public final class PostgresStore: Storage, Service {
     /// Runs the connection pool, the listener and the poll (`PostgresStore+Listener.swift`) until
     /// the task is cancelled or the service group shuts down.
     public func run() async throws {
-        try await cancelWhenGracefulShutdown {
+        await cancelWhenGracefulShutdown {
             await withDiscardingTaskGroup { group in
                 group.addTask {
                     self.started.open()

@@ -67,7 +67,7 @@ struct PostgresRouteTests {
             #expect(try await client.send(.get, "/v1/clients/phone/navigation", token: otto).status == .notFound)
 
             // The feed from the beginning: the seeds, the item, erin's navigation, the save, in order.
-            let batch: FeedBatch = try await client.send(.get, "/v1/changes?after=0", token: erin).decode()
+            let batch: FeedBatch = try await client.send(.get, "/v1/changes", token: erin).decode()
             #expect(batch.changes.map(\.seq) == Array(1...batch.changes.count))
             #expect(batch.changes.suffix(2).map(\.entity) == ["item", "navigation"], "the save: the item, then the closed sheet")
             let snapshot = try await client.send(.get, "/v1/snapshot", token: erin)
@@ -142,7 +142,7 @@ struct PostgresRouteTests {
                 try await client.send(.get, "/ready").status == .ok
             }
             _ = try await client.createItem("After", token: erin)
-            let batch: FeedBatch = try await client.send(.get, "/v1/changes?after=0", token: erin).decode()
+            let batch: FeedBatch = try await client.send(.get, "/v1/changes", token: erin).decode()
             #expect(batch.changes.map(\.seq) == [1, 2], "the write refused while it was down is not in the log")
         }
     }

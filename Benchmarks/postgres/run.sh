@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Stockroom on PostgreSQL, three daemons on one database: how many writes per second the one
+# change log takes, and how long a write on one daemon takes to reach a subscriber on another.
+#
+#   bash Benchmarks/postgres/run.sh
+#
+# Starts a throwaway PostgreSQL 15 (its defaults: fsync and synchronous_commit on) on this
+# machine, three `stockroom serve --db-url` daemons (release build), then:
+#   appends: WRITERS clients POSTing items for DURATION seconds, spread over the three daemons;
+#            prints writes/s and the log's head (one entry per write).
+#   latency: one SSE subscriber on daemon B, SAMPLES writes on daemon A one at a time; prints
+#            p50/p99 from sending the write to receiving its event on B.
+# Then the same appends on one daemon with SQLite at synchronous=full, as the baseline.
+# Needs python3 and runs PostgreSQL as the postgres user when root.
+#
+# Settings: BIN, WRITERS=32, DURATION=10, SAMPLES=300
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+BIN="${BIN:-$ROOT/.build-release/release/stockroom}"
+export WRITERS="${WRITERS:-32}" DURATION="${DURATION:-10}" SAMPLES="${SAMPLES:-300}"
+PG=/usr/lib/postgresql/15/bin
+AS=(); [ "$(id -u)" -eq 0 ] && AS=(runuser -u postgres --)
+WORK="$(mktemp -d /tmp/stockroom-bench-pg.XXXXXX)"
+[ "$(id -u)" -eq 0 ] && chown postgres:postgres "$WORK"
+chmod 700 "$WORK"
+PIDS=()
+cleanup() {
+    for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+    "${AS[@]}" "$PG/pg_ctl" -D "$WORK/data" -m fast stop >/dev/null 2>&1 || true
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+"${AS[@]}" "$PG/initdb" -D "$WORK/data" -U postgres --auth=trust --no-sync >/dev/null
+"${AS[@]}" "$PG/pg_ctl" -D "$WORK/data" -l "$WORK/pg.log" -w -o "-p 55499 -k $WORK -c listen_addresses=127.0.0.1 -c max_connections=200" start >/dev/null
+"${AS[@]}" "$PG/createdb" -h 127.0.0.1 -p 55499 -U postgres stockroom
+export DB_URL="postgres://postgres@127.0.0.1:55499/stockroom?sslmode=disable"
+TOKEN=$("$BIN" token create --user bench --role editor | tail -n 1)
+PORTS=(18091 18092 18093)
+for port in "${PORTS[@]}"; do
+    LOG_LEVEL=warning "$BIN" serve --http-port "$port" >"$WORK/daemon-$port.log" 2>&1 &
+    PIDS+=("$!")
+done
+for port in "${PORTS[@]}"; do
+    for _ in $(seq 1 100); do curl -fs "http://127.0.0.1:$port/ready" >/dev/null && break; sleep 0.1; done
+done
+echo "== PostgreSQL, 3 daemons"
+TOKEN="$TOKEN" PORTS="${PORTS[*]}" python3 "$ROOT/Benchmarks/postgres/drive.py" appends latency
+
+echo "== SQLite (synchronous=full), 1 daemon"
+unset DB_URL
+SQLITE="$WORK/sqlite/stockroom.sqlite"
+STOKEN=$("$BIN" token create --user bench --role editor --db-path "$SQLITE" | tail -n 1)
+LOG_LEVEL=warning "$BIN" serve --http-port 18094 --db-path "$SQLITE" >"$WORK/sqlite.log" 2>&1 &
+PIDS+=("$!")
+for _ in $(seq 1 100); do curl -fs "http://127.0.0.1:18094/ready" >/dev/null && break; sleep 0.1; done
+TOKEN="$STOKEN" PORTS="18094" python3 "$ROOT/Benchmarks/postgres/drive.py" appends latency
