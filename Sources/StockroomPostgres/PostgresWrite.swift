@@ -13,7 +13,7 @@ final class PostgresWrite {
     let logger: Logger
     let epoch: String
 
-    private struct Pending {
+    struct Pending: Sendable {
         var entity: ChangeEntity
         var op: ChangeOp
         var id: String
@@ -62,11 +62,13 @@ final class PostgresWrite {
     /// Where a savepoint starts, for `discard`.
     var mark: (pending: Int, appended: Int, head: Int64?) { (pending.count, appended.count, head) }
 
-    /// Numbers the pending entries and inserts them: one `UPDATE log_head … RETURNING` takes the
-    /// next numbers (waiting while another transaction holds the row; it commits, or rolls back and
-    /// gives its numbers back), and queues a notification of the new head for every daemon,
-    /// delivered only if and when this transaction commits. Returns the head after them (the
-    /// current head when there are none).
+    /// Numbers the pending entries and inserts them, in one statement (`AppendLog`): it takes the
+    /// next numbers from `log_head` (waiting while another transaction holds the row; that one
+    /// commits, or rolls back and gives its numbers back), inserts the entries, moves their
+    /// owners' `owner_change_seq`, and queues a notification of the new head for every daemon,
+    /// delivered only if and when this transaction commits. The head row stays locked from here
+    /// to the commit, so this is the transaction's last statement. Returns the head after the
+    /// entries (the current head when there are none).
     @discardableResult
     func appendLog() async throws -> Int64 {
         guard !pending.isEmpty else {
@@ -75,44 +77,67 @@ final class PostgresWrite {
             guard let seq = try rows.first?.decode(Int64.self) else { throw PostgresStoreError.schema("the database has no log_head row") }
             return seq
         }
-        let count = Int64(pending.count)
-        let rows = try await query(
-            "UPDATE log_head SET seq = seq + \(count) WHERE id = 1 RETURNING seq, pg_notify('stockroom', 'h ' || seq)::text")
-        guard let last = try rows.first?.makeRandomAccess()[0].decode(Int64.self) else {
-            throw PostgresStoreError.schema("the database has no log_head row")
-        }
-        var seq = last - count
-        var insert = PostgresQuery(
-            unsafeSQL: "INSERT INTO changes (seq, entity, op, entity_id, owner, value, origin_client_id, origin_idempotency_key, at) VALUES ")
-        var bindings = PostgresBindings(capacity: pending.count * 9)
-        var entries: [ChangeEntry] = []
-        for (index, entry) in pending.enumerated() {
+        var last: Int64?
+        for try await seq in try await connection.execute(AppendLog(pending), logger: logger) { last = seq }
+        guard let last else { throw PostgresStoreError.schema("the database has no log_head row") }
+        var seq = last - Int64(pending.count)
+        for entry in pending {
             seq += 1
-            let base = index * 9
-            insert.sql += (index == 0 ? "" : ", ") + "(" + (1...9).map { "$\(base + $0)" }.joined(separator: ", ") + ")"
-            bindings.append(seq)
-            bindings.append(entry.entity.rawValue)
-            bindings.append(entry.op.rawValue)
-            bindings.append(entry.id)
-            bindings.append(entry.owner?.rawValue)
-            bindings.append(entry.value)
-            bindings.append(entry.origin.clientID?.rawValue)
-            bindings.append(entry.origin.idempotencyKey)
-            bindings.append(entry.at)
-            entries.append(
+            appended.append(
                 ChangeEntry(
                     seq: seq, entity: entry.entity, op: entry.op, id: entry.id, owner: entry.owner, valueJSON: entry.value,
                     originClientID: entry.origin.clientID, originIdempotencyKey: entry.origin.idempotencyKey, at: entry.at, epoch: epoch))
-            if let client = entry.ownerClient {
-                try await query("UPDATE clients SET owner_change_seq = \(seq) WHERE client_id = \(client.rawValue)")
-            }
         }
-        insert.binds = bindings
-        try await query(insert)
         pending.removeAll()
-        appended += entries
         head = last
         return last
+    }
+
+    /// The head step: entries as parallel arrays, numbered in order after the head.
+    struct AppendLog: PostgresPreparedStatement {
+        static let name = "stockroom_append_log"
+        static let sql = """
+            WITH head AS (
+                UPDATE log_head SET seq = seq + cardinality($1::text[]) WHERE id = 1 RETURNING seq
+            ), entries AS (
+                SELECT head.seq - cardinality($1::text[]) + e.n AS seq, e.*
+                FROM head, unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::bigint[], $9::text[])
+                    WITH ORDINALITY AS e(entity, op, entity_id, owner, value, origin_client_id, origin_idempotency_key, at, owner_client, n)
+            ), inserted AS (
+                INSERT INTO changes (seq, entity, op, entity_id, owner, value, origin_client_id, origin_idempotency_key, at)
+                SELECT seq, entity, op, entity_id, owner, value, origin_client_id, origin_idempotency_key, at FROM entries
+            ), owners AS (
+                UPDATE clients c SET owner_change_seq = o.seq
+                FROM (SELECT owner_client, max(seq) AS seq FROM entries WHERE owner_client IS NOT NULL GROUP BY owner_client) o
+                WHERE c.client_id = o.owner_client
+            )
+            SELECT seq, pg_notify('stockroom', 'h ' || seq)::text FROM head
+            """
+        typealias Row = Int64
+
+        var entries: [Pending]
+
+        init(_ entries: [Pending]) {
+            self.entries = entries
+        }
+
+        func makeBindings() -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 9)
+            bindings.append(entries.map(\.entity.rawValue))
+            bindings.append(entries.map(\.op.rawValue))
+            bindings.append(entries.map(\.id))
+            bindings.append(NullableTextArray(entries.map { $0.owner?.rawValue }))
+            bindings.append(NullableTextArray(entries.map(\.value)))
+            bindings.append(NullableTextArray(entries.map { $0.origin.clientID?.rawValue }))
+            bindings.append(NullableTextArray(entries.map { $0.origin.idempotencyKey }))
+            bindings.append(entries.map(\.at))
+            bindings.append(NullableTextArray(entries.map { $0.ownerClient?.rawValue }))
+            return bindings
+        }
+
+        func decodeRow(_ row: PostgresRow) throws -> Int64 {
+            try row.makeRandomAccess()[0].decode(Int64.self)
+        }
     }
 }
 
