@@ -110,14 +110,16 @@ extension PostgresStore {
 
     static func applyCreateItem(_ write: PostgresWrite, id: ItemID?, draft: Draft, origin: Origin) async throws -> Item {
         let id = id ?? .random()
-        // An id created by a transaction that commits after this check makes the INSERT fail with
-        // a unique violation, and the whole write runs again (`isRetryable`) and is refused here.
-        let exists = try await write.query("SELECT 1 FROM items WHERE id = \(id.description)")
-        if !exists.isEmpty { throw StoreError.alreadyExists(id) }
-        return try await insertItem(write, id: id, fields: try validated(draft), origin: origin)
+        guard let item = try await insertItem(write, id: id, fields: try validated(draft), origin: origin) else {
+            throw StoreError.alreadyExists(id)
+        }
+        return item
     }
 
-    static func insertItem(_ write: PostgresWrite, id: ItemID, fields: ValidDraft, origin: Origin) async throws -> Item {
+    /// Inserts a new item and its change entry; nil when the id exists (live or deleted: ids are
+    /// never reused). A transaction inserting the same id that has not committed yet makes this
+    /// one wait for its outcome.
+    static func insertItem(_ write: PostgresWrite, id: ItemID, fields: ValidDraft, origin: Origin) async throws -> Item? {
         let now = Timestamp.milliseconds(Date())
         let color = fields.color
         let (inStock, quantity, isOnBackOrder) = Self.columns(of: fields.status)
@@ -127,9 +129,10 @@ extension PostgresStore {
                                is_on_back_order, version, created_at, updated_at)
             VALUES (\(id.description), \(fields.name), \(fields.name.lowercased()), \(color?.name), \(color?.red), \(color?.green),
                     \(color?.blue), \(inStock), \(quantity), \(isOnBackOrder), 1, \(now), \(now))
+            ON CONFLICT ON CONSTRAINT items_id_key DO NOTHING
             RETURNING \(unescaped: ItemRow.columns)
             """)
-        guard let row = rows.first else { throw PostgresStoreError.schema("INSERT INTO items returned no row") }
+        guard let row = rows.first else { return nil }
         let item = try ItemRow(row).item
         write.append(entity: .item, op: .upsert, id: item.id.description, owner: nil, value: item, origin: origin, at: now)
         return item
@@ -209,7 +212,9 @@ extension PostgresStore {
             guard try await write.query("SELECT 1 FROM items LIMIT 1").isEmpty else { return false }
             let origin = Origin(user: UserID(stored: "demo"))
             for draft in DemoItems.drafts {
-                _ = try await Self.insertItem(write, id: .random(), fields: try Self.validated(draft), origin: origin)
+                guard try await Self.insertItem(write, id: .random(), fields: try Self.validated(draft), origin: origin) != nil else {
+                    throw PostgresRetry()
+                }
             }
             return true
         }

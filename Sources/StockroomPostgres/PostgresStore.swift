@@ -270,13 +270,12 @@ public final class PostgresStore: Storage, Service {
         (error as? PSQLError)?.serverInfo?[.sqlState]
     }
 
-    /// A deadlock or serialization failure, a state that changed under the write (`PostgresRetry`),
-    /// or an item id another transaction created since this one checked it: running the write
-    /// again decides it.
+    /// A deadlock or serialization failure, or a state that changed under the write
+    /// (`PostgresRetry`): running the write again decides it.
     static func isRetryable(_ error: any Error) -> Bool {
         if error is PostgresRetry { return true }
         guard let error = error as? PSQLError, let state = error.serverInfo?[.sqlState] else { return false }
-        return state == "40001" || state == "40P01" || (state == "23505" && error.serverInfo?[.constraintName] == "items_id_key")
+        return state == "40001" || state == "40P01"
     }
 
     /// Storage failures (PostgreSQL unreachable, shutting down, out of space, read-only, a lock or

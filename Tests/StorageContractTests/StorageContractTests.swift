@@ -48,6 +48,36 @@ struct StorageContractTests {
         }
     }
 
+    /// Creates of one id at the same moment: exactly one is created (one change entry), every other
+    /// is refused as existing.
+    @Test(arguments: StorageBackend.all)
+    func ofConcurrentCreatesOfOneIDExactlyOneWins(backend: StorageBackend) async throws {
+        try await withStorage(backend) { storage in
+            let id = ItemID.random()
+            let head = try await storage.resolve(.now)
+            let results = await withTaskGroup(of: Result<Item, StoreError>.self) { group in
+                for index in 0..<8 {
+                    group.addTask {
+                        let draft = Draft(name: "Racer \(index)", color: nil, status: .inStock(quantity: index))
+                        do {
+                            return .success(try await storage.createItem(id: id, draft: draft, origin: Self.erin, idempotency: nil).value)
+                        } catch let error as StoreError {
+                            return .failure(error)
+                        } catch {
+                            return .failure(.unavailable("\(error)"))
+                        }
+                    }
+                }
+                return await group.reduce(into: []) { $0.append($1) }
+            }
+            let created = results.compactMap { try? $0.get() }
+            #expect(created.count == 1)
+            for case .failure(let error) in results { #expect(Failure(error) == .alreadyExists(id)) }
+            #expect(try await storage.item(id) == created.first)
+            #expect(try await storage.resolve(.now) == head + 1)
+        }
+    }
+
     @Test(arguments: StorageBackend.all)
     func itemsArePagedInCreationOrderAndFiltered(backend: StorageBackend) async throws {
         try await withStorage(backend) { storage in
@@ -193,6 +223,33 @@ struct StorageContractTests {
             #expect(cancelled.navigation.state.destination == nil)
             #expect(try await storage.item(item.id) == current)
             #expect(try await storage.navigations(user: "erin").map(\.clientID) == ["erins-phone"])
+        }
+    }
+
+    /// A user's devices are listed by the user's own latest change, newest first; a repair caused
+    /// by someone else's delete changes a device's state but not its place in that order.
+    @Test(arguments: StorageBackend.all)
+    func devicesAreListedByTheOwnersLatestChange(backend: StorageBackend) async throws {
+        try await withStorage(backend) { storage in
+            let phone = Origin(user: "erin", clientID: "phone")
+            let tablet = Origin(user: "erin", clientID: "tablet")
+            let item = try await storage.createItem(id: nil, draft: Self.keyboard, origin: Self.erin, idempotency: nil).value
+            _ = try await storage.runCommand(.push(route: .item(id: item.id)), clientID: "phone", origin: phone, idempotency: nil)
+            _ = try await storage.runCommand(.openDeleteAlert(itemID: item.id), clientID: "tablet", origin: tablet, idempotency: nil)
+            #expect(try await storage.navigations(user: "erin").map(\.clientID) == ["tablet", "phone"])
+            _ = try await storage.runCommand(.selectTab(tab: .settings), clientID: "phone", origin: phone, idempotency: nil)
+            #expect(try await storage.navigations(user: "erin").map(\.clientID) == ["phone", "tablet"])
+
+            // Someone else deletes the item: the tablet's alert is closed, the phone's path popped,
+            // and the order stays.
+            let admin = Origin(user: "admin")
+            _ = try await storage.deleteItem(item.id, precondition: .any, origin: admin, idempotency: nil)
+            let listed = try await storage.navigations(user: "erin")
+            #expect(listed.map(\.clientID) == ["phone", "tablet"])
+            #expect(listed.allSatisfy { $0.state.destination == nil && $0.state.path.isEmpty })
+
+            _ = try await storage.runCommand(.selectTab(tab: .settings), clientID: "tablet", origin: tablet, idempotency: nil)
+            #expect(try await storage.navigations(user: "erin").map(\.clientID) == ["tablet", "phone"])
         }
     }
 
