@@ -37,32 +37,8 @@ extension PostgresStore {
     /// each transaction moves the head and inserts its entries together, in commit order.
     /// With no filter, every entry (the hub's catch-up reads), and no byte budget.
     func readLoggedChanges(after seq: Int64, filter: FeedFilter?, limit: Int) async throws -> FeedPage {
-        let visible: String
-        switch (filter?.topics.contains(.item) ?? true, filter?.topics.contains(.navigation) ?? true) {
-        case _ where filter == nil: visible = "($2::text IS NOT NULL)"
-        case (true, true): visible = "(entity = 'item' OR (entity = 'navigation' AND owner = $2))"
-        case (true, false): visible = "(entity = 'item' AND $2::text IS NOT NULL)"
-        case (false, true): visible = "(entity = 'navigation' AND owner = $2)"
-        case (false, false): visible = "($2::text IS NULL)"
-        }
-        var bindings = PostgresBindings()
-        bindings.append(seq)
-        bindings.append(filter?.user.rawValue ?? "")
-        bindings.append(Int64(limit + 1))
-        let sql = """
-            SELECT h.seq, (SELECT value FROM meta WHERE key = 'trimmed_through'),
-                   c.seq, c.entity, c.op, c.entity_id, c.owner, c.value, c.origin_client_id, c.origin_idempotency_key, c.at
-            FROM log_head h
-            LEFT JOIN LATERAL (
-                SELECT * FROM changes WHERE seq > $1 AND \(visible) ORDER BY seq LIMIT $3
-            ) c ON true
-            WHERE h.id = 1
-            ORDER BY c.seq
-            """
-        let query = PostgresQuery(unsafeSQL: sql, binds: bindings)
-        let rows = try await read { connection in
-            try await connection.query(query, logger: self.logger).collect()
-        }
+        let statement = Statements.ReadChanges(after: seq, filter: filter, limit: Int64(limit + 1))
+        let rows = try await read { connection in try await connection.rows(statement, logger: self.logger) }
         guard let first = rows.first else { throw PostgresStoreError.schema("the database has no log_head row") }
         let (head, trimmedText) = try first.decode((Int64, String).self, context: .default)
         guard seq >= Int64(trimmedText) ?? 0 else {

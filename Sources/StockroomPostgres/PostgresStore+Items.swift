@@ -77,9 +77,7 @@ extension PostgresStore {
 
     public func item(_ id: ItemID) async throws -> Item? {
         try await read { connection in
-            try await connection.query(
-                "SELECT \(unescaped: ItemRow.columns) FROM items WHERE id = \(id.description) AND deleted_at IS NULL", logger: self.logger
-            ).collect().first.map(ItemRow.init)?.item
+            try await connection.rows(Statements.ItemByID(id: id), logger: self.logger).first?.item
         }
     }
 
@@ -121,19 +119,8 @@ extension PostgresStore {
     /// one wait for its outcome.
     static func insertItem(_ write: PostgresWrite, id: ItemID, fields: ValidDraft, origin: Origin) async throws -> Item? {
         let now = Timestamp.milliseconds(Date())
-        let color = fields.color
-        let (inStock, quantity, isOnBackOrder) = Self.columns(of: fields.status)
-        let rows = try await write.query(
-            """
-            INSERT INTO items (id, name, search_name, color_name, color_red, color_green, color_blue, in_stock, quantity,
-                               is_on_back_order, version, created_at, updated_at)
-            VALUES (\(id.description), \(fields.name), \(fields.name.lowercased()), \(color?.name), \(color?.red), \(color?.green),
-                    \(color?.blue), \(inStock), \(quantity), \(isOnBackOrder), 1, \(now), \(now))
-            ON CONFLICT ON CONSTRAINT items_id_key DO NOTHING
-            RETURNING \(unescaped: ItemRow.columns)
-            """)
-        guard let row = rows.first else { return nil }
-        let item = try ItemRow(row).item
+        guard let row = try await write.rows(Statements.InsertItem(id: id, fields: fields, now: now)).first else { return nil }
+        let item = try row.item
         write.append(entity: .item, op: .upsert, id: item.id.description, owner: nil, value: item, origin: origin, at: now)
         return item
     }
@@ -148,9 +135,7 @@ extension PostgresStore {
     /// The live item `id`, its row locked until the transaction ends (a concurrent writer of it waits,
     /// then reads the version this one wrote).
     static func lockedItem(_ write: PostgresWrite, id: ItemID) async throws -> ItemRow? {
-        try await write.query(
-            "SELECT \(unescaped: ItemRow.columns) FROM items WHERE id = \(id.description) AND deleted_at IS NULL FOR UPDATE"
-        ).first.map(ItemRow.init)
+        try await write.rows(Statements.LockedItem(id: id)).first
     }
 
     @discardableResult
@@ -168,18 +153,10 @@ extension PostgresStore {
 
     static func writeItem(_ write: PostgresWrite, _ row: ItemRow, fields: ValidDraft, origin: Origin) async throws -> Item {
         let now = max(Timestamp.milliseconds(Date()), row.updatedAt)
-        let color = fields.color
-        let (inStock, quantity, isOnBackOrder) = Self.columns(of: fields.status)
-        let rows = try await write.query(
-            """
-            UPDATE items SET name = \(fields.name), search_name = \(fields.name.lowercased()), color_name = \(color?.name),
-                color_red = \(color?.red), color_green = \(color?.green), color_blue = \(color?.blue), in_stock = \(inStock),
-                quantity = \(quantity), is_on_back_order = \(isOnBackOrder), version = version + 1, updated_at = \(now)
-            WHERE seq = \(row.seq)
-            RETURNING \(unescaped: ItemRow.columns)
-            """)
-        guard let updated = rows.first else { throw PostgresStoreError.schema("UPDATE items returned no row") }
-        let item = try ItemRow(updated).item
+        guard let updated = try await write.rows(Statements.UpdateItem(seq: row.seq, fields: fields, now: now)).first else {
+            throw PostgresStoreError.schema("UPDATE items returned no row")
+        }
+        let item = try updated.item
         write.append(entity: .item, op: .upsert, id: item.id.description, owner: nil, value: item, origin: origin, at: now)
         return item
     }

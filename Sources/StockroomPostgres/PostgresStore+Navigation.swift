@@ -40,10 +40,8 @@ struct ClientRow {
 extension PostgresStore {
     public func navigation(clientID: ClientID, user: UserID) async throws -> Navigation {
         try await read { connection in
-            let rows = try await connection.query(
-                "SELECT \(unescaped: ClientRow.columns) FROM clients WHERE client_id = \(clientID.rawValue)", logger: self.logger
-            ).collect()
-            return try Self.owned(rows.first.map(ClientRow.init), clientID: clientID, user: user)
+            let row = try await connection.rows(Statements.ClientByID(clientID: clientID), logger: self.logger).first
+            return try Self.owned(row, clientID: clientID, user: user)
         }
     }
 
@@ -65,13 +63,12 @@ extension PostgresStore {
 
     /// Takes the client's advisory lock for the rest of the transaction.
     static func lockClient(_ write: PostgresWrite, _ clientID: ClientID) async throws {
-        try await write.query("SELECT pg_advisory_xact_lock(hashtextextended(\("client:" + clientID.rawValue), 0))")
+        _ = try await write.rows(Statements.AdvisoryLock(name: "client:" + clientID.rawValue))
     }
 
     /// The client's row, locked.
     static func lockedClient(_ write: PostgresWrite, _ clientID: ClientID) async throws -> ClientRow? {
-        try await write.query("SELECT \(unescaped: ClientRow.columns) FROM clients WHERE client_id = \(clientID.rawValue) FOR UPDATE")
-            .first.map(ClientRow.init)
+        try await write.rows(Statements.LockedClient(clientID: clientID)).first
     }
 
     public func replaceNavigation(clientID: ClientID, state: NavigationState, precondition: VersionPrecondition?, origin: Origin)
@@ -110,9 +107,7 @@ extension PostgresStore {
             try await Self.lockClient(write, clientID)
             // Read unlocked to learn which items the command needs; the row is locked after them,
             // and a repair that slipped in between (a delete elsewhere) runs the command again.
-            let unlocked = try await write.query(
-                "SELECT \(unescaped: ClientRow.columns) FROM clients WHERE client_id = \(clientID.rawValue)"
-            ).first.map(ClientRow.init)
+            let unlocked = try await write.rows(Statements.ClientByID(clientID: clientID)).first
             let current = try Self.owned(unlocked, clientID: clientID, user: origin.user)
             var items: [ItemID: Item] = [:]
             var rows: [ItemID: ItemRow] = [:]
@@ -144,7 +139,11 @@ extension PostgresStore {
             case .none:
                 break
             case .insert(let fields):
-                written = try await Self.insertItem(write, id: .random(), fields: fields, origin: origin)
+                // A fresh random id that exists already: run the command again with another.
+                guard let inserted = try await Self.insertItem(write, id: .random(), fields: fields, origin: origin) else {
+                    throw PostgresRetry()
+                }
+                written = inserted
             case .update(let id, let fields, let expectedVersion):
                 guard let row = rows[id], Int(row.version) == expectedVersion else {
                     throw StoreError.domain(.invalidTransition("item \(id) changed during the command"))
@@ -190,22 +189,10 @@ extension PostgresStore {
         let now = max(Timestamp.milliseconds(Date()), previous.updatedAt.map(Timestamp.milliseconds) ?? 0)
         let navigation = Navigation(clientID: clientID, state: state, version: previous.version + 1, updatedAt: Timestamp.date(milliseconds: now))
         let stateJSON = String(decoding: state.jsonBytes, as: UTF8.self)
-        try await write.query(
-            """
-            INSERT INTO clients (client_id, owner, state, version, updated_at, owner_change_seq)
-            VALUES (\(clientID.rawValue), \(owner.rawValue), \(stateJSON), \(Int64(navigation.version)), \(now), 0)
-            ON CONFLICT (client_id) DO UPDATE SET owner = excluded.owner, state = excluded.state, version = excluded.version,
-                updated_at = excluded.updated_at
-            """)
-        try await write.query("DELETE FROM client_item_refs WHERE client_id = \(clientID.rawValue)")
-        let referenced = state.referencedItemIDs.map(\.description)
-        if !referenced.isEmpty {
-            try await write.query(
-                """
-                INSERT INTO client_item_refs (item_id, client_id)
-                SELECT DISTINCT unnest(\(referenced)::text[]), \(clientID.rawValue) ON CONFLICT DO NOTHING
-                """)
-        }
+        _ = try await write.rows(
+            Statements.SaveClient(
+                clientID: clientID, owner: owner, stateJSON: stateJSON, version: Int64(navigation.version), now: now,
+                referenced: state.referencedItemIDs.map(\.description)))
         write.append(
             entity: .navigation, op: .upsert, id: clientID.rawValue, owner: owner, value: navigation, origin: origin, at: now,
             ownerClient: origin.user == owner ? clientID : nil)

@@ -1,0 +1,217 @@
+import Logging
+import PostgresNIO
+import StockroomCore
+import StockroomStorage
+
+/// The statements of the request paths, prepared once per pooled connection (postgres-nio keeps
+/// them by name on each connection): item reads and writes, navigation reads and saves, and the
+/// feed's page. The head step is `PostgresWrite.AppendLog`.
+enum Statements {
+    /// A live item by id.
+    struct ItemByID: PostgresPreparedStatement {
+        static let name = "stockroom_item_by_id"
+        static let sql = "SELECT \(ItemRow.columns) FROM items WHERE id = $1 AND deleted_at IS NULL"
+        typealias Row = ItemRow
+        var id: ItemID
+        func makeBindings() -> PostgresBindings { bindings(id.description) }
+        func decodeRow(_ row: PostgresRow) throws -> ItemRow { try ItemRow(row) }
+    }
+
+    /// A live item by id, its row locked until the transaction ends.
+    struct LockedItem: PostgresPreparedStatement {
+        static let name = "stockroom_locked_item"
+        static let sql = "SELECT \(ItemRow.columns) FROM items WHERE id = $1 AND deleted_at IS NULL FOR UPDATE"
+        typealias Row = ItemRow
+        var id: ItemID
+        func makeBindings() -> PostgresBindings { bindings(id.description) }
+        func decodeRow(_ row: PostgresRow) throws -> ItemRow { try ItemRow(row) }
+    }
+
+    /// A new item; no row when the id exists (live or deleted).
+    struct InsertItem: PostgresPreparedStatement {
+        static let name = "stockroom_insert_item"
+        static let sql = """
+            INSERT INTO items (id, name, search_name, color_name, color_red, color_green, color_blue, in_stock, quantity,
+                               is_on_back_order, version, created_at, updated_at)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 1, $11, $11)
+            ON CONFLICT ON CONSTRAINT items_id_key DO NOTHING
+            RETURNING \(ItemRow.columns)
+            """
+        typealias Row = ItemRow
+        var id: ItemID
+        var fields: ValidDraft
+        var now: Int64
+        func makeBindings() -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 11)
+            bindings.append(id.description)
+            fields.append(to: &bindings)
+            bindings.append(now)
+            return bindings
+        }
+        func decodeRow(_ row: PostgresRow) throws -> ItemRow { try ItemRow(row) }
+    }
+
+    /// An item's new fields and version.
+    struct UpdateItem: PostgresPreparedStatement {
+        static let name = "stockroom_update_item"
+        static let sql = """
+            UPDATE items SET name = $2, search_name = $3, color_name = $4, color_red = $5, color_green = $6, color_blue = $7,
+                in_stock = $8, quantity = $9, is_on_back_order = $10, version = version + 1, updated_at = $11
+            WHERE seq = $1
+            RETURNING \(ItemRow.columns)
+            """
+        typealias Row = ItemRow
+        var seq: Int64
+        var fields: ValidDraft
+        var now: Int64
+        func makeBindings() -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 11)
+            bindings.append(seq)
+            fields.append(to: &bindings)
+            bindings.append(now)
+            return bindings
+        }
+        func decodeRow(_ row: PostgresRow) throws -> ItemRow { try ItemRow(row) }
+    }
+
+    /// A client's row, not locked.
+    struct ClientByID: PostgresPreparedStatement {
+        static let name = "stockroom_client_by_id"
+        static let sql = "SELECT \(ClientRow.columns) FROM clients WHERE client_id = $1"
+        typealias Row = ClientRow
+        var clientID: ClientID
+        func makeBindings() -> PostgresBindings { bindings(clientID.rawValue) }
+        func decodeRow(_ row: PostgresRow) throws -> ClientRow { try ClientRow(row) }
+    }
+
+    /// A client's row, locked until the transaction ends.
+    struct LockedClient: PostgresPreparedStatement {
+        static let name = "stockroom_locked_client"
+        static let sql = "SELECT \(ClientRow.columns) FROM clients WHERE client_id = $1 FOR UPDATE"
+        typealias Row = ClientRow
+        var clientID: ClientID
+        func makeBindings() -> PostgresBindings { bindings(clientID.rawValue) }
+        func decodeRow(_ row: PostgresRow) throws -> ClientRow { try ClientRow(row) }
+    }
+
+    /// Takes a transaction-scoped advisory lock named by text (`hashtextextended`).
+    struct AdvisoryLock: PostgresPreparedStatement {
+        static let name = "stockroom_advisory_lock"
+        static let sql = "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))::text"
+        typealias Row = String?
+        var name: String
+        func makeBindings() -> PostgresBindings { bindings(name) }
+        func decodeRow(_ row: PostgresRow) throws -> String? { try row.decode(String?.self) }
+    }
+
+    /// A navigation's new version and the items it references, in one statement: the refs it no
+    /// longer names are removed and the new ones added (`owner_change_seq` is set by the head step).
+    struct SaveClient: PostgresPreparedStatement {
+        static let name = "stockroom_save_client"
+        static let sql = """
+            WITH saved AS (
+                INSERT INTO clients (client_id, owner, state, version, updated_at, owner_change_seq)
+                VALUES ($1, $2, $3, $4, $5, 0)
+                ON CONFLICT (client_id) DO UPDATE SET owner = excluded.owner, state = excluded.state, version = excluded.version,
+                    updated_at = excluded.updated_at
+                RETURNING client_id
+            ), dropped AS (
+                DELETE FROM client_item_refs WHERE client_id = $1 AND item_id <> ALL ($6::text[])
+            )
+            INSERT INTO client_item_refs (item_id, client_id)
+            SELECT DISTINCT refs.item_id, saved.client_id FROM saved, unnest($6::text[]) AS refs(item_id)
+            ON CONFLICT DO NOTHING
+            """
+        typealias Row = ()
+        var clientID: ClientID
+        var owner: UserID
+        var stateJSON: String
+        var version: Int64
+        var now: Int64
+        var referenced: [String]
+        func makeBindings() -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 6)
+            bindings.append(clientID.rawValue)
+            bindings.append(owner.rawValue)
+            bindings.append(stateJSON)
+            bindings.append(version)
+            bindings.append(now)
+            bindings.append(referenced)
+            return bindings
+        }
+        func decodeRow(_ row: PostgresRow) throws {}
+    }
+
+    /// Up to `limit` entries after `after` that the filter lets through, with the head and the trim
+    /// watermark, in one statement (one snapshot). With `all`, every entry.
+    struct ReadChanges: PostgresPreparedStatement {
+        static let name = "stockroom_read_changes"
+        static let sql = """
+            SELECT h.seq, (SELECT value FROM meta WHERE key = 'trimmed_through'),
+                   c.seq, c.entity, c.op, c.entity_id, c.owner, c.value, c.origin_client_id, c.origin_idempotency_key, c.at
+            FROM log_head h
+            LEFT JOIN LATERAL (
+                SELECT * FROM changes
+                WHERE seq > $1 AND ($2 OR (entity = 'item' AND $3) OR (entity = 'navigation' AND $4 AND owner = $5))
+                ORDER BY seq LIMIT $6
+            ) c ON true
+            WHERE h.id = 1
+            ORDER BY c.seq
+            """
+        static let bindingDataTypes: [PostgresDataType] = [.int8, .bool, .bool, .bool, .text, .int8]
+        typealias Row = PostgresRow
+        var after: Int64
+        var filter: FeedFilter?
+        var limit: Int64
+        func makeBindings() -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 6)
+            bindings.append(after)
+            bindings.append(filter == nil)
+            bindings.append(filter?.topics.contains(.item) ?? false)
+            bindings.append(filter?.topics.contains(.navigation) ?? false)
+            bindings.append(filter?.user.rawValue ?? "")
+            bindings.append(limit)
+            return bindings
+        }
+        func decodeRow(_ row: PostgresRow) throws -> PostgresRow { row }
+    }
+}
+
+extension ValidDraft {
+    /// The fields as `InsertItem` and `UpdateItem` bind them ($2-$10).
+    func append(to bindings: inout PostgresBindings) {
+        bindings.append(name)
+        bindings.append(name.lowercased())
+        bindings.append(color?.name)
+        bindings.append(color?.red)
+        bindings.append(color?.green)
+        bindings.append(color?.blue)
+        let (inStock, quantity, isOnBackOrder) = PostgresStore.columns(of: status)
+        bindings.append(inStock)
+        bindings.append(quantity)
+        bindings.append(isOnBackOrder)
+    }
+}
+
+/// Bindings of one text value.
+private func bindings(_ value: String) -> PostgresBindings {
+    var bindings = PostgresBindings(capacity: 1)
+    bindings.append(value)
+    return bindings
+}
+
+extension PostgresConnection {
+    /// Runs a prepared statement (preparing it on this connection the first time) and reads all its rows.
+    func rows<Statement: PostgresPreparedStatement>(_ statement: Statement, logger: Logger) async throws -> [Statement.Row] {
+        var rows: [Statement.Row] = []
+        for try await row in try await execute(statement, logger: logger) { rows.append(row) }
+        return rows
+    }
+}
+
+extension PostgresWrite {
+    /// Runs a prepared statement in this transaction and reads all its rows.
+    func rows<Statement: PostgresPreparedStatement>(_ statement: Statement) async throws -> [Statement.Row] {
+        try await connection.rows(statement, logger: logger)
+    }
+}
