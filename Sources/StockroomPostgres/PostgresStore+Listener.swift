@@ -14,39 +14,71 @@ import Synchronization
 /// listener (re)connects it catches up from the hub's head, and a poll every `pollInterval` covers a
 /// notification that never came.
 extension PostgresStore {
-    /// Listens until cancelled, reconnecting after any failure (50 ms, doubling to 2 s).
+    /// Listens until cancelled, reconnecting after any failure (50 ms, doubling to 2 s). Each
+    /// session is a watched call (`PostgresCalls`): given up on when its connection closes under it,
+    /// or when it does not listen within `deadline` of starting.
     func listen() async {
         var backoff: Duration = .milliseconds(50)
         var connectionID = 1
         while !Task.isCancelled {
+            let call = PendingCall<Void>(bound: deadline)
+            let id = calls.insert(call)
+            let sessionID = connectionID
+            connectionID += 1
             do {
-                let connection = try await PostgresConnection.connect(
-                    configuration: try url.connectionConfiguration(), id: connectionID, logger: logger)
-                connectionID += 1
-                do {
-                    try await connection.listen(on: Self.channel) { notifications in
-                        // LISTEN is active: anything committed from now on is notified; what came before is read.
-                        listenerState.withLock { $0.connected = true }
-                        backoff = .milliseconds(50)
-                        await catchUp()
-                        for try await notification in notifications {
-                            await handle(notification.payload)
-                        }
+                try await withTaskCancellationHandler {
+                    try await withCheckedThrowingContinuation { continuation in
+                        call.wait(continuation)
+                        call.started(
+                            Task {
+                                do {
+                                    try await self.listenOnce(call, connectionID: sessionID)
+                                    call.settle(.success(()))
+                                } catch {
+                                    call.settle(.failure(error))
+                                }
+                            })
                     }
-                } catch {
-                    listenerState.withLock { $0.connected = false }
-                    try? await connection.close()
-                    throw error
+                } onCancel: {
+                    call.abandon(CancellationError())
                 }
-                listenerState.withLock { $0.connected = false }
-                try? await connection.close()
             } catch {
-                if Task.isCancelled { return }
-                logger.warning("the PostgreSQL listener failed; reconnecting", metadata: ["error": "\(String(reflecting: error))"])
+                if !Task.isCancelled {
+                    logger.warning("the PostgreSQL listener failed; reconnecting", metadata: ["error": "\(String(reflecting: error))"])
+                }
             }
+            calls.remove(id)
+            listenerState.withLock { $0.connected = false }
+            if let connection = call.connection, !connection.isClosed { Task { try? await connection.close() } }
+            if Task.isCancelled { return }
+            // A session that listened (its bound lifted) starts the backoff again.
+            if call.bound == nil { backoff = .milliseconds(50) }
             try? await Task.sleep(for: backoff)
             backoff = min(backoff * 2, .seconds(2))
         }
+    }
+
+    /// One listening session on a connection of its own, until the connection ends.
+    private func listenOnce(_ call: PendingCall<Void>, connectionID: Int) async throws {
+        let connection = try await PostgresConnection.connect(
+            configuration: try url.connectionConfiguration(), id: connectionID, logger: logger)
+        call.obtained(connection)
+        defer { listenerState.withLock { $0.connected = false } }
+        do {
+            try await connection.listen(on: Self.channel) { notifications in
+                // LISTEN is active: anything committed from now on is notified; what came before is read.
+                call.unbound()
+                listenerState.withLock { $0.connected = true }
+                await catchUp()
+                for try await notification in notifications {
+                    await handle(notification.payload)
+                }
+            }
+        } catch {
+            try? await connection.close()
+            throw error
+        }
+        try? await connection.close()
     }
 
     /// Every `pollInterval`, the head and the token generation: what a lost notification would have said.

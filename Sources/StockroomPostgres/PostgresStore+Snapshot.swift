@@ -17,7 +17,7 @@ extension PostgresStore {
         let pipe = ChunkPipe(depth: depth, stallTimeout: stallTimeout)
         Task {
             do {
-                try await client.withConnection { connection in
+                try await self.leased { connection in
                     try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: self.logger)
                     do {
                         try await self.writeSnapshot(connection, user: user, to: pipe)

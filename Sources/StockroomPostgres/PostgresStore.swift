@@ -29,6 +29,8 @@ public final class PostgresStore: Storage, Service {
     /// How often the head is read when no notification came.
     let pollInterval: Duration
     let listenerState = Mutex(ListenerState())
+    /// The storage calls in flight, which `watch` keeps from waiting for ever.
+    let calls = PostgresCalls()
     /// Opened when `run` starts the pool: a connection asked for before waits for it.
     let started = Gate()
     /// Whether `run` listens for notifications (off only in tests of the poll).
@@ -96,6 +98,7 @@ public final class PostgresStore: Storage, Service {
                 }
                 if self.listens { group.addTask { await self.listen() } }
                 group.addTask { await self.poll() }
+                group.addTask { await self.watch() }
             }
         }
     }
@@ -204,55 +207,6 @@ public final class PostgresStore: Storage, Service {
         }
     }
 
-    /// Runs `body` with a pooled connection, or answers `unavailable` when none is handed out within
-    /// `deadline`: while PostgreSQL is unreachable the pool queues requests until its circuit
-    /// breaker trips, a minute later. A body that has its connection is never cut off (a statement
-    /// is bounded by `statement_timeout` and `lock_timeout` on the server).
-    func leased<Value: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> Value) async throws -> Value {
-        let deadline = self.deadline
-        await started.wait()
-        let lease = Lease()
-        return try await withThrowingTaskGroup(of: Value?.self) { group in
-            group.addTask {
-                try await self.client.withConnection { connection in
-                    lease.obtained()
-                    return try await body(connection)
-                }
-            }
-            group.addTask {
-                try? await Task.sleep(for: deadline)
-                return nil
-            }
-            while let result = try await group.next() {
-                if let value = result {
-                    group.cancelAll()
-                    return value
-                }
-                if !lease.isObtained {
-                    group.cancelAll()
-                    throw StoreError.unavailable("no connection to PostgreSQL within \(deadline)")
-                }
-            }
-            throw StoreError.unavailable("the PostgreSQL call ended without an answer")
-        }
-    }
-
-    /// Runs `body` under `deadline`: past it, the call answers `unavailable`.
-    func withDeadline<Value: Sendable>(_ deadline: Duration, _ body: @escaping @Sendable () async throws -> Value) async throws -> Value {
-        return try await withThrowingTaskGroup(of: Value?.self) { group in
-            group.addTask { try await body() }
-            group.addTask {
-                try await Task.sleep(for: deadline)
-                return nil
-            }
-            defer { group.cancelAll() }
-            guard let first = try await group.next(), let value = first else {
-                throw StoreError.unavailable("PostgreSQL did not answer within \(deadline)")
-            }
-            return value
-        }
-    }
-
     /// The error inside postgres-nio's transaction wrapper: the body's own error, or why BEGIN,
     /// COMMIT or ROLLBACK failed. A failed COMMIT leaves the outcome unknown: `unavailable`, never
     /// a claim either way (an idempotency key makes the retry safe).
@@ -330,13 +284,6 @@ final class Gate: Sendable {
             if isOpen { continuation.resume() }
         }
     }
-}
-
-/// Whether a call got its pooled connection.
-final class Lease: Sendable {
-    private let state = Mutex(false)
-    func obtained() { state.withLock { $0 = true } }
-    var isObtained: Bool { state.withLock { $0 } }
 }
 
 extension Duration {
