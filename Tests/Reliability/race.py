@@ -37,7 +37,7 @@ every race above. A follower on each daemon (long-poll, SSE, WebSocket) must see
 and every daemon must serve the same log.
 
 Usage: Tests/Reliability/race.py [--bin PATH] [--rounds N] [--short] [--seed S] [--keep] [--postgres [--daemons N]]
-  --short: 3 rounds (CI). Default: 40 rounds (with --postgres: 15).
+  --short: 3 rounds (CI). Default: 40 rounds.
 Exit status 0 when every check held, 1 on a violation, 2 when it could not run.
 """
 
@@ -351,7 +351,7 @@ def main():
     parser.add_argument("--postgres", action="store_true", help="several daemons on one throwaway PostgreSQL database")
     parser.add_argument("--daemons", type=int, default=3, help="with --postgres: how many daemons (at least 2)")
     args = parser.parse_args()
-    rounds = args.rounds or (3 if args.short else (15 if args.postgres else 40))
+    rounds = args.rounds or (3 if args.short else 40)
     if not os.access(args.bin, os.X_OK):
         log(NAME, f"no binary at {args.bin}; build it (swift build) or pass --bin")
         return 2
