@@ -43,6 +43,7 @@ Exit status 0 when every check held, 1 on a violation (each is printed), 2 when 
 import argparse
 import os
 import random
+import socket
 import sys
 import threading
 import time
@@ -307,6 +308,9 @@ def run_writer_cluster(writer, cluster, index, round_index, stop, stats):
                     if not is_connection_error(error):
                         writer.violations.add(f"{op.key}: unexpected client error {error!r}")
                         return
+                    if isinstance(error, socket.timeout):
+                        writer.violations.add(f"{op.key} {op.kind} {op.method} {op.path}: no answer in {client.timeout} s "
+                                              f"from daemon{index}")
                     client.close()
                     stats["inflight"] += 1
                     response, moved = send_until_decided(cluster, writer, op, index, stats)
