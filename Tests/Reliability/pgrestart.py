@@ -28,8 +28,8 @@ and checks, the daemons never being restarted:
     shows a 5xx other than 503.
 
 Usage: Tests/Reliability/pgrestart.py [--bin PATH] [--short] [--seed S] [--keep] [--daemons N] [--writers W]
-  --short: a fast restart and a 3 s stop (CI). Default: 6 events (fast restarts, stops of 3 and 6 s,
-  an immediate restart).
+  --short: a fast restart and a 3 s stop (CI). Default: 10 events (5 fast restarts, stops of 3, 6
+  and 3 s, 2 immediate restarts).
 Exit status 0 when every check held, 1 on a violation (each is printed), 2 when it could not run.
 """
 
@@ -184,7 +184,7 @@ def main():
     writers_count = args.writers or (6 if args.short else 9)
     events = ([("restart", "fast"), ("stop", 3)] if args.short else
               [("restart", "fast"), ("stop", 3), ("restart", "immediate"), ("restart", "fast"), ("stop", 6),
-               ("restart", "fast")])
+               ("restart", "fast"), ("restart", "immediate"), ("restart", "fast"), ("stop", 3), ("restart", "fast")])
     if not os.access(args.bin, os.X_OK):
         log(NAME, f"no binary at {args.bin}; build it (swift build) or pass --bin")
         return 2
