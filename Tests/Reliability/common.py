@@ -394,6 +394,33 @@ class Cluster:
     def sql(self, query):
         return self.postgres.psql(self.database, query)
 
+    def feed_head(self, index, token):
+        """The seq of the head daemon `index` serves its feed from (`since=now`), or None if it does not answer 200."""
+        client = Client(self.port(index), token, timeout=10)
+        try:
+            response = client.request("GET", "/v1/changes?since=now&limit=1")
+            return int(response.json()["cursor"].rsplit(".", 1)[1]) if response.status == 200 else None
+        except Exception:
+            return None
+        finally:
+            client.close()
+
+    def wait_feeds_caught_up(self, token, violations, label, timeout=10):
+        """Waits until every running daemon serves its feed up to the log's head in the database (a
+        daemon learns of other daemons' commits by notification, or by its poll within a second);
+        one that is still behind after `timeout` seconds is a violation."""
+        head = int(self.sql("SELECT seq FROM log_head WHERE id = 1")[0][0])
+        deadline = time.monotonic() + timeout
+        while True:
+            heads = {index: self.feed_head(index, token) for index in self.alive()}
+            if all(seq == head for seq in heads.values()):
+                return True
+            if time.monotonic() > deadline:
+                violations.add(f"{label}: the log's head is {head}, and {timeout} s later the daemons' feeds end at "
+                               f"{', '.join(f'daemon{i}: {s}' for i, s in heads.items())}")
+                return False
+            time.sleep(0.1)
+
     def stop(self):
         """SIGTERM to every daemon; their exit statuses."""
         return [server.stop() for server in self.servers]

@@ -569,6 +569,8 @@ def main():
 
 def verify(server, tokens, writers, all_ops, follower, violations, label, cluster=None, followers=(), rng=None):
     """Against one server, or (`cluster`) a randomly chosen daemon, each of which must serve the same log."""
+    if cluster:
+        cluster.wait_feeds_caught_up(tokens["alpha"], violations, label)
     port = server.port if server else cluster.port(rng.choice(cluster.alive()))
     clients = {user: Client(port, token) for user, token in tokens.items()}
     try:

@@ -402,6 +402,8 @@ def main():
         for each in followers:
             each.thread.join(30)
 
+        if cluster:  # a daemon learns of the others' last commits by notification (or its poll, within a second)
+            cluster.wait_feeds_caught_up(token, violations, "after the races")
         changes, _ = replay_feed(race.client)
         served = check_feed_matches_state(violations, "after the races", {"racer": race.client}, {"racer": changes})
         navigations = race.client.request("GET", "/v1/users/me/navigation").json()["clients"]
