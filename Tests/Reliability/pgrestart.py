@@ -248,7 +248,11 @@ def main():
                     during = [(sent, answered, status) for sent, answered, status in samples[index]
                               if stopped + 1.2 <= sent < up]
                     statuses = sorted({status for _, answered, status in during if answered <= up})
-                    violations.check(during and during[0][2] == 503 and statuses in ([], [503]),
+                    if not during:
+                        violations.add(f"{label}: daemon{index} /ready: no request sent while PostgreSQL was stopped was "
+                                       f"answered (the one before was still waiting)")
+                        continue
+                    violations.check(during[0][2] == 503 and statuses in ([], [503]),
                                      f"{label}: daemon{index} /ready sent while PostgreSQL was stopped answered "
                                      f"{[(round(a - stopped, 1), s) for _, a, s in during]} (s after the stop, status)")
             outages.append((down, up))
