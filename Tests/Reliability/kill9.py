@@ -20,16 +20,30 @@ every request whose answer was lost (same key, same body) and checks:
     it saw every entry exactly once;
   - no answer was a 5xx, and the database passes `integrity_check` (through `stockroom backup`).
 
+With --postgres (multi-daemon form): a throwaway PostgreSQL cluster and --daemons (3) daemons on
+one database. Writers and feed followers (long-poll, SSE and WebSocket, both users) are spread over
+the daemons; each round kills one daemon with SIGKILL while its streams are open and its writes in
+flight. Its writers move to the next running daemon and retry the request whose answer was lost
+with the same Idempotency-Key (waiting out `409 requestInProgress` while PostgreSQL still holds the
+dead daemon's session), then go on writing there; its followers move too and resume from their
+cursors. The writers of the other daemons never stop. The killed daemon is started again for the
+next round. Checked, besides the above (every acknowledged write in the state, replays byte for
+byte, at most once, nothing half-applied, the log contiguous and folding to the served state): each
+follower saw no seq twice or out of order across its switches and, in the end, exactly its token's
+log; every daemon serves the same log; no 5xx. (`integrity_check` is SQLite's; it is not run.)
+
 Usage:
   Tests/Reliability/kill9.py [--bin PATH] [--rounds N] [--writers W] [--short] [--seed S] [--keep]
-                             [--synchronous full|normal]
+                             [--synchronous full|normal] [--postgres [--daemons N]]
   --short: 3 rounds, 4 writers (CI). Default: 25 rounds, 8 writers.
+  --postgres: --short is 3 rounds, 6 writers; the default 12 rounds, 9 writers.
 Exit status 0 when every check held, 1 on a violation (each is printed), 2 when it could not run.
 """
 
 import argparse
 import os
 import random
+import socket
 import sys
 import threading
 import time
@@ -37,8 +51,9 @@ import urllib.parse
 import uuid
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import (Client, follow_feed, Server, Violations, check_feed_matches_state, check_repairs, default_binary, draft,
-                    is_connection_error, log, make_workdir, remove_workdir, replay_feed, seeded_random)
+from common import (Client, Cluster, FeedFollower, follow_feed, Server, Violations, check_feed_matches_state, check_follower,
+                    check_repairs, default_binary, draft, is_connection_error, log, make_workdir, postgres_available,
+                    remove_workdir, replay_feed, seeded_random)
 
 NAME = "kill9"
 USERS = ("alpha", "beta")
@@ -238,6 +253,203 @@ def catch_up(port, token, state):
     client.close()
 
 
+def catch_up_follower(port, follower):
+    """What the follower did not receive before it was stopped, read from `port` past its cursor."""
+    client = Client(port, follower.token)
+    changes, cursor = replay_feed(client, since=follower.cursor)
+    client.close()
+    for change in changes:
+        follower.accept(change, change["cursor"])
+    follower.cursor = cursor
+
+
+RETRYABLE = {(409, "requestInProgress")}
+
+
+def send_until_decided(cluster, writer, op, index, stats, deadline=60):
+    """Sends `op` (same key, same body) until a daemon decides it: a connection error moves to the
+    next running daemon; `409 requestInProgress` (PostgreSQL still holds the killed daemon's session
+    and its key's lock) is waited out. Returns (response, daemon index)."""
+    give_up = time.monotonic() + deadline
+    while True:
+        client = Client(cluster.port(index), writer.token)
+        try:
+            response = send(client, op)
+        except Exception as error:
+            if not is_connection_error(error):
+                raise
+            index = cluster.next_alive(index)
+            if index is None or time.monotonic() > give_up:
+                raise
+            continue
+        finally:
+            client.close()
+        if (response.status, response.error_code()) in RETRYABLE and time.monotonic() < give_up:
+            stats["inProgressOnRetry"] += 1
+            time.sleep(0.1)
+            continue
+        return response, index
+
+
+def run_writer_cluster(writer, cluster, index, round_index, stop, stats):
+    """A writer of the multi-daemon form: on daemon `index` until it dies under a request, then on
+    the next running one, where it first retries that request with the same key."""
+    client = Client(cluster.port(index), writer.token, timeout=30)
+    try:
+        writer.refresh_contested(client)
+        while not stop.is_set():
+            for op in writer.plan(round_index):
+                writer.ops.append(op)
+                op.daemon = index
+                try:
+                    response = send(client, op)
+                    op.first = response
+                except Exception as error:  # the daemon died under this request (or refused it)
+                    if not is_connection_error(error):
+                        writer.violations.add(f"{op.key}: unexpected client error {error!r}")
+                        return
+                    if isinstance(error, socket.timeout):
+                        writer.violations.add(f"{op.key} {op.kind} {op.method} {op.path}: no answer in {client.timeout} s "
+                                              f"from daemon{index}")
+                    client.close()
+                    stats["inflight"] += 1
+                    response, moved = send_until_decided(cluster, writer, op, index, stats)
+                    op.retry = response
+                    if moved != index:
+                        stats["writerSwitches"] += 1
+                    index = moved
+                    client = Client(cluster.port(index), writer.token, timeout=30)
+                    if response.headers.get("idempotency-replayed") == "true":
+                        stats["appliedBeforeCrash"] += 1
+                    elif response.status in (200, 201, 204):
+                        stats["appliedOnRetry"] += 1
+                writer.absorb(op, response)
+                if response.status >= 500:
+                    writer.violations.add(f"{op.key} {op.kind} on daemon{index}: 5xx answer {response!r}")
+                if op.kind == "contestedSave" and response.status == 409:
+                    continue  # the cancel that follows closes the draft
+                if response.status not in (200, 201, 204):
+                    break
+    except Exception as error:
+        writer.violations.add(f"writer {writer.index}: {error!r}")
+    finally:
+        client.close()
+
+
+def main_postgres(args):
+    rounds = args.rounds or (3 if args.short else 12)
+    writers_count = args.writers or (6 if args.short else 9)
+    daemons = max(2, args.daemons)
+    max_delay = 1.2 if args.short else 2.5
+    if not os.access(args.bin, os.X_OK):
+        log(NAME, f"no binary at {args.bin}; build it (swift build) or pass --bin")
+        return 2
+    if not postgres_available():
+        log(NAME, "PostgreSQL 15 is not installed (/usr/lib/postgresql/15/bin); apt-get install postgresql-15")
+        return 2
+    rng, _ = seeded_random(args.seed, NAME)
+    violations = Violations(NAME)
+    workdir = make_workdir(NAME + "-pg")
+    cluster = Cluster(args.bin, workdir, daemons)
+    started = time.monotonic()
+    stats = {"sent": 0, "acknowledged": 0, "inflight": 0, "appliedBeforeCrash": 0, "appliedOnRetry": 0, "replayed": 0,
+             "inProgressOnRetry": 0, "writerSwitches": 0, "followerSwitches": 0, "feed": 0}
+    followers = []
+    try:
+        cluster.start()
+        tokens = {user: cluster.token(user, "editor") for user in USERS}
+        setup = Client(cluster.port(0), tokens["alpha"])
+        contested = []
+        for index in range(2):
+            response = setup.request("POST", "/v1/items", draft(f"Contested {index}"))
+            contested.append(response.json()["id"])
+        setup.close()
+        writers = [Writer(index, tokens[USERS[index % 2]], USERS[index % 2], random.Random(rng.random()), contested, violations)
+                   for index in range(writers_count)]
+        # On every daemon: one follower of each kind, the users alternating.
+        modes = ("poll", "sse", "ws")
+        for daemon in range(daemons):
+            for number, mode in enumerate(modes):
+                user = USERS[(daemon + number) % 2]
+                follower = FeedFollower(f"follower-{mode}-{daemon}", cluster, tokens[user], daemon, mode)
+                follower.user = user
+                follower.home = daemon
+                followers.append(follower)
+        all_ops = []
+
+        for round_index in range(1, rounds + 1):
+            stop = threading.Event()
+            for follower in followers:
+                follower.index = follower.home  # spread again over the daemons
+                follower.start(stop)
+            before = {w.index: len(w.ops) for w in writers}
+            threads = [threading.Thread(target=run_writer_cluster, daemon=True,
+                                        args=(w, cluster, (w.index + round_index) % daemons, round_index, stop, stats))
+                       for w in writers]
+            for thread in threads:
+                thread.start()
+            time.sleep(rng.uniform(0.3, max_delay))
+            victim = rng.randrange(daemons)
+            switches_before = sum(len(f.switches) for f in followers)
+            status = cluster.servers[victim].kill9()
+            violations.check(status == -9, f"round {round_index}: daemon{victim} exited {status}, not by SIGKILL")
+            time.sleep(rng.uniform(0.8, 2.0))  # the others go on, and the moved clients with them
+            stop.set()
+            for thread in threads + [f.thread for f in followers]:
+                thread.join(90)
+                if thread.is_alive():
+                    violations.add(f"round {round_index}: a client thread is stuck after the kill")
+            round_ops = [op for w in writers for op in w.ops[before[w.index]:]]
+            all_ops.extend(round_ops)
+            moved = sum(len(f.switches) for f in followers) - switches_before
+            stats["followerSwitches"] += moved
+            inflight_on_victim = sum(1 for op in round_ops if op.first is None)
+            cluster.servers[victim].start()
+
+            # Replay acknowledged requests on any daemon: the same answer, byte for byte, nothing applied again.
+            acknowledged = [op for op in round_ops if op.first is not None]
+            sample = acknowledged if not args.short else rng.sample(acknowledged, min(40, len(acknowledged)))
+            for op in sample:
+                client = Client(cluster.port(rng.randrange(daemons)), writers[op.writer].token)
+                op.replay = send(client, op)
+                client.close()
+                stats["replayed"] += 1
+                same = (op.replay.status, op.replay.body) == (op.first.status, op.first.body)
+                violations.check(same, f"{op.key} {op.kind}: replay answered {op.replay!r}, first answer was {op.first!r}")
+                violations.check(op.replay.headers.get("idempotency-replayed") == "true",
+                                 f"{op.key} {op.kind}: a replay without Idempotency-Replayed: true")
+                for name in ("etag", "location"):
+                    violations.check(op.replay.headers.get(name) == op.first.headers.get(name),
+                                     f"{op.key} {op.kind}: replayed {name} {op.replay.headers.get(name)} != {op.first.headers.get(name)}")
+            stats["sent"] += len(round_ops)
+            stats["acknowledged"] += len(acknowledged)
+            violations.check(moved >= 3, f"round {round_index}: only {moved} followers moved off the killed daemon{victim}")
+            verify(None, tokens, writers, all_ops, None, violations, f"round {round_index}", cluster=cluster,
+                   followers=followers, rng=rng)
+            log(NAME, f"round {round_index}/{rounds}: daemon{victim} killed; {len(round_ops)} requests, {len(acknowledged)} "
+                      f"acknowledged, {inflight_on_victim} in flight at the kill and retried on another daemon, "
+                      f"{moved} followers moved")
+
+        stats["feed"] = sum(len(f.changes) for f in followers)
+        statuses = cluster.stop()
+        violations.check(all(s == 0 for s in statuses), f"SIGTERM after the last round: exit statuses {statuses}")
+        for line in cluster.server_errors():
+            violations.add(f"server log: {line}")
+    except Exception as error:
+        violations.add(f"the run stopped: {error!r}")
+    failed = bool(violations.items)
+    cluster.destroy(keep=args.keep or failed)
+    summary = (f"{rounds} rounds of kill -9 on {daemons} daemons sharing PostgreSQL, {writers_count} writers, "
+               f"{len(followers)} followers: {stats['sent']} requests, {stats['acknowledged']} acknowledged, "
+               f"{stats['inflight']} in flight at a kill and retried on another daemon ({stats['appliedBeforeCrash']} had "
+               f"been applied, {stats['appliedOnRetry']} applied on retry, {stats['inProgressOnRetry']} 409 requestInProgress "
+               f"waited out), {stats['replayed']} acknowledged keys replayed, {stats['followerSwitches']} follower switches, "
+               f"{stats['feed']} feed entries followed; {time.monotonic() - started:.1f} s")
+    status = violations.finish(summary)
+    remove_workdir(workdir, args.keep, status != 0)
+    return status
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--bin", default=default_binary())
@@ -248,7 +460,11 @@ def main():
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
     parser.add_argument("--synchronous", choices=["full", "normal"], default="full",
                         help="db.synchronous; a process crash loses nothing acknowledged at either")
+    parser.add_argument("--postgres", action="store_true", help="several daemons on one throwaway PostgreSQL database")
+    parser.add_argument("--daemons", type=int, default=3, help="with --postgres: how many daemons (at least 2)")
     args = parser.parse_args()
+    if args.postgres:
+        return main_postgres(args)
     rounds = args.rounds or (3 if args.short else 25)
     writers_count = args.writers or (4 if args.short else 8)
     max_delay = 1.2 if args.short else 2.5
@@ -351,10 +567,21 @@ def main():
     return status
 
 
-def verify(server, tokens, writers, all_ops, follower, violations, label):
-    clients = {user: Client(server.port, token) for user, token in tokens.items()}
+def verify(server, tokens, writers, all_ops, follower, violations, label, cluster=None, followers=(), rng=None):
+    """Against one server, or (`cluster`) a randomly chosen daemon, each of which must serve the same log."""
+    if cluster:
+        cluster.wait_feeds_caught_up(tokens["alpha"], violations, label)
+    port = server.port if server else cluster.port(rng.choice(cluster.alive()))
+    clients = {user: Client(port, token) for user, token in tokens.items()}
     try:
         feeds = {user: replay_feed(client)[0] for user, client in clients.items()}
+        if cluster:
+            for index in cluster.alive():
+                for user, token in tokens.items():
+                    other = Client(cluster.port(index), token)
+                    violations.check(replay_feed(other)[0] == feeds[user],
+                                     f"{label}: daemon{index} serves {user} another log than daemon on port {port}")
+                    other.close()
         served = check_feed_matches_state(violations, label, clients, feeds)
         navigations = {}
         for user, client in clients.items():
@@ -429,7 +656,13 @@ def verify(server, tokens, writers, all_ops, follower, violations, label):
                     violations.check(own_nav[0]["value"] == body["navigation"],
                                      f"{label}: {op.key} {op.kind}: logged {own_nav[0]['value']} != answered {body['navigation']}")
 
-        # The follower's entries survived the crash, and it saw each exactly once across reconnects.
+        # The followers' entries survived the crash, and each saw every entry exactly once across
+        # reconnects and switches to other daemons.
+        for each in followers:
+            catch_up_follower(port, each)
+            check_follower(violations, label, each, feeds[each.user])
+        if follower is None:
+            return
         catch_up(server.port, tokens["alpha"], follower)
         got = follower["changes"]
         if got != feeds["alpha"]:

@@ -17,6 +17,8 @@ promises for each race:
                     before the delete) or 409 itemDeleted with the draft still open
   confirmDeleteRace two devices confirm the delete alert of one item: one 200, the other 409; one
                     delete in the log
+  saveVsSave        four devices edit one item from the same version and save at once: one 200, the
+                    others 409 conflict naming the winner's item, each loser's draft still open
   pushVsDelete      devices push, open a delete alert on, or deep-link to an item while it is
                     deleted: afterwards no state points at it
   sameClient        N pushes of different items on one device: all 200, versions v+1..v+N, and the
@@ -27,7 +29,14 @@ promises for each race:
 After all rounds: the log's seqs have no gap, folding it gives exactly the served state, a long-poll
 follower that ran throughout saw exactly the log, and no answer (nor the server log) holds a 5xx.
 
-Usage: Tests/Reliability/race.py [--bin PATH] [--rounds N] [--short] [--seed S] [--keep]
+With --postgres (multi-daemon form): --daemons (3) daemons on one throwaway PostgreSQL database, and
+the racing requests of each race go to different daemons (request i of a race to daemon i + r mod
+N, r moving on with every race): the same key sent to several daemons at once is applied once, two
+devices saving one item's draft through different daemons have exactly one winner, and so on for
+every race above. A follower on each daemon (long-poll, SSE, WebSocket) must see exactly the log,
+and every daemon must serve the same log.
+
+Usage: Tests/Reliability/race.py [--bin PATH] [--rounds N] [--short] [--seed S] [--keep] [--postgres [--daemons N]]
   --short: 3 rounds (CI). Default: 40 rounds.
 Exit status 0 when every check held, 1 on a violation, 2 when it could not run.
 """
@@ -41,24 +50,32 @@ import urllib.parse
 import uuid
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import (Client, follow_feed, Server, Violations, check_feed_matches_state, check_repairs, default_binary, draft, log,
-                    make_workdir, remove_workdir, replay_feed, seeded_random)
+from common import (Client, Cluster, FeedFollower, follow_feed, Server, Violations, check_feed_matches_state, check_follower,
+                    check_repairs, default_binary, draft, log, make_workdir, postgres_available, remove_workdir, replay_feed,
+                    seeded_random)
 
 NAME = "race"
 PARALLEL = 8
 
 
 class Race:
-    def __init__(self, port, token, violations):
-        self.port = port
+    """Setup and checks go through the first port; the racing requests are spread over all of them."""
+
+    def __init__(self, ports, token, violations):
+        self.ports = ports
+        self.port = ports[0]
         self.token = token
         self.violations = violations
-        self.client = Client(port, token)
+        self.client = Client(self.port, token)
         self.answers = 0
+        self.spread = 0
 
     def at_once(self, requests):
-        """Sends each (method, path, body, headers) from its own connection, all released together."""
-        clients = [Client(self.port, self.token) for _ in requests]
+        """Sends each (method, path, body, headers) from its own connection, all released together;
+        with several daemons, request i goes to daemon i + r (r moves on with every race)."""
+        offset = self.spread
+        self.spread += 1
+        clients = [Client(self.ports[(offset + index) % len(self.ports)], self.token) for index in range(len(requests))]
         for client in clients:
             client.request("GET", "/health")  # connected before the barrier
         barrier = threading.Barrier(len(requests))
@@ -206,6 +223,36 @@ def confirm_delete_race(race, check, label):
         check(navigation["destination"] is None, f"{label}: {device} still shows {navigation['destination']}")
 
 
+def save_vs_save(race, check, label, devices_count=4):
+    item = race.new_item()
+    devices = [f"ss-{uuid.uuid4().hex[:8]}" for _ in range(devices_count)]
+    typed = {}
+    for index, device in enumerate(devices):
+        race.command(device, {"openEdit": {"itemID": item["id"]}})
+        typed[device] = draft(f"Saved by device {index}", index + 10)
+        race.command(device, {"updateDraft": {"draft": typed[device]}})
+    results = race.at_once([("POST", f"/v1/clients/{d}/commands", {"command": {"save": {}}}, {}) for d in devices])
+    winners = [(d, r) for d, r in zip(devices, results) if r.status == 200]
+    check(len(winners) == 1 and statuses(results).count((409, "conflict")) == devices_count - 1,
+          f"{label}: expected one 200 and {devices_count - 1} 409 conflict, got {statuses(results)}")
+    if len(winners) != 1:
+        return
+    winner, answer = winners[0]
+    saved = answer.json()["item"]
+    served = race.client.request("GET", f"/v1/items/{item['id']}").json()
+    check(served == saved and saved["version"] == 2 and saved["name"] == typed[winner]["name"],
+          f"{label}: served {served}, the winner ({winner}) said {saved}")
+    for device, result in zip(devices, results):
+        navigation = race.client.request("GET", f"/v1/clients/{device}/navigation").json()
+        if device == winner:
+            check(navigation["destination"] is None, f"{label}: the winner's edit is still open: {navigation['destination']}")
+            continue
+        current = ((result.json() or {}).get("error") or {}).get("current")
+        check(current == saved, f"{label}: {device}'s conflict names {current}, the winner saved {saved}")
+        check(navigation["destination"] == {"edit": {"itemID": item["id"], "baseVersion": 1, "draft": typed[device]}},
+              f"{label}: {device} lost the save but its draft is not kept open: {navigation['destination']}")
+
+
 def push_vs_delete(race, check, label):
     item = race.new_item()
     keep = race.new_item("Kept")
@@ -260,8 +307,8 @@ def restore_vs_edits(race, check, label):
     race.command(source, {"openEdit": {"itemID": item["id"]}})
     seen = [race.client.request("GET", f"/v1/clients/{source}/navigation").json()]
     restored = []
-    typist = Client(race.port, race.token)
-    reader = Client(race.port, race.token)
+    typist = Client(race.ports[0], race.token)
+    reader = Client(race.ports[-1], race.token)  # another daemon when there are several
     done = threading.Event()
 
     def type_text():
@@ -301,31 +348,47 @@ def main():
     parser.add_argument("--short", action="store_true", help="CI form: 3 rounds")
     parser.add_argument("--seed", type=int)
     parser.add_argument("--keep", action="store_true")
+    parser.add_argument("--postgres", action="store_true", help="several daemons on one throwaway PostgreSQL database")
+    parser.add_argument("--daemons", type=int, default=3, help="with --postgres: how many daemons (at least 2)")
     args = parser.parse_args()
     rounds = args.rounds or (3 if args.short else 40)
     if not os.access(args.bin, os.X_OK):
         log(NAME, f"no binary at {args.bin}; build it (swift build) or pass --bin")
         return 2
+    if args.postgres and not postgres_available():
+        log(NAME, "PostgreSQL 15 is not installed (/usr/lib/postgresql/15/bin); apt-get install postgresql-15")
+        return 2
     rng, _ = seeded_random(args.seed, NAME)
     violations = Violations(NAME)
-    workdir = make_workdir(NAME)
-    server = Server(args.bin, workdir)
+    workdir = make_workdir(NAME + ("-pg" if args.postgres else ""))
+    cluster = Cluster(args.bin, workdir, max(2, args.daemons)) if args.postgres else None
+    server = None if cluster else Server(args.bin, workdir)
     started = time.monotonic()
     outcomes = {}
     race = None
+    followers = []
     try:
-        token = server.token("racer", "editor")
-        server.start()
-        race = Race(server.port, token, violations)
+        if cluster:
+            cluster.start()
+            token = cluster.token("racer", "editor")
+            ports = [cluster.port(index) for index in range(len(cluster.servers))]
+        else:
+            token = server.token("racer", "editor")
+            server.start()
+            ports = [server.port]
+        race = Race(ports, token, violations)
         follower = {"cursor": None, "changes": [], "errors": []}
         stop = threading.Event()
-        follower_thread = threading.Thread(target=follow_feed, args=(server.port, token, follower, stop))
+        follower_thread = threading.Thread(target=follow_feed, args=(ports[0], token, follower, stop))
         follower_thread.start()
+        if cluster:
+            followers = [FeedFollower(f"follower-{index}", cluster, token, index, ("poll", "sse", "ws")[index % 3]).start(stop)
+                         for index in range(1, len(ports))]
         keys = {}
         scenarios = [("putIfMatch", put_if_match), ("navigationIfMatch", navigation_if_match), ("deleteRace", delete_race),
                      ("sameID", same_id), ("sameKey", lambda r, c, l: same_key(r, c, l, keys)),
                      ("sameKeyOtherBody", lambda r, c, l: same_key_other_body(r, c, l, keys)),
-                     ("saveVsDelete", save_vs_delete), ("confirmDeleteRace", confirm_delete_race),
+                     ("saveVsDelete", save_vs_delete), ("confirmDeleteRace", confirm_delete_race), ("saveVsSave", save_vs_save),
                      ("pushVsDelete", push_vs_delete), ("sameClient", same_client), ("restoreVsEdits", restore_vs_edits)]
         for round_index in range(1, rounds + 1):
             rng.shuffle(scenarios)
@@ -336,7 +399,11 @@ def main():
             log(NAME, f"round {round_index}/{rounds} done")
         stop.set()
         follower_thread.join(30)
+        for each in followers:
+            each.thread.join(30)
 
+        if cluster:  # a daemon learns of the others' last commits by notification (or its poll, within a second)
+            cluster.wait_feeds_caught_up(token, violations, "after the races")
         changes, _ = replay_feed(race.client)
         served = check_feed_matches_state(violations, "after the races", {"racer": race.client}, {"racer": changes})
         navigations = race.client.request("GET", "/v1/users/me/navigation").json()["clients"]
@@ -348,16 +415,34 @@ def main():
         rest, _ = replay_feed(race.client, since=follower["cursor"])
         violations.check(follower["changes"] + rest == changes,
                          f"the follower saw {len(follower['changes']) + len(rest)} entries, the log holds {len(changes)}")
-        violations.check(server.stop() == 0, "SIGTERM did not exit 0")
-        for line in server.server_errors():
+        for each in followers:
+            more, _ = replay_feed(Client(cluster.port(each.index), token), since=each.cursor)
+            for change in more:
+                each.accept(change, change["cursor"])
+            check_follower(violations, "after the races", each, changes)
+        if cluster:
+            for index in range(len(cluster.servers)):
+                violations.check(replay_feed(Client(cluster.port(index), token))[0] == changes,
+                                 f"daemon{index} serves another log than daemon0")
+            statuses = cluster.stop()
+            violations.check(all(s == 0 for s in statuses), f"SIGTERM: exit statuses {statuses}")
+            errors = cluster.server_errors()
+        else:
+            violations.check(server.stop() == 0, "SIGTERM did not exit 0")
+            errors = server.server_errors()
+        for line in errors:
             violations.add(f"server log: {line}")
     except Exception as error:
         violations.add(f"the run stopped: {error!r}")
     finally:
-        server.kill9()
+        if cluster:
+            cluster.destroy(keep=args.keep or bool(violations.items))
+        else:
+            server.kill9()
     answers = race.answers if race else 0
     detail = ", ".join(f"{k} x{v}" for k, v in sorted(outcomes.items()))
-    status = violations.finish(f"{rounds} rounds of 11 races, {answers} racing answers ({detail}); "
+    where = f" over {len(cluster.servers)} daemons on PostgreSQL" if cluster else ""
+    status = violations.finish(f"{rounds} rounds of 12 races{where}, {answers} racing answers ({detail}); "
                                f"{time.monotonic() - started:.1f} s")
     remove_workdir(workdir, args.keep, status != 0)
     return status
