@@ -16,8 +16,24 @@ through the published port from this host:
   settings  port, log level, synchronous mode and a limit set by environment take effect; a bad
             setting makes the container exit 64 with a line naming it in `logs`
 
-Each check runs under its own compose project with its own volume, removed with its containers
-afterwards (the built image stays: it is the build cache). When no Docker engine answers, the test
+then docker-compose.postgres.yml (PostgreSQL, three daemons of the same image, HAProxy), through
+the balancer's published port:
+
+  postgres  `up -d` turns all five services healthy (the daemons migrate one database at once); a
+            token made with `exec`; three SSE streams (one per daemon) and a WebSocket follow the
+            feed from a snapshot's cursor while four writers create and replace items, each write
+            under its own Idempotency-Key, retried after a 502, a 503, a 409 requestInProgress or a
+            dropped connection; one daemon is stopped mid-run and started again. Every stream,
+            resuming from its last cursor after each reconnect (SSE: Last-Event-ID), received
+            exactly seqs snapshot+1 ... head, once each, in order; every acknowledged write is in
+            it once, with the id and version its answer gave; 502/503 and dropped connections
+            only in the 10 s after the stop, no other 5xx; an SSE stream was cut and resumed; the
+            balancer logged the daemon DOWN and UP again, and no token (query string); the
+            daemons logged no 5xx but 503. When no image is tagged postgres:15-bookworm (no
+            registry), the stand-in of Tests/Deploy/postgres is built under that tag first.
+
+Each check runs under its own compose project with its own volumes, removed with its containers
+afterwards (the built images stay: they are the build cache). When no Docker engine answers, the test
 starts dockerd itself and stops it by PID at the end. `--local-images SCRIPT` runs a script that
 tags local stand-ins for the Dockerfile's base images first (on a machine without a registry:
 ../shared/container/local-images.sh). Python 3.9+, standard library only; needs root (dockerd)
@@ -26,6 +42,7 @@ or a user in the docker group. Prints "N passed, N failed" last; exits 1 when a 
 
 import argparse
 import base64
+import collections
 import http.client
 import json
 import os
@@ -35,16 +52,21 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import traceback
 import urllib.parse
+import uuid
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "Tests", "Reliability"))
-from common import Client, draft, list_items, replay_feed  # noqa: E402
+from common import Client, draft, is_connection_error, list_items, replay_feed  # noqa: E402
 
 IMAGE = "stockroom:deploy-test"
+# docker-compose.postgres.yml's other images: the balancer's (built by the test) and PostgreSQL's.
+BALANCER_IMAGE = "stockroom-haproxy:deploy-test"
+POSTGRES_IMAGE = "postgres:15-bookworm"
 BUILD_ENV = {"DOCKER_BUILDKIT": "0", "COMPOSE_DOCKER_CLI_BUILD": "0"}
 # The runtime base the Dockerfile's last stage starts from.
 RUNTIME_BASE = "debian:bookworm-slim"
@@ -139,45 +161,45 @@ class Engine:
 
 
 class Project:
-    """One compose project: the repository's docker-compose.yml (and an override, when given) under
-    its own name, so its container and volume are its own."""
+    """One compose project: a compose file of the repository (docker-compose.yml unless told; and an
+    override, when given) under its own name, so its containers and volumes are its own."""
 
-    def __init__(self, compose, name, port, override=None):
+    def __init__(self, compose, name, port, override=None, file="docker-compose.yml", env=None):
         self.compose = compose
         self.name = name
         self.port = port
-        self.files = ["-f", os.path.join(ROOT, "docker-compose.yml")]
+        self.files = ["-f", os.path.join(ROOT, file)]
         self.override_path = None
         if override:
             self.override_path = os.path.join(WORKDIR, f"{name}.yml")
             with open(self.override_path, "w") as f:
                 f.write(override)
             self.files += ["-f", self.override_path]
-        self.env = {"STOCKROOM_IMAGE": IMAGE, "STOCKROOM_PORT": str(port), **BUILD_ENV}
+        self.env = {"STOCKROOM_IMAGE": IMAGE, "STOCKROOM_PORT": str(port), **BUILD_ENV, **(env or {})}
 
     def __call__(self, *arguments, check=True, timeout=600):
         return run([*self.compose, "-p", self.name, *self.files, *arguments], check=check, timeout=timeout, env=self.env)
 
-    def container(self):
-        return self("ps", "-q", "stockroom").stdout.strip()
+    def container(self, service="stockroom"):
+        return self("ps", "-q", service).stdout.strip()
 
-    def state(self):
-        output = run(["docker", "inspect", "-f", "{{json .State}}", self.container()]).stdout
+    def state(self, service="stockroom"):
+        output = run(["docker", "inspect", "-f", "{{json .State}}", self.container(service)]).stdout
         return json.loads(output)
 
-    def wait_healthy(self, timeout=90):
+    def wait_healthy(self, timeout=90, service="stockroom"):
         def healthy():
-            state = self.state()
+            state = self.state(service)
             if state.get("Status") == "exited" or state.get("Restarting"):
-                raise CheckFailed(f"the container exited {state.get('ExitCode')}:\n{self.logs()[-3000:]}")
+                raise CheckFailed(f"{service} exited {state.get('ExitCode')}:\n{self.logs(service)[-3000:]}")
             return state.get("Health", {}).get("Status") == "healthy"
-        wait_until("the container healthy", healthy, timeout)
+        wait_until(f"{service} healthy", healthy, timeout)
 
-    def logs(self):
-        return self("logs", "--no-color", "stockroom", check=False).stdout
+    def logs(self, service="stockroom"):
+        return self("logs", "--no-color", service, check=False).stdout
 
-    def token(self, user, role):
-        output = self("exec", "-T", "stockroom", "/app/stockroom", "token", "create", "--user", user, "--role", role).stdout
+    def token(self, user, role, service="stockroom"):
+        output = self("exec", "-T", service, "/app/stockroom", "token", "create", "--user", user, "--role", role).stdout
         return output.strip().splitlines()[-1].strip()
 
     def remove(self):
@@ -479,10 +501,380 @@ def check_settings(compose, name):
             "HTTP_PORT=abc exits 64 with its line in `logs`")
 
 
+# ---- PostgreSQL: three daemons behind HAProxy (docker-compose.postgres.yml) ----
+
+PG_SERVICES = ("postgres", "stockroom-1", "stockroom-2", "stockroom-3", "balancer")
+# The daemon the scenario stops and starts again.
+PG_STOPPED = "stockroom-2"
+# How long after `stop` returns the balancer may still answer 502/503 or drop a connection: its
+# checks take a stopped daemon out within about 5 s (a stopped container answers no SYN, so each
+# check waits out its 2 s connect timeout); a request that cannot connect meanwhile goes to another.
+PG_STOP_GRACE = 10.0
+PG_WRITERS = 4
+
+
+def ensure_postgres_image():
+    """The image docker-compose.postgres.yml runs for PostgreSQL; the stand-in of
+    Tests/Deploy/postgres is built under its tag only when no image has it."""
+    if run(["docker", "image", "inspect", POSTGRES_IMAGE], check=False).returncode == 0:
+        return f"{POSTGRES_IMAGE} present"
+    started = time.monotonic()
+    run(["docker", "build", "-q", "-t", POSTGRES_IMAGE, os.path.join(HERE, "postgres")], env=BUILD_ENV, timeout=900)
+    return f"{POSTGRES_IMAGE} absent: the stand-in of Tests/Deploy/postgres built in {time.monotonic() - started:.0f} s"
+
+
+class Timeline:
+    """Every answer and connection failure the scenario's clients got, with the time it came."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.events = []  # (monotonic time, who, what)
+
+    def add(self, who, what):
+        with self.lock:
+            self.events.append((time.monotonic(), who, what))
+
+
+class Writer(threading.Thread):
+    """Creates items and replaces them (If-Match) through the balancer, each write under its own
+    Idempotency-Key, retried with the same key after a 502, a 503, a 409 requestInProgress or a
+    failed connection until it gets its answer. `acknowledged`: (key, item id, version)."""
+
+    RETRYABLE = (502, 503)
+
+    def __init__(self, number, port, token, timeline, stop):
+        super().__init__(name=f"writer-{number}", daemon=True)
+        self.number = number
+        self.client = Client(port, token, timeout=30)
+        self.timeline = timeline
+        self.stop_event = stop
+        self.acknowledged = []
+        self.retries = 0
+        self.unexpected = []
+
+    def write(self, method, path, body, headers, expected):
+        key = f"w{self.number}-{len(self.acknowledged)}-{uuid.uuid4().hex[:8]}"
+        for attempt in range(200):
+            try:
+                response = self.client.request(method, path, body=body, headers={**headers, "Idempotency-Key": key})
+            except Exception as error:
+                if not is_connection_error(error):
+                    raise
+                self.timeline.add(self.name, f"connection error {error!r}")
+                self.retries += 1
+                time.sleep(0.1)
+                continue
+            self.timeline.add(self.name, response.status)
+            if response.status == expected:
+                return key, response.json()
+            if response.status in self.RETRYABLE or response.error_code() == "requestInProgress":
+                self.retries += 1
+                time.sleep(0.1)
+                continue
+            self.unexpected.append(f"{method} {path} answered {response!r}")
+            return None, None
+        self.unexpected.append(f"{method} {path}: no answer after 200 attempts")
+        return None, None
+
+    def run(self):
+        try:
+            while not self.stop_event.is_set():
+                key, item = self.write("POST", "/v1/items", draft(f"Balanced {self.number}-{len(self.acknowledged)}", 1), {}, 201)
+                if item is None:
+                    return
+                self.acknowledged.append((key, item["id"], item["version"]))
+                for quantity in (2, 3, 4):
+                    if self.stop_event.is_set():
+                        break
+                    key, item = self.write("PUT", f"/v1/items/{item['id']}", draft(item["name"], quantity),
+                                           {"If-Match": f'"{item["version"]}"'}, 200)
+                    if item is None:
+                        return
+                    self.acknowledged.append((key, item["id"], item["version"]))
+        except Exception as error:
+            self.unexpected.append(f"{error!r}\n{traceback.format_exc()}")
+        finally:
+            self.client.close()
+
+
+class Follower(threading.Thread):
+    """Follows the feed through the balancer from `cursor`: an SSE stream, or a WebSocket. When the
+    stream ends or fails it reconnects and resumes from the cursor of the last change it received
+    (SSE: Last-Event-ID; WebSocket: since=). `changes` is everything it received, in order."""
+
+    def __init__(self, name, port, token, cursor, timeline, transport="sse"):
+        super().__init__(name=name, daemon=True)
+        self.port = port
+        self.token = token
+        self.cursor = cursor
+        self.timeline = timeline
+        self.transport = transport
+        self.changes = []
+        self.connects = []  # monotonic times of every (re)connection that opened
+        self.finished = threading.Event()
+        self.opened = threading.Event()
+        self.current = None
+        self.unexpected = []
+
+    def close_current(self):
+        current = self.current
+        if current is not None:
+            try:
+                (current.sock if self.transport == "ws" else current.connection.sock).shutdown(socket.SHUT_RDWR)
+            except Exception:
+                pass
+
+    def finish(self):
+        self.finished.set()
+        self.close_current()
+
+    def receive(self, change):
+        self.changes.append(change)
+        self.cursor = change["cursor"]
+
+    def follow_sse(self):
+        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+        holder = type("Holder", (), {"connection": connection})()
+        self.current = holder
+        try:
+            headers = {"Authorization": f"Bearer {self.token}", "Last-Event-ID": self.cursor}
+            connection.request("GET", f"/v1/changes/stream?since={urllib.parse.quote(self.cursor)}", headers=headers)
+            response = connection.getresponse()
+            self.timeline.add(self.name, response.status)
+            if response.status != 200:
+                if response.status not in (502, 503):
+                    self.unexpected.append(f"the SSE stream answered {response.status} {response.read()[:300]!r}")
+                return
+            self.connects.append(time.monotonic())
+            self.opened.set()
+            fields = {}
+            while True:
+                line = response.readline()  # through the chunked coding: the balancer cuts chunks its own way
+                if not line:
+                    return
+                line = line.decode().rstrip("\r\n")
+                if line == "":
+                    if fields.get("event") == "change":
+                        change = json.loads(fields["data"])
+                        if fields.get("id") != change["cursor"]:
+                            self.unexpected.append(f"an event's id {fields.get('id')} is not its change's cursor")
+                        self.receive(change)
+                    elif fields.get("event") == "error":
+                        self.unexpected.append(f"the SSE stream sent an error: {fields.get('data')}")
+                    fields = {}
+                elif not line.startswith(":"):
+                    key, _, value = line.partition(":")
+                    fields[key] = value[1:] if value.startswith(" ") else value
+        finally:
+            connection.close()
+
+    def follow_ws(self):
+        try:
+            self.current = socket_ = WebSocket(self.port, self.token, self.cursor)
+        except CheckFailed as error:
+            self.timeline.add(self.name, f"upgrade failed: {error}")
+            return
+        try:
+            self.timeline.add(self.name, 101)
+            self.connects.append(time.monotonic())
+            self.opened.set()
+            while True:
+                frame = socket_.next_frame()
+                if frame is None:
+                    return
+                opcode, payload = frame
+                if opcode == 1:
+                    self.receive(json.loads(payload))
+                elif opcode == 9:  # ping: a pong with the same payload, masked as a client must
+                    mask = os.urandom(4)
+                    socket_.sock.sendall(bytes([0x8A, 0x80 | len(payload)]) + mask
+                                         + bytes(b ^ mask[i % 4] for i, b in enumerate(payload)))
+                elif opcode == 8:
+                    code = int.from_bytes(payload[:2], "big") if len(payload) >= 2 else None
+                    if code not in (1001, None):
+                        self.unexpected.append(f"the WebSocket closed with {code} {payload[2:]!r}")
+                    return
+        finally:
+            socket_.close()
+
+    def run(self):
+        while not self.finished.is_set():
+            try:
+                (self.follow_ws if self.transport == "ws" else self.follow_sse)()
+            except Exception as error:
+                if self.finished.is_set():
+                    pass
+                elif is_connection_error(error):
+                    self.timeline.add(self.name, f"connection error {error!r}")
+                else:
+                    self.unexpected.append(f"{error!r}\n{traceback.format_exc()}")
+            self.current = None
+            if not self.finished.is_set():
+                time.sleep(0.1)
+
+
+def compose_containers(project):
+    """{service: container id} of a project's containers, from one `docker ps` (compose v1's CLI
+    takes a second or two per call on a busy machine)."""
+    output = run(["docker", "ps", "-a", "--filter", f"label=com.docker.compose.project={project.name}",
+                  "--format", '{{.Label "com.docker.compose.service"}} {{.ID}}']).stdout
+    return dict(line.split() for line in output.splitlines() if line.strip())
+
+
+def wait_all_healthy(containers, timeout):
+    """Waits until every container of {service: id} is healthy; fails at once when one exits."""
+    def healthy():
+        output = run(["docker", "inspect", "-f", "{{json .State}}", *containers.values()]).stdout
+        states = [json.loads(line) for line in output.splitlines() if line.strip()]
+        for service, state in zip(containers, states):
+            if state.get("Status") == "exited" or state.get("Restarting"):
+                raise CheckFailed(f"{service} exited {state.get('ExitCode')}:\n{container_logs(containers[service])[-3000:]}")
+        return all(state.get("Health", {}).get("Status") == "healthy" for state in states)
+    wait_until(f"{', '.join(containers)} healthy", healthy, timeout, interval=0.5)
+
+
+def container_logs(container):
+    return run(["docker", "logs", container], check=False).stdout
+
+
+def seq_of(cursor):
+    return int(cursor.rsplit(".", 1)[1])
+
+
+def check_postgres(pg):
+    # The daemons' image is the one the build step made (same Dockerfile, same tag); the balancer's
+    # is built here (a few seconds when cached).
+    pg("build", "balancer")
+    began = time.monotonic()
+    pg("up", "-d", "--no-build", timeout=300)
+    containers = compose_containers(pg)
+    expect(sorted(containers) == sorted(PG_SERVICES), f"`up` made the containers {sorted(containers)}")
+    wait_all_healthy(containers, 120)
+    say(f"postgres: PostgreSQL, three daemons and the balancer healthy {time.monotonic() - began:.0f} s after `up`")
+    port = pg.port
+    expect(request(port, "GET", "/ready").status == 200, "/ready through the balancer is not 200")
+    # Three daemons migrated one database at the same moment; each of them serves.
+    for service in PG_SERVICES[1:4]:
+        logs = container_logs(containers[service])
+        expect("url=postgres://stockroom@postgres:5432/stockroom" in logs, f"{service} is not on PostgreSQL:\n{logs[-2000:]}")
+    token = pg.token("balanced", "editor", service="stockroom-1")
+
+    snapshot = request(port, "GET", "/v1/snapshot", token)
+    expect(snapshot.status == 200, f"snapshot answered {snapshot!r}")
+    start = snapshot.json()["cursor"]
+    timeline = Timeline()
+    # One stream per daemon (the balancer sends a new connection to the daemon with the fewest),
+    # then a WebSocket.
+    followers = [Follower(f"sse-{n}", port, token, start, timeline) for n in (1, 2, 3)]
+    followers.append(Follower("ws", port, token, start, timeline, transport="ws"))
+    for follower in followers:
+        follower.start()
+        expect(follower.opened.wait(20), f"{follower.name} did not open: {timeline.events[-3:]}")
+    say(f"postgres: {len(followers)} followers open through the balancer from the snapshot's cursor {start}; writing")
+    stop_writing = threading.Event()
+    writers = [Writer(n, port, token, timeline, stop_writing) for n in range(PG_WRITERS)]
+    try:
+        for writer in writers:
+            writer.start()
+        time.sleep(5)
+        before_stop = sum(len(w.acknowledged) for w in writers)
+        stop_started = time.monotonic()
+        pg("stop", "-t", "15", PG_STOPPED)
+        stop_ended = time.monotonic()
+        state = json.loads(run(["docker", "inspect", "-f", "{{json .State}}", containers[PG_STOPPED]]).stdout)
+        expect(state["Status"] == "exited" and state["ExitCode"] == 0,
+               f"{PG_STOPPED} did not exit 0 on stop: {state['Status']} {state['ExitCode']}")
+        say(f"postgres: {PG_STOPPED} stopped in {stop_ended - stop_started:.1f} s; writing on through the other two")
+        time.sleep(PG_STOP_GRACE)
+        while_stopped = sum(len(w.acknowledged) for w in writers) - before_stop
+        pg("start", PG_STOPPED)
+        # Back in service once the balancer's checks pass again (its log says so).
+        wait_until(f"the balancer taking {PG_STOPPED} back", lambda: re.search(
+            rf"{PG_STOPPED} is UP", container_logs(containers["balancer"])), 60, interval=0.5)
+        say(f"postgres: {PG_STOPPED} back in the balancer {time.monotonic() - stop_ended - PG_STOP_GRACE:.1f} s after `start`")
+        time.sleep(3)
+    finally:
+        stop_writing.set()
+        for writer in writers:
+            writer.join(60)
+    acknowledged = [entry for writer in writers for entry in writer.acknowledged]
+    head = request(port, "GET", "/v1/changes?since=now", token)
+    expect(head.status == 200, f"the head answered {head!r}")
+    head_seq = seq_of(head.json()["cursor"])
+    try:
+        wait_until("every follower at the head", lambda: all(
+            f.changes and f.changes[-1]["seq"] >= head_seq for f in followers), 30)
+    finally:
+        for follower in followers:
+            follower.finish()
+        for follower in followers:
+            follower.join(10)
+
+    problems = [f"{w.name}: {u}" for w in writers for u in w.unexpected]
+    problems += [f"{f.name}: {u}" for f in followers for u in f.unexpected]
+    expect(not problems, "unexpected answers:\n" + "\n".join(problems[:20]))
+    # Exact: every follower received seqs start+1 ... head, each once, in order, across its reconnects.
+    expected_seqs = list(range(seq_of(start) + 1, head_seq + 1))
+    for follower in followers:
+        seqs = [c["seq"] for c in follower.changes]
+        if seqs != expected_seqs:
+            repeated = sorted({s for s in seqs if seqs.count(s) > 1})[:10]
+            missing = sorted(set(expected_seqs) - set(seqs))[:10]
+            raise CheckFailed(f"{follower.name}'s feed is not exact: {len(seqs)} changes for {len(expected_seqs)} seqs, "
+                              f"missing {missing}, repeated {repeated}, reconnects {len(follower.connects) - 1}")
+    reference = followers[0].changes
+    for follower in followers[1:]:
+        expect(follower.changes == reference, f"{follower.name} received other changes than {followers[0].name}")
+    # Every acknowledged write is in the feed, once, with what its answer said.
+    by_key = {}
+    for change in reference:
+        key = change["origin"]["idempotencyKey"]
+        expect(key not in by_key, f"the write with key {key} is twice in the feed")
+        by_key[key] = change
+    for key, item_id, version in acknowledged:
+        change = by_key.get(key)
+        expect(change is not None, f"the acknowledged write {key} (item {item_id} v{version}) is not in the feed")
+        expect(change["entity"] == "item" and change["id"] == item_id and change["value"]["version"] == version,
+               f"the write {key} answered item {item_id} v{version}, its change is {change}")
+    # 502/503 and dropped connections only while the daemon stopped; no other 5xx ever.
+    window = (stop_started, stop_ended + PG_STOP_GRACE)
+    bad = []
+    in_window = collections.Counter()
+    for at, who, what in timeline.events:
+        failure = (isinstance(what, int) and what >= 500) or isinstance(what, str)
+        if not failure:
+            continue
+        if window[0] <= at <= window[1] and (what in (502, 503) or isinstance(what, str)):
+            in_window[str(what) if isinstance(what, int) else "a dropped connection"] += 1
+        else:
+            bad.append(f"{who} at {at - stop_started:+.1f} s from the stop: {what}")
+    expect(not bad, "failures outside the stop window (or a 5xx other than 502/503):\n" + "\n".join(bad[:20]))
+    # The stop cut at least one stream, and its follower resumed through another daemon.
+    resumed = [f.name for f in followers if any(t >= stop_started for t in f.connects)]
+    expect(any(name.startswith("sse") for name in resumed),
+           f"no SSE stream was cut by the stop (resumed: {resumed or 'none'})")
+    # The balancer's checks took the stopped daemon out and put it back.
+    balancer = container_logs(containers["balancer"])
+    expect(re.search(rf"{PG_STOPPED} is DOWN", balancer) and re.search(rf"{PG_STOPPED} is UP", balancer),
+           f"the balancer's log does not show {PG_STOPPED} going DOWN and UP:\n{balancer[-2000:]}")
+    expect(token not in balancer, "the balancer logged a token (a query string)")
+    for service in PG_SERVICES[1:4]:
+        errors = [line for line in container_logs(containers[service]).splitlines()
+                  if "unhandled error" in line or re.search(r"http\.status=5(?!03)\d\d", line)]
+        expect(not errors, f"{service} logged errors:\n" + "\n".join(errors[:10]))
+    retries = sum(w.retries for w in writers)
+    failures = ", ".join(f"{count} x {what}" for what, count in sorted(in_window.items())) or "none"
+    return (f"{len(acknowledged)} acknowledged writes ({while_stopped} in the {PG_STOP_GRACE:.0f} s after the stop, "
+            f"{retries} retries), seqs {expected_seqs[0]}..{head_seq} exact on 3 SSE streams and a WebSocket; "
+            f"{', '.join(resumed)} resumed after the stop; failures in the stop window: {failures}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--local-images", metavar="SCRIPT", help="run SCRIPT first to tag local stand-ins for the base images")
     parser.add_argument("--no-build", action="store_true", help=f"use the image {IMAGE} as it is")
+    parser.add_argument("--only", choices=("sqlite", "postgres"),
+                        help="run only the checks of docker-compose.yml (sqlite) or of docker-compose.postgres.yml (postgres)")
     args = parser.parse_args()
 
     engine = Engine()
@@ -519,15 +911,24 @@ def main():
                 return f"{time.monotonic() - started:.0f} s"
             if step("build", build) is None:
                 raise CheckFailed("the image did not build")
-        step("image", check_image)
-        up = step("up", check_up, main_project)
-        if up:
-            token, head_cursor, _ = up
-            step("backup", check_backup, main_project, token, head_cursor)
-            step("stop", check_stop, main_project, token)
-        else:
-            failed.extend(["backup", "stop"])
-        step("settings", check_settings, compose, f"stockroom-deploy-{suffix}-settings")
+        if args.only != "postgres":
+            step("image", check_image)
+            up = step("up", check_up, main_project)
+            if up:
+                token, head_cursor, _ = up
+                step("backup", check_backup, main_project, token, head_cursor)
+                step("stop", check_stop, main_project, token)
+            else:
+                failed.extend(["backup", "stop"])
+            step("settings", check_settings, compose, f"stockroom-deploy-{suffix}-settings")
+        if args.only != "sqlite":
+            pg_project = Project(compose, f"stockroom-deploy-{suffix}-pg", free_port(),
+                                 file="docker-compose.postgres.yml", env={"BALANCER_IMAGE": BALANCER_IMAGE})
+            projects.append(pg_project)
+            if step("postgres image", ensure_postgres_image) is not None:
+                step("postgres", check_postgres, pg_project)
+            else:
+                failed.append("postgres")
     except CheckFailed as error:
         say(f"FAILED: {error}")
         failed.append("setup")
