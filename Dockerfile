@@ -42,7 +42,7 @@ RUN swift build $SWIFT_BUILD_FLAGS \
 # ---- runtime ----
 FROM debian:bookworm-slim
 RUN apt-get update \
-    && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends libsqlite3-0 \
+    && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends libsqlite3-0 ca-certificates \
     && rm -rf /var/lib/apt/lists/* /var/cache/apt/* /var/log/apt /var/log/dpkg.log \
     && useradd --system --uid 10001 --user-group --home-dir /app --shell /usr/sbin/nologin stockroom \
     && mkdir -p /data \

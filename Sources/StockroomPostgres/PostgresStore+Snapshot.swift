@@ -90,5 +90,5 @@ extension PostgresStore {
     }
 
     /// Nothing to compact: PostgreSQL checkpoints by itself.
-    public func checkpoint() throws {}
+    public func checkpoint() throws -> Bool { false }
 }

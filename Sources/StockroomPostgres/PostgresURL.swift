@@ -3,7 +3,7 @@ import NIOSSL
 import PostgresNIO
 
 /// Where the PostgreSQL database is: a `postgres://` (or `postgresql://`) URL, as libpq reads it.
-/// `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=disable|prefer|require][&host=/socket/dir]`.
+/// `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=disable|prefer|require|verify-full][&host=/socket/dir]`.
 /// The user, password and database may be percent-encoded; the port defaults to 5432 and the
 /// database to the user's name; `host=` in the query names a Unix socket directory.
 public struct PostgresURL: Sendable, Hashable, CustomStringConvertible {
@@ -16,8 +16,12 @@ public struct PostgresURL: Sendable, Hashable, CustomStringConvertible {
     public var socketDirectory: String?
     public var sslMode: SSLMode
 
+    /// As libpq reads `sslmode`: `prefer` (the default) and `require` encrypt without checking the
+    /// server's certificate (`prefer` falls back to plain text when the server has no TLS);
+    /// `verify-full` checks the certificate against the system's trusted roots and the host name.
     public enum SSLMode: String, Sendable, Hashable, CaseIterable {
         case disable, prefer, require
+        case verifyFull = "verify-full"
     }
 
     public init(_ text: String) throws {
@@ -76,17 +80,28 @@ public struct PostgresURL: Sendable, Hashable, CustomStringConvertible {
     var tls: PostgresClient.Configuration.TLS {
         switch sslMode {
         case .disable: .disable
-        case .prefer: .prefer(.makeClientConfiguration())
-        case .require: .require(.makeClientConfiguration())
+        case .prefer: .prefer(Self.encryptOnly)
+        case .require: .require(Self.encryptOnly)
+        case .verifyFull: .require(.makeClientConfiguration())
         }
     }
 
     func connectionTLS() throws -> PostgresConnection.Configuration.TLS {
         switch sslMode {
         case .disable: .disable
-        case .prefer: .prefer(try NIOSSLContext(configuration: .makeClientConfiguration()))
-        case .require: .require(try NIOSSLContext(configuration: .makeClientConfiguration()))
+        case .prefer: .prefer(try NIOSSLContext(configuration: Self.encryptOnly))
+        case .require: .require(try NIOSSLContext(configuration: Self.encryptOnly))
+        case .verifyFull: .require(try NIOSSLContext(configuration: .makeClientConfiguration()))
         }
+    }
+
+    /// TLS that encrypts and checks no certificate (libpq's `prefer` and `require`), and so loads
+    /// no trusted roots: it works on a system without a CA bundle.
+    static var encryptOnly: TLSConfiguration {
+        var configuration = TLSConfiguration.makeClientConfiguration()
+        configuration.certificateVerification = .none
+        configuration.trustRoots = .certificates([])
+        return configuration
     }
 
     /// The pool's configuration.

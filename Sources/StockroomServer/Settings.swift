@@ -15,7 +15,7 @@ public struct Settings: Sendable {
     /// The SQLite file (`db.path`, `DB_PATH`, `--db-path`), used when `databaseURL` is not set.
     public var databasePath: String
     /// A PostgreSQL database instead of the SQLite file (`db.url`, `DB_URL`, `--db-url`): a
-    /// `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=disable|prefer|require]` URL.
+    /// `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=disable|prefer|require|verify-full]` URL.
     /// Several daemons may share it.
     public var databaseURL: PostgresURL?
     /// The most connections the daemon opens to PostgreSQL, its listener's apart (`db.maxConnections`).

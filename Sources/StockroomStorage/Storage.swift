@@ -96,6 +96,8 @@ public protocol Storage: Sendable {
 
     /// Nil when a write can commit now; otherwise why not (for `/ready`).
     func writeProbe() async -> String?
-    /// Leaves the stored state compact at shutdown (SQLite: a WAL checkpoint).
-    func checkpoint() throws
+    /// Leaves the stored state compact at shutdown (SQLite: a WAL checkpoint); false when the
+    /// backend has nothing to do (PostgreSQL checkpoints by itself).
+    @discardableResult
+    func checkpoint() throws -> Bool
 }

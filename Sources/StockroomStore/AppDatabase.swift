@@ -209,12 +209,14 @@ public struct AppDatabase: Sendable {
     }
 
     /// Copies the WAL into the main file and truncates it; run on shutdown.
-    public func checkpoint() throws {
+    @discardableResult
+    public func checkpoint() throws -> Bool {
         try committer.excludingCheckpoints {
             try writer.writeWithoutTransaction { db in
                 _ = try db.checkpoint(.truncate)
             }
         }
+        return true
     }
 
     /// Runs `updates` atomically (its own savepoint in the next group commit), answering once it is

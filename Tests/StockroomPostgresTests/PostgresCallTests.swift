@@ -60,3 +60,27 @@ extension Result where Failure == any Error {
         }
     }
 }
+
+/// `sslmode` as libpq reads it.
+@Suite("PostgreSQL URL's sslmode", .enabled(if: TestPostgres.isAvailable))
+struct PostgresSSLModeTests {
+    /// `prefer` (the default) loads no trusted roots and falls back to plain text on a server
+    /// without TLS, as the test cluster is; `require` and `verify-full` refuse such a server.
+    @Test
+    func preferFallsBackToPlainTextAndRequireRefusesAServerWithoutTLS() async throws {
+        let plain = try await TestPostgres.shared().newDatabase()
+        let base = plain.replacingOccurrences(of: "?sslmode=disable", with: "")
+        let preferred = try PostgresURL(base)
+        #expect(preferred.sslMode == .prefer)
+        let store = try await PostgresStore.open(url: preferred)
+        let running = Task { try await store.run() }
+        #expect(try await store.resolve(.now) == 0)
+        running.cancel()
+        _ = await running.result
+        for mode in ["require", "verify-full"] {
+            let url = try PostgresURL(base + "?sslmode=" + mode)
+            await #expect(throws: (any Error).self) { _ = try await PostgresStore.open(url: url) }
+        }
+        #expect(throws: PostgresStoreError.self) { try PostgresURL(base + "?sslmode=verify-ca") }
+    }
+}

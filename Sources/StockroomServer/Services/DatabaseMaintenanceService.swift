@@ -23,8 +23,7 @@ struct DatabaseMaintenanceService: Service {
         }
         database.hub.closeAll()
         do {
-            try database.checkpoint()
-            logger.info("database checkpointed")
+            if try database.checkpoint() { logger.info("database checkpointed") }
         } catch {
             logger.warning("checkpoint on shutdown failed", metadata: ["error": "\(error)"])
         }
