@@ -199,6 +199,7 @@ let package = Package(
             dependencies: [
                 "StockroomPostgres",
                 "StockroomStorage",
+                "StockroomWire",
                 "StockroomCore",
                 "TestSupport",
                 .product(name: "PostgresNIO", package: "postgres-nio"),

@@ -120,6 +120,10 @@ extension PostgresStore {
         bound: Duration? = nil, _ body: @escaping @Sendable (PostgresConnection) async throws -> Value
     ) async throws -> Value {
         await started.wait()
+        if let epoch = replacedEpoch.withLock({ $0 }) {
+            throw StoreError.unavailable(
+                "the database was given a new epoch (\(epoch), a restore) since this daemon started: restart it")
+        }
         let call = PendingCall<Value>(bound: bound)
         let id = calls.insert(call)
         defer { calls.remove(id) }

@@ -87,14 +87,18 @@ extension PostgresStore {
             try? await Task.sleep(for: pollInterval)
             guard !Task.isCancelled else { return }
             do {
-                let (head, generation) = try await read { connection in
+                let (head, generation, epoch) = try await read { connection in
                     let rows = try await connection.query(
-                        "SELECT (SELECT seq FROM log_head WHERE id = 1), (SELECT value FROM meta WHERE key = 'token_generation')",
+                        """
+                        SELECT (SELECT seq FROM log_head WHERE id = 1), (SELECT value FROM meta WHERE key = 'token_generation'),
+                               (SELECT value FROM meta WHERE key = 'epoch')
+                        """,
                         logger: self.logger
                     ).collect()
-                    let (head, generation) = try rows[0].decode((Int64, String).self)
-                    return (head, Int64(generation) ?? 0)
+                    let (head, generation, epoch) = try rows[0].decode((Int64, String, String).self)
+                    return (head, Int64(generation) ?? 0, epoch)
                 }
+                epochChanged(to: epoch)
                 hub.observeTokenGeneration(generation)
                 if head > hub.head { await catchUp() }
             } catch {
@@ -103,13 +107,14 @@ extension PostgresStore {
         }
     }
 
-    /// Acts on one notification.
+    /// Acts on one notification: `h <head>`, `t <token generation>`, `e <epoch>`.
     func handle(_ payload: String) async {
         let parts = payload.split(separator: " ", maxSplits: 1)
-        guard let kind = parts.first, parts.count == 2, let number = Int64(parts[1]) else { return }
-        switch kind {
-        case "h" where number > hub.head: await catchUp()
-        case "t": hub.observeTokenGeneration(number)
+        guard parts.count == 2 else { return }
+        switch (parts[0], Int64(parts[1])) {
+        case ("h", let head?) where head > hub.head: await catchUp()
+        case ("t", let generation?): hub.observeTokenGeneration(generation)
+        case ("e", _): epochChanged(to: String(parts[1]))
         default: break
         }
     }

@@ -31,6 +31,9 @@ public final class PostgresStore: Storage, Service {
     let listenerState = Mutex(ListenerState())
     /// The storage calls in flight, which `watch` keeps from waiting for ever.
     let calls = PostgresCalls()
+    /// The epoch the database has taken since this store opened it (a restore), if any: from then
+    /// on every call answers `unavailable` until the daemon is restarted.
+    let replacedEpoch = Mutex<String?>(nil)
     /// Opened when `run` starts the pool: a connection asked for before waits for it.
     let started = Gate()
     /// Whether `run` listens for notifications (off only in tests of the poll).
@@ -125,6 +128,51 @@ public final class PostgresStore: Storage, Service {
 
     /// The form of `changes.value` (the API's JSON of the entity), as the SQLite store's `ChangeLog.valueFormat`.
     static let changeValueFormat = "1"
+
+    /// Gives the database at `url` a new epoch (after a `pg_restore`, with the daemons stopped):
+    /// every cursor from before gets `410 resyncRequired`, and a daemon still running on the
+    /// database stops answering (503) until it is restarted. Returns the old and the new epoch.
+    public static func startNewEpoch(url: PostgresURL, logger: Logger = Logger(label: "stockroom.postgres")) async throws
+        -> (old: String, new: String)
+    {
+        let connection = try await PostgresConnection.connect(configuration: try url.connectionConfiguration(), id: 0, logger: logger)
+        defer { Task { try? await connection.close() } }
+        try await PostgresMigrator.migrate(connection, logger: logger)
+        try await connection.query("BEGIN", logger: logger)
+        do {
+            let old = try await connection.query("SELECT value FROM meta WHERE key = 'epoch' FOR UPDATE", logger: logger)
+                .collect().first?.decode(String.self) ?? ""
+            let rows = try await connection.query(
+                """
+                UPDATE meta SET value = replace(gen_random_uuid()::text, '-', '') WHERE key = 'epoch'
+                RETURNING value, pg_notify('stockroom', 'e ' || value)::text
+                """, logger: logger
+            ).collect()
+            guard let new = try rows.first?.makeRandomAccess()[0].decode(String.self) else {
+                throw PostgresStoreError.schema("the database has no epoch")
+            }
+            try await connection.query("COMMIT", logger: logger)
+            return (old, new)
+        } catch {
+            _ = try? await connection.query("ROLLBACK", logger: logger)
+            throw error
+        }
+    }
+
+    /// Stops serving from a database that took a new epoch under this daemon (a restore): its
+    /// streams end, and every call answers `unavailable` until the daemon is restarted.
+    func epochChanged(to epoch: String) {
+        guard epoch != self.epoch else { return }
+        let first = replacedEpoch.withLock { replaced in
+            defer { replaced = replaced ?? epoch }
+            return replaced == nil
+        }
+        guard first else { return }
+        logger.error(
+            "the database was given a new epoch (a restore): this daemon answers 503 until it is restarted",
+            metadata: ["epoch": "\(self.epoch)", "new": "\(epoch)"])
+        hub.closeAll()
+    }
 
     /// The identifiers of the migrations applied to the database, in order.
     public func appliedMigrations() async throws -> [String] {

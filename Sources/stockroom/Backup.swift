@@ -1,5 +1,7 @@
 import ArgumentParser
 import Foundation
+import StockroomPostgres
+import StockroomServer
 import StockroomStorage
 import StockroomStore
 
@@ -24,18 +26,38 @@ struct Backup: AsyncParsableCommand {
     }
 }
 
-/// `stockroom restore --from FILE`: replace the database with a verified backup, under a new epoch.
+/// `stockroom restore --from FILE`: replace the SQLite database with a verified backup, under a
+/// new epoch. On PostgreSQL (`--db-url`), after `pg_restore` and with no `--from`: a new epoch.
 struct Restore: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Replace the database with a backup (stop the server first); cursors from before get 410.")
+        abstract: "Replace the database with a backup (stop the server first); cursors from before get 410.",
+        discussion: """
+            On PostgreSQL (--db-url), restore a pg_dump with pg_restore, then run this without --from: it gives \
+            the database a new epoch, so that every cursor from before gets 410 and clients take a new snapshot.
+            """)
 
-    @Option(name: .customLong("from"), help: "The backup file to restore.")
-    var source: String
+    @Option(name: .customLong("from"), help: "The backup file to restore (SQLite; leave it out on PostgreSQL).")
+    var source: String?
 
     @OptionGroup var storage: StorageOptions
 
     func run() async throws {
         let settings = try Startup.settings(try await storage.reader())
+        if let url = settings.databaseURL {
+            guard source == nil else {
+                throw Startup.usageError(
+                    "on PostgreSQL restore a pg_dump with pg_restore, then run `stockroom restore --db-url URL` without --from")
+            }
+            do {
+                let (old, new) = try await PostgresStore.startNewEpoch(url: url)
+                print("\(url): new epoch \(new) (was \(old)).")
+                print("Feed cursors from before now get 410 resyncRequired; restart every daemon on this database.")
+            } catch {
+                throw Startup.failure(StartupError.postgres(url: url.description, underlying: error).description)
+            }
+            return
+        }
+        guard let source else { throw Startup.usageError("--from FILE is required: the backup file to restore") }
         do {
             let summary = try AppDatabase.restore(from: source, to: settings.databasePath)
             print("Restored \(settings.databasePath) from \(source): integrity ok, migration \(summary.migration), new epoch \(summary.epoch).")

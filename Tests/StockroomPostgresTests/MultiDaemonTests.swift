@@ -1,0 +1,147 @@
+import Foundation
+import StockroomCore
+@testable import StockroomPostgres
+import StockroomStorage
+import StockroomWire
+import TestSupport
+import Testing
+
+/// What one process used to decide alone, decided once across daemons: each test sends the
+/// contending requests through different `PostgresStore`s on one database.
+@Suite("PostgreSQL: one decision across daemons", .enabled(if: TestPostgres.isAvailable, "PostgreSQL 15 is not installed"))
+struct MultiDaemonTests {
+    static let draft = Draft(name: "Keyboard", color: nil, status: .inStock(quantity: 1))
+
+    /// One idempotency key sent to three daemons at once: applied once; every other answer is the
+    /// replay of that one, or `requestInProgress` while it runs.
+    @Test(.timeLimit(.minutes(2)))
+    func oneKeySentToEveryDaemonAtOnceIsAppliedOnce() async throws {
+        try await withDaemons(3) { daemons, _ in
+            for round in 0..<5 {
+                let key = IdempotencyKey(user: "erin", scope: .items, key: "race-\(round)")
+                let request = IdempotentRequest<Item>(key: key, fingerprint: "POST keyboard") { result in
+                    guard case .success(let item) = result else { return nil }
+                    return StoredResponse(bytes: Array("created \(item.id)".utf8))
+                }
+                let origin = Origin(user: "erin", clientID: nil, idempotencyKey: key.key)
+                let head = try await daemons[0].resolve(.now)
+                let answers = await withTaskGroup(of: String.self) { group in
+                    for daemon in daemons + daemons {
+                        group.addTask {
+                            do {
+                                switch try await daemon.createItem(id: nil, draft: Self.draft, origin: origin, idempotency: request) {
+                                case .fresh(let item): return "created \(item.id)"
+                                case .replayed(let stored): return "replayed " + String(decoding: stored.bytes, as: UTF8.self)
+                                }
+                            } catch StoreError.requestInProgress {
+                                return "in progress"
+                            } catch {
+                                return "failed: \(error)"
+                            }
+                        }
+                    }
+                    return await group.reduce(into: []) { $0.append($1) }
+                }
+                let created = answers.filter { $0.hasPrefix("created ") }
+                #expect(created.count == 1, "\(answers)")
+                for answer in answers where answer != created.first {
+                    #expect(answer == "in progress" || answer == "replayed " + (created.first ?? ""), "\(answer)")
+                }
+                #expect(try await daemons[1].resolve(.now) == head + 1)
+            }
+        }
+    }
+
+    /// Two devices saving their drafts of one item through different daemons: one save wins, the
+    /// other is a conflict naming the winner's version, and its draft is kept.
+    @Test(.timeLimit(.minutes(2)))
+    func ofTwoSavesThroughDifferentDaemonsExactlyOneWins() async throws {
+        try await withDaemons(2) { daemons, _ in
+            for round in 0..<5 {
+                let item = try await daemons[0].createItem(id: nil, draft: Self.draft, origin: Origin(user: "erin"), idempotency: nil).value
+                let devices: [(ClientID, PostgresStore)] = [(ClientID(stored: "phone-\(round)"), daemons[0]), (ClientID(stored: "tablet-\(round)"), daemons[1])]
+                for (device, daemon) in devices {
+                    let origin = Origin(user: "erin", clientID: device)
+                    _ = try await daemon.runCommand(.openEdit(itemID: item.id), clientID: device, origin: origin, idempotency: nil)
+                    _ = try await daemon.runCommand(
+                        .updateDraft(draft: Draft(name: "From \(device)", color: nil, status: .inStock(quantity: 2))), clientID: device,
+                        origin: origin, idempotency: nil)
+                }
+                let results = await withTaskGroup(of: Result<CommandOutcome, StoreError>.self) { group in
+                    for (device, daemon) in devices {
+                        group.addTask {
+                            do {
+                                return .success(
+                                    try await daemon.runCommand(.save, clientID: device, origin: Origin(user: "erin", clientID: device), idempotency: nil)
+                                        .value)
+                            } catch let error as StoreError {
+                                return .failure(error)
+                            } catch {
+                                return .failure(.unavailable("\(error)"))
+                            }
+                        }
+                    }
+                    return await group.reduce(into: []) { $0.append($1) }
+                }
+                let wins = results.compactMap { try? $0.get() }
+                #expect(wins.count == 1)
+                let current = try #require(try await daemons[1].item(item.id))
+                #expect(current.version == 2 && current.name == wins.first?.item?.name)
+                for case .failure(let error) in results {
+                    guard case .domain(.conflict(let named)) = error else {
+                        Issue.record("the loser got \(error)")
+                        continue
+                    }
+                    #expect(named == current)
+                }
+                let drafts = try await daemons[0].navigations(user: "erin").compactMap(\.state.destination?.draft?.name)
+                #expect(drafts.count == 1 && drafts[0].hasPrefix("From "))
+                for (device, daemon) in devices {
+                    _ = try await daemon.runCommand(.cancel, clientID: device, origin: Origin(user: "erin", clientID: device), idempotency: nil)
+                }
+            }
+        }
+    }
+
+    /// Both daemons trimming at once: one trims, the watermark is one, and the hubs of both follow it.
+    @Test(.timeLimit(.minutes(2)))
+    func twoDaemonsTrimmingAtOnceLeaveOneWatermark() async throws {
+        try await withDaemons(2) { daemons, _ in
+            for _ in 0..<20 { _ = try await daemons[0].createItem(id: nil, draft: Self.draft, origin: Origin(user: "erin"), idempotency: nil) }
+            async let first = daemons[0].trimChanges(maxAge: .seconds(3600), maxEntries: 5)
+            async let second = daemons[1].trimChanges(maxAge: .seconds(3600), maxEntries: 5)
+            let removed = try await [first, second]
+            #expect(removed.reduce(0, +) == 15, "\(removed)")
+            #expect(try await daemons[1].logStatistics() == (entries: 5, oldestSeq: 16))
+            // A cursor before the watermark is refused on either daemon.
+            for daemon in daemons {
+                await #expect(throws: StoreError.self) { try await daemon.resolve(.after(FeedCursor(epoch: daemon.epoch, seq: 3))) }
+            }
+        }
+    }
+
+    /// `stockroom restore --db-url` after a pg_restore: the database takes a new epoch; the daemons
+    /// still running on it stop answering (503) and end their streams; a daemon started on it
+    /// serves the new epoch, and refuses every cursor from before.
+    @Test(.timeLimit(.minutes(2)))
+    func aNewEpochRefusesOldCursorsAndStopsTheDaemonsStillRunning() async throws {
+        try await withDaemons(2, pollInterval: .seconds(60)) { daemons, url in
+            try await eventually("both daemons listen") { daemons.allSatisfy(\.isListening) }
+            _ = try await daemons[0].createItem(id: nil, draft: Self.draft, origin: Origin(user: "erin"), idempotency: nil)
+            let old = FeedCursor(epoch: daemons[0].epoch, seq: 1)
+            let (was, new) = try await PostgresStore.startNewEpoch(url: url)
+            #expect(was == daemons[0].epoch && new != was)
+            for daemon in daemons {
+                // The poll is a minute away: the notification told them.
+                try await eventually("the daemon stops answering") { await daemon.writeProbe()?.contains("new epoch") == true }
+                await #expect(throws: StoreError.self) { try await daemon.item(ItemID.random()) }
+            }
+            let restarted = try await PostgresStore.open(url: url)
+            let running = Task { try await restarted.run() }
+            defer { running.cancel() }
+            #expect(restarted.epoch == new)
+            await #expect(throws: StoreError.self) { try await restarted.resolve(.after(old)) }
+            #expect(try await restarted.resolve(.after(FeedCursor(epoch: new, seq: 1))) == 1)
+        }
+    }
+}
