@@ -6,11 +6,15 @@ public enum PostgresStoreError: Error, CustomStringConvertible, Sendable {
     case schema(String)
     /// The `DB_URL` is not a PostgreSQL URL this stockroom can use.
     case url(String)
+    /// A copy into the database cannot be made (it holds data already, the source's log is in
+    /// another form).
+    case copy(String)
 
     public var description: String {
         switch self {
         case .schema(let message): message
         case .url(let message): message
+        case .copy(let message): message
         }
     }
 }
