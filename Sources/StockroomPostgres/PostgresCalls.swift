@@ -110,6 +110,26 @@ final class PendingCall<Value: Sendable>: WatchedCall {
         settle(.failure(error))
         state.withLock { $0.work }?.cancel()
     }
+
+    /// Runs `body` in a task of its own and waits until the call is settled: by `body`, or by
+    /// `abandon` (the watchdog, or the caller's cancellation), whichever comes first.
+    func run(_ body: @escaping @Sendable () async throws -> Value) async throws -> Value {
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                wait(continuation)
+                started(
+                    Task {
+                        do {
+                            settle(.success(try await body()))
+                        } catch {
+                            settle(.failure(error))
+                        }
+                    })
+            }
+        } onCancel: {
+            abandon(CancellationError())
+        }
+    }
 }
 
 extension PostgresStore {
@@ -127,48 +147,22 @@ extension PostgresStore {
         let call = PendingCall<Value>(bound: bound)
         let id = calls.insert(call)
         defer { calls.remove(id) }
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
-                call.wait(continuation)
-                call.started(
-                    Task {
-                        do {
-                            call.settle(.success(try await self.client.withConnection { connection in
-                                call.obtained(connection)
-                                return try await body(connection)
-                            }))
-                        } catch {
-                            call.settle(.failure(error))
-                        }
-                    })
+        return try await call.run {
+            try await self.client.withConnection { connection in
+                call.obtained(connection)
+                return try await body(connection)
             }
-        } onCancel: {
-            call.abandon(CancellationError())
         }
     }
 
     /// Runs `body` (storage calls) and answers `unavailable` past `deadline`, whatever `body` does.
     func withDeadline<Value: Sendable>(_ deadline: Duration, _ body: @escaping @Sendable () async throws -> Value) async throws -> Value {
         let call = PendingCall<Value>(bound: deadline)
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
-                call.wait(continuation)
-                call.started(
-                    Task {
-                        do {
-                            call.settle(.success(try await body()))
-                        } catch {
-                            call.settle(.failure(error))
-                        }
-                    })
-                Task {
-                    try? await Task.sleep(for: deadline)
-                    call.abandon(StoreError.unavailable("PostgreSQL did not answer within \(deadline)"))
-                }
-            }
-        } onCancel: {
-            call.abandon(CancellationError())
+        Task {
+            try? await Task.sleep(for: deadline)
+            call.abandon(StoreError.unavailable("PostgreSQL did not answer within \(deadline)"))
         }
+        return try await call.run(body)
     }
 
     /// The watchdog of `PostgresCalls`, every `watchInterval` until cancelled.

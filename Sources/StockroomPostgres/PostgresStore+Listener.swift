@@ -26,22 +26,7 @@ extension PostgresStore {
             let sessionID = connectionID
             connectionID += 1
             do {
-                try await withTaskCancellationHandler {
-                    try await withCheckedThrowingContinuation { continuation in
-                        call.wait(continuation)
-                        call.started(
-                            Task {
-                                do {
-                                    try await self.listenOnce(call, connectionID: sessionID)
-                                    call.settle(.success(()))
-                                } catch {
-                                    call.settle(.failure(error))
-                                }
-                            })
-                    }
-                } onCancel: {
-                    call.abandon(CancellationError())
-                }
+                try await call.run { try await self.listenOnce(call, connectionID: sessionID) }
             } catch {
                 if !Task.isCancelled {
                     logger.warning("the PostgreSQL listener failed; reconnecting", metadata: ["error": "\(String(reflecting: error))"])
