@@ -203,6 +203,17 @@ def postgres_available():
     return os.access(os.path.join(PG_BIN, "initdb"), os.X_OK) and os.access(os.path.join(PG_BIN, "pg_ctl"), os.X_OK)
 
 
+def missing_for_postgres(name, binary):
+    """Why a multi-daemon form cannot run (logged), as its exit status 2; None when it can."""
+    if not os.access(binary, os.X_OK):
+        log(name, f"no binary at {binary}; build it (swift build) or pass --bin")
+        return 2
+    if not postgres_available():
+        log(name, "PostgreSQL 15 is not installed (/usr/lib/postgresql/15/bin); apt-get install postgresql-15")
+        return 2
+    return None
+
+
 def free_port():
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
         probe.bind(("127.0.0.1", 0))

@@ -52,7 +52,7 @@ import uuid
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import (Client, Cluster, FeedFollower, follow_feed, Server, Violations, check_feed_matches_state, check_follower,
-                    check_repairs, default_binary, draft, is_connection_error, log, make_workdir, postgres_available,
+                    check_repairs, default_binary, draft, is_connection_error, log, make_workdir, missing_for_postgres,
                     remove_workdir, replay_feed, seeded_random)
 
 NAME = "kill9"
@@ -341,12 +341,9 @@ def main_postgres(args):
     writers_count = args.writers or (6 if args.short else 9)
     daemons = max(2, args.daemons)
     max_delay = 1.2 if args.short else 2.5
-    if not os.access(args.bin, os.X_OK):
-        log(NAME, f"no binary at {args.bin}; build it (swift build) or pass --bin")
-        return 2
-    if not postgres_available():
-        log(NAME, "PostgreSQL 15 is not installed (/usr/lib/postgresql/15/bin); apt-get install postgresql-15")
-        return 2
+    missing = missing_for_postgres(NAME, args.bin)
+    if missing is not None:
+        return missing
     rng, _ = seeded_random(args.seed, NAME)
     violations = Violations(NAME)
     workdir = make_workdir(NAME + "-pg")

@@ -44,7 +44,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import (Client, Cluster, FeedFollower, Violations, default_binary, draft, is_connection_error, log, make_workdir,
-                    postgres_available, remove_workdir, seeded_random)
+                    missing_for_postgres, remove_workdir, seeded_random)
 from kill9 import USERS, Writer, send, verify
 
 NAME = "pgrestart"
@@ -187,12 +187,9 @@ def main():
     events = ([("restart", "fast"), ("stop", 3)] if args.short else
               [("restart", "fast"), ("stop", 3), ("restart", "immediate"), ("restart", "fast"), ("stop", 6),
                ("restart", "fast"), ("restart", "immediate"), ("restart", "fast"), ("stop", 3), ("restart", "fast")])
-    if not os.access(args.bin, os.X_OK):
-        log(NAME, f"no binary at {args.bin}; build it (swift build) or pass --bin")
-        return 2
-    if not postgres_available():
-        log(NAME, "PostgreSQL 15 is not installed (/usr/lib/postgresql/15/bin); apt-get install postgresql-15")
-        return 2
+    missing = missing_for_postgres(NAME, args.bin)
+    if missing is not None:
+        return missing
     rng, _ = seeded_random(args.seed, NAME)
     violations = Violations(NAME)
     workdir = make_workdir(NAME)
