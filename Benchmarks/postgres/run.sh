@@ -10,14 +10,21 @@
 #            prints writes/s and the log's head (one entry per write).
 #   latency: one SSE subscriber on daemon B, SAMPLES writes on daemon A one at a time; prints
 #            p50/p99 from sending the write to receiving its event on B.
-# Then the same appends on one daemon with SQLite at synchronous=full, as the baseline.
-# Needs python3 and runs PostgreSQL as the postgres user when root.
+#   fan-out: SUBSCRIBERS SSE streams spread over the three daemons (Benchmarks/feed/sse_sink.c),
+#            FANOUT_WRITES writes on daemon A 20 ms apart; p50/p99 from sending each write to
+#            each stream's event, on the other daemons and on A (fanout.py).
+# Then the same on one daemon with SQLite at synchronous=full, as the baseline.
+# Needs python3 and cc, and runs PostgreSQL as the postgres user when root.
 #
-# Settings: BIN, WRITERS=32, DURATION=10, SAMPLES=300
+# Settings: BIN, WRITERS=32, DURATION=10, SAMPLES=300, SUBSCRIBERS=1000, FANOUT_WRITES=100,
+#           PG_OPTIONS (more server settings, e.g. "-c synchronous_commit=off" to see what it costs)
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 BIN="${BIN:-$ROOT/.build-release/release/stockroom}"
 export WRITERS="${WRITERS:-32}" DURATION="${DURATION:-10}" SAMPLES="${SAMPLES:-300}"
+SUBSCRIBERS="${SUBSCRIBERS:-1000}" FANOUT_WRITES="${FANOUT_WRITES:-100}"
+# Each daemon takes its share of the fan-out's streams on one token.
+export FEED_MAX_SUBSCRIBERS_PER_TOKEN=$((SUBSCRIBERS + 16))
 PG=/usr/lib/postgresql/15/bin
 AS=(); [ "$(id -u)" -eq 0 ] && AS=(runuser -u postgres --)
 WORK="$(mktemp -d /tmp/stockroom-bench-pg.XXXXXX)"
@@ -31,8 +38,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
+cc -O2 -o "$WORK/sse_sink" "$ROOT/Benchmarks/feed/sse_sink.c"
 "${AS[@]}" "$PG/initdb" -D "$WORK/data" -U postgres --auth=trust --no-sync >/dev/null
-"${AS[@]}" "$PG/pg_ctl" -D "$WORK/data" -l "$WORK/pg.log" -w -o "-p 55499 -k $WORK -c listen_addresses=127.0.0.1 -c max_connections=200" start >/dev/null
+"${AS[@]}" "$PG/pg_ctl" -D "$WORK/data" -l "$WORK/pg.log" -w -o "-p 55499 -k $WORK -c listen_addresses=127.0.0.1 -c max_connections=200 ${PG_OPTIONS:-}" start >/dev/null
 "${AS[@]}" "$PG/createdb" -h 127.0.0.1 -p 55499 -U postgres stockroom
 export DB_URL="postgres://postgres@127.0.0.1:55499/stockroom?sslmode=disable"
 TOKEN=$("$BIN" token create --user bench --role editor | tail -n 1)
@@ -46,6 +54,8 @@ for port in "${PORTS[@]}"; do
 done
 echo "== PostgreSQL, 3 daemons"
 TOKEN="$TOKEN" PORTS="${PORTS[*]}" python3 "$ROOT/Benchmarks/postgres/drive.py" appends latency
+python3 "$ROOT/Benchmarks/postgres/fanout.py" --ports "${PORTS[@]}" --token "$TOKEN" --sink "$WORK/sse_sink" \
+    --subscribers "$SUBSCRIBERS" --writes "$FANOUT_WRITES"
 
 echo "== SQLite (synchronous=full), 1 daemon"
 unset DB_URL
@@ -55,3 +65,5 @@ LOG_LEVEL=warning "$BIN" serve --http-port 18094 --db-path "$SQLITE" >"$WORK/sql
 PIDS+=("$!")
 for _ in $(seq 1 100); do curl -fs "http://127.0.0.1:18094/ready" >/dev/null && break; sleep 0.1; done
 TOKEN="$STOKEN" PORTS="18094" python3 "$ROOT/Benchmarks/postgres/drive.py" appends latency
+python3 "$ROOT/Benchmarks/postgres/fanout.py" --ports 18094 --token "$STOKEN" --sink "$WORK/sse_sink" \
+    --subscribers "$SUBSCRIBERS" --writes "$FANOUT_WRITES"
