@@ -336,6 +336,26 @@ def run_writer_cluster(writer, cluster, index, round_index, stop, stats):
         client.close()
 
 
+def replay_acknowledged(round_ops, writers, args, rng, stats, violations, port):
+    """Sends the round's acknowledged requests again (a sample in the short form) to `port()`: each
+    must answer what it first answered, byte for byte, marked as a replay. Returns the acknowledged."""
+    acknowledged = [op for op in round_ops if op.first is not None]
+    sample = acknowledged if not args.short else rng.sample(acknowledged, min(40, len(acknowledged)))
+    for op in sample:
+        client = Client(port(), writers[op.writer].token)
+        op.replay = send(client, op)
+        client.close()
+        stats["replayed"] += 1
+        same = (op.replay.status, op.replay.body) == (op.first.status, op.first.body)
+        violations.check(same, f"{op.key} {op.kind}: replay answered {op.replay!r}, first answer was {op.first!r}")
+        violations.check(op.replay.headers.get("idempotency-replayed") == "true",
+                         f"{op.key} {op.kind}: a replay without Idempotency-Replayed: true")
+        for name in ("etag", "location"):
+            violations.check(op.replay.headers.get(name) == op.first.headers.get(name),
+                             f"{op.key} {op.kind}: replayed {name} {op.replay.headers.get(name)} != {op.first.headers.get(name)}")
+    return acknowledged
+
+
 def main_postgres(args):
     rounds = args.rounds or (3 if args.short else 12)
     writers_count = args.writers or (6 if args.short else 9)
@@ -404,20 +424,8 @@ def main_postgres(args):
             cluster.servers[victim].start()
 
             # Replay acknowledged requests on any daemon: the same answer, byte for byte, nothing applied again.
-            acknowledged = [op for op in round_ops if op.first is not None]
-            sample = acknowledged if not args.short else rng.sample(acknowledged, min(40, len(acknowledged)))
-            for op in sample:
-                client = Client(cluster.port(rng.randrange(daemons)), writers[op.writer].token)
-                op.replay = send(client, op)
-                client.close()
-                stats["replayed"] += 1
-                same = (op.replay.status, op.replay.body) == (op.first.status, op.first.body)
-                violations.check(same, f"{op.key} {op.kind}: replay answered {op.replay!r}, first answer was {op.first!r}")
-                violations.check(op.replay.headers.get("idempotency-replayed") == "true",
-                                 f"{op.key} {op.kind}: a replay without Idempotency-Replayed: true")
-                for name in ("etag", "location"):
-                    violations.check(op.replay.headers.get(name) == op.first.headers.get(name),
-                                     f"{op.key} {op.kind}: replayed {name} {op.replay.headers.get(name)} != {op.first.headers.get(name)}")
+            acknowledged = replay_acknowledged(round_ops, writers, args, rng, stats, violations,
+                                               lambda: cluster.port(rng.randrange(daemons)))
             stats["sent"] += len(round_ops)
             stats["acknowledged"] += len(acknowledged)
             violations.check(moved >= 3, f"round {round_index}: only {moved} followers moved off the killed daemon{victim}")
@@ -522,20 +530,7 @@ def main():
                     stats["appliedOnRetry"] += 1
                 writer.absorb(op, response)
             # Replay acknowledged requests: the same answer, byte for byte, and nothing applied again.
-            acknowledged = [op for op in round_ops if op.first is not None]
-            sample = acknowledged if not args.short else rng.sample(acknowledged, min(40, len(acknowledged)))
-            for op in sample:
-                client = Client(server.port, writers[op.writer].token)
-                op.replay = send(client, op)
-                client.close()
-                stats["replayed"] += 1
-                same = (op.replay.status, op.replay.body) == (op.first.status, op.first.body)
-                violations.check(same, f"{op.key} {op.kind}: replay answered {op.replay!r}, first answer was {op.first!r}")
-                violations.check(op.replay.headers.get("idempotency-replayed") == "true",
-                                 f"{op.key} {op.kind}: a replay without Idempotency-Replayed: true")
-                for name in ("etag", "location"):
-                    violations.check(op.replay.headers.get(name) == op.first.headers.get(name),
-                                     f"{op.key} {op.kind}: replayed {name} {op.replay.headers.get(name)} != {op.first.headers.get(name)}")
+            acknowledged = replay_acknowledged(round_ops, writers, args, rng, stats, violations, lambda: server.port)
             stats["sent"] += len(round_ops)
             stats["acknowledged"] += len(acknowledged)
             stats["inflight"] += len(inflight)
