@@ -41,7 +41,8 @@ import time
 import uuid
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import Client, Server, Violations, default_binary, draft, log, make_workdir, remove_workdir, seeded_random
+from common import (Client, Server, Violations, default_binary, draft, log, make_workdir, parse_head, remove_workdir,
+                    seeded_random)
 
 NAME = "badinput"
 MIB = 1 << 20
@@ -105,12 +106,7 @@ class Raw:
             if self.eof or not self.fill():
                 return Answer(None, {}, self.buffer, True)
         head, self.buffer = self.buffer.split(b"\r\n\r\n", 1)
-        lines = head.decode("latin-1").split("\r\n")
-        status = int(lines[0].split()[1])
-        headers = {}
-        for line in lines[1:]:
-            name, _, value = line.partition(":")
-            headers[name.strip().lower()] = value.strip()
+        status, headers = parse_head(head)
         if "content-length" in headers:
             length = int(headers["content-length"])
             while len(self.buffer) < length and (not self.eof and self.fill()):

@@ -199,6 +199,16 @@ if threading.current_thread() is threading.main_thread():
 PG_BIN = "/usr/lib/postgresql/15/bin"
 
 
+def parse_head(head):
+    """An HTTP answer's status and headers (names lowercased) from its head's bytes."""
+    lines = head.decode("latin-1").split("\r\n")
+    headers = {}
+    for line in lines[1:]:
+        name, _, value = line.partition(":")
+        headers[name.strip().lower()] = value.strip()
+    return int(lines[0].split()[1]), headers
+
+
 def postgres_available():
     return os.access(os.path.join(PG_BIN, "initdb"), os.X_OK) and os.access(os.path.join(PG_BIN, "pg_ctl"), os.X_OK)
 
@@ -597,12 +607,7 @@ class RawStream:
             if self.fill() is False:
                 raise ConnectionError("the connection closed before the answer's head")
         head, self.buffer = self.buffer.split(b"\r\n\r\n", 1)
-        lines = head.decode("latin-1").split("\r\n")
-        status = int(lines[0].split()[1])
-        headers = {}
-        for line in lines[1:]:
-            name, _, value = line.partition(":")
-            headers[name.strip().lower()] = value.strip()
+        status, headers = parse_head(head)
         return status, headers
 
     def rest(self, limit=2.0):
