@@ -26,8 +26,6 @@ final class PostgresCalls: Sendable {
     }
 
     var inFlight: [Int: any WatchedCall] { state.withLock { $0.calls } }
-
-    var count: Int { state.withLock { $0.calls.count } }
 }
 
 /// What the watchdog sees of a call.
@@ -158,10 +156,11 @@ extension PostgresStore {
     /// Runs `body` (storage calls) and answers `unavailable` past `deadline`, whatever `body` does.
     func withDeadline<Value: Sendable>(_ deadline: Duration, _ body: @escaping @Sendable () async throws -> Value) async throws -> Value {
         let call = PendingCall<Value>(bound: deadline)
-        Task {
-            try? await Task.sleep(for: deadline)
+        let timer = Task {
+            try await Task.sleep(for: deadline)
             call.abandon(StoreError.unavailable("PostgreSQL did not answer within \(deadline)"))
         }
+        defer { timer.cancel() }
         return try await call.run(body)
     }
 

@@ -15,7 +15,7 @@ enum PostgresMigrator {
     @discardableResult
     static func migrate(_ connection: PostgresConnection, logger: Logger) async throws -> [String] {
         let migrations = try MigrationFiles.postgres()
-        return try await connection.withTransaction(logger: logger) { connection in
+        return try await PostgresStore.transaction(on: connection, logger: logger) { connection in
             try await connection.query("SELECT pg_advisory_xact_lock(\(lockKey))", logger: logger)
             try await connection.query(
                 """

@@ -32,8 +32,7 @@ extension PostgresStore {
         let connection = try await PostgresConnection.connect(configuration: try url.connectionConfiguration(), id: 0, logger: logger)
         defer { Task { try? await connection.close() } }
         try await PostgresMigrator.migrate(connection, logger: logger)
-        try await connection.query("BEGIN", logger: logger)
-        do {
+        return try await transaction(on: connection, logger: logger) { connection in
             // Daemons running on the database wait for the copy to commit or roll back.
             try await connection.query(
                 "LOCK TABLE log_head, items, tokens, changes, clients, client_item_refs, idempotency_records IN EXCLUSIVE MODE",
@@ -53,12 +52,12 @@ extension PostgresStore {
             for table in CopiedTable.allCases {
                 copied[table] = try await copy(table, from: source, to: connection, batchSize: batchSize, logger: logger)
             }
-            let epochSQL = newEpoch ? "replace(gen_random_uuid()::text, '-', '')" : "$1"
+            let kept: String? = newEpoch ? nil : position.epoch
             let epoch = try await connection.query(
-                PostgresQuery(
-                    unsafeSQL: "UPDATE meta SET value = \(epochSQL) WHERE key = 'epoch' RETURNING value",
-                    binds: { var binds = PostgresBindings(); if !newEpoch { binds.append(position.epoch) }; return binds }()),
-                logger: logger
+                """
+                UPDATE meta SET value = coalesce(\(kept)::text, replace(gen_random_uuid()::text, '-', '')) WHERE key = 'epoch'
+                RETURNING value
+                """, logger: logger
             ).collect().first?.decode(String.self) ?? ""
             try await connection.query(
                 """
@@ -71,11 +70,7 @@ extension PostgresStore {
             try await connection.query(
                 "SELECT setval(pg_get_serial_sequence('items', 'seq'), coalesce(max(seq), 1), max(seq) IS NOT NULL) FROM items",
                 logger: logger)
-            try await connection.query("COMMIT", logger: logger)
             return PostgresCopySummary(rows: copied, epoch: epoch, head: position.head)
-        } catch {
-            _ = try? await connection.query("ROLLBACK", logger: logger)
-            throw error
         }
     }
 

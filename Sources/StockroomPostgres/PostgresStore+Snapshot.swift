@@ -18,20 +18,15 @@ extension PostgresStore {
         Task {
             do {
                 try await self.leased { connection in
-                    try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: self.logger)
-                    do {
+                    try await Self.transaction(
+                        on: connection, begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: self.logger
+                    ) { connection in
                         try await self.writeSnapshot(connection, user: user, to: pipe)
-                        try await connection.query("COMMIT", logger: self.logger)
-                    } catch {
-                        if !connection.isClosed, !Self.isConnectionGone(error) {
-                            _ = try? await connection.query("ROLLBACK", logger: self.logger)
-                        }
-                        throw error
                     }
                 }
                 pipe.finish()
             } catch {
-                pipe.finish(Self.mapped(Self.unwrapped(error)))
+                pipe.finish(Self.mapped(error))
             }
         }
         return pipe

@@ -138,24 +138,18 @@ public final class PostgresStore: Storage, Service {
         let connection = try await PostgresConnection.connect(configuration: try url.connectionConfiguration(), id: 0, logger: logger)
         defer { Task { try? await connection.close() } }
         try await PostgresMigrator.migrate(connection, logger: logger)
-        try await connection.query("BEGIN", logger: logger)
-        do {
-            let old = try await connection.query("SELECT value FROM meta WHERE key = 'epoch' FOR UPDATE", logger: logger)
-                .collect().first?.decode(String.self) ?? ""
+        return try await transaction(on: connection, logger: logger) { connection in
             let rows = try await connection.query(
                 """
+                WITH old AS (SELECT value FROM meta WHERE key = 'epoch')
                 UPDATE meta SET value = replace(gen_random_uuid()::text, '-', '') WHERE key = 'epoch'
-                RETURNING value, pg_notify('stockroom', 'e ' || value)::text
+                RETURNING (SELECT value FROM old), value, pg_notify('stockroom', 'e ' || value)::text
                 """, logger: logger
             ).collect()
-            guard let new = try rows.first?.makeRandomAccess()[0].decode(String.self) else {
+            guard let (old, new, _) = try rows.first?.decode((String, String, String).self) else {
                 throw PostgresStoreError.schema("the database has no epoch")
             }
-            try await connection.query("COMMIT", logger: logger)
             return (old, new)
-        } catch {
-            _ = try? await connection.query("ROLLBACK", logger: logger)
-            throw error
         }
     }
 
@@ -164,8 +158,9 @@ public final class PostgresStore: Storage, Service {
     func epochChanged(to epoch: String) {
         guard epoch != self.epoch else { return }
         let first = replacedEpoch.withLock { replaced in
-            defer { replaced = replaced ?? epoch }
-            return replaced == nil
+            guard replaced == nil else { return false }
+            replaced = epoch
+            return true
         }
         guard first else { return }
         logger.error(
@@ -190,7 +185,7 @@ public final class PostgresStore: Storage, Service {
             attempt += 1
             do {
                 let (value, entries) = try await leased { connection in
-                    try await self.transaction(connection) { connection in
+                    try await Self.transaction(on: connection, logger: self.logger) { connection in
                         let write = PostgresWrite(connection: connection, logger: self.logger, epoch: self.epoch)
                         let value = try await body(write)
                         try await write.appendLog()
@@ -200,7 +195,6 @@ public final class PostgresStore: Storage, Service {
                 if !entries.isEmpty { await publish(entries) }
                 return value
             } catch {
-                let error = Self.unwrapped(error)
                 if attempt < Self.attempts, Self.isRetryable(error) {
                     try? await Task.sleep(for: .milliseconds(Int.random(in: 1...20)))
                     continue
@@ -210,13 +204,17 @@ public final class PostgresStore: Storage, Service {
         }
     }
 
-    /// Runs `body` between BEGIN and COMMIT on `connection`. On a failure the transaction is
-    /// rolled back, unless the connection itself is gone (the server ended the session, the socket
-    /// closed): PostgreSQL has then rolled it back, and a ROLLBACK sent on such a connection can
-    /// wait for ever (seen with a backend terminated mid-statement). A COMMIT that fails leaves
-    /// the outcome unknown: `unavailable`, never a claim either way.
-    func transaction<Value>(_ connection: PostgresConnection, _ body: (PostgresConnection) async throws -> Value) async throws -> Value {
-        try await connection.query("BEGIN", logger: logger)
+    /// Runs `body` between `begin` and COMMIT on `connection`: every transaction of the store, the
+    /// migrator and the commands. On a failure the transaction is rolled back, unless the
+    /// connection itself is gone (the server ended the session, the socket closed): PostgreSQL has
+    /// then rolled it back, and a ROLLBACK sent on such a connection can wait for ever (seen with a
+    /// backend terminated mid-statement, through postgres-nio's `withTransaction`). A COMMIT that
+    /// fails leaves the outcome unknown: `unavailable`, never a claim either way.
+    static func transaction<Value>(
+        on connection: PostgresConnection, begin: PostgresQuery = "BEGIN", logger: Logger,
+        _ body: (PostgresConnection) async throws -> Value
+    ) async throws -> Value {
+        try await connection.query(begin, logger: logger)
         let value: Value
         do {
             value = try await body(connection)
@@ -251,21 +249,8 @@ public final class PostgresStore: Storage, Service {
         do {
             return try await leased(body)
         } catch {
-            throw Self.mapped(Self.unwrapped(error))
+            throw Self.mapped(error)
         }
-    }
-
-    /// The error inside postgres-nio's transaction wrapper: the body's own error, or why BEGIN,
-    /// COMMIT or ROLLBACK failed. A failed COMMIT leaves the outcome unknown: `unavailable`, never
-    /// a claim either way (an idempotency key makes the retry safe).
-    static func unwrapped(_ error: any Error) -> any Error {
-        guard let transaction = error as? PostgresTransactionError else { return error }
-        if let closure = transaction.closureError { return unwrapped(closure) }
-        if let begin = transaction.beginError { return begin }
-        if transaction.commitError != nil {
-            return StoreError.unavailable("the commit's outcome is unknown (the connection to PostgreSQL failed during COMMIT)")
-        }
-        return transaction.rollbackError ?? error
     }
 
     static func sqlState(_ error: any Error) -> String? {

@@ -24,7 +24,6 @@ extension PostgresStore {
     /// SQLSTATE, or what the connection ran into (postgres-nio's errors describe themselves only
     /// generically, so as not to leak queries into logs).
     public static func describe(_ error: any Error) -> String {
-        let error = unwrapped(error)
         if let error = error as? PSQLError {
             if let message = error.serverInfo?[.message] {
                 return "\(message) (SQLSTATE \(error.serverInfo?[.sqlState] ?? "?"))"

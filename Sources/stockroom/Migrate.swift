@@ -52,8 +52,7 @@ struct Migrate: AsyncParsableCommand {
             throw Startup.usageError("--from-sqlite copies into PostgreSQL: name the database with --db-url or DB_URL")
         }
         guard FileManager.default.fileExists(atPath: source) else { throw Startup.usageError("--from-sqlite: no file at \(source)") }
-        var logger = Logger(label: "stockroom")
-        logger.logLevel = .warning
+        let logger = Startup.logger
         let database: AppDatabase
         do {
             database = try AppDatabase.open(path: source, logger: logger)

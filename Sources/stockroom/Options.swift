@@ -47,8 +47,7 @@ struct StorageOptions: ParsableArguments {
     /// running until `body` returns).
     func withStorage<T>(settings: Settings? = nil, _ body: (any Storage) async throws -> T) async throws -> T {
         let settings = if let settings { settings } else { try Startup.settings(try await reader()) }
-        var logger = Logger(label: "stockroom")
-        logger.logLevel = .warning
+        let logger = Startup.logger
         let storage: any Storage
         let services: [any Service]
         do {
@@ -78,8 +77,7 @@ struct StorageOptions: ParsableArguments {
                 "this command works on the SQLite file, and DB_URL (--db-url) names PostgreSQL (\(url)); "
                     + "on PostgreSQL use pg_dump and pg_restore (README, \"PostgreSQL\")")
         }
-        var logger = Logger(label: "stockroom")
-        logger.logLevel = .warning
+        let logger = Startup.logger
         do {
             return try settings.openDatabase(logger: logger)
         } catch {
@@ -90,6 +88,13 @@ struct StorageOptions: ParsableArguments {
 
 /// How a command stops when it cannot start: one line on stderr saying what failed and what to do.
 enum Startup {
+    /// The logger of the commands but `serve`: warnings and errors only, so their output stays their answer.
+    static var logger: Logger {
+        var logger = Logger(label: "stockroom")
+        logger.logLevel = .warning
+        return logger
+    }
+
     /// Reads the settings, or stops with exit status 64 (EX_USAGE) naming the bad setting.
     static func settings(_ reader: ConfigReader) throws -> Settings {
         do {
