@@ -17,7 +17,7 @@ import Synchronization
 /// store.start()
 /// try store.send(.openEdit(itemID: item.id))
 /// try store.editDraft { $0.name = "Desk Lamp" }
-/// try store.send(.save)
+/// try store.send(.save())
 /// ```
 @MainActor
 @Observable

@@ -9,10 +9,32 @@ public enum Command: Hashable, Sendable, Codable {
     case openDuplicate(itemID: ItemID)
     case openDeleteAlert(itemID: ItemID)
     case updateDraft(draft: Draft)
-    case save
+    /// With `onConflict: .alert`, a stale or deleted edit opens the conflict alert instead of
+    /// answering `409`.
+    case save(onConflict: OnConflict? = nil)
     case cancel
     case confirmDelete
     case restore(fromClientID: ClientID)
+    case resolveConflict(keep: ConflictChoice)
+    case setCheckpoint(name: String)
+    case returnToCheckpoint(name: String, value: JSONValue? = nil)
+    case openURL(url: String)
+
+    /// What `save` does when the item changed or was deleted since the edit began.
+    public enum OnConflict: String, Hashable, Sendable, Codable {
+        /// Keep the draft and open the conflict alert, in the same transaction.
+        case alert
+    }
+
+    /// A conflict alert's choices.
+    public enum ConflictChoice: String, Hashable, Sendable, Codable {
+        /// Write the draft over the item as it is now (insert it anew if it was deleted).
+        case mine
+        /// Discard the draft.
+        case theirs
+        /// Back to the edit, based on the item as it is now, with the same draft.
+        case review
+    }
 
     /// The command's case name as it appears on the wire.
     public var name: String {
@@ -30,13 +52,29 @@ public enum Command: Hashable, Sendable, Codable {
         case .cancel: "cancel"
         case .confirmDelete: "confirmDelete"
         case .restore: "restore"
+        case .resolveConflict: "resolveConflict"
+        case .setCheckpoint: "setCheckpoint"
+        case .returnToCheckpoint: "returnToCheckpoint"
+        case .openURL: "openURL"
         }
     }
 
-    /// Whether the command may write an item, and so needs the editor role.
+    /// Whether the command may write an item, or opens a screen that would (a deep link to an
+    /// add, edit, duplicate or delete), and so needs the editor role.
     public var writesItems: Bool {
         switch self {
         case .save, .confirmDelete: true
+        case .resolveConflict(let keep): keep == .mine
+        case .openURL(let url): (try? DeepLink(parsing: url))?.action != nil
+        default: false
+        }
+    }
+
+    /// Whether the command replaces whatever destination is open with another (or with a new state):
+    /// accepted while an alert is open, as `cancel` is.
+    public var opensDestination: Bool {
+        switch self {
+        case .openAdd, .openEdit, .openDuplicate, .openDeleteAlert, .openURL: true
         default: false
         }
     }
@@ -50,8 +88,13 @@ public enum Command: Hashable, Sendable, Codable {
             if case .edit(let id, _, _) = state.destination { return [id] }
             return []
         case .confirmDelete:
-            if case .deleteAlert(let id) = state.destination { return [id] }
+            if case .deleteAlert(let id, _) = state.destination { return [id] }
             return []
+        case .resolveConflict:
+            if case .conflict(let id, _, _, _, _) = state.destination { return [id] }
+            return []
+        case .openURL(let url):
+            return (try? DeepLink(parsing: url))?.itemIDs ?? []
         default:
             return []
         }

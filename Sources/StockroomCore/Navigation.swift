@@ -26,7 +26,7 @@ public struct Navigation: Hashable, Sendable {
 }
 
 extension Navigation: Codable {
-    private enum CodingKeys: String, CodingKey { case clientID, tab, path, destination, version, updatedAt }
+    private enum CodingKeys: String, CodingKey { case clientID, tab, path, destination, checkpoints, url, version, updatedAt }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -35,7 +35,8 @@ extension Navigation: Codable {
             state: NavigationState(
                 tab: try c.decode(Tab.self, forKey: .tab),
                 path: try c.decode([Route].self, forKey: .path),
-                destination: try c.decodeIfPresent(Destination.self, forKey: .destination)
+                destination: try c.decodeIfPresent(Destination.self, forKey: .destination),
+                checkpoints: try c.decodeIfPresent([String: Checkpoint].self, forKey: .checkpoints) ?? [:]
             ),
             version: try c.decode(Int.self, forKey: .version),
             updatedAt: try c.decodeIfPresent(Date.self, forKey: .updatedAt)
@@ -48,6 +49,8 @@ extension Navigation: Codable {
         try c.encode(state.tab, forKey: .tab)
         try c.encode(state.path, forKey: .path)
         try c.encode(state.destination, forKey: .destination)
+        try c.encode(state.checkpoints, forKey: .checkpoints)
+        try c.encode(state.url, forKey: .url)
         try c.encode(version, forKey: .version)
         try c.encode(updatedAt, forKey: .updatedAt)
     }

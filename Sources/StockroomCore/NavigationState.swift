@@ -1,19 +1,23 @@
 import Foundation
 
-/// What one device shows: tab, drill-down path and at most one destination.
-public struct NavigationState: Hashable, Sendable, Codable {
+/// What one device shows: tab, drill-down path, at most one destination, and the named
+/// checkpoints along the path.
+public struct NavigationState: Hashable, Sendable {
     /// The selected tab.
     public var tab: Tab
     /// The drill-down stack, root first.
     public var path: [Route]
     /// The presented screen, if any.
-    @ExplicitNull public var destination: Destination?
+    public var destination: Destination?
+    /// Named depths of the path to return to, by name.
+    public var checkpoints: [String: Checkpoint]
 
     /// Creates a navigation state.
-    public init(tab: Tab = .inventory, path: [Route] = [], destination: Destination? = nil) {
+    public init(tab: Tab = .inventory, path: [Route] = [], destination: Destination? = nil, checkpoints: [String: Checkpoint] = [:]) {
         self.tab = tab
         self.path = path
         self.destination = destination
+        self.checkpoints = checkpoints
     }
 
     /// The state of a device that has never written one.
@@ -23,13 +27,27 @@ public struct NavigationState: Hashable, Sendable, Codable {
     /// state (and every change entry and answer carrying it) stays a few KiB at most.
     public static let maxPathDepth = 32
 
-    /// Throws when the state is larger than a device may hold: a path deeper than
-    /// `maxPathDepth`, or a draft with a field longer than an item may have.
+    /// The canonical deep link of the state.
+    public var url: String { DeepLink(self).description }
+
+    /// Throws when the state is larger than a device may hold or names a checkpoint it cannot: a
+    /// path deeper than `maxPathDepth`, a draft with a field longer than an item may have, more
+    /// checkpoints than `Checkpoint.maxCount`, or one deeper than the path or with too large a value.
     public func checkSize() throws(DomainError) {
         guard path.count <= Self.maxPathDepth else {
             throw .validationFailed(field: "path", message: "path may hold at most \(Self.maxPathDepth) routes")
         }
         try destination?.draft?.checkSize()
+        guard checkpoints.count <= Checkpoint.maxCount else {
+            throw .validationFailed(field: "checkpoints", message: "a state may hold at most \(Checkpoint.maxCount) checkpoints")
+        }
+        for (name, checkpoint) in checkpoints {
+            try Checkpoint.checkName(name)
+            guard (0...path.count).contains(checkpoint.depth) else {
+                throw .validationFailed(field: "checkpoints", message: "checkpoint depth must be between 0 and the path's length")
+            }
+            try checkpoint.value?.checkSize(field: "checkpoints")
+        }
     }
 
     /// Every item this state points at, in order of first mention.
@@ -38,12 +56,59 @@ public struct NavigationState: Hashable, Sendable, Codable {
         return (path.map(\.itemID) + [destination?.itemID].compactMap { $0 }).filter { seen.insert($0).inserted }
     }
 
-    /// This state after `id` was deleted: its routes go, a delete alert for it closes,
-    /// and an edit or duplicate of it stays open so that no typed draft is lost.
+    /// The state with its alert rendered anew from `items`, the live items it names: what a
+    /// replacement stores, whatever alert (or `current` item) the client sent.
+    public func rendered(items: [ItemID: Item]) -> NavigationState {
+        var state = self
+        state.destination = destination?.rendered(items: items)
+        return state
+    }
+
+    /// The state with the checkpoints deeper than the path dropped: popping above a checkpoint removes it.
+    public func prunedCheckpoints() -> NavigationState {
+        guard checkpoints.values.contains(where: { $0.depth > path.count }) else { return self }
+        var state = self
+        state.checkpoints = checkpoints.filter { $0.value.depth <= path.count }
+        return state
+    }
+
+    /// This state after `id` was deleted: its routes go (and checkpoints deeper than what is
+    /// left), a delete alert for it closes, an edit or duplicate of it stays open so that no typed
+    /// draft is lost, and a conflict over it now says the item was deleted.
     public func repaired(afterDeleting id: ItemID) -> NavigationState {
         var state = self
         state.path.removeAll { $0.itemID == id }
-        if case .deleteAlert(id) = state.destination { state.destination = nil }
-        return state
+        switch state.destination {
+        case .deleteAlert(id, _):
+            state.destination = nil
+        case .conflict(id, let baseVersion, let draft, .some, _):
+            state.destination = .conflict(itemID: id, baseVersion: baseVersion, draft: draft, current: nil)
+        default:
+            break
+        }
+        return state.prunedCheckpoints()
+    }
+}
+
+extension NavigationState: Codable {
+    private enum CodingKeys: String, CodingKey { case tab, path, destination, checkpoints }
+
+    /// Absent `checkpoints` (a client's `PUT` without them, or a state stored before them) read as none.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            tab: try c.decode(Tab.self, forKey: .tab),
+            path: try c.decode([Route].self, forKey: .path),
+            destination: try c.decodeIfPresent(Destination.self, forKey: .destination),
+            checkpoints: try c.decodeIfPresent([String: Checkpoint].self, forKey: .checkpoints) ?? [:]
+        )
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(tab, forKey: .tab)
+        try c.encode(path, forKey: .path)
+        try c.encode(ExplicitNull(wrappedValue: destination), forKey: .destination)
+        try c.encode(checkpoints, forKey: .checkpoints)
     }
 }

@@ -24,6 +24,9 @@ public struct Transition: Hashable, Sendable {
             guard let item = items[id] else { throw .itemNotFound(id) }
             return item
         }
+        if let alert = state.destination?.alert, command != .cancel, !command.opensDestination, !alert.commands.contains(command) {
+            throw .invalidTransition("\(command.name) is not one of the open alert's buttons (nor cancel, nor an open command)")
+        }
         var next = state
         switch command {
         case .selectTab(let tab):
@@ -54,8 +57,7 @@ public struct Transition: Hashable, Sendable {
             next.destination = .duplicate(itemID: id, draft: try liveItem(id).draft)
 
         case .openDeleteAlert(let id):
-            _ = try liveItem(id)
-            next.destination = .deleteAlert(itemID: id)
+            next.destination = .deleteAlert(for: try liveItem(id))
 
         case .updateDraft(let draft):
             try draft.checkSize()
@@ -66,21 +68,28 @@ public struct Transition: Hashable, Sendable {
                 next.destination = .edit(itemID: id, baseVersion: baseVersion, draft: draft)
             case .duplicate(let id, _):
                 next.destination = .duplicate(itemID: id, draft: draft)
-            case .deleteAlert, nil:
+            case .deleteAlert, .conflict, nil:
                 throw .invalidTransition("updateDraft needs an open add, edit or duplicate")
             }
 
-        case .save:
+        case .save(let onConflict):
             switch state.destination {
             case .add(let draft), .duplicate(_, let draft):
                 next.destination = nil
                 return Transition(state: next, effect: .insert(try ValidDraft(draft)))
             case .edit(let id, let baseVersion, let draft):
-                guard let current = items[id] else { throw .itemDeleted(id) }
-                guard current.version == baseVersion else { throw .conflict(current: current) }
+                let current = items[id]
+                guard let current, current.version == baseVersion else {
+                    if onConflict == .alert {
+                        next.destination = .conflict(itemID: id, baseVersion: baseVersion, draft: draft, current: current)
+                        return Transition(state: next)
+                    }
+                    if let current { throw .conflict(current: current) }
+                    throw .itemDeleted(id)
+                }
                 next.destination = nil
                 return Transition(state: next, effect: .update(id, try ValidDraft(draft), expectedVersion: baseVersion))
-            case .deleteAlert, nil:
+            case .deleteAlert, .conflict, nil:
                 throw .invalidTransition("save needs an open add, edit or duplicate")
             }
 
@@ -88,7 +97,7 @@ public struct Transition: Hashable, Sendable {
             next.destination = nil
 
         case .confirmDelete:
-            guard case .deleteAlert(let id) = state.destination else {
+            guard case .deleteAlert(let id, _) = state.destination else {
                 throw .invalidTransition("confirmDelete needs an open delete alert")
             }
             guard items[id] != nil else { throw .itemDeleted(id) }
@@ -98,7 +107,63 @@ public struct Transition: Hashable, Sendable {
         case .restore(let clientID):
             guard let source = restoreSource else { throw .clientNotFound(clientID) }
             next = source
+
+        case .resolveConflict(let keep):
+            guard case .conflict(let id, _, let draft, let seen, _) = state.destination else {
+                throw .invalidTransition("resolveConflict needs an open conflict")
+            }
+            switch keep {
+            case .theirs:
+                next.destination = nil
+            case .review:
+                guard let seen else { throw .invalidTransition("review needs an item that still exists; it was deleted") }
+                next.destination = .edit(itemID: id, baseVersion: seen.version, draft: draft)
+            case .mine:
+                guard let seen else {
+                    // Deleted when the alert opened: the draft becomes a new item.
+                    next.destination = nil
+                    return Transition(state: next, effect: .insert(try ValidDraft(draft)))
+                }
+                // A save over the version the user saw: changed again (or deleted) since, a new conflict.
+                let current = items[id]
+                guard let current, current.version == seen.version else {
+                    next.destination = .conflict(itemID: id, baseVersion: seen.version, draft: draft, current: current)
+                    return Transition(state: next)
+                }
+                next.destination = nil
+                return Transition(state: next, effect: .update(id, try ValidDraft(draft), expectedVersion: seen.version))
+            }
+
+        case .setCheckpoint(let name):
+            try Checkpoint.checkName(name)
+            guard next.checkpoints[name] != nil || next.checkpoints.count < Checkpoint.maxCount else {
+                throw .validationFailed(field: "name", message: "a state may hold at most \(Checkpoint.maxCount) checkpoints")
+            }
+            next.checkpoints[name] = Checkpoint(depth: next.path.count)
+
+        case .returnToCheckpoint(let name, let value):
+            guard let checkpoint = next.checkpoints[name] else {
+                throw .invalidTransition("no checkpoint named \"\(name.terminalSafe)\"")
+            }
+            try value?.checkSize(field: "value")
+            next.path.removeLast(next.path.count - checkpoint.depth)
+            next.destination = nil
+            next.checkpoints[name]?.value = value
+
+        case .openURL(let url):
+            let link = try DeepLink(parsing: url)
+            for id in link.itemIDs { _ = try liveItem(id) }
+            next = NavigationState(tab: link.tab, path: link.path.map { .item(id: $0) })
+            switch link.action {
+            case nil: break
+            case .add: next.destination = .add(draft: .blank)
+            case .edit(let id):
+                let item = try liveItem(id)
+                next.destination = .edit(itemID: id, baseVersion: item.version, draft: item.draft)
+            case .duplicate(let id): next.destination = .duplicate(itemID: id, draft: try liveItem(id).draft)
+            case .delete(let id): next.destination = .deleteAlert(for: try liveItem(id))
+            }
         }
-        return Transition(state: next)
+        return Transition(state: next.prunedCheckpoints())
     }
 }

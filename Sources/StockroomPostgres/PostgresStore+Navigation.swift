@@ -87,11 +87,15 @@ extension PostgresStore {
                 throw StoreError.preconditionFailed(currentVersion: current.version)
             }
             // Locked, so that a delete of one of them waits for this write and then repairs it.
-            for id in state.referencedItemIDs.sorted(by: { $0.description < $1.description })
-            where try await Self.lockedItem(write, id: id) == nil {
-                let field = state.path.contains(.item(id: id)) ? "path" : "destination"
-                throw StoreError.domain(.validationFailed(field: field, message: "no item \(id)"))
+            var items: [ItemID: Item] = [:]
+            for id in state.referencedItemIDs.sorted(by: { $0.description < $1.description }) {
+                guard let row = try await Self.lockedItem(write, id: id) else {
+                    let field = state.path.contains(.item(id: id)) ? "path" : "destination"
+                    throw StoreError.domain(.validationFailed(field: field, message: "no item \(id)"))
+                }
+                items[id] = try row.item
             }
+            let state = state.rendered(items: items)
             if current.version > 0, current.state == state { return current }
             try await Self.checkNewClient(write, previous: current, owner: origin.user, limits: limits)
             return try await Self.saveNavigation(write, clientID: clientID, owner: origin.user, state: state, previous: current, origin: origin)

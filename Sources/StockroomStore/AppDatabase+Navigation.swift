@@ -47,10 +47,15 @@ extension AppDatabase {
         if let precondition, !precondition.matches(current.version) {
             throw StoreError.preconditionFailed(currentVersion: current.version)
         }
-        for id in state.referencedItemIDs where try ItemRecord.live(db, id: id) == nil {
-            let field = state.path.contains(.item(id: id)) ? "path" : "destination"
-            throw StoreError.domain(.validationFailed(field: field, message: "no item \(id)"))
+        var items: [ItemID: Item] = [:]
+        for id in state.referencedItemIDs {
+            guard let record = try ItemRecord.live(db, id: id) else {
+                let field = state.path.contains(.item(id: id)) ? "path" : "destination"
+                throw StoreError.domain(.validationFailed(field: field, message: "no item \(id)"))
+            }
+            items[id] = try record.item
         }
+        let state = state.rendered(items: items)
         if current.version > 0, current.state == state { return current }
         try checkNewClient(db, previous: current, owner: origin.user, limits: limits)
         return try saveNavigation(db, clientID: clientID, owner: origin.user, state: state, previous: current, origin: origin)

@@ -55,7 +55,7 @@ struct FastJSONScanner {
                 guard scanner.object({ _, _ in false }) else { return false }
                 command =
                     switch key {
-                    case "save": .save
+                    case "save": .save()
                     case "cancel": .cancel
                     case "pop": .pop
                     case "popToRoot": .popToRoot

@@ -87,11 +87,146 @@ extension Destination: JSONWritable {
             json.itemID(itemID)
             json.raw(#","draft":"#)
             draft.write(to: &json)
-        case .deleteAlert(let itemID):
+        case .deleteAlert(let itemID, let alert):
             json.raw(#"{"deleteAlert":{"itemID":"#)
             json.itemID(itemID)
+            json.raw(#","alert":"#)
+            alert.write(to: &json)
+        case .conflict(let itemID, let baseVersion, let draft, let current, let alert):
+            json.raw(#"{"conflict":{"itemID":"#)
+            json.itemID(itemID)
+            json.raw(#","baseVersion":"#)
+            json.int(baseVersion)
+            json.raw(#","draft":"#)
+            draft.write(to: &json)
+            json.raw(#","current":"#)
+            if let current { current.write(to: &json) } else { json.raw("null") }
+            json.raw(#","alert":"#)
+            alert.write(to: &json)
         }
         json.raw("}}")
+    }
+}
+
+extension TextState: JSONWritable {
+    public func write(to json: inout JSONWriter) {
+        json.raw(#"{"key":"#)
+        json.string(key)
+        json.raw(#","args":["#)
+        for (index, arg) in args.enumerated() {
+            if index > 0 { json.raw(",") }
+            json.string(arg)
+        }
+        json.raw(#"],"text":"#)
+        json.string(text)
+        json.raw("}")
+    }
+}
+
+extension AlertState: JSONWritable {
+    public func write(to json: inout JSONWriter) {
+        json.raw(#"{"title":"#)
+        title.write(to: &json)
+        json.raw(#","message":"#)
+        if let message { message.write(to: &json) } else { json.raw("null") }
+        json.raw(#","buttons":["#)
+        for (index, button) in buttons.enumerated() {
+            if index > 0 { json.raw(",") }
+            json.raw(#"{"label":"#)
+            button.label.write(to: &json)
+            json.raw(#","role":"#)
+            if let role = button.role { json.string(role.rawValue) } else { json.raw("null") }
+            json.raw(#","command":"#)
+            button.command.write(to: &json)
+            json.raw("}")
+        }
+        json.raw("]}")
+    }
+}
+
+extension Command: JSONWritable {
+    /// `{"<name>": {…}}`, as `Command`'s `Codable` writes it.
+    public func write(to json: inout JSONWriter) {
+        json.raw("{")
+        json.string(name)
+        json.raw(":{")
+        switch self {
+        case .pop, .popToRoot, .openAdd, .cancel, .confirmDelete, .save(onConflict: nil):
+            break
+        case .selectTab(let tab):
+            json.raw(#""tab":"#)
+            json.string(tab.rawValue)
+        case .push(let route):
+            json.raw(#""route":"#)
+            route.write(to: &json)
+        case .openEdit(let id), .openDuplicate(let id), .openDeleteAlert(let id):
+            json.raw(#""itemID":"#)
+            json.itemID(id)
+        case .updateDraft(let draft):
+            json.raw(#""draft":"#)
+            draft.write(to: &json)
+        case .save(.some(let onConflict)):
+            json.raw(#""onConflict":"#)
+            json.string(onConflict.rawValue)
+        case .restore(let clientID):
+            json.raw(#""fromClientID":"#)
+            json.string(clientID.rawValue)
+        case .resolveConflict(let keep):
+            json.raw(#""keep":"#)
+            json.string(keep.rawValue)
+        case .setCheckpoint(let name):
+            json.raw(#""name":"#)
+            json.string(name)
+        case .returnToCheckpoint(let name, let value):
+            json.raw(#""name":"#)
+            json.string(name)
+            if let value {
+                json.raw(#","value":"#)
+                value.write(to: &json)
+            }
+        case .openURL(let url):
+            json.raw(#""url":"#)
+            json.string(url)
+        }
+        json.raw("}}")
+    }
+}
+
+extension JSONValue: JSONWritable {
+    public func write(to json: inout JSONWriter) {
+        switch self {
+        case .null: json.raw("null")
+        case .bool(let value): json.bool(value)
+        case .number(let value): json.double(value)
+        case .string(let value): json.string(value)
+        case .array(let values):
+            json.raw("[")
+            for (index, value) in values.enumerated() {
+                if index > 0 { json.raw(",") }
+                value.write(to: &json)
+            }
+            json.raw("]")
+        case .object(let members):
+            json.raw("{")
+            // Sorted keys: one state is always the same bytes.
+            for (index, key) in members.keys.sorted().enumerated() {
+                if index > 0 { json.raw(",") }
+                json.string(key)
+                json.raw(":")
+                members[key]!.write(to: &json)
+            }
+            json.raw("}")
+        }
+    }
+}
+
+extension Checkpoint: JSONWritable {
+    public func write(to json: inout JSONWriter) {
+        json.raw(#"{"depth":"#)
+        json.int(depth)
+        json.raw(#","value":"#)
+        if let value { value.write(to: &json) } else { json.raw("null") }
+        json.raw("}")
     }
 }
 
@@ -102,7 +237,7 @@ extension NavigationState: JSONWritable {
         json.raw("}")
     }
 
-    /// `"tab":…,"path":[…],"destination":…`, shared with `Navigation`.
+    /// `"tab":…,"path":[…],"destination":…,"checkpoints":{…}`, shared with `Navigation`.
     func writeFields(to json: inout JSONWriter) {
         json.raw(#""tab":"#)
         json.string(tab.rawValue)
@@ -113,6 +248,14 @@ extension NavigationState: JSONWritable {
         }
         json.raw(#"],"destination":"#)
         if let destination { destination.write(to: &json) } else { json.raw("null") }
+        json.raw(#","checkpoints":{"#)
+        for (index, name) in checkpoints.keys.sorted().enumerated() {
+            if index > 0 { json.raw(",") }
+            json.string(name)
+            json.raw(":")
+            checkpoints[name]!.write(to: &json)
+        }
+        json.raw("}")
     }
 }
 
@@ -122,6 +265,8 @@ extension Navigation: JSONWritable {
         json.string(clientID.rawValue)
         json.raw(",")
         state.writeFields(to: &json)
+        json.raw(#","url":"#)
+        json.string(state.url)
         json.raw(#","version":"#)
         json.int(version)
         json.raw(#","updatedAt":"#)

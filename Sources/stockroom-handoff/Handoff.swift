@@ -150,7 +150,7 @@ final class Screen {
                 guard let quantity = Int(rest) else { throw Usage("qty takes a number") }
                 try requireDraft { $0.status = .inStock(quantity: quantity) }
             case "save":
-                try store.send(.save)
+                try store.send(.save())
             case "cancel":
                 try store.send(.cancel)
             case "open":
@@ -208,10 +208,17 @@ final class Screen {
             parts.append("editing \(name(of: id)) (from v\(baseVersion)): " + describe(draft))
         case .duplicate(let id, let draft):
             parts.append("duplicating \(name(of: id)): " + describe(draft))
-        case .deleteAlert(let id):
-            parts.append("asking to delete \(name(of: id))")
+        case .deleteAlert(_, let alert):
+            parts.append("alert: " + describe(alert))
+        case .conflict(_, _, let draft, _, let alert):
+            parts.append("alert: " + describe(alert) + "; kept " + describe(draft))
         }
         return parts.joined(separator: ", ")
+    }
+
+    private func describe(_ alert: AlertState) -> String {
+        let buttons = alert.buttons.map { "[\($0.label.text.terminalSafe)]" }.joined(separator: " ")
+        return "\(alert.title.text.terminalSafe) \(buttons)"
     }
 
     private func describe(_ draft: Draft) -> String {

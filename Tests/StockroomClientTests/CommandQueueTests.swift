@@ -47,7 +47,7 @@ struct CommandQueueTests {
             for name in ["Offline 1", "Offline 2"] {
                 try first?.send(.openAdd)
                 try first?.editDraft { $0.name = name }
-                try first?.send(.save)
+                try first?.send(.save())
             }
             #expect(first?.items.map(\.name) == ["Offline 1", "Offline 2"], "optimistic inserts show at once")
             try await waitUntil(try #require(first), "offline") { if case .offline = $0.connection { true } else { false } }

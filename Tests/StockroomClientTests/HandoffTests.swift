@@ -37,7 +37,7 @@ struct HandoffTests {
             // When the laptop continues from the phone, it shows the same edit at once, and saves.
             try laptop.continue(from: "phone")
             #expect(laptop.navigation.state == phoneState)
-            let saved = try await laptop.perform(.save)
+            let saved = try await laptop.perform(.save())
 
             // Then both show the new item, and the laptop's editor closed on both screens.
             let expected = Item(
@@ -71,7 +71,7 @@ struct HandoffTests {
             try kiosk.editDraft { $0.name = "Desk Lamp" }
             let before = kiosk.navigation.state
 
-            try kiosk.send(.save)
+            try kiosk.send(.save())
             // Optimistic: the editor closed and the item renamed, before any answer.
             #expect(kiosk.navigation.state.destination == nil)
             #expect(kiosk.itemsByID[item.id]?.name == "Desk Lamp")
@@ -81,7 +81,7 @@ struct HandoffTests {
             #expect(kiosk.navigation.state == before, "the editor is open again with the typed draft")
             #expect(kiosk.itemsByID[item.id] == item, "the item is the server's again")
             #expect(kiosk.failures.map(\.error.code) == [.forbidden])
-            #expect(kiosk.failures.first?.command == .save)
+            #expect(kiosk.failures.first?.command == .save())
             #expect(kiosk.pendingCommands.isEmpty)
 
             // A command the server refuses as invalid (422: a name longer than an item may have) leaves the
@@ -111,7 +111,7 @@ struct HandoffTests {
             let current = try await server.client(token: server.secondEditor).updateItem(item, with: .named("Stool"))
             try await waitUntil(phone, "the other write") { $0.itemsByID[item.id] == current }
 
-            let error = try await #require(throws: StockroomError.self) { try await phone.perform(.save) }
+            let error = try await #require(throws: StockroomError.self) { try await phone.perform(.save()) }
             #expect(error.status == 409)
             #expect(error.code == .conflict)
             #expect(error.currentItem == current)
@@ -122,7 +122,7 @@ struct HandoffTests {
                 "the typed draft stays open")
 
             // The plain client says the same.
-            let plain = try await #require(throws: StockroomError.self) { try await client.send(.save, from: "phone") }
+            let plain = try await #require(throws: StockroomError.self) { try await client.send(.save(), from: "phone") }
             #expect(plain.code == .conflict && plain.currentItem == current)
         }
     }

@@ -22,7 +22,7 @@ func handOff(server: URL, token: String, folder: String) async throws -> (String
     let laptop = try SyncedStore(client: client, clientID: "laptop", queuePath: folder + "/laptop.sqlite")
     laptop.start()
     try laptop.continue(from: "phone")
-    let saved = try await laptop.perform(.save)         // the server's answer, or a StockroomError
+    let saved = try await laptop.perform(.save())         // the server's answer, or a StockroomError
     phone.stop()
     laptop.stop()
     return (saved.item?.name, laptop.navigation.state.destination == nil)

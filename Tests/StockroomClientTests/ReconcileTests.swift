@@ -32,7 +32,7 @@ struct ReconcileTests {
         let store = try SyncedStore(client: nowhere, clientID: "phone", queue: .inMemory())
         store.apply(.snapshot(Snapshot(items: [original], navigation: [editing], cursor: FeedCursor(epoch: "e1", seq: 0))))
 
-        let save = try store.send(.save)
+        let save = try store.send(.save())
         #expect(store.navigation.state.destination == nil)
         #expect(store.itemsByID[id]?.name == "Big Mug")
 
@@ -70,7 +70,7 @@ struct ReconcileTests {
 
         // The edit is open on version 1, so a save is a conflict: nothing is predicted, and the editor
         // stays open until the server says.
-        try store.send(.save)
+        try store.send(.save())
         #expect(store.navigation.state.destination == .edit(itemID: id, baseVersion: 1, draft: .named("Cup")))
         #expect(store.itemsByID[id] == theirs)
     }

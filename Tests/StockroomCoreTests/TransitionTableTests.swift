@@ -25,6 +25,11 @@ private func ok(_ state: NavigationState, _ effect: ItemEffect = .none) -> Resul
 
 private func fail(_ error: DomainError) -> Result<Transition, DomainError> { .failure(error) }
 
+/// The refusal of a command that is not one of an open alert's buttons, nor `cancel`, nor an open command.
+func alertRefusal(_ command: Command) -> Result<Transition, DomainError> {
+    .failure(.invalidTransition("\(command.name) is not one of the open alert's buttons (nor cancel, nor an open command)"))
+}
+
 extension NavigationState {
     func with(_ change: (inout NavigationState) -> Void) -> NavigationState {
         var copy = self
@@ -47,7 +52,10 @@ struct Start: Sendable, CustomTestStringConvertible {
         ("add", .add(draft: Fixture.typed)),
         ("edit", .edit(itemID: Fixture.keyboardID, baseVersion: 1, draft: Fixture.typed)),
         ("duplicate", .duplicate(itemID: Fixture.keyboardID, draft: Fixture.typed)),
-        ("deleteAlert", .deleteAlert(itemID: Fixture.keyboardID)),
+        ("deleteAlert", .deleteAlert(for: Fixture.keyboard)),
+        // Begun at version 0; the keyboard is at version 1 now.
+        ("conflict (changed)", .conflict(itemID: Fixture.keyboardID, baseVersion: 0, draft: Fixture.typed, current: Fixture.keyboard)),
+        ("conflict (deleted)", .conflict(itemID: Fixture.missingID, baseVersion: 1, draft: Fixture.typed, current: nil)),
     ]
     static let paths: [(String, [Route])] = [
         ("empty path", []),
@@ -68,6 +76,15 @@ struct CommandCase: Sendable, CustomTestStringConvertible {
     var restoreSource: NavigationState? = nil
     let expected: @Sendable (NavigationState) -> Result<Transition, DomainError>
     var testDescription: String { name }
+
+    /// The expected outcome from `state`: refused while an alert is open unless the command is one
+    /// of its buttons, `cancel` or an open command; else `expected`.
+    func outcome(from state: NavigationState) -> Result<Transition, DomainError> {
+        if let alert = state.destination?.alert, command != .cancel, !command.opensDestination, !alert.commands.contains(command) {
+            return alertRefusal(command)
+        }
+        return expected(state)
+    }
 
     static let restoreSource = NavigationState(
         tab: .settings,
@@ -127,14 +144,14 @@ struct CommandCase: Sendable, CustomTestStringConvertible {
             fail(.itemNotFound(Fixture.missingID))
         },
         CommandCase(name: "openDeleteAlert(mouse)", command: .openDeleteAlert(itemID: Fixture.mouseID)) { s in
-            ok(s.with { $0.destination = .deleteAlert(itemID: Fixture.mouseID) })
+            ok(s.with { $0.destination = .deleteAlert(for: Fixture.mouse) })
         },
         CommandCase(name: "openDeleteAlert(missing)", command: .openDeleteAlert(itemID: Fixture.missingID)) { _ in
             fail(.itemNotFound(Fixture.missingID))
         },
         CommandCase(name: "updateDraft(other)", command: .updateDraft(draft: Fixture.other)) { s in
             switch s.destination {
-            case nil, .deleteAlert:
+            case nil, .deleteAlert, .conflict:
                 fail(.invalidTransition("updateDraft needs an open add, edit or duplicate"))
             case .add:
                 ok(s.with { $0.destination = .add(draft: Fixture.other) })
@@ -144,14 +161,52 @@ struct CommandCase: Sendable, CustomTestStringConvertible {
                 ok(s.with { $0.destination = .duplicate(itemID: Fixture.keyboardID, draft: Fixture.other) })
             }
         },
-        CommandCase(name: "save", command: .save) { s in
+        CommandCase(name: "save", command: .save()) { s in
             switch s.destination {
-            case nil, .deleteAlert:
+            case nil, .deleteAlert, .conflict:
                 fail(.invalidTransition("save needs an open add, edit or duplicate"))
             case .add, .duplicate:
                 ok(s.with { $0.destination = nil }, .insert(Fixture.typedValid))
             case .edit:
                 ok(s.with { $0.destination = nil }, .update(Fixture.keyboardID, Fixture.typedValid, expectedVersion: 1))
+            }
+        },
+        CommandCase(name: "save(onConflict: alert), item current", command: .save(onConflict: .alert)) { s in
+            switch s.destination {
+            case nil, .deleteAlert, .conflict:
+                fail(.invalidTransition("save needs an open add, edit or duplicate"))
+            case .add, .duplicate:
+                ok(s.with { $0.destination = nil }, .insert(Fixture.typedValid))
+            case .edit:
+                ok(s.with { $0.destination = nil }, .update(Fixture.keyboardID, Fixture.typedValid, expectedVersion: 1))
+            }
+        },
+        CommandCase(
+            name: "save(onConflict: alert), item changed", command: .save(onConflict: .alert),
+            live: [Fixture.keyboardID: TransitionTableTests.keyboardV2, Fixture.mouseID: Fixture.mouse]
+        ) { s in
+            switch s.destination {
+            case nil, .deleteAlert, .conflict:
+                fail(.invalidTransition("save needs an open add, edit or duplicate"))
+            case .add, .duplicate:
+                ok(s.with { $0.destination = nil }, .insert(Fixture.typedValid))
+            case .edit:
+                ok(s.with {
+                    $0.destination = .conflict(
+                        itemID: Fixture.keyboardID, baseVersion: 1, draft: Fixture.typed, current: TransitionTableTests.keyboardV2)
+                })
+            }
+        },
+        CommandCase(
+            name: "save(onConflict: alert), item deleted", command: .save(onConflict: .alert), live: [Fixture.mouseID: Fixture.mouse]
+        ) { s in
+            switch s.destination {
+            case nil, .deleteAlert, .conflict:
+                fail(.invalidTransition("save needs an open add, edit or duplicate"))
+            case .add, .duplicate:
+                ok(s.with { $0.destination = nil }, .insert(Fixture.typedValid))
+            case .edit:
+                ok(s.with { $0.destination = .conflict(itemID: Fixture.keyboardID, baseVersion: 1, draft: Fixture.typed, current: nil) })
             }
         },
         CommandCase(name: "cancel", command: .cancel) { s in
@@ -176,6 +231,48 @@ struct CommandCase: Sendable, CustomTestStringConvertible {
         CommandCase(name: "restore(unknown client)", command: .restore(fromClientID: "tablet"), restoreSource: nil) { _ in
             fail(.clientNotFound("tablet"))
         },
+        CommandCase(name: "resolveConflict(mine)", command: .resolveConflict(keep: .mine)) { s in
+            switch s.destination {
+            case .conflict(_, _, _, .some, _):
+                // The item is still at the version the alert showed: the draft is written over it.
+                ok(s.with { $0.destination = nil }, .update(Fixture.keyboardID, Fixture.typedValid, expectedVersion: 1))
+            case .conflict(_, _, _, nil, _):
+                ok(s.with { $0.destination = nil }, .insert(Fixture.typedValid))
+            default:
+                fail(.invalidTransition("resolveConflict needs an open conflict"))
+            }
+        },
+        CommandCase(name: "resolveConflict(theirs)", command: .resolveConflict(keep: .theirs)) { s in
+            guard case .conflict = s.destination else { return fail(.invalidTransition("resolveConflict needs an open conflict")) }
+            return ok(s.with { $0.destination = nil })
+        },
+        CommandCase(name: "resolveConflict(review)", command: .resolveConflict(keep: .review)) { s in
+            switch s.destination {
+            case .conflict(_, _, _, .some, _):
+                ok(s.with { $0.destination = .edit(itemID: Fixture.keyboardID, baseVersion: 1, draft: Fixture.typed) })
+            case .conflict(_, _, _, nil, _):
+                fail(.invalidTransition("review needs an item that still exists; it was deleted"))
+            default:
+                fail(.invalidTransition("resolveConflict needs an open conflict"))
+            }
+        },
+        CommandCase(name: "setCheckpoint(list)", command: .setCheckpoint(name: "list")) { s in
+            ok(s.with { $0.checkpoints["list"] = Checkpoint(depth: s.path.count) })
+        },
+        CommandCase(name: "returnToCheckpoint(unknown)", command: .returnToCheckpoint(name: "list", value: .string("picked"))) { _ in
+            fail(.invalidTransition("no checkpoint named \"list\""))
+        },
+        CommandCase(name: "openURL(settings, mouse, edit)", command: .openURL(url: "stockroom://settings/items/\(Fixture.mouseID)/edit")) { _ in
+            ok(NavigationState(
+                tab: .settings, path: [Fixture.mouseRoute],
+                destination: .edit(itemID: Fixture.mouseID, baseVersion: 4, draft: Fixture.mouse.draft)))
+        },
+        CommandCase(name: "openURL(missing item)", command: .openURL(url: "stockroom://inventory/items/\(Fixture.missingID)")) { _ in
+            fail(.itemNotFound(Fixture.missingID))
+        },
+        CommandCase(name: "openURL(malformed)", command: .openURL(url: "stockroom://inventory/item/\(Fixture.mouseID)")) { _ in
+            fail(.validationFailed(field: "url", message: "segment 2, \"item\", is not one of items, new, edit, duplicate, delete"))
+        },
     ]
 }
 
@@ -184,26 +281,49 @@ struct TransitionTableTests {
     @Test("the table covers every Command case")
     func tableCoversEveryCommand() {
         #expect(Set(CommandCase.all.map { $0.command.name }) == Fixture.allCommandCaseNames)
-        #expect(Start.all.count == 10)
+        #expect(Start.all.count == 14)
     }
 
     @Test("every command against every destination and path", arguments: CommandCase.all, Start.all)
     func table(_ c: CommandCase, _ start: Start) {
         let actual = decide(c.command, on: start.state, live: c.live, restoreSource: c.restoreSource)
-        #expect(actual == c.expected(start.state))
+        #expect(actual == c.outcome(from: start.state))
     }
 
     // MARK: invalidTransition
 
-    @Test("save with nothing open or with deleteAlert open", arguments: [
+    @Test("save with nothing open", arguments: [
         NavigationState(),
         NavigationState(path: [Fixture.keyboardRoute]),
-        NavigationState(destination: .deleteAlert(itemID: Fixture.keyboardID)),
-        NavigationState(destination: .deleteAlert(itemID: Fixture.missingID)),
     ])
     func saveWithoutDraft(_ state: NavigationState) {
-        #expect(decide(.save, on: state) == fail(.invalidTransition("save needs an open add, edit or duplicate")))
-        #expect(decide(.save, on: state).errorCode == "invalidTransition")
+        #expect(decide(.save(), on: state) == fail(.invalidTransition("save needs an open add, edit or duplicate")))
+        #expect(decide(.save(), on: state).errorCode == "invalidTransition")
+    }
+
+    @Test("while an alert is open, only its buttons' commands, cancel and the open commands are accepted", arguments: [
+        NavigationState(path: [Fixture.keyboardRoute], destination: .deleteAlert(for: Fixture.keyboard)),
+        NavigationState(destination: .deleteAlert(itemID: Fixture.missingID, alert: .deleteItem(name: nil))),
+        NavigationState(path: [Fixture.keyboardRoute], destination: .conflict(
+            itemID: Fixture.keyboardID, baseVersion: 0, draft: Fixture.typed, current: Fixture.keyboard)),
+    ])
+    func alertGate(_ state: NavigationState) {
+        let refused: [Command] = [
+            .save(), .save(onConflict: .alert), .pop, .popToRoot, .selectTab(tab: .settings), .push(route: Fixture.mouseRoute),
+            .updateDraft(draft: Fixture.typed), .restore(fromClientID: "ipad"), .setCheckpoint(name: "a"),
+            .returnToCheckpoint(name: "a"),
+        ]
+        for command in refused {
+            let result = decide(command, on: state, restoreSource: .root)
+            #expect(result == alertRefusal(command), "\(command.name)")
+            #expect(result.errorCode == "invalidTransition")
+        }
+        for button in state.destination!.alert!.buttons {
+            #expect(decide(button.command, on: state).errorCode != "invalidTransition" || button.command == .confirmDelete)
+        }
+        #expect(decide(.cancel, on: state) == ok(state.with { $0.destination = nil }))
+        #expect((try? decide(.openAdd, on: state).get())?.state.destination == .add(draft: .blank))
+        #expect((try? decide(.openURL(url: "stockroom://settings"), on: state).get())?.state == NavigationState(tab: .settings))
     }
 
     @Test("confirmDelete without the alert", arguments: [
@@ -218,15 +338,15 @@ struct TransitionTableTests {
 
     @Test("pop on an empty path, whatever is open")
     func popOnEmptyPath() {
-        for (_, destination) in Start.destinations {
+        for (_, destination) in Start.destinations where destination?.alert == nil {
             let state = NavigationState(tab: .settings, path: [], destination: destination)
             #expect(decide(.pop, on: state) == fail(.invalidTransition("pop needs a non-empty path")))
         }
     }
 
-    @Test("updateDraft with nothing open or with deleteAlert open", arguments: [
+    @Test("updateDraft with nothing open", arguments: [
         NavigationState(),
-        NavigationState(path: [Fixture.mouseRoute], destination: .deleteAlert(itemID: Fixture.mouseID)),
+        NavigationState(path: [Fixture.mouseRoute]),
     ])
     func updateDraftWithoutDraft(_ state: NavigationState) {
         #expect(decide(.updateDraft(draft: Fixture.typed), on: state)
@@ -244,6 +364,10 @@ struct TransitionTableTests {
     func missingItem(_ command: Command) {
         for start in Start.all {
             let result = decide(command, on: start.state)
+            if start.state.destination?.alert != nil, !command.opensDestination {
+                #expect(result == alertRefusal(command), "\(start.name)")
+                continue
+            }
             #expect(result == fail(.itemNotFound(Fixture.missingID)), "\(start.name)")
             #expect(result.errorCode == "notFound")
         }
@@ -320,14 +444,14 @@ struct TransitionTableTests {
         )
         var live: [ItemID: Item] = [Fixture.mouseID: Fixture.mouse]
         live[Fixture.keyboardID] = c.current
-        #expect(decide(.save, on: state, live: live) == c.expected)
+        #expect(decide(.save(), on: state, live: live) == c.expected)
     }
 
     @Test("save error codes are stable")
     func saveErrorCodes() {
         let state = NavigationState(destination: .edit(itemID: Fixture.keyboardID, baseVersion: 1, draft: Fixture.typed))
-        #expect(decide(.save, on: state, live: [:]).errorCode == "itemDeleted")
-        #expect(decide(.save, on: state, live: [Fixture.keyboardID: Self.keyboardV2]).errorCode == "conflict")
+        #expect(decide(.save(), on: state, live: [:]).errorCode == "itemDeleted")
+        #expect(decide(.save(), on: state, live: [Fixture.keyboardID: Self.keyboardV2]).errorCode == "conflict")
     }
 
     @Test("save on add or duplicate with an invalid draft is validationFailed", arguments: [
@@ -336,13 +460,13 @@ struct TransitionTableTests {
         .duplicate(itemID: Fixture.missingID, draft: Fixture.invalid),
     ])
     func saveInvalidInsert(_ destination: Destination) {
-        #expect(decide(.save, on: NavigationState(destination: destination)) == fail(Self.emptyName))
+        #expect(decide(.save(), on: NavigationState(destination: destination)) == fail(Self.emptyName))
     }
 
     @Test("save on add inserts the trimmed draft and closes the sheet")
     func saveAdd() throws {
         let state = NavigationState(tab: .inventory, path: [Fixture.mouseRoute], destination: .add(draft: Fixture.other))
-        let t = try decide(.save, on: state).get()
+        let t = try decide(.save(), on: state).get()
         let expected = try ValidDraft(Fixture.other)
         #expect(t == Transition(state: NavigationState(tab: .inventory, path: [Fixture.mouseRoute], destination: nil), effect: .insert(expected)))
         #expect(expected.name == "Mechanical Keyboard")
@@ -360,7 +484,7 @@ struct TransitionTableTests {
 
     @Test("popToRoot on an empty path returns the unchanged state and no effect")
     func popToRootEmpty() {
-        for (_, destination) in Start.destinations {
+        for (_, destination) in Start.destinations where destination?.alert == nil {
             for tab in Tab.allCases {
                 let state = NavigationState(tab: tab, path: [], destination: destination)
                 #expect(decide(.popToRoot, on: state) == .success(Transition(state: state, effect: .none)))
@@ -401,7 +525,7 @@ struct TransitionTableTests {
 
     // MARK: restore
 
-    @Test("restore copies the source state, drafts included, replacing whatever was open")
+    @Test("restore copies the source state, drafts included, replacing whatever was open but an alert")
     func restoreCopies() {
         let source = NavigationState(
             tab: .settings,
@@ -409,10 +533,12 @@ struct TransitionTableTests {
             destination: .add(draft: Draft(name: "half-typed na", color: nil, status: .inStock(quantity: 7)))
         )
         for start in Start.all {
-            #expect(decide(.restore(fromClientID: "ipad"), on: start.state, restoreSource: source) == ok(source))
+            let expected = start.state.destination?.alert == nil ? ok(source) : alertRefusal(.restore(fromClientID: "ipad"))
+            #expect(decide(.restore(fromClientID: "ipad"), on: start.state, restoreSource: source) == expected)
         }
         let emptySource = NavigationState.root
-        let busy = NavigationState(tab: .settings, path: [Fixture.mouseRoute], destination: .deleteAlert(itemID: Fixture.mouseID))
+        let busy = NavigationState(
+            tab: .settings, path: [Fixture.mouseRoute], destination: .edit(itemID: Fixture.mouseID, baseVersion: 4, draft: Fixture.other))
         #expect(decide(.restore(fromClientID: "ipad"), on: busy, restoreSource: emptySource) == ok(.root))
     }
 
@@ -430,7 +556,7 @@ struct TransitionTableTests {
         let state = NavigationState(
             tab: .inventory,
             path: [Fixture.keyboardRoute, Fixture.mouseRoute, Fixture.keyboardRoute],
-            destination: .deleteAlert(itemID: Fixture.keyboardID)
+            destination: .deleteAlert(for: Fixture.keyboard)
         )
         let result = decide(.confirmDelete, on: state)
         #expect(result == ok(NavigationState(tab: .inventory, path: [Fixture.mouseRoute], destination: nil), .delete(Fixture.keyboardID)))
@@ -443,7 +569,7 @@ struct TransitionTableTests {
     /// this pins the current behaviour: 409 itemDeleted, nothing deleted.
     @Test("confirmDelete when the alert's item is already gone")
     func confirmDeleteGone() {
-        let state = NavigationState(destination: .deleteAlert(itemID: Fixture.missingID))
+        let state = NavigationState(destination: .deleteAlert(itemID: Fixture.missingID, alert: .deleteItem(name: nil)))
         #expect(decide(.confirmDelete, on: state) == fail(.itemDeleted(Fixture.missingID)))
     }
 
@@ -458,26 +584,28 @@ struct TransitionTableTests {
         let updated = try decide(.updateDraft(draft: Fixture.typed), on: state, live: [:]).get()
         #expect(updated == Transition(state: NavigationState(destination: .duplicate(itemID: Fixture.missingID, draft: Fixture.typed))))
         state = updated.state
-        #expect(decide(.save, on: state, live: [:]) == ok(NavigationState(), .insert(Fixture.typedValid)))
+        #expect(decide(.save(), on: state, live: [:]) == ok(NavigationState(), .insert(Fixture.typedValid)))
     }
 
     // MARK: helpers of the store
 
-    @Test("only save and confirmDelete write items")
+    @Test("only save, confirmDelete, keeping mine and links that open an editor write items")
     func writesItems() {
         let writers = CommandCase.all.map(\.command).filter(\.writesItems).map(\.name)
-        #expect(Set(writers) == ["save", "confirmDelete"])
+        #expect(Set(writers) == ["save", "confirmDelete", "resolveConflict", "openURL"])
+        #expect(!Command.resolveConflict(keep: .theirs).writesItems)
+        #expect(!Command.openURL(url: "stockroom://inventory/items/\(Fixture.mouseID)").writesItems)
     }
 
     @Test("itemsToLookUp names what the decision needs")
     func itemsToLookUp() {
         let edit = NavigationState(destination: .edit(itemID: Fixture.keyboardID, baseVersion: 1, draft: Fixture.typed))
-        let alert = NavigationState(destination: .deleteAlert(itemID: Fixture.mouseID))
+        let alert = NavigationState(destination: .deleteAlert(for: Fixture.mouse))
         #expect(Command.push(route: Fixture.mouseRoute).itemsToLookUp(in: .root) == [Fixture.mouseID])
         #expect(Command.openEdit(itemID: Fixture.keyboardID).itemsToLookUp(in: alert) == [Fixture.keyboardID])
-        #expect(Command.save.itemsToLookUp(in: edit) == [Fixture.keyboardID])
-        #expect(Command.save.itemsToLookUp(in: NavigationState(destination: .add(draft: .blank))) == [])
-        #expect(Command.save.itemsToLookUp(in: NavigationState(destination: .duplicate(itemID: Fixture.keyboardID, draft: .blank))) == [])
+        #expect(Command.save().itemsToLookUp(in: edit) == [Fixture.keyboardID])
+        #expect(Command.save().itemsToLookUp(in: NavigationState(destination: .add(draft: .blank))) == [])
+        #expect(Command.save().itemsToLookUp(in: NavigationState(destination: .duplicate(itemID: Fixture.keyboardID, draft: .blank))) == [])
         #expect(Command.confirmDelete.itemsToLookUp(in: alert) == [Fixture.mouseID])
         #expect(Command.confirmDelete.itemsToLookUp(in: edit) == [])
         #expect(Command.cancel.itemsToLookUp(in: edit) == [])
@@ -508,7 +636,7 @@ struct TransitionTableTests {
         #expect(state.destination == .edit(itemID: Fixture.keyboardID, baseVersion: 1, draft: Fixture.keyboard.draft),
                 "the cancelled draft is gone")
         _ = try run(.updateDraft(draft: Draft(name: "Bluetooth Keyboard", color: nil, status: .inStock(quantity: 1000))))
-        let saved = try run(.save)
+        let saved = try run(.save())
         let expectedDraft = try ValidDraft(Draft(name: "Bluetooth Keyboard", color: nil, status: .inStock(quantity: 1000)))
         #expect(saved == Transition(
             state: NavigationState(path: [Fixture.keyboardRoute], destination: nil),
@@ -541,7 +669,7 @@ struct RepairTests {
         ),
         RepairCase(
             testDescription: "a deleteAlert for the item closes",
-            before: NavigationState(path: [m, k], destination: .deleteAlert(itemID: Fixture.keyboardID)),
+            before: NavigationState(path: [m, k], destination: .deleteAlert(for: Fixture.keyboard)),
             after: NavigationState(path: [m], destination: nil)
         ),
         RepairCase(
@@ -561,8 +689,8 @@ struct RepairTests {
         ),
         RepairCase(
             testDescription: "a deleteAlert for another item is left alone",
-            before: NavigationState(path: [k, m], destination: .deleteAlert(itemID: Fixture.mouseID)),
-            after: NavigationState(path: [m], destination: .deleteAlert(itemID: Fixture.mouseID))
+            before: NavigationState(path: [k, m], destination: .deleteAlert(for: Fixture.mouse)),
+            after: NavigationState(path: [m], destination: .deleteAlert(for: Fixture.mouse))
         ),
         RepairCase(
             testDescription: "an edit of another item is left alone",
@@ -595,7 +723,7 @@ struct RepairTests {
         let before = NavigationState(path: [Self.k], destination: .edit(itemID: Fixture.keyboardID, baseVersion: 1, draft: Fixture.typed))
         let after = before.repaired(afterDeleting: Fixture.keyboardID)
         let live: [ItemID: Item] = [Fixture.mouseID: Fixture.mouse]
-        #expect(decide(.save, on: after, live: live) == .failure(.itemDeleted(Fixture.keyboardID)))
+        #expect(decide(.save(), on: after, live: live) == .failure(.itemDeleted(Fixture.keyboardID)))
         #expect(decide(.updateDraft(draft: Fixture.other), on: after, live: live)
             == .success(Transition(state: NavigationState(destination: .edit(itemID: Fixture.keyboardID, baseVersion: 1, draft: Fixture.other)))))
         #expect(decide(.cancel, on: after, live: live) == .success(Transition(state: .root)))

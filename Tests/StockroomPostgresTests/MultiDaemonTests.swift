@@ -72,7 +72,7 @@ struct MultiDaemonTests {
                         group.addTask {
                             do {
                                 return .success(
-                                    try await daemon.runCommand(.save, clientID: device, origin: Origin(user: "erin", clientID: device), idempotency: nil)
+                                    try await daemon.runCommand(.save(), clientID: device, origin: Origin(user: "erin", clientID: device), idempotency: nil)
                                         .value)
                             } catch let error as StoreError {
                                 return .failure(error)

@@ -209,7 +209,7 @@ struct NavigationRouteTests {
                 #expect(put.status == .ok)
                 #expect(put.headers[.eTag] == "\"1\"")
                 let navigation: Navigation = try put.decode()
-                #expect(navigation.state == NavigationState(tab: .inventory, path: [.item(id: item.id)], destination: .deleteAlert(itemID: item.id)))
+                #expect(navigation.state == NavigationState(tab: .inventory, path: [.item(id: item.id)], destination: .deleteAlert(for: item)))
 
                 let stale = try await client.send(.put, "/v1/clients/phone/navigation", token: app.editor, json: body, headers: [.ifMatch: "\"0\""])
                 #expect(stale.status == .preconditionFailed)

@@ -27,7 +27,7 @@ struct ChangeLogTests {
             _ = await failure { try await database.runCommand(.push(route: .item(id: .random())), clientID: "phone", origin: phone) }
             _ = await failure { try await database.runCommand(.cancel, clientID: "phone", origin: Sample.otto("phone")) }
             let keyboard2 = try await database.updateItem(keyboard.id, draft: Sample.bluetooth, precondition: nil, origin: rest).value  // 4
-            _ = await failure { try await database.runCommand(.save, clientID: "phone", origin: phone) }  // conflict
+            _ = await failure { try await database.runCommand(.save(), clientID: "phone", origin: phone) }  // conflict
             try await database.deleteItem(mouse.id, precondition: nil, origin: rest)  // 5
             _ = await failure { try await database.deleteItem(mouse.id, precondition: nil, origin: rest) }
             // A transaction that appended entries and then failed leaves no gap either.
@@ -133,7 +133,7 @@ struct ChangeLogTests {
             #expect(raw.at == Timestamp.milliseconds(try #require(outcome.navigation.updatedAt)))
             let json = try #require(raw.value)
             let object = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
-            #expect(Set(object.keys) == ["clientID", "tab", "path", "destination", "version", "updatedAt"])
+            #expect(Set(object.keys) == ["clientID", "tab", "path", "destination", "checkpoints", "url", "version", "updatedAt"])
             #expect(object["destination"] is NSNull)
         }
     }
@@ -163,7 +163,7 @@ struct ChangeLogTests {
             #expect(
                 await failure {
                     try await database.replaceNavigation(
-                        clientID: "phone", state: state.with { $0.destination = .deleteAlert(itemID: missing) }, precondition: nil, origin: origin)
+                        clientID: "phone", state: state.with { $0.destination = .deleteAlert(itemID: missing, alert: .deleteItem(name: nil)) }, precondition: nil, origin: origin)
                 } == .domain(.validationFailed(field: "destination", message: "no item \(missing)")))
             #expect(
                 await failure {

@@ -42,7 +42,7 @@ struct CommandStoreTests {
             #expect(reopened.navigation == navigation(reopened, editing, version: 4))
             let retyped = try await database.runCommand(.updateDraft(draft: Sample.bluetooth), clientID: "phone", origin: erin).value
             #expect(retyped.navigation == navigation(retyped, typedEdit, version: 5))
-            let saved = try await database.runCommand(.save, clientID: "phone", origin: erin).value
+            let saved = try await database.runCommand(.save(), clientID: "phone", origin: erin).value
             let written = try #require(saved.item)
             #expect(
                 written
@@ -79,7 +79,7 @@ struct CommandStoreTests {
             let before = try await probe.snapshot()
 
             #expect(
-                await failure { try await database.runCommand(.save, clientID: "phone", origin: erin) }
+                await failure { try await database.runCommand(.save(), clientID: "phone", origin: erin) }
                     == .domain(.conflict(current: changedElsewhere)))
 
             #expect(try await probe.snapshot() == before)
@@ -97,7 +97,7 @@ struct CommandStoreTests {
 
             var before = try await probe.snapshot()
             #expect(
-                await failure { try await database.runCommand(.save, clientID: "phone", origin: erin) }
+                await failure { try await database.runCommand(.save(), clientID: "phone", origin: erin) }
                     == .domain(.invalidTransition("save needs an open add, edit or duplicate")))
             #expect(await failure { try await database.runCommand(.pop, clientID: "phone", origin: erin) } == .domain(.invalidTransition("pop needs a non-empty path")))
             let missing = ItemID.random()
@@ -108,7 +108,7 @@ struct CommandStoreTests {
             _ = try await database.runCommand(.openEdit(itemID: keyboard.id), clientID: "phone", origin: erin)
             let typed = try await database.runCommand(.updateDraft(draft: Sample.blankName), clientID: "phone", origin: erin).value
             before = try await probe.snapshot()
-            #expect(await failure { try await database.runCommand(.save, clientID: "phone", origin: erin) } == .domain(Sample.blankNameError))
+            #expect(await failure { try await database.runCommand(.save(), clientID: "phone", origin: erin) } == .domain(Sample.blankNameError))
             #expect(try await probe.snapshot() == before)
             #expect(try await database.navigation(clientID: "phone", user: "erin") == typed.navigation)
             #expect(try await database.item(keyboard.id) == keyboard)
@@ -193,7 +193,7 @@ struct CommandStoreTests {
             #expect(try await database.navigation(clientID: "phone", user: "erin") == phone.navigation)
 
             // …and saves from there.
-            let saved = try await database.runCommand(.save, clientID: "laptop", origin: Sample.erin("laptop")).value
+            let saved = try await database.runCommand(.save(), clientID: "laptop", origin: Sample.erin("laptop")).value
             #expect(saved.item?.name == "Bluetooth Keyboard")
             #expect(saved.item?.version == 2)
             #expect(saved.navigation.state == NavigationState(tab: .settings, path: [.item(id: keyboard.id)], destination: nil))
@@ -210,7 +210,7 @@ struct CommandStoreTests {
             let add = try await database.runCommand(.openAdd, clientID: "phone", origin: erin).value
             #expect(add.navigation.state.destination == .add(draft: .blank))
             _ = try await database.runCommand(.updateDraft(draft: Sample.mouse), clientID: "phone", origin: erin)
-            let added = try await database.runCommand(.save, clientID: "phone", origin: erin).value
+            let added = try await database.runCommand(.save(), clientID: "phone", origin: erin).value
             let mouse = try #require(added.item)
             #expect(mouse == Item(id: mouse.id, name: "Mouse", color: Sample.mouse.color, status: Sample.mouse.status, version: 1, createdAt: mouse.createdAt, updatedAt: mouse.createdAt))
             #expect(try await database.item(mouse.id) == mouse)
@@ -218,7 +218,7 @@ struct CommandStoreTests {
 
             let duplicate = try await database.runCommand(.openDuplicate(itemID: keyboard.id), clientID: "phone", origin: erin).value
             #expect(duplicate.navigation.state.destination == .duplicate(itemID: keyboard.id, draft: keyboard.draft))
-            let duplicated = try await database.runCommand(.save, clientID: "phone", origin: erin).value
+            let duplicated = try await database.runCommand(.save(), clientID: "phone", origin: erin).value
             let copy = try #require(duplicated.item)
             #expect(copy.id != keyboard.id)
             #expect(copy.draft == keyboard.draft)

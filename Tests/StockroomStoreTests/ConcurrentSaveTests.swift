@@ -26,7 +26,7 @@ struct ConcurrentSaveTests {
                 for client in clients {
                     group.addTask {
                         do {
-                            return (client, .success(try await database.runCommand(.save, clientID: client, origin: Sample.erin(client)).value))
+                            return (client, .success(try await database.runCommand(.save(), clientID: client, origin: Sample.erin(client)).value))
                         } catch {
                             return (client, .failure(Failure(error)))
                         }

@@ -92,7 +92,7 @@ struct IdentityTests {
 
                 // B can neither read, change nor copy A's device.
                 #expect(await failure { try await database.navigation(clientID: clientA, user: userB) } == .notFound)
-                for command in [Command.cancel, .save, .selectTab(tab: .inventory), .pop] {
+                for command in [Command.cancel, .save(), .selectTab(tab: .inventory), .pop] {
                     #expect(
                         await failure { try await database.runCommand(command, clientID: clientA, origin: Origin(user: userB, clientID: clientA)) }
                             == .notFound)

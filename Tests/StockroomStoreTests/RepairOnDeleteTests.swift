@@ -68,7 +68,7 @@ struct RepairOnDeleteTests {
             // When the laptop saves its kept draft, it hears that the item was deleted, and nothing changes
             let before = try await probe.snapshot()
             #expect(
-                await failure { try await database.runCommand(.save, clientID: "erin-laptop", origin: Sample.erin("erin-laptop")) }
+                await failure { try await database.runCommand(.save(), clientID: "erin-laptop", origin: Sample.erin("erin-laptop")) }
                     == .domain(.itemDeleted(keyboard.id)))
             #expect(try await probe.snapshot() == before)
             #expect(try await database.navigation(clientID: "erin-laptop", user: "erin") == laptop.navigation)
@@ -135,7 +135,7 @@ struct RepairOnDeleteTests {
             try await database.deleteItem(keyboard.id, precondition: nil, origin: Sample.otto)
             #expect(try await database.navigation(clientID: "phone", user: "erin") == duplicate.navigation)
 
-            let saved = try await database.runCommand(.save, clientID: "phone", origin: Sample.erin("phone")).value
+            let saved = try await database.runCommand(.save(), clientID: "phone", origin: Sample.erin("phone")).value
             let copy = try #require(saved.item)
             #expect(copy.draft == keyboard.draft)
             #expect(copy.id != keyboard.id)

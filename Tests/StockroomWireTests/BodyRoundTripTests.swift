@@ -12,7 +12,7 @@ import Testing
 struct BodyRoundTripTests {
     static let epoch = "0123456789abcdef0123456789abcdef"
     static let navigation = Navigation(
-        clientID: "phone", state: NavigationState(tab: .inventory, path: [Fixture.keyboardRoute], destination: .deleteAlert(itemID: Fixture.keyboardID)),
+        clientID: "phone", state: NavigationState(tab: .inventory, path: [Fixture.keyboardRoute], destination: .deleteAlert(for: Fixture.keyboard)),
         version: 3, updatedAt: Fixture.t0)
 
     static func change(seq: Int64, entity: String, op: String, id: String, value: String?, client: String?, key: String?) -> [UInt8] {

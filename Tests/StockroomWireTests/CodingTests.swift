@@ -106,7 +106,7 @@ struct CodingTests {
         (.pop, #"{"pop": {}}"#),
         (.popToRoot, #"{"popToRoot": {}}"#),
         (.openAdd, #"{"openAdd": {}}"#),
-        (.save, #"{"save": {}}"#),
+        (.save(), #"{"save": {}}"#),
         (.confirmDelete, #"{"confirmDelete": {}}"#),
     ])
     func commandsWithoutPayload(_ command: Command, _ text: String) throws {
@@ -128,6 +128,13 @@ struct CodingTests {
         (.openDeleteAlert(itemID: Fixture.keyboardID), #"{"openDeleteAlert": {"itemID": "\#(kb)"}}"#),
         (.updateDraft(draft: Fixture.keyboard.draft), #"{"updateDraft": {"draft": \#(keyboardDraftJSON)}}"#),
         (.restore(fromClientID: "iphone-15.home_1"), #"{"restore": {"fromClientID": "iphone-15.home_1"}}"#),
+        (.save(onConflict: .alert), #"{"save": {"onConflict": "alert"}}"#),
+        (.resolveConflict(keep: .review), #"{"resolveConflict": {"keep": "review"}}"#),
+        (.setCheckpoint(name: "list"), #"{"setCheckpoint": {"name": "list"}}"#),
+        (.returnToCheckpoint(name: "list"), #"{"returnToCheckpoint": {"name": "list"}}"#),
+        (.returnToCheckpoint(name: "list", value: .object(["picked": .string("x")])),
+         #"{"returnToCheckpoint": {"name": "list", "value": {"picked": "x"}}}"#),
+        (.openURL(url: "stockroom://inventory/new"), #"{"openURL": {"url": "stockroom://inventory/new"}}"#),
     ])
     func commandsWithPayload(_ command: Command, _ text: String) throws {
         try expectShape(command, text)
@@ -138,8 +145,9 @@ struct CodingTests {
         let commands: [Command] = [
             .selectTab(tab: .inventory), .push(route: .item(id: Fixture.mouseID)), .pop, .popToRoot, .openAdd,
             .openEdit(itemID: Fixture.mouseID), .openDuplicate(itemID: Fixture.mouseID),
-            .openDeleteAlert(itemID: Fixture.mouseID), .updateDraft(draft: .blank), .save, .cancel,
-            .confirmDelete, .restore(fromClientID: "a"),
+            .openDeleteAlert(itemID: Fixture.mouseID), .updateDraft(draft: .blank), .save(), .cancel,
+            .confirmDelete, .restore(fromClientID: "a"), .resolveConflict(keep: .mine), .setCheckpoint(name: "a"),
+            .returnToCheckpoint(name: "a", value: .array([.number(1), .null])), .openURL(url: "stockroom://settings"),
         ]
         #expect(Set(commands.map(\.name)) == Fixture.allCommandCaseNames)
         for command in commands {
@@ -149,6 +157,7 @@ struct CodingTests {
             }
             #expect(Array(object.keys) == [command.name])
             #expect(try JSONCoding.decoder().decode(Command.self, from: JSONCoding.encoder().encode(command)) == command)
+            #expect(try JSON.parse(Data(command.jsonBytes)) == encodedJSON(command))
         }
     }
 
@@ -168,7 +177,21 @@ struct CodingTests {
             Destination.duplicate(itemID: Fixture.keyboardID, draft: Fixture.keyboard.draft),
             #"{"duplicate": {"itemID": "\#(kb)", "draft": \#(keyboardDraftJSON)}}"#
         )
-        try expectShape(Destination.deleteAlert(itemID: Fixture.keyboardID), #"{"deleteAlert": {"itemID": "\#(kb)"}}"#)
+        try expectShape(
+            Destination.deleteAlert(for: Fixture.keyboard),
+            #"""
+            {"deleteAlert": {"itemID": "\#(kb)", "alert": {
+                "title": {"key": "deleteItem.title", "args": ["Keyboard"], "text": "Delete “Keyboard”?"},
+                "message": {"key": "deleteItem.message", "args": [], "text": "This cannot be undone."},
+                "buttons": [
+                    {"label": {"key": "deleteItem.confirm", "args": [], "text": "Delete"}, "role": "destructive", "command": {"confirmDelete": {}}},
+                    {"label": {"key": "common.cancel", "args": [], "text": "Cancel"}, "role": "cancel", "command": {"cancel": {}}}]}}}
+            """#
+        )
+        // A deleteAlert without its alert (a client's PUT, a state stored before alerts were data) reads with the nameless alert.
+        #expect(
+            try JSONCoding.decoder().decode(Destination.self, from: Data(#"{"deleteAlert": {"itemID": "\#(kb)"}}"#.utf8))
+                == .deleteAlert(itemID: Fixture.keyboardID, alert: .deleteItem(name: nil)))
     }
 
     @Test("Route and Tab shapes")
@@ -185,7 +208,7 @@ struct CodingTests {
     func unwrittenNavigation() throws {
         let json = try encodedJSON(Navigation.unwritten(clientID: "phone"))
         #expect(json == (try JSON.parse(
-            #"{"clientID": "phone", "tab": "inventory", "path": [], "destination": null, "version": 0, "updatedAt": null}"#
+            #"{"clientID": "phone", "tab": "inventory", "path": [], "destination": null, "checkpoints": {}, "url": "stockroom://inventory", "version": 0, "updatedAt": null}"#
         )))
         #expect(json["destination"] == .null)
         #expect(json["updatedAt"] == .null)
@@ -207,6 +230,7 @@ struct CodingTests {
         try expectWireShape(navigation, #"""
             {"clientID": "ipad", "tab": "inventory", "path": [{"item": {"id": "\#(kb)"}}],
              "destination": {"edit": {"itemID": "\#(kb)", "baseVersion": 1, "draft": \#(keyboardDraftJSON)}},
+             "checkpoints": {}, "url": "stockroom://inventory/items/\#(kb)/edit",
              "version": 7, "updatedAt": "2026-11-22T06:00:00.123Z"}
             """#)
     }
@@ -215,7 +239,7 @@ struct CodingTests {
     func navigationState() throws {
         try expectShape(
             NavigationState(tab: .settings, path: [], destination: nil),
-            #"{"tab": "settings", "path": [], "destination": null}"#
+            #"{"tab": "settings", "path": [], "destination": null, "checkpoints": {}}"#
         )
     }
 

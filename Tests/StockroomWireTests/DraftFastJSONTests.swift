@@ -157,7 +157,7 @@ struct DraftFastJSONTests {
         for _ in 0..<500 {
             let draft = Self.randomDraft(using: &generator)
             let commands: [Command] = [
-                .openEdit(itemID: id), .openDuplicate(itemID: id), .openDeleteAlert(itemID: id), .updateDraft(draft: draft), .save, .cancel,
+                .openEdit(itemID: id), .openDuplicate(itemID: id), .openDeleteAlert(itemID: id), .updateDraft(draft: draft), .save(), .cancel,
                 .pop, .popToRoot, .openAdd, .confirmDelete, .selectTab(tab: .settings), .push(route: .item(id: id)),
             ]
             for command in commands {

@@ -40,7 +40,13 @@ import TestSupport
             NavigationState(tab: .settings, path: [.item(id: id), .item(id: .random())], destination: .add(draft: .blank)),
             NavigationState(tab: .inventory, path: [.item(id: id)], destination: .edit(itemID: id, baseVersion: 7, draft: draft)),
             NavigationState(destination: .duplicate(itemID: id, draft: draft)),
-            NavigationState(destination: .deleteAlert(itemID: id)),
+            NavigationState(destination: .deleteAlert(for: Fixture.keyboard)),
+            NavigationState(destination: .deleteAlert(itemID: id, alert: .deleteItem(name: nil))),
+            NavigationState(
+                path: [.item(id: id)],
+                destination: .conflict(itemID: id, baseVersion: 2, draft: draft, current: Fixture.mouse),
+                checkpoints: ["root": Checkpoint(depth: 0), "list": Checkpoint(depth: 1, value: .object(["picked": .array([.string("a\"b"), .number(2.5), .bool(true), .null])]))]),
+            NavigationState(destination: .conflict(itemID: id, baseVersion: 2, draft: draft, current: nil)),
         ]
         return states.enumerated().map { index, state in
             Navigation(

@@ -210,7 +210,7 @@ struct StorageContractTests {
             // Another device restores the navigation, draft included.
             #expect(try await storage.navigation(clientID: "erins-phone", user: "erin").state.destination?.draft == typed)
 
-            let saved = try await storage.runCommand(.save, clientID: "erins-phone", origin: Self.erin, idempotency: nil).value
+            let saved = try await storage.runCommand(.save(), clientID: "erins-phone", origin: Self.erin, idempotency: nil).value
             let current = try #require(try await storage.item(item.id))
             #expect(current.name == "Bluetooth Keyboard" && current.version == 2)
             #expect(saved.item == current && saved.navigation.state.destination == nil)
@@ -273,7 +273,7 @@ struct StorageContractTests {
                     group.addTask {
                         do {
                             return .success(
-                                try await storage.runCommand(.save, clientID: device, origin: Origin(user: "erin", clientID: device), idempotency: nil).value)
+                                try await storage.runCommand(.save(), clientID: device, origin: Origin(user: "erin", clientID: device), idempotency: nil).value)
                         } catch let error as StoreError {
                             return .failure(error)
                         } catch {

@@ -42,5 +42,6 @@ public enum Fixture {
     public static let allCommandCaseNames: Set<String> = [
         "selectTab", "push", "pop", "popToRoot", "openAdd", "openEdit", "openDuplicate",
         "openDeleteAlert", "updateDraft", "save", "cancel", "confirmDelete", "restore",
+        "resolveConflict", "setCheckpoint", "returnToCheckpoint", "openURL",
     ]
 }

@@ -22,8 +22,11 @@ struct NavigationController {
         let tab: Tab
         let path: [Route]
         let destination: Destination?
+        let checkpoints: [String: Checkpoint]?
 
-        var state: NavigationState { NavigationState(tab: tab, path: path, destination: destination) }
+        var state: NavigationState {
+            NavigationState(tab: tab, path: path, destination: destination, checkpoints: checkpoints ?? [:])
+        }
     }
 
     struct CommandRequest: FastJSONDecodable {

@@ -1,0 +1,29 @@
+/// A named point in the navigation to return to (Navigator's checkpoints): a depth of the path
+/// (0 = the root) and the value the last `returnToCheckpoint` handed back to the screen there.
+public struct Checkpoint: Hashable, Sendable, Codable {
+    /// How many routes the path holds at the checkpoint.
+    public var depth: Int
+    /// The value handed back by the last return to it, if any.
+    @ExplicitNull public var value: JSONValue?
+
+    /// Creates a checkpoint.
+    public init(depth: Int, value: JSONValue? = nil) {
+        self.depth = depth
+        self.value = value
+    }
+
+    /// The most checkpoints one state may hold.
+    public static let maxCount = 8
+    /// The longest checkpoint name, in UTF-8 bytes.
+    public static let maxNameBytes = 64
+    /// The largest value, as compact JSON in UTF-8 bytes (the longest name a draft may hold).
+    public static let maxValueBytes = ValidDraft.maxNameBytes
+
+    /// `validationFailed` for a name that is empty, too long or holds a control character.
+    public static func checkName(_ name: String) throws(DomainError) {
+        guard !name.isEmpty, name.utf8.count <= maxNameBytes else {
+            throw .validationFailed(field: "name", message: "a checkpoint name must be 1-\(maxNameBytes) UTF-8 bytes")
+        }
+        try TextRule.check(name, field: "name")
+    }
+}

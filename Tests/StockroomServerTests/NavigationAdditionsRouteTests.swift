@@ -1,0 +1,178 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import StockroomCore
+import StockroomWire
+import Testing
+
+/// Alerts, conflicts, checkpoints and deep links over HTTP: each refusal's status, code and field,
+/// and that a refused command changes nothing.
+@Suite("Alerts, conflicts, checkpoints, deep links over HTTP")
+struct NavigationAdditionsRouteTests {
+    /// The device's navigation, to check that a refusal left it as it was.
+    static func navigation(_ client: some TestClientProtocol, _ app: TestApp, _ clientID: String = "phone") async throws -> Navigation {
+        try await client.send(.get, "/v1/clients/\(clientID)/navigation", token: app.editor).decode()
+    }
+
+    struct Refusal: Sendable, CustomTestStringConvertible {
+        let testDescription: String
+        /// Commands that set the scene; `ITEM` stands for an item's id.
+        let setup: [String]
+        let command: String
+        let status: HTTPResponse.Status
+        let code: String
+        var field: String? = nil
+        var viewer = false
+    }
+
+    static let refusals: [Refusal] = [
+        Refusal(
+            testDescription: "a command that is not one of the open alert's buttons",
+            setup: [#"{"openDeleteAlert":{"itemID":"ITEM"}}"#], command: #"{"pop":{}}"#, status: .conflict, code: "invalidTransition"),
+        Refusal(
+            testDescription: "save while the delete alert is open",
+            setup: [#"{"openDeleteAlert":{"itemID":"ITEM"}}"#], command: #"{"save":{"onConflict":"alert"}}"#, status: .conflict,
+            code: "invalidTransition"),
+        Refusal(
+            testDescription: "resolveConflict with no conflict open",
+            setup: [#"{"openEdit":{"itemID":"ITEM"}}"#], command: #"{"resolveConflict":{"keep":"mine"}}"#, status: .conflict,
+            code: "invalidTransition"),
+        Refusal(
+            testDescription: "resolveConflict with an unknown choice",
+            setup: [], command: #"{"resolveConflict":{"keep":"both"}}"#, status: .badRequest, code: "invalidJSON"),
+        Refusal(
+            testDescription: "save with an unknown onConflict",
+            setup: [#"{"openEdit":{"itemID":"ITEM"}}"#], command: #"{"save":{"onConflict":"merge"}}"#, status: .badRequest,
+            code: "invalidJSON"),
+        Refusal(
+            testDescription: "returnToCheckpoint with an unknown name",
+            setup: [#"{"setCheckpoint":{"name":"home"}}"#], command: #"{"returnToCheckpoint":{"name":"list","value":1}}"#,
+            status: .conflict, code: "invalidTransition"),
+        Refusal(
+            testDescription: "setCheckpoint with an empty name",
+            setup: [], command: #"{"setCheckpoint":{"name":""}}"#, status: .unprocessableContent, code: "validationFailed", field: "name"),
+        Refusal(
+            testDescription: "setCheckpoint with a control character in the name",
+            setup: [], command: #"{"setCheckpoint":{"name":"a\u0007"}}"#, status: .unprocessableContent, code: "validationFailed",
+            field: "name"),
+        Refusal(
+            testDescription: "returnToCheckpoint with a value larger than a draft's name",
+            setup: [#"{"setCheckpoint":{"name":"home"}}"#],
+            command: #"{"returnToCheckpoint":{"name":"home","value":"\#(String(repeating: "x", count: 9000))"}}"#,
+            status: .unprocessableContent, code: "validationFailed", field: "value"),
+        Refusal(
+            testDescription: "openURL with another scheme",
+            setup: [], command: #"{"openURL":{"url":"https://example.com/inventory"}}"#, status: .unprocessableContent,
+            code: "validationFailed", field: "url"),
+        Refusal(
+            testDescription: "openURL with an unknown segment",
+            setup: [], command: #"{"openURL":{"url":"stockroom://inventory/items/ITEM/rename"}}"#, status: .unprocessableContent,
+            code: "validationFailed", field: "url"),
+        Refusal(
+            testDescription: "openURL with a malformed id",
+            setup: [], command: #"{"openURL":{"url":"stockroom://inventory/items/42"}}"#, status: .unprocessableContent,
+            code: "validationFailed", field: "url"),
+        Refusal(
+            testDescription: "openURL with an unknown tab",
+            setup: [], command: #"{"openURL":{"url":"stockroom://orders"}}"#, status: .unprocessableContent, code: "validationFailed",
+            field: "url"),
+        Refusal(
+            testDescription: "openURL of an item that does not exist",
+            setup: [], command: #"{"openURL":{"url":"stockroom://inventory/items/6f1c2e4a-3333-4000-8000-000000000003"}}"#,
+            status: .notFound, code: "notFound"),
+        Refusal(
+            testDescription: "openURL of an edit by a viewer",
+            setup: [], command: #"{"openURL":{"url":"stockroom://inventory/items/ITEM/edit"}}"#, status: .forbidden, code: "forbidden",
+            viewer: true),
+    ]
+
+    @Test(arguments: refusals)
+    func eachRefusalChangesNothing(_ refusal: Refusal) async throws {
+        try await withTestApp { app in
+            try await app.test { client in
+                let item = try await client.createItem("Mug", token: app.editor)
+                let token = refusal.viewer ? app.viewer : app.editor
+                for json in refusal.setup {
+                    let response = try await client.command(json.replacingOccurrences(of: "ITEM", with: item.id.description), clientID: "phone", token: token)
+                    #expect(response.status == .ok)
+                }
+                let before: Navigation = try await client.send(.get, "/v1/clients/phone/navigation", token: token).decode()
+                let response = try await client.command(
+                    refusal.command.replacingOccurrences(of: "ITEM", with: item.id.description), clientID: "phone", token: token)
+                #expect(response.status == refusal.status)
+                #expect(response.errorCode == refusal.code)
+                if let field = refusal.field { #expect(response.errorField == field) }
+                let after: Navigation = try await client.send(.get, "/v1/clients/phone/navigation", token: token).decode()
+                #expect(after == before)
+                #expect(try await client.send(.get, "/v1/items/\(item.id)", token: token).decode(Item.self) == item)
+            }
+        }
+    }
+
+    /// The message of a malformed link names the part that is wrong.
+    @Test func aMalformedLinkNamesTheSegment() async throws {
+        try await withTestApp { app in
+            try await app.test { client in
+                let response = try await client.command(#"{"openURL":{"url":"stockroom://inventory/items"}}"#, clientID: "phone", token: app.editor)
+                #expect(response.status == .unprocessableContent)
+                let message = (try response.json["error"] as? [String: Any])?["message"] as? String
+                #expect(message?.contains("after /items") == true)
+            }
+        }
+    }
+
+    /// Every answer carries the state's canonical URL, checkpoints and the rendered alert.
+    @Test func theAnswerCarriesTheURLCheckpointsAndTheRenderedAlert() async throws {
+        try await withTestApp { app in
+            try await app.test { client in
+                let item = try await client.createItem("Mug", token: app.editor)
+                try await client.command(#"{"push":{"route":{"item":{"id":"\#(item.id)"}}}}"#, clientID: "phone", token: app.editor)
+                try await client.command(#"{"setCheckpoint":{"name":"detail"}}"#, clientID: "phone", token: app.editor)
+                let response = try await client.command(#"{"openDeleteAlert":{"itemID":"\#(item.id)"}}"#, clientID: "phone", token: app.editor)
+                #expect(response.status == .ok)
+                let navigation = try #require(try response.json["navigation"] as? [String: Any])
+                #expect(navigation["url"] as? String == "stockroom://inventory/items/\(item.id)/delete")
+                let checkpoints = try #require(navigation["checkpoints"] as? [String: Any])
+                #expect((checkpoints["detail"] as? [String: Any])?["depth"] as? Int == 1)
+                let alert = try #require(
+                    ((navigation["destination"] as? [String: Any])?["deleteAlert"] as? [String: Any])?["alert"] as? [String: Any])
+                #expect((alert["title"] as? [String: Any])?["text"] as? String == "Delete \u{201C}Mug\u{201D}?")
+                let buttons = try #require(alert["buttons"] as? [[String: Any]])
+                #expect(buttons.map { $0["role"] as? String } == ["destructive", "cancel"])
+
+                // The button's command, sent as it is, deletes.
+                let confirm = try JSONSerialization.data(withJSONObject: buttons[0]["command"]!)
+                let deleted = try await client.command(String(decoding: confirm, as: UTF8.self), clientID: "phone", token: app.editor)
+                #expect(deleted.status == .ok)
+                #expect(try await client.send(.get, "/v1/items/\(item.id)", token: app.editor).status == .notFound)
+            }
+        }
+    }
+
+    /// A stale save asking for the alert answers 200 with the conflict, and the plain 409 stays for
+    /// clients that do not.
+    @Test func aStaleSaveOpensTheConflictAlertOrAnswers409() async throws {
+        try await withTestApp { app in
+            try await app.test { client in
+                let item = try await client.createItem("Mug", token: app.editor)
+                for device in ["phone", "tablet"] {
+                    try await client.command(#"{"openEdit":{"itemID":"\#(item.id)"}}"#, clientID: device, token: app.editor)
+                }
+                try await client.send(.put, "/v1/items/\(item.id)", token: app.editor, json: draftJSON(name: "Moved on"))
+                let plain = try await client.command(#"{"save":{}}"#, clientID: "phone", token: app.editor)
+                #expect(plain.status == .conflict && plain.errorCode == "conflict")
+                let alerted = try await client.command(#"{"save":{"onConflict":"alert"}}"#, clientID: "tablet", token: app.editor)
+                #expect(alerted.status == .ok)
+                let reply: CommandReply = try alerted.decode()
+                guard case .conflict(let id, 1, _, let current?, _) = reply.navigation.state.destination else {
+                    Issue.record("no conflict: \(String(describing: reply.navigation.state.destination))")
+                    return
+                }
+                #expect(id == item.id && current.name == "Moved on" && current.version == 2)
+                #expect(reply.item == nil)
+                #expect(reply.navigation.state.url == "stockroom://inventory/edit/\(item.id)")
+            }
+        }
+    }
+}
