@@ -350,6 +350,18 @@ class InspectorTests(unittest.TestCase):
         self.driver.save_screenshot(os.path.join(OUTPUT, "inspector-375.png"))
         self.server.command("phone", {"cancel": {}})
 
+    def test_forget_token_is_a_quiet_link_and_the_primary_actions_lead(self):
+        self.open_inspector(self.server.editor)
+        style = lambda element, name: self.driver.execute_script("return getComputedStyle(arguments[0])[arguments[1]];", element, name)
+        forget = self.driver.find_element(By.ID, "sign-out")
+        create = self.driver.find_element(By.CSS_SELECTOR, "#create-form button[type=submit]")
+        self.assertTrue(forget.is_displayed())
+        self.assertEqual(style(forget, "backgroundColor"), "rgba(0, 0, 0, 0)", "no fill")
+        self.assertEqual(style(forget, "borderTopColor"), "rgba(0, 0, 0, 0)", "no border")
+        self.assertEqual(style(forget, "textDecorationLine"), "underline", "a link's look")
+        self.assertNotEqual(style(create, "backgroundColor"), "rgba(0, 0, 0, 0)", "the primary button is filled")
+        self.assertNotEqual(style(forget, "color"), style(create, "backgroundColor"), "not the primary colour")
+
     # -- another origin ------------------------------------------------------------------
 
     def run_from(self, origin, script, *args):
