@@ -362,6 +362,27 @@ class InspectorTests(unittest.TestCase):
         self.assertNotEqual(style(create, "backgroundColor"), "rgba(0, 0, 0, 0)", "the primary button is filled")
         self.assertNotEqual(style(forget, "color"), style(create, "backgroundColor"), "not the primary colour")
 
+    def test_an_out_of_stock_draft_shows_no_quantity(self):
+        item = self.server.create_item("Umbrella", 4)
+        self.server.command("shelf", {"openEdit": {"itemID": item["id"]}})
+        self.server.command("shelf", {"updateDraft": {"draft": {"name": "Umbrella", "color": None,
+                                                                   "status": {"outOfStock": {"isOnBackOrder": False}}}}})
+        try:
+            self.open_inspector(self.server.editor)
+            self.wait(lambda: self.card("shelf") is not None and self.card("shelf").find_elements(By.ID, "shelf-quantity"), "the shelf's draft form")
+            card = self.card("shelf")
+            self.assertEqual(card.find_element(By.CSS_SELECTOR, 'tr[data-field="status"] td').text, "Out of stock")
+            self.assertFalse(card.find_element(By.ID, "shelf-quantity").is_displayed())
+            self.assertNotIn("Quantity", card.text)
+            self.assertTrue(card.find_element(By.ID, "shelf-backorder").is_displayed())
+            # Choosing "In stock" in the form brings the quantity back (and hides back order).
+            Select(card.find_element(By.ID, "shelf-stock")).select_by_value("inStock")
+            self.assertTrue(card.find_element(By.ID, "shelf-quantity").is_displayed())
+            self.assertFalse(card.find_element(By.ID, "shelf-backorder").is_displayed())
+            self.assertEqual(self.console_errors(), [])
+        finally:
+            self.server.command("shelf", {"cancel": {}})
+
     # -- another origin ------------------------------------------------------------------
 
     def run_from(self, origin, script, *args):

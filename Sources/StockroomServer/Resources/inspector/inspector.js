@@ -239,11 +239,20 @@
       const quantity = el("input", { id: id("quantity"), type: "number", min: "0", value: String(draft.status && draft.status.inStock ? draft.status.inStock.quantity : 0) });
       const backOrder = el("input", { id: id("backorder"), type: "checkbox" });
       backOrder.checked = !!(draft.status && draft.status.outOfStock && draft.status.outOfStock.isOnBackOrder);
+      // A quantity belongs to "in stock" only, back order to "out of stock" only: each shows with its status.
+      const quantityField = el("div", { "data-field": "quantity" }, el("label", { for: id("quantity"), text: "Quantity" }), quantity);
+      const backOrderField = el("div", { "data-field": "backorder" }, el("label", { for: id("backorder") }, backOrder, " On back order"));
+      const showStatusFields = () => {
+        quantityField.hidden = stock.value !== "inStock";
+        backOrderField.hidden = stock.value === "inStock";
+      };
+      stock.addEventListener("change", showStatusFields);
+      showStatusFields();
       form.append(
         el("label", { for: id("name"), text: "Draft name" }), name,
         el("label", { for: id("stock"), text: "Draft status" }), stock,
-        el("label", { for: id("quantity"), text: "Quantity" }), quantity,
-        el("label", { for: id("backorder") }, backOrder, " On back order"),
+        quantityField,
+        backOrderField,
         el("button", { type: "submit", class: "secondary", text: "Update draft" }));
       form.addEventListener("submit", (event) => {
         event.preventDefault();
