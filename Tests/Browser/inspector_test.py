@@ -346,7 +346,7 @@ class InspectorTests(unittest.TestCase):
         self.driver.save_screenshot(os.path.join(OUTPUT, "inspector-desktop.png"))
         self.driver.set_window_size(375, 812)
         width = self.driver.execute_script("return document.documentElement.scrollWidth;")
-        self.assertLessEqual(width, 375, "nothing wider than the 375 px window (the table scrolls inside its own region)")
+        self.assertLessEqual(width, 375, "nothing wider than the 375 px window")
         self.driver.save_screenshot(os.path.join(OUTPUT, "inspector-375.png"))
         self.server.command("phone", {"cancel": {}})
 
@@ -382,6 +382,26 @@ class InspectorTests(unittest.TestCase):
             self.assertEqual(self.console_errors(), [])
         finally:
             self.server.command("shelf", {"cancel": {}})
+
+    def test_at_375px_the_items_table_fits_and_shows_status_and_version(self):
+        self.driver.set_window_size(375, 812)
+        self.open_inspector(self.server.editor)
+        viewport = self.driver.execute_script("return window.innerWidth;")
+        self.assertLessEqual(viewport, 400, "the window really is narrow")
+        wrap = self.driver.find_element(By.CSS_SELECTOR, ".table-wrap")
+        scroll, client = self.driver.execute_script("return [arguments[0].scrollWidth, arguments[0].clientWidth];", wrap)
+        self.assertLessEqual(scroll, client, "the table needs no sideways scroll")
+        self.assertLessEqual(self.driver.execute_script("return document.documentElement.scrollWidth;"), viewport)
+        row = self.row(self.keyboard["id"])
+        self.driver.execute_script("arguments[0].scrollIntoView();", row)
+        for column, expected in ((3, "In stock: 100"), (4, "1")):
+            cell = row.find_element(By.CSS_SELECTOR, f":scope > :nth-child({column})")
+            self.assertTrue(cell.is_displayed())
+            self.assertIn(expected, cell.text)
+            left, right = self.driver.execute_script("const r = arguments[0].getBoundingClientRect(); return [r.left, r.right];", cell)
+            self.assertGreaterEqual(left, 0)
+            self.assertLessEqual(right, viewport, f"column {column} is inside the window")
+        self.driver.save_screenshot(os.path.join(OUTPUT, "inspector-375-items.png"))
 
     # -- another origin ------------------------------------------------------------------
 

@@ -7,6 +7,7 @@
 (() => {
   const TOKEN_KEY = "stockroom.inspector.token";
   const FEED_LIMIT = 200;
+  const ITEM_COLUMNS = ["Name", "Colour", "Status", "Version", "Last change", "ID"];  // as in the table's head
 
   const $ = (id) => document.getElementById(id);
   const el = (tag, props = {}, ...children) => {
@@ -105,7 +106,10 @@
       el("span", { class: "id", title: item.id, text: item.id.slice(0, 8) }),
     ];
     if (row.cells.length === 0) {
-      cells.forEach((cell, index) => row.append(el(index === 0 ? "th" : "td", index === 0 ? { scope: "row" } : {}, cell)));
+      // The roles keep the table a table for assistive technology where the narrow layout
+      // (inspector.css) displays its rows as blocks; data-label names each cell there.
+      cells.forEach((cell, index) => row.append(el(index === 0 ? "th" : "td",
+        index === 0 ? { scope: "row", role: "rowheader" } : { role: "cell", "data-label": ITEM_COLUMNS[index] }, cell)));
     } else {
       cells.forEach((cell, index) => row.cells[index].replaceChildren(cell));
     }
@@ -116,7 +120,7 @@
     const fragment = document.createDocumentFragment();
     state.rows.clear();
     for (const item of state.items.values()) {
-      const row = el("tr", { "data-id": item.id });
+      const row = el("tr", { "data-id": item.id, role: "row" });
       fillRow(row, item);
       state.rows.set(item.id, row);
       fragment.append(row);
@@ -132,7 +136,7 @@
     if (row) {
       fillRow(row, item);
     } else {
-      row = el("tr", { "data-id": item.id });
+      row = el("tr", { "data-id": item.id, role: "row" });
       fillRow(row, item);
       state.rows.set(item.id, row);
       $("item-rows").append(row);
