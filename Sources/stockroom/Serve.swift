@@ -46,7 +46,7 @@ struct Serve: AsyncParsableCommand {
             app = try await buildApplication(settings: settings) { database, _ in
                 listening.withLock { $0 = true }
                 // Only now that the server listens: a start that fails makes no token.
-                if settings.demo { await Self.printDemoToken(database) }
+                if settings.demo { await Self.printDemoToken(database, settings: settings) }
             }
         } catch let error as StartupError {
             throw Startup.failure(error.description)
@@ -70,15 +70,20 @@ struct Serve: AsyncParsableCommand {
     /// How long graceful shutdown may take before what is left is cancelled.
     static let gracefulShutdownBound: Duration = .seconds(3)
 
-    /// Creates the demo editor token the first time and prints it; later starts say where it went.
-    static func printDemoToken(_ database: any Storage) async {
+    /// Creates the demo editor token the first time and prints it; later starts say where it went
+    /// and how to make another.
+    static func printDemoToken(_ database: any Storage, settings: Settings) async {
         let text: String
         do {
             if let token = try await database.createTokenIfNone(user: UserID(stored: "demo"), role: .editor) {
                 text = "Demo editor token (user demo): \(token.secret)\n  export TOKEN=\(token.secret)\n"
             } else {
-                text = "The demo token (user demo) was printed when it was created; "
-                    + "make another with: stockroom token create --user demo --role editor\n"
+                // Both forms: `stockroom` is on the PATH of an installed server only, not of
+                // someone who started this one with `swift run` in the source checkout.
+                let create = "token create --user demo --role editor" + databaseArgument(settings)
+                text = "The demo token (user demo) was printed when it was created; make another with\n"
+                    + "  stockroom \(create)\n"
+                    + "or, in the source checkout: swift run stockroom \(create)\n"
             }
         } catch {
             text = "Could not create the demo token: \(error)\n"
@@ -87,5 +92,16 @@ struct Serve: AsyncParsableCommand {
         // would not show while it does.
         LogOutput.standardOutput.flush()
         FileHandle.standardOutput.write(Data(text.utf8))
+    }
+
+    /// What `token create` needs to reach this server's database: nothing for the default SQLite
+    /// file, `--db-path` with the file (quoted for a shell where needed) for another, and a
+    /// placeholder `--db-url URL` for PostgreSQL, whose URL may hold a password.
+    static func databaseArgument(_ settings: Settings) -> String {
+        if settings.databaseURL != nil { return " --db-url URL" }
+        let path = settings.databasePath
+        if path == Settings.defaultDatabasePath { return "" }
+        let plain = path.unicodeScalars.allSatisfy { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "._/+,:@%=-".unicodeScalars.contains($0)) }
+        return " --db-path " + (plain ? path : "'" + path.replacingOccurrences(of: "'", with: #"'\''"#) + "'")
     }
 }

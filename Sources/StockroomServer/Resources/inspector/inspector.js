@@ -1,12 +1,14 @@
-// Stockroom inspector: a client of the public API like any other. It reads a snapshot, then
-// follows the change feed over Server-Sent Events from the snapshot's cursor, and applies each
-// change to the one row or card it touches. Plain JavaScript, no framework, nothing fetched from
-// anywhere but this server.
+// Stockroom inspector: a client of the public API like any other. It reads a snapshot and the
+// changes just before it (for the Feed panel), then follows the change feed over Server-Sent
+// Events from the snapshot's cursor, and applies each change to the one row or card it touches.
+// Plain JavaScript, no framework, nothing fetched from anywhere but this server.
 "use strict";
 
 (() => {
   const TOKEN_KEY = "stockroom.inspector.token";
   const FEED_LIMIT = 200;
+  const RECENT_REQUESTS = 50;  // at most this many GET /v1/changes to fill the Feed panel on opening
+  const ITEM_COLUMNS = ["Name", "Colour", "Status", "Version", "Last change", "ID"];  // as in the table's head
 
   const $ = (id) => document.getElementById(id);
   const el = (tag, props = {}, ...children) => {
@@ -105,7 +107,10 @@
       el("span", { class: "id", title: item.id, text: item.id.slice(0, 8) }),
     ];
     if (row.cells.length === 0) {
-      cells.forEach((cell, index) => row.append(el(index === 0 ? "th" : "td", index === 0 ? { scope: "row" } : {}, cell)));
+      // The roles keep the table a table for assistive technology where the narrow layout
+      // (inspector.css) displays its rows as blocks; data-label names each cell there.
+      cells.forEach((cell, index) => row.append(el(index === 0 ? "th" : "td",
+        index === 0 ? { scope: "row", role: "rowheader" } : { role: "cell", "data-label": ITEM_COLUMNS[index] }, cell)));
     } else {
       cells.forEach((cell, index) => row.cells[index].replaceChildren(cell));
     }
@@ -116,7 +121,7 @@
     const fragment = document.createDocumentFragment();
     state.rows.clear();
     for (const item of state.items.values()) {
-      const row = el("tr", { "data-id": item.id });
+      const row = el("tr", { "data-id": item.id, role: "row" });
       fillRow(row, item);
       state.rows.set(item.id, row);
       fragment.append(row);
@@ -132,7 +137,7 @@
     if (row) {
       fillRow(row, item);
     } else {
-      row = el("tr", { "data-id": item.id });
+      row = el("tr", { "data-id": item.id, role: "row" });
       fillRow(row, item);
       state.rows.set(item.id, row);
       $("item-rows").append(row);
@@ -239,11 +244,20 @@
       const quantity = el("input", { id: id("quantity"), type: "number", min: "0", value: String(draft.status && draft.status.inStock ? draft.status.inStock.quantity : 0) });
       const backOrder = el("input", { id: id("backorder"), type: "checkbox" });
       backOrder.checked = !!(draft.status && draft.status.outOfStock && draft.status.outOfStock.isOnBackOrder);
+      // A quantity belongs to "in stock" only, back order to "out of stock" only: each shows with its status.
+      const quantityField = el("div", { "data-field": "quantity" }, el("label", { for: id("quantity"), text: "Quantity" }), quantity);
+      const backOrderField = el("div", { "data-field": "backorder" }, el("label", { for: id("backorder") }, backOrder, " On back order"));
+      const showStatusFields = () => {
+        quantityField.hidden = stock.value !== "inStock";
+        backOrderField.hidden = stock.value === "inStock";
+      };
+      stock.addEventListener("change", showStatusFields);
+      showStatusFields();
       form.append(
         el("label", { for: id("name"), text: "Draft name" }), name,
         el("label", { for: id("stock"), text: "Draft status" }), stock,
-        el("label", { for: id("quantity"), text: "Quantity" }), quantity,
-        el("label", { for: id("backorder") }, backOrder, " On back order"),
+        quantityField,
+        backOrderField,
         el("button", { type: "submit", class: "secondary", text: "Update draft" }));
       form.addEventListener("submit", (event) => {
         event.preventDefault();
@@ -306,10 +320,11 @@
 
   // ---- feed log --------------------------------------------------------------------------
 
-  function logChange(change) {
+  // `nameOf` names a deleted item; by default, from the items the page holds.
+  function logChange(change, nameOf = itemName) {
     let what;
     if (change.entity === "item") {
-      what = change.op === "delete" ? `deleted ${itemName(change.id)}` : `${change.value.name} v${change.value.version} · ${statusText(change.value.status)}`;
+      what = change.op === "delete" || !change.value ? `deleted ${nameOf(change.id)}` : `${change.value.name} v${change.value.version} · ${statusText(change.value.status)}`;
     } else {
       const nav = change.value;
       what = nav ? `${change.id}: ${nav.tab}, open ${destinationParts(nav.destination).kind}, v${nav.version}` : `${change.id} removed`;
@@ -322,6 +337,71 @@
     const feed = $("feed");
     feed.prepend(entry);
     while (feed.children.length > FEED_LIMIT) feed.lastElementChild.remove();
+  }
+
+  // ---- the Feed panel on opening ---------------------------------------------------------
+
+  // Cursors are opaque to clients in general, but the inspector is served by the server it reads,
+  // so it knows their format (`c1.<epoch>.<seq>`, written by FeedCursor) and can name a position
+  // before the snapshot's. Null for anything else.
+  const parseCursor = (cursor) => {
+    const match = /^c1\.([0-9A-Fa-f]+)\.(\d+)$/.exec(cursor || "");
+    return match ? { epoch: match[1], seq: Number(match[2]) } : null;
+  };
+
+  // The changes up to the snapshot's cursor, for the Feed panel. The feed reads forward only, so
+  // this walks back from the cursor in windows that double in size, each read forward, until it
+  // holds FEED_LIMIT changes this token may see, reaches the beginning of the log or its oldest
+  // retained entry, or has made RECENT_REQUESTS requests. Only a 410 tells where the retained log
+  // begins: after the first, each window starts halfway between the newest position known to be
+  // trimmed and the oldest one read, so that finding the edge takes a few more requests. Returns
+  // the changes oldest first, whole windows only so that there is no gap; null when a newer
+  // start() took over.
+  async function readRecent(generation) {
+    const head = parseCursor(state.cursor);
+    if (!head) return [];
+    const at = (seq) => encodeURIComponent(`c1.${head.epoch}.${seq}`);
+    let recent = [];      // the changes after `end` up to the snapshot, oldest first
+    let end = head.seq;
+    let span = FEED_LIMIT;
+    let gone = -1;        // the newest position known to be older than the retained log
+    let requests = 0;
+    while (recent.length < FEED_LIMIT) {
+      const from = gone < 0 ? Math.max(0, end - span) : Math.floor((gone + end) / 2);
+      if (from >= end || from <= gone) break;
+      const found = [];
+      let position = from;
+      let trimmed = false;
+      while (position < end) {
+        if (++requests > RECENT_REQUESTS) return recent;
+        const result = await api("GET", `/v1/changes?since=${at(position)}&limit=1000`);
+        if (generation !== state.generation) return null;
+        if (result.status === 410) { trimmed = true; break; }
+        if (result.status !== 200) return recent;
+        for (const change of result.json.changes) if (change.seq <= end) found.push(change);
+        const next = parseCursor(result.json.cursor);
+        if (!result.json.hasMore || !next || next.seq <= position) break;
+        position = next.seq;
+      }
+      if (trimmed) {
+        gone = Math.max(gone, position);
+        continue;
+      }
+      recent = found.concat(recent);
+      end = from;
+      span *= 2;
+    }
+    return recent;
+  }
+
+  function showRecent(changes) {
+    const names = new Map();   // item names seen in these changes, for the deletes among them
+    const nameOf = (id) => names.get(id) || itemName(id);
+    const shown = changes.filter((change) => change.entity === "item" || change.entity === "navigation").slice(-FEED_LIMIT);
+    for (const change of shown) {
+      if (change.entity === "item" && change.value) names.set(change.id, change.value.name);
+      logChange(change, nameOf);
+    }
   }
 
   // ---- applying changes ------------------------------------------------------------------
@@ -367,6 +447,16 @@
     renderItems();
     renderDevices();
     performance.mark("stockroom-snapshot-rendered");
+    $("feed").replaceChildren();
+    setConnection("connecting", "Loading recent changes…");
+    let recent = [];
+    try {
+      recent = await readRecent(generation);
+    } catch {
+      // The server cannot be reached: the feed's own errors say so and retry.
+    }
+    if (generation !== state.generation) return;
+    if (recent) showRecent(recent);
     follow(generation);
   }
 
