@@ -127,7 +127,7 @@ public final class PostgresStore: Storage, Service {
     }
 
     /// The form of `changes.value` (the API's JSON of the entity), as the SQLite store's `ChangeLog.valueFormat`.
-    static let changeValueFormat = "1"
+    static let changeValueFormat = "2"
 
     /// Gives the database at `url` a new epoch (after a `pg_restore`, with the daemons stopped):
     /// every cursor from before gets `410 resyncRequired`, and a daemon still running on the

@@ -4,6 +4,7 @@ import Synchronization
 import Logging
 import StockroomCore
 import StockroomStorage
+import StockroomWire
 import StockroomMigrations
 
 /// Stockroom's database: one writer (SQLite in WAL mode), readers in parallel, and
@@ -149,16 +150,34 @@ public struct AppDatabase: Sendable {
         }
     }
 
-    /// The migrator over the SQL files of `Migrations/`, one transaction each.
+    /// The migrator over the SQL files of `Migrations/`, one transaction each; 0007 also rewrites
+    /// the retained navigation values into change-value form 2.
     static func migrator() throws -> DatabaseMigrator {
         var migrator = DatabaseMigrator()
         for migration in try MigrationFiles.all() {
             let sql = migration.sql
-            migrator.registerMigration(migration.identifier) { db in
+            let identifier = migration.identifier
+            migrator.registerMigration(identifier) { db in
                 try db.execute(sql: sql)
+                if identifier == "0007_navigation_values" { try rewriteNavigationValues(db) }
             }
         }
         return migrator
+    }
+
+    /// Every retained navigation value, rewritten into change-value form 2.
+    static func rewriteNavigationValues(_ db: Database) throws {
+        let rows = try Row.fetchCursor(db, sql: "SELECT seq, value FROM changes WHERE entity = 'navigation' AND value IS NOT NULL")
+        var rewritten: [(Int64, String)] = []
+        while let row = try rows.next() {
+            let value = try NavigationValueUpgrade.rewrite(row["value"]) { id in
+                try String.fetchOne(db, sql: "SELECT name FROM items WHERE id = ? AND deleted_at IS NULL", arguments: [id.description])
+            }
+            rewritten.append((row["seq"], value))
+        }
+        for (seq, value) in rewritten {
+            try db.execute(sql: "UPDATE changes SET value = ? WHERE seq = ?", arguments: [value, seq])
+        }
     }
 
     /// The identifiers of the migrations applied to this database, in order.

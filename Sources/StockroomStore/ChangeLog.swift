@@ -7,10 +7,10 @@ import StockroomWire
 /// Appends change entries inside the write's own transaction.
 enum ChangeLog {
     /// The form of the values this store writes into `changes.value`: the API's JSON of the entity
-    /// (contract 1.0's `Item`, `Navigation`), spliced into feed answers as it is. Recorded in
-    /// `meta.change_value_format` (0006); a file in another form is refused at open
+    /// (`Item`, `Navigation` with its checkpoints and url), spliced into feed answers as it is. Recorded in
+    /// `meta.change_value_format` (0006, raised by 0007); a file in another form is refused at open
     /// (ARCHITECTURE.md, "The change log's stored form").
-    static let valueFormat = "1"
+    static let valueFormat = "2"
 
     /// Appends one entry and returns its seq. The value writes its own JSON (an item, a navigation):
     /// no `Encodable` container, no cast at run time.

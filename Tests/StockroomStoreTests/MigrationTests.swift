@@ -4,6 +4,7 @@ import StockroomCore
 import Testing
 
 import StockroomStorage
+import StockroomWire
 @testable import StockroomStore
 
 /// The identifiers of the files in `Migrations/sql`, read from the source tree, sorted by name.
@@ -136,7 +137,54 @@ struct MigrationTests {
             #expect(row["kind"] as String == "blob")
             #expect(Array(row["response"] as Data) == Array(expected.utf8))
             #expect(row["created_at"] as Int64 == 5)
-            #expect(try database.appliedMigrations().last == "0006_opaque_replies_change_format")
+            #expect(try database.appliedMigrations().contains("0006_opaque_replies_change_format"))
+        }
+    }
+
+    /// 0007 rewrites the retained navigation values into change-value form 2: each gains its
+    /// checkpoints and canonical url, and a delete alert its alert, naming the item while it lives.
+    @Test("0007 rewrites the retained navigation values into form 2")
+    func navigationValuesOfForm1BecomeForm2() async throws {
+        try await withTemporaryFolder { folder in
+            let path = folder.appendingPathComponent("stockroom.sqlite").path
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            let live = "6f1c2e4a-1111-4000-8000-000000000001"
+            let gone = "6f1c2e4a-3333-4000-8000-000000000003"
+            do {
+                let queue = try DatabaseQueue(path: path)
+                try AppDatabase.migrator().migrate(queue, upTo: "0006_opaque_replies_change_format")
+                try await queue.write { db in
+                    try db.execute(
+                        sql: """
+                            INSERT INTO items (seq, id, name, search_name, in_stock, quantity, version, created_at, updated_at)
+                            VALUES (1, ?, 'Keyboard', 'keyboard', 1, 3, 1, 5, 5)
+                            """, arguments: [live])
+                    for (seq, id) in [(1, live), (2, gone)] {
+                        let value = #"{"clientID":"phone","tab":"inventory","path":[{"item":{"id":"\#(live)"}}],"destination":{"deleteAlert":{"itemID":"\#(id)"}},"version":\#(seq),"updatedAt":"2026-11-22T06:00:00.123Z"}"#
+                        try db.execute(
+                            sql: "INSERT INTO changes (seq, entity, op, entity_id, owner, value, at) VALUES (?, 'navigation', 'upsert', 'phone', 'erin', ?, 5)",
+                            arguments: [seq, value])
+                    }
+                    try db.execute(sql: "INSERT INTO changes (seq, entity, op, entity_id, owner, value, at) VALUES (3, 'navigation', 'delete', 'tablet', 'erin', NULL, 5)")
+                }
+            }
+            let database = try AppDatabase.open(path: path)
+            let values = try await database.writer.read { db in try String?.fetchAll(db, sql: "SELECT value FROM changes ORDER BY seq") }
+            #expect(values.count == 3 && values[2] == nil)
+            let first = try #require(values[0])
+            let second = try #require(values[1])
+            let named = try JSONCoding.decoder().decode(Navigation.self, from: Data(first.utf8))
+            #expect(named.state.destination == .deleteAlert(itemID: ItemID(live)!, alert: .deleteItem(name: "Keyboard")))
+            let unnamed = try JSONCoding.decoder().decode(Navigation.self, from: Data(second.utf8))
+            #expect(unnamed.state.destination == .deleteAlert(itemID: ItemID(gone)!, alert: .deleteItem(name: nil)))
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(first.utf8)) as? [String: Any])
+            #expect(object["url"] as? String == "stockroom://inventory/items/\(live)/delete")
+            #expect((object["checkpoints"] as? [String: Any])?.isEmpty == true)
+            #expect(values[0] == String(decoding: named.jsonBytes, as: UTF8.self), "the bytes this version writes")
+            let format = try await database.writer.read { db in
+                try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'change_value_format'")
+            }
+            #expect(format == "2")
         }
     }
 
@@ -149,14 +197,14 @@ struct MigrationTests {
             do {
                 let database = try AppDatabase.open(path: path)
                 _ = try await database.writer.write { db in
-                    try db.execute(sql: "UPDATE meta SET value = '2' WHERE key = 'change_value_format'")
+                    try db.execute(sql: "UPDATE meta SET value = '3' WHERE key = 'change_value_format'")
                 }
             }
             #expect(throws: (any Error).self) { try AppDatabase.open(path: path) }
             do {
                 _ = try AppDatabase.open(path: path)
             } catch {
-                #expect("\(error)".contains("the change log's values are in form 2"))
+                #expect("\(error)".contains("the change log's values are in form 3"))
             }
         }
     }
