@@ -204,6 +204,29 @@ class InspectorTests(unittest.TestCase):
                 and not (entry["source"] == "network" and "/v1/changes?since=" in entry["message"]
                          and "status of 410" in entry["message"])]
 
+    def alert(self, client):
+        """The alert shown on a device's card, or None."""
+        card = self.card(client)
+        boxes = card.find_elements(By.CSS_SELECTOR, "section.alert") if card else []
+        return boxes[0] if boxes else None
+
+    def alert_buttons(self, client):
+        """(label, role, command) of each button of the device's alert, in order."""
+        return [(b.text, b.get_attribute("data-role"), json.loads(b.get_attribute("data-command")))
+                for b in self.alert(client).find_elements(By.CSS_SELECTOR, ".alert-buttons button")]
+
+    def alert_button(self, client, command):
+        return [b for b in self.alert(client).find_elements(By.CSS_SELECTOR, ".alert-buttons button")
+                if json.loads(b.get_attribute("data-command")) == command][0]
+
+    def style(self, element, name):
+        return self.driver.execute_script("return getComputedStyle(arguments[0])[arguments[1]];", element, name)
+
+    def navigation(self, client, token=None):
+        status, navigation, _ = self.server.request("GET", f"/v1/clients/{client}/navigation", token=token)
+        self.assertEqual(status, 200)
+        return navigation
+
     def feed_seqs(self):
         """The Feed panel's sequence numbers, top (newest) first."""
         return self.driver.execute_script("return Array.from(document.querySelectorAll('#feed li'), (li) => Number(li.dataset.seq));")
@@ -299,9 +322,156 @@ class InspectorTests(unittest.TestCase):
         Select(self.driver.find_element(By.ID, "open-what")).select_by_value("openDeleteAlert")
         self.driver.find_element(By.CSS_SELECTOR, "#open-form button[type=submit]").click()
         self.wait(lambda: self.card("inspector") is not None and "Delete alert for Old chair" in self.card("inspector").text, "the alert")
-        [b for b in self.card("inspector").find_elements(By.TAG_NAME, "button") if b.text == "Confirm delete"][0].click()
+        self.alert_button("inspector", {"confirmDelete": {}}).click()
         self.wait(lambda: not self.driver.find_elements(By.CSS_SELECTOR, f'#item-rows tr[data-id="{item["id"]}"]'), "the row is gone")
         self.assertEqual(self.server.request("GET", f"/v1/items/{item['id']}")[0], 404)
+
+    def test_an_open_delete_alert_shows_as_an_alert_and_its_destructive_button_deletes(self):
+        item = self.server.create_item("Walnut shelf", 2)
+        self.open_inspector(self.server.editor)
+        self.server.command("counter", {"openDeleteAlert": {"itemID": item["id"]}})
+        self.wait(lambda: self.alert("counter") is not None, "the counter's alert")
+        alert = self.alert("counter")
+        expected = self.navigation("counter")["destination"]["deleteAlert"]["alert"]
+        self.assertEqual(alert.find_element(By.CLASS_NAME, "alert-title").text, expected["title"]["text"])
+        self.assertIn("Walnut shelf", alert.find_element(By.CLASS_NAME, "alert-title").text, "the title names the item")
+        self.assertEqual(alert.find_element(By.CLASS_NAME, "alert-message").text, expected["message"]["text"])
+        self.assertEqual(self.alert_buttons("counter"), [
+            ("Delete", "destructive", {"confirmDelete": {}}),
+            ("Cancel", "cancel", {"cancel": {}}),
+        ])
+        # Styled by role: destructive filled red, cancel quiet (no fill).
+        self.assertEqual(self.style(self.alert_button("counter", {"confirmDelete": {}}), "backgroundColor"), "rgb(163, 22, 27)")
+        self.assertEqual(self.style(self.alert_button("counter", {"cancel": {}}), "backgroundColor"), "rgb(255, 255, 255)")
+        self.alert_button("counter", {"confirmDelete": {}}).click()
+        self.wait(lambda: self.alert("counter") is None, "the alert closes")
+        self.assertEqual(self.server.request("GET", f"/v1/items/{item['id']}")[0], 404)
+        self.wait(lambda: not self.driver.find_elements(By.CSS_SELECTOR, f'#item-rows tr[data-id="{item["id"]}"]'), "the row is gone")
+        self.assertEqual(self.card("counter").find_element(By.CSS_SELECTOR, '[data-field="destination"]').text, "nothing")
+        self.assertEqual(self.console_errors(), [])
+
+    def test_a_conflict_shows_the_draft_beside_current_and_take_theirs_closes_it(self):
+        item = self.server.create_item("Oak desk", 2)
+        self.open_inspector(self.server.editor)
+        # Device B names two checkpoints on its way (one with a value handed back), then both devices edit.
+        self.server.command("desk-b", {"setCheckpoint": {"name": "start"}})
+        self.server.command("desk-b", {"push": {"route": {"item": {"id": item["id"]}}}})
+        self.server.command("desk-b", {"returnToCheckpoint": {"name": "start", "value": {"picked": item["id"], "n": 1}}})
+        self.server.command("desk-b", {"push": {"route": {"item": {"id": item["id"]}}}})
+        self.server.command("desk-b", {"setCheckpoint": {"name": "detail"}})
+        for client, name, quantity in (("desk-a", "Oak desk (A)", 2), ("desk-b", "Oak desk (B)", 5)):
+            self.server.command(client, {"openEdit": {"itemID": item["id"]}})
+            self.server.command(client, {"updateDraft": {"draft": {"name": name, "color": None, "status": {"inStock": {"quantity": quantity}}}}})
+        self.assertIsNone(self.server.command("desk-a", {"save": {}})["navigation"]["destination"])
+        result = self.server.command("desk-b", {"save": {"onConflict": "alert"}})
+        self.assertIn("conflict", result["navigation"]["destination"])
+        self.wait(lambda: self.alert("desk-b") is not None, "desk B's conflict alert")
+        alert = self.alert("desk-b")
+        self.assertEqual(alert.get_attribute("data-kind"), "conflict")
+        expected = result["navigation"]["destination"]["conflict"]["alert"]
+        self.assertEqual(alert.find_element(By.CLASS_NAME, "alert-title").text, expected["title"]["text"])
+        self.assertEqual(alert.find_element(By.CLASS_NAME, "alert-message").text, expected["message"]["text"])
+        # The kept draft beside current, the fields that differ marked.
+        cells = lambda field: [td.text for td in alert.find_elements(By.CSS_SELECTOR, f'tr[data-field="{field}"] td')]
+        row_class = lambda field: alert.find_element(By.CSS_SELECTOR, f'tr[data-field="{field}"]').get_attribute("class")
+        self.assertEqual(cells("name"), ["Oak desk (B)", "Oak desk (A)"])
+        self.assertEqual(row_class("name"), "differs")
+        self.assertEqual(cells("status"), ["In stock: 5", "In stock: 2"])
+        self.assertEqual(row_class("status"), "differs")
+        self.assertEqual(row_class("colour"), "")
+        self.assertEqual(self.alert_buttons("desk-b"), [
+            ("Keep my edit", "none", {"resolveConflict": {"keep": "mine"}}),
+            ("Take theirs", "destructive", {"resolveConflict": {"keep": "theirs"}}),
+            ("Review", "cancel", {"resolveConflict": {"keep": "review"}}),
+        ])
+        # No draft form while the alert is open: only its buttons apply.
+        self.assertEqual(self.card("desk-b").find_elements(By.CSS_SELECTOR, "form.draft-form"), [])
+        # The canonical URL and the checkpoints.
+        card = self.card("desk-b")
+        self.assertEqual(card.find_element(By.CSS_SELECTOR, "code.url").text, result["navigation"]["url"])
+        checkpoints = card.find_elements(By.CSS_SELECTOR, '[data-field="checkpoints"] li')
+        self.assertEqual([li.get_attribute("data-checkpoint") for li in checkpoints], ["detail", "start"])
+        self.assertEqual(checkpoints[0].text, "detail → depth 1", "no value: none shown")
+        self.assertTrue(checkpoints[1].text.startswith("start → depth 0, value {"), checkpoints[1].text)
+        shown = checkpoints[1].find_element(By.CSS_SELECTOR, "code.value").text
+        self.assertNotIn(" ", shown, "compact JSON")
+        self.assertEqual(json.loads(shown), {"picked": item["id"], "n": 1})
+        self.alert_button("desk-b", {"resolveConflict": {"keep": "theirs"}}).click()
+        self.wait(lambda: self.alert("desk-b") is None, "the conflict alert closes")
+        navigation = self.navigation("desk-b")
+        self.assertIsNone(navigation["destination"])
+        self.assertEqual(self.server.request("GET", f"/v1/items/{item['id']}")[1]["name"], "Oak desk (A)")
+        self.wait(lambda: self.card("desk-b").find_element(By.CSS_SELECTOR, "code.url").text == navigation["url"], "the URL follows")
+        self.assertEqual(self.card("desk-b").find_element(By.CSS_SELECTOR, '[data-field="destination"]').text, "nothing")
+        self.assertEqual(self.console_errors(), [])
+
+    def test_the_url_can_be_copied(self):
+        item = self.server.create_item("Copied lamp", 1)
+        self.server.command("copier", {"push": {"route": {"item": {"id": item["id"]}}}})
+        url = self.navigation("copier")["url"]
+        self.assertEqual(url, f"stockroom://inventory/items/{item['id']}")
+        self.open_inspector(self.server.editor)
+        self.driver.execute_cdp_cmd("Browser.grantPermissions", {"origin": self.server.base,
+                                                                 "permissions": ["clipboardReadWrite", "clipboardSanitizedWrite"]})
+        self.wait(lambda: self.card("copier") is not None, "the copier's card")
+        self.assertEqual(self.card("copier").find_element(By.CSS_SELECTOR, "code.url").text, url)
+        self.card("copier").find_element(By.CSS_SELECTOR, "button.copy").click()
+        self.wait(lambda: self.driver.find_element(By.ID, "message").text == f"Copied {url}", "the page says it copied")
+        copied = self.driver.execute_async_script("navigator.clipboard.readText().then(arguments[0], (e) => arguments[0]('failed: ' + e));")
+        self.assertEqual(copied, url)
+        self.assertEqual(self.console_errors(), [])
+
+    def test_a_stale_save_from_the_page_opens_the_conflict_alert_and_review_goes_back_to_the_edit(self):
+        item = self.server.create_item("Pine stool", 3)
+        self.open_inspector(self.server.editor)
+        self.server.command("bench", {"openEdit": {"itemID": item["id"]}})
+        self.wait(lambda: self.card("bench") is not None and self.card("bench").find_elements(By.ID, "bench-name"), "the bench's draft form")
+        name = self.card("bench").find_element(By.ID, "bench-name")
+        name.clear()
+        name.send_keys("Pine stool (tall)")
+        self.card("bench").find_element(By.CSS_SELECTOR, "form.draft-form button[type=submit]").click()
+        self.wait(lambda: self.card("bench").find_element(By.CSS_SELECTOR, 'tr[data-field="name"]').get_attribute("class") == "differs",
+                  "the draft is updated")
+        # Meanwhile the item changes elsewhere.
+        status, changed, _ = self.server.request("PUT", f"/v1/items/{item['id']}",
+                                                 {"name": "Pine stool", "color": None, "status": {"inStock": {"quantity": 9}}})
+        self.assertEqual(status, 200)
+        self.wait(lambda: "In stock: 9" in self.row(item["id"]).text, "the table has the change")
+        [b for b in self.card("bench").find_elements(By.TAG_NAME, "button") if b.text == "Save"][0].click()
+        self.wait(lambda: self.alert("bench") is not None, "the conflict alert, not an error")
+        self.assertNotIn("error", self.driver.find_element(By.ID, "message").get_attribute("class"))
+        self.assertIn("conflict", self.navigation("bench")["destination"])
+        self.assertEqual(self.server.request("GET", f"/v1/items/{item['id']}")[1]["version"], changed["version"], "nothing written")
+        self.alert_button("bench", {"resolveConflict": {"keep": "review"}}).click()
+        self.wait(lambda: self.alert("bench") is None and self.card("bench").find_elements(By.ID, "bench-name"), "back to the edit")
+        self.assertEqual(self.navigation("bench")["destination"]["edit"]["baseVersion"], changed["version"])
+        [b for b in self.card("bench").find_elements(By.TAG_NAME, "button") if b.text == "Save"][0].click()
+        self.wait(lambda: "Pine stool (tall)" in self.row(item["id"]).text, "saved over the version reviewed")
+        self.assertEqual(self.server.request("GET", f"/v1/items/{item['id']}")[1]["status"], {"inStock": {"quantity": 3}})
+        self.assertEqual(self.console_errors(), [])
+
+    def test_a_viewer_sees_an_alert_and_a_refused_button_says_403(self):
+        item = self.server.create_item("Glass vase", 1)
+        self.server.command("hall", {"openDeleteAlert": {"itemID": item["id"]}})  # the editor token, same user
+        try:
+            self.open_inspector(self.server.viewer)
+            self.wait(lambda: self.alert("hall") is not None, "the hall's alert")
+            self.alert_button("hall", {"confirmDelete": {}}).click()
+            self.wait(lambda: "403 forbidden" in self.alert("hall").find_element(By.CLASS_NAME, "alert-error").text, "the refusal, on the alert")
+            message = self.driver.find_element(By.ID, "message")
+            self.assertIn("403 forbidden", message.text)
+            self.assertIn("error", message.get_attribute("class"))
+            self.assertEqual(self.server.request("GET", f"/v1/items/{item['id']}")[0], 200, "nothing deleted")
+            self.assertIn("deleteAlert", self.navigation("hall")["destination"])
+            # Cancel is the viewer's to send: its own user's navigation.
+            self.alert_button("hall", {"cancel": {}}).click()
+            self.wait(lambda: self.alert("hall") is None, "the alert closes")
+            # Chromium logs the 403 answer as a failed load: that one is expected.
+            errors = [entry for entry in self.console_errors()
+                      if not (entry["source"] == "network" and "/v1/clients/hall/commands" in entry["message"] and "status of 403" in entry["message"])]
+            self.assertEqual(errors, [])
+        finally:
+            self.server.command("hall", {"cancel": {}})
 
     def test_a_viewer_sees_everything_and_no_actions(self):
         self.server.command("viewer-phone", {"selectTab": {"tab": "settings"}}, token=self.server.viewer)
@@ -313,7 +483,8 @@ class InspectorTests(unittest.TestCase):
         self.assertIn("viewer", note.text)
         self.assertIn("403", note.text)
         self.wait(lambda: self.card("viewer-phone") is not None, "the viewer's own device")
-        self.assertEqual(self.driver.find_elements(By.CSS_SELECTOR, "#devices button, #devices input, #devices select"), [])
+        # No actions: the only buttons copy a device's URL (a device with an alert open would show its buttons).
+        self.assertEqual(self.driver.find_elements(By.CSS_SELECTOR, "#devices button:not(.copy), #devices input, #devices select"), [])
         # Live all the same.
         item = self.server.create_item("Seen by the viewer")
         self.wait(lambda: self.driver.find_elements(By.CSS_SELECTOR, f'#item-rows tr[data-id="{item["id"]}"]'), "the viewer sees the new item")
@@ -350,15 +521,30 @@ class InspectorTests(unittest.TestCase):
         self.server.command("phone", {"updateDraft": {"draft": {"name": "Keyboard (US layout)", "color": None,
                                                                    "status": {"inStock": {"quantity": 100}}}}})
         self.server.command("tablet", {"push": {"route": {"item": {"id": self.keyboard["id"]}}}})
+        self.server.command("tablet", {"setCheckpoint": {"name": "keyboard"}})
+        # A conflict alert too: laptop's edit goes stale under an item change.
+        item = self.server.create_item("Screenshot chair", 4)
+        self.server.command("laptop", {"openEdit": {"itemID": item["id"]}})
+        self.server.command("laptop", {"updateDraft": {"draft": {"name": "Screenshot chair (red)", "color": None,
+                                                                    "status": {"inStock": {"quantity": 4}}}}})
+        self.server.request("PUT", f"/v1/items/{item['id']}", {"name": "Screenshot chair", "color": None, "status": {"inStock": {"quantity": 1}}})
+        self.server.command("laptop", {"save": {"onConflict": "alert"}})
         self.driver.set_window_size(1280, 1500)
         self.open_inspector(self.server.editor)
-        self.wait(lambda: self.card("phone") is not None, "the phone's card")
+        self.wait(lambda: self.card("phone") is not None and self.alert("laptop") is not None, "the phone's card and the laptop's alert")
         self.driver.save_screenshot(os.path.join(OUTPUT, "inspector-desktop.png"))
         self.driver.set_window_size(375, 812)
         width = self.driver.execute_script("return document.documentElement.scrollWidth;")
         self.assertLessEqual(width, 375, "nothing wider than the 375 px window")
         self.driver.save_screenshot(os.path.join(OUTPUT, "inspector-375.png"))
+        alert = self.alert("laptop")
+        self.driver.execute_script("arguments[0].scrollIntoView();", alert)
+        for button in alert.find_elements(By.CSS_SELECTOR, ".alert-buttons button"):
+            right = self.driver.execute_script("return arguments[0].getBoundingClientRect().right;", button)
+            self.assertLessEqual(right, 375, f"{button.text} is inside the window")
+        self.driver.save_screenshot(os.path.join(OUTPUT, "inspector-375-alert.png"))
         self.server.command("phone", {"cancel": {}})
+        self.server.command("laptop", {"cancel": {}})
 
     def test_the_feed_panel_opens_with_the_retained_changes(self):
         # This server keeps 5 log entries, so the page's walk back from the snapshot meets 410s

@@ -184,31 +184,123 @@
     if (!destination) return { kind: "none", itemID: null, draft: null };
     const kind = Object.keys(destination)[0];
     const value = destination[kind] || {};
-    return { kind, itemID: value.itemID || null, draft: value.draft || null, baseVersion: value.baseVersion };
+    return {
+      kind, itemID: value.itemID || null, draft: value.draft || null, baseVersion: value.baseVersion,
+      alert: value.alert || null, current: value.current,
+    };
   }
 
-  function draftTable(kind, itemID, draft) {
-    const item = itemID ? state.items.get(itemID) : null;
-    const table = el("table", { class: "draft" });
-    table.append(el("caption", { class: "muted", text: item ? `Draft against ${item.name} v${item.version}` : "Draft (new item)" }));
-    table.append(el("tr", {}, el("th", { scope: "col", text: "Field" }), el("th", { scope: "col", text: "Draft" }), el("th", { scope: "col", text: "Item" })));
+  // The fields of a draft beside those of an item, the rows that differ marked. `item` null: the
+  // second column says `missing` and, unless `compare` is false, every row counts as differing.
+  function compareTable(draft, item, { caption, columns = ["Draft", "Item"], missing = "—", compare = true, className = "draft" }) {
+    const table = el("table", { class: className });
+    table.append(el("caption", { class: "muted", text: caption }));
+    table.append(el("tr", {}, el("th", { scope: "col", text: "Field" }), el("th", { scope: "col", text: columns[0] }), el("th", { scope: "col", text: columns[1] })));
     const fields = [
       ["Name", draft.name, item && item.name, (v) => document.createTextNode(v === "" ? "(empty)" : v)],
       ["Colour", draft.color, item && item.color, colorNode],
       ["Status", draft.status, item && item.status, (v) => document.createTextNode(statusText(v))],
     ];
     for (const [label, draftValue, itemValue, show] of fields) {
-      const differs = kind === "add" || !item || !same(draftValue, itemValue);
+      const differs = compare && (!item || !same(draftValue, itemValue));
       table.append(el("tr", { class: differs ? "differs" : "", "data-field": label.toLowerCase() },
         el("th", { scope: "row", text: label }),
         el("td", {}, show(draftValue)),
-        el("td", {}, item ? show(itemValue) : document.createTextNode("—"))));
+        el("td", {}, item ? show(itemValue) : document.createTextNode(missing))));
     }
     return table;
   }
 
+  function draftTable(kind, itemID, draft) {
+    const item = itemID ? state.items.get(itemID) : null;
+    return compareTable(draft, kind === "add" ? null : item,
+      { caption: item ? `Draft against ${item.name} v${item.version}` : "Draft (new item)" });
+  }
+
+  // A conflict keeps the draft beside `current`, the item as it was when the alert opened (null:
+  // deleted), which is what "keep mine" writes over.
+  function conflictTable(draft, current, baseVersion) {
+    const now = current ? state.items.get(current.id) : null;
+    const caption = current
+      ? `Your draft (edited from v${baseVersion}) beside the item at v${current.version}` +
+        (now && now.version !== current.version ? ` (v${now.version} now)` : "")
+      : `Your draft (edited from v${baseVersion}); the item was deleted`;
+    return compareTable(draft, current,
+      { caption, columns: ["Your draft", "Current"], missing: "deleted", compare: !!current, className: "draft conflict" });
+  }
+
+  // An alert the server rendered, with its buttons: each sends its own command for this device.
+  function alertBox(clientID, kind, alert, details) {
+    const titleID = `alert-title-${clientID}`;
+    const box = el("section", { class: "alert", "data-kind": kind, "aria-labelledby": titleID });
+    box.append(el("p", { class: "alert-title", id: titleID, text: alert.title ? alert.title.text : "" }));
+    if (alert.message) box.append(el("p", { class: "alert-message", text: alert.message.text }));
+    if (details) box.append(details);
+    const error = el("p", { class: "error alert-error", role: "alert" });
+    const buttons = el("div", { class: "alert-buttons" });
+    for (const choice of alert.buttons || []) {
+      const role = choice.role || "none";
+      const className = role === "destructive" ? "danger" : role === "cancel" ? "secondary" : "";
+      const node = el("button", { type: "button", class: className, "data-role": role, "data-command": JSON.stringify(choice.command),
+        text: choice.label ? choice.label.text : "?" });
+      node.addEventListener("click", async () => {
+        for (const each of buttons.children) each.disabled = true;
+        error.textContent = "";
+        const failure = await send(clientID, choice.command);
+        // On success the device's change redraws the card; on failure nothing changed: say why here too.
+        if (failure) {
+          error.textContent = failure;
+          for (const each of buttons.children) each.disabled = false;
+        }
+      });
+      buttons.append(node);
+    }
+    box.append(buttons, error);
+    return box;
+  }
+
+  function urlField(url) {
+    const code = el("code", { class: "url", "data-field": "url", text: url });
+    const copy = el("button", { type: "button", class: "secondary copy", text: "Copy", "aria-label": `Copy the URL ${url}` });
+    copy.addEventListener("click", async () => {
+      if (navigator.clipboard && navigator.clipboard.writeText) {
+        try {
+          await navigator.clipboard.writeText(url);
+          return say(`Copied ${url}`);
+        } catch {
+          // Not allowed here (no focus, or no permission): select it instead.
+        }
+      }
+      const range = document.createRange();
+      range.selectNodeContents(code);
+      const selection = window.getSelection();
+      selection.removeAllRanges();
+      selection.addRange(range);
+      say("The URL is selected: press Ctrl+C (⌘C on a Mac) to copy it.");
+    });
+    return el("dd", { class: "url-field" }, code, " ", copy);
+  }
+
+  function checkpointsField(checkpoints) {
+    const names = Object.keys(checkpoints || {}).sort();
+    if (!names.length) return el("dd", { "data-field": "checkpoints", text: "none" });
+    const list = el("ul", { class: "checkpoints" });
+    for (const name of names) {
+      const checkpoint = checkpoints[name] || {};
+      const entry = el("li", { "data-checkpoint": name },
+        el("code", { class: "name", text: name }), ` → depth ${checkpoint.depth}`);
+      if (checkpoint.value !== null && checkpoint.value !== undefined) {
+        const json = JSON.stringify(checkpoint.value);
+        const shown = json.length > 120 ? json.slice(0, 119) + "…" : json;
+        entry.append(", value ", el("code", { class: "value", title: json, text: shown }));
+      }
+      list.append(entry);
+    }
+    return el("dd", { "data-field": "checkpoints" }, list);
+  }
+
   function renderCard(navigation) {
-    const { kind, itemID, draft, baseVersion } = destinationParts(navigation.destination);
+    const { kind, itemID, draft, baseVersion, alert, current } = destinationParts(navigation.destination);
     const card = el("article", { class: "device", "data-client": navigation.clientID, "aria-labelledby": `device-${navigation.clientID}` });
     card.append(el("h3", { id: `device-${navigation.clientID}` },
       el("span", { text: navigation.clientID }), el("span", { class: "muted", text: `v${navigation.version}` })));
@@ -220,57 +312,62 @@
     else if (kind === "edit") open = `Edit ${itemName(itemID)} (from v${baseVersion})`;
     else if (kind === "duplicate") open = `Duplicate of ${itemName(itemID)}`;
     else if (kind === "deleteAlert") open = `Delete alert for ${itemName(itemID)}`;
+    else if (kind === "conflict") open = `Conflict alert for ${current ? current.name : itemName(itemID)} (edited from v${baseVersion})`;
+    else if (kind !== "none") open = kind;
     const facts = el("dl", {},
       el("dt", { text: "Tab" }), el("dd", { "data-field": "tab", text: navigation.tab }),
       el("dt", { text: "Path" }), el("dd", { "data-field": "path", text: path }),
       el("dt", { text: "Open" }), el("dd", { "data-field": "destination", text: open }),
       el("dt", { text: "Changed" }), el("dd", {}, el("time", { datetime: navigation.updatedAt || "", text: timeText(navigation.updatedAt) })));
+    if (typeof navigation.url === "string") facts.append(el("dt", { text: "URL" }), urlField(navigation.url));
+    if (navigation.checkpoints !== undefined) facts.append(el("dt", { text: "Checkpoints" }), checkpointsField(navigation.checkpoints));
     card.append(facts);
-    if (draft) card.append(draftTable(kind, itemID, draft));
-    if (state.canWrite) card.append(cardActions(navigation.clientID, kind, draft));
+    // An alert shows with its buttons whatever the token's role: a viewer's click that would write
+    // an item is refused by the server (403), and the page says so.
+    if (alert) card.append(alertBox(navigation.clientID, kind, alert, kind === "conflict" && draft ? conflictTable(draft, current, baseVersion) : null));
+    const sheet = kind === "add" || kind === "edit" || kind === "duplicate";
+    if (sheet && draft) card.append(draftTable(kind, itemID, draft));
+    if (state.canWrite && sheet && draft) card.append(cardActions(navigation.clientID, draft));
     return card;
   }
 
-  function cardActions(clientID, kind, draft) {
+  function cardActions(clientID, draft) {
     const box = el("div", { class: "card-actions" });
     const command = (name, body = {}) => () => send(clientID, { [name]: body });
-    if (draft) {
-      const form = el("form", { class: "draft-form" });
-      const id = (name) => `${clientID}-${name}`;
-      const name = el("input", { id: id("name"), value: draft.name, maxlength: "200" });
-      const stock = el("select", { id: id("stock") },
-        el("option", { value: "inStock", text: "In stock" }), el("option", { value: "outOfStock", text: "Out of stock" }));
-      stock.value = draft.status && draft.status.outOfStock ? "outOfStock" : "inStock";
-      const quantity = el("input", { id: id("quantity"), type: "number", min: "0", value: String(draft.status && draft.status.inStock ? draft.status.inStock.quantity : 0) });
-      const backOrder = el("input", { id: id("backorder"), type: "checkbox" });
-      backOrder.checked = !!(draft.status && draft.status.outOfStock && draft.status.outOfStock.isOnBackOrder);
-      // A quantity belongs to "in stock" only, back order to "out of stock" only: each shows with its status.
-      const quantityField = el("div", { "data-field": "quantity" }, el("label", { for: id("quantity"), text: "Quantity" }), quantity);
-      const backOrderField = el("div", { "data-field": "backorder" }, el("label", { for: id("backorder") }, backOrder, " On back order"));
-      const showStatusFields = () => {
-        quantityField.hidden = stock.value !== "inStock";
-        backOrderField.hidden = stock.value === "inStock";
-      };
-      stock.addEventListener("change", showStatusFields);
-      showStatusFields();
-      form.append(
-        el("label", { for: id("name"), text: "Draft name" }), name,
-        el("label", { for: id("stock"), text: "Draft status" }), stock,
-        quantityField,
-        backOrderField,
-        el("button", { type: "submit", class: "secondary", text: "Update draft" }));
-      form.addEventListener("submit", (event) => {
-        event.preventDefault();
-        const status = stock.value === "inStock"
-          ? { inStock: { quantity: Number(quantity.value) } }
-          : { outOfStock: { isOnBackOrder: backOrder.checked } };
-        send(clientID, { updateDraft: { draft: { name: name.value, color: draft.color, status } } });
-      });
-      box.append(form);
-      box.append(button("Save", command("save")), " ", button("Cancel", command("cancel"), "secondary"));
-    } else if (kind === "deleteAlert") {
-      box.append(button("Confirm delete", command("confirmDelete"), "danger"), " ", button("Cancel", command("cancel"), "secondary"));
-    }
+    const form = el("form", { class: "draft-form" });
+    const id = (name) => `${clientID}-${name}`;
+    const name = el("input", { id: id("name"), value: draft.name, maxlength: "200" });
+    const stock = el("select", { id: id("stock") },
+      el("option", { value: "inStock", text: "In stock" }), el("option", { value: "outOfStock", text: "Out of stock" }));
+    stock.value = draft.status && draft.status.outOfStock ? "outOfStock" : "inStock";
+    const quantity = el("input", { id: id("quantity"), type: "number", min: "0", value: String(draft.status && draft.status.inStock ? draft.status.inStock.quantity : 0) });
+    const backOrder = el("input", { id: id("backorder"), type: "checkbox" });
+    backOrder.checked = !!(draft.status && draft.status.outOfStock && draft.status.outOfStock.isOnBackOrder);
+    // A quantity belongs to "in stock" only, back order to "out of stock" only: each shows with its status.
+    const quantityField = el("div", { "data-field": "quantity" }, el("label", { for: id("quantity"), text: "Quantity" }), quantity);
+    const backOrderField = el("div", { "data-field": "backorder" }, el("label", { for: id("backorder") }, backOrder, " On back order"));
+    const showStatusFields = () => {
+      quantityField.hidden = stock.value !== "inStock";
+      backOrderField.hidden = stock.value === "inStock";
+    };
+    stock.addEventListener("change", showStatusFields);
+    showStatusFields();
+    form.append(
+      el("label", { for: id("name"), text: "Draft name" }), name,
+      el("label", { for: id("stock"), text: "Draft status" }), stock,
+      quantityField,
+      backOrderField,
+      el("button", { type: "submit", class: "secondary", text: "Update draft" }));
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      const status = stock.value === "inStock"
+        ? { inStock: { quantity: Number(quantity.value) } }
+        : { outOfStock: { isOnBackOrder: backOrder.checked } };
+      send(clientID, { updateDraft: { draft: { name: name.value, color: draft.color, status } } });
+    });
+    box.append(form);
+    // A stale save opens the conflict alert on the device rather than failing with 409.
+    box.append(button("Save", command("save", { onConflict: "alert" })), " ", button("Cancel", command("cancel"), "secondary"));
     return box;
   }
 
@@ -534,16 +631,25 @@
 
   // ---- commands and item writes ----------------------------------------------------------
 
+  // Sends one command for a device; returns null when it was applied, else what went wrong (also said).
   async function send(clientID, command) {
     const name = Object.keys(command)[0];
     say(`Sending ${name} to ${clientID}…`);
+    let failure;
     try {
       const result = await api("POST", `/v1/clients/${encodeURIComponent(clientID)}/commands`, { command });
-      if (result.status === 200) say(`${name} on ${clientID}: done.`);
-      else say(`${name} on ${clientID} failed: ${errorText(result)}`, true);
+      if (result.status === 200) {
+        const destination = result.json && result.json.navigation && result.json.navigation.destination;
+        if (destination && destination.conflict) say(`${name} on ${clientID}: the item changed or was deleted meanwhile; the conflict alert is open on ${clientID}.`);
+        else say(`${name} on ${clientID}: done.`);
+        return null;
+      }
+      failure = `${name} on ${clientID} failed: ${errorText(result)}`;
     } catch (error) {
-      say(`${name} on ${clientID} failed: ${error.message}`, true);
+      failure = `${name} on ${clientID} failed: ${error.message}`;
     }
+    say(failure, true);
+    return failure;
   }
 
   async function create(event) {
@@ -588,7 +694,8 @@
     if (me.status === 401) return signOut("The server refused this token (401). It may be wrong or revoked.");
     if (me.status !== 200) return signOut(`The token could not be checked: ${errorText(me)}`);
     // A viewer may read everything and drive its own navigation, but not write items; the
-    // inspector's actions all end in item writes (create, save, delete), so it shows none.
+    // inspector's actions all end in item writes (create, save, delete), so it shows none. An
+    // alert open on a device still shows its buttons, as the device has them.
     state.canWrite = me.json.role !== "viewer";
     $("whoami").textContent = `${me.json.user} (${me.json.role})`;
     sessionStorage.setItem(TOKEN_KEY, token);
@@ -598,7 +705,7 @@
     $("actions").hidden = !state.canWrite;
     $("read-only").hidden = state.canWrite;
     $("read-only").textContent = state.canWrite ? "" :
-      `Read-only: this is a viewer token, and a viewer may not write items (the server answers 403 forbidden to a create, save or delete), so the page shows no actions. Everything else updates live.`;
+      `Read-only: this is a viewer token, and a viewer may not write items (the server answers 403 forbidden to a create, save or delete), so the page shows no actions. An alert open on a device shows its buttons as the device has them; those that would write an item are refused. Everything else updates live.`;
     await start();
   }
 
