@@ -91,6 +91,10 @@ final class Screen {
             out += String(format: "  %2d. ", index + 1) + pad(item.name.terminalSafe, 28) + " " + pad(describe(item.status), 16) + " v\(item.version)\n"
         }
         out += "\n" + bold("This device") + " (\(store.clientID)): " + describe(store.navigation.state) + "\n"
+        out += "  link: \(store.navigation.state.url)"
+        let checkpoints = store.navigation.state.checkpoints.keys.sorted()
+        if !checkpoints.isEmpty { out += ", checkpoints: " + checkpoints.map(\.terminalSafe).joined(separator: ", ") }
+        out += "\n"
         out += "\n" + bold("Other devices") + "\n"
         if store.otherDevices.isEmpty { out += "  (none yet)\n" }
         for device in store.otherDevices {
@@ -130,7 +134,8 @@ final class Screen {
             case "help":
                 message = """
                     edit N | add | duplicate N | name TEXT | type TEXT | qty N | save | cancel
-                    open N | back | delete N | confirm | continue DEVICE | dismiss | quit
+                    open N | back | delete N | confirm | press N (an alert's button) | continue DEVICE
+                    mark NAME | return NAME | link URL | dismiss | quit
                     """
             case "edit":
                 try store.send(.openEdit(itemID: try item(rest).id))
@@ -150,7 +155,18 @@ final class Screen {
                 guard let quantity = Int(rest) else { throw Usage("qty takes a number") }
                 try requireDraft { $0.status = .inStock(quantity: quantity) }
             case "save":
-                try store.send(.save())
+                // A stale save opens the conflict alert (keep mine, take theirs, review) rather than failing.
+                try store.send(.save(onConflict: .alert))
+            case "press":
+                guard let buttons = store.navigation.state.destination?.alert?.buttons else { throw Usage("no alert open") }
+                guard let index = Int(rest), (1...buttons.count).contains(index) else { throw Usage("press takes 1-\(buttons.count)") }
+                try store.send(buttons[index - 1].command)
+            case "mark":
+                try store.send(.setCheckpoint(name: rest))
+            case "return":
+                try store.send(.returnToCheckpoint(name: rest))
+            case "link":
+                try store.send(.openURL(url: rest))
             case "cancel":
                 try store.send(.cancel)
             case "open":
@@ -210,14 +226,15 @@ final class Screen {
             parts.append("duplicating \(name(of: id)): " + describe(draft))
         case .deleteAlert(_, let alert):
             parts.append("alert: " + describe(alert))
-        case .conflict(_, _, let draft, _, let alert):
-            parts.append("alert: " + describe(alert) + "; kept " + describe(draft))
+        case .conflict(_, _, let draft, let current, let alert):
+            let theirs = current.map { "theirs \"\($0.name.terminalSafe)\", \(describe($0.status)) v\($0.version)" } ?? "theirs deleted"
+            parts.append("alert: " + describe(alert) + "\n    mine " + describe(draft) + "; " + theirs)
         }
         return parts.joined(separator: ", ")
     }
 
     private func describe(_ alert: AlertState) -> String {
-        let buttons = alert.buttons.map { "[\($0.label.text.terminalSafe)]" }.joined(separator: " ")
+        let buttons = alert.buttons.enumerated().map { "[\($0.offset + 1) \($0.element.label.text.terminalSafe)]" }.joined(separator: " ")
         return "\(alert.title.text.terminalSafe) \(buttons)"
     }
 

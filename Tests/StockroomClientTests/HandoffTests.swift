@@ -127,6 +127,48 @@ struct HandoffTests {
         }
     }
 
+    /// Two devices edit one item; the second save asks for the alert: `SyncedStore` shows the
+    /// conflict at once (the same transition the server runs), the server's answer agrees, the
+    /// other device sees the alert through the feed, and a button's command resolves it.
+    @Test func aStaleSaveWithTheAlertBecomesTheConflictAlertOnEveryDevice() async throws {
+        try await withServer { server in
+            let client = try server.client()
+            let item = try await client.createItem(.named("Chair"))
+            let phone = try SyncedStore(client: client, clientID: "phone", queue: .inMemory(), options: testStoreOptions)
+            let laptop = try SyncedStore(client: client, clientID: "laptop", queue: .inMemory(), options: testStoreOptions)
+            phone.start()
+            laptop.start()
+            defer {
+                phone.stop()
+                laptop.stop()
+            }
+            try await waitUntil(phone, "the snapshot") { $0.itemsByID[item.id] != nil }
+            try await waitUntil(laptop, "the snapshot") { $0.itemsByID[item.id] != nil }
+            try await phone.perform(.openEdit(itemID: item.id))
+            try phone.editDraft { $0.name = "Office Chair" }
+            try await laptop.perform(.openEdit(itemID: item.id))
+            try laptop.editDraft { $0.name = "Stool" }
+            let saved = try await laptop.perform(.save(onConflict: .alert))
+            let current = try #require(saved.item)
+            try await waitUntil(phone, "the laptop's save") { $0.itemsByID[item.id] == current }
+
+            let answer = try await phone.perform(.save(onConflict: .alert))
+            #expect(answer.item == nil)
+            let conflict = Destination.conflict(itemID: item.id, baseVersion: 1, draft: .named("Office Chair"), current: current)
+            #expect(answer.navigation.state.destination == conflict)
+            #expect(phone.navigation.state.destination == conflict)
+            #expect(phone.failures.isEmpty, "an alert, not an error")
+            try await waitUntil(laptop, "the phone's alert on the laptop") { $0.device("phone")?.state.destination == conflict }
+
+            // The alert's "keep my edit" button writes the draft over the laptop's version.
+            let keep = try #require(conflict.alert?.buttons.first { $0.command == .resolveConflict(keep: .mine) })
+            #expect(keep.label.text == "Keep my edit")
+            let kept = try await phone.perform(keep.command)
+            #expect(kept.item?.name == "Office Chair" && kept.item?.version == 3)
+            #expect(phone.navigation.state.destination == nil)
+        }
+    }
+
     @Test func observationFiresWhenAChangeArrivesFromAnotherDevice() async throws {
         try await withServer { server in
             let phone = try SyncedStore(client: try server.client(), clientID: "phone", queue: .inMemory(), options: testStoreOptions)
