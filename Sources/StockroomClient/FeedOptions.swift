@@ -4,6 +4,9 @@ import Foundation
 public struct FeedOptions: Hashable, Sendable {
     /// The entities to follow.
     public var topics: Set<Topic>
+    /// The device the feed is for, if any: the server marks it online while the stream is open
+    /// (`clientID=`), and counts the stream as the device being seen.
+    public var clientID: ClientID?
     /// A stream with no byte for this long (the server sends a heartbeat every 15 s by default) is
     /// taken as dropped and reconnected.
     public var heartbeatTimeout: Duration
@@ -12,10 +15,11 @@ public struct FeedOptions: Hashable, Sendable {
 
     /// Creates feed options.
     public init(
-        topics: Set<Topic> = Set(Topic.allCases), heartbeatTimeout: Duration = .seconds(45),
+        topics: Set<Topic> = Set(Topic.allCases), clientID: ClientID? = nil, heartbeatTimeout: Duration = .seconds(45),
         backoff: Backoff = Backoff(initial: .milliseconds(250), maximum: .seconds(5))
     ) {
         self.topics = topics
+        self.clientID = clientID
         self.heartbeatTimeout = heartbeatTimeout
         self.backoff = backoff
     }

@@ -87,8 +87,9 @@ struct FeedRunner: Sendable {
     /// it ends, fails, or falls silent.
     private func follow(progress: FeedProgress, onOpen: () -> Void) async throws {
         let cursor = progress.state.withLock { $0.cursor }
-        var request = HTTPClientRequest(
-            url: client.url("/v1/changes/stream", query: [("topics", StockroomClient.topics(options.topics))]))
+        var query = [("topics", StockroomClient.topics(options.topics))]
+        if let device = options.clientID { query.append(("clientID", device.rawValue)) }
+        var request = HTTPClientRequest(url: client.url("/v1/changes/stream", query: query))
         request.headers.add(name: "Authorization", value: "Bearer \(client.token)")
         request.headers.add(name: "Accept", value: "text/event-stream")
         if let cursor { request.headers.add(name: "Last-Event-ID", value: cursor.encoded) }

@@ -27,6 +27,12 @@ extension StockroomClient {
         try await call(NavigationList.self, .GET, "/v1/users/me/navigation").value.clients
     }
 
+    /// Whether each device of this token's user that has written its navigation is open now, and
+    /// when it was last seen (`GET /v1/users/me/navigation`).
+    public func devicePresence() async throws -> [ClientID: Presence] {
+        try await call(NavigationList.self, .GET, "/v1/users/me/navigation").value.presence
+    }
+
     /// Sends one command for the device (`POST /v1/clients/{clientID}/commands`). Sending it again with
     /// the same `idempotencyKey` (after a lost answer) applies it once: the answer then says `replayed`.
     public func send(_ command: Command, from clientID: ClientID, idempotencyKey: String = newIdempotencyKey()) async throws -> CommandResult {

@@ -28,6 +28,9 @@ public final class SyncedStore {
     public private(set) var navigation: Navigation
     /// The user's other devices, most recently changed first.
     public private(set) var otherDevices: [Navigation] = []
+    /// Whether each of the user's devices is open now and when it was last seen, as the server
+    /// last said (`GET /v1/users/me/navigation` after each snapshot, then the feed's `presence` changes).
+    public private(set) var presence: [ClientID: Presence] = [:]
     /// Commands sent but not yet answered by the server, oldest first.
     public private(set) var pendingCommands: [QueuedCommand] = []
     /// Commands the server refused, oldest first, until dismissed.
@@ -144,7 +147,10 @@ public final class SyncedStore {
     public func start() {
         guard tasks.isEmpty else { return }
         connection = .connecting
-        let feed = client.feed(from: .snapshot, options: options.feed)
+        var feedOptions = options.feed
+        // The store's own stream marks its device online.
+        if feedOptions.clientID == nil { feedOptions.clientID = clientID }
+        let feed = client.feed(from: .snapshot, options: feedOptions)
         tasks.add(
             Task { [weak self] in
                 do {
@@ -263,9 +269,11 @@ public final class SyncedStore {
         switch event {
         case .snapshot(let snapshot):
             load(snapshot, keepingNewer: true)
+            loadPresence()
         case .resync(let snapshot):
             resyncCount += 1
             load(snapshot, keepingNewer: false)
+            loadPresence()
         case .change(let change):
             apply(change)
         case .connected:
@@ -275,6 +283,17 @@ public final class SyncedStore {
         case .disconnected(let error, _):
             connection = .offline(reason: Self.describe(error))
         }
+    }
+
+    /// Reads the devices' presence once the snapshot is in; a presence change the feed brought
+    /// meanwhile is newer and stays.
+    private func loadPresence() {
+        let client = self.client
+        tasks.add(
+            Task { [weak self] in
+                guard let known = try? await client.devicePresence(), let self, !Task.isCancelled else { return }
+                for (id, value) in known where self.presence[id] == nil { self.presence[id] = value }
+            })
     }
 
     /// Replaces the confirmed state with a snapshot, keeping pending commands on top.
@@ -330,6 +349,11 @@ public final class SyncedStore {
             if let id = ClientID(change.id), id != clientID, otherDevicesByID.removeValue(forKey: id) != nil {
                 publishOtherDevices()
             }
+            if let id = ClientID(change.id) { presence.removeValue(forKey: id) }
+        case (.presence, .upsert):
+            if let value = change.presence { presence[value.clientID] = value }
+        case (.presence, .delete):
+            break
         }
         // An echo of one of this device's pending commands: the server applied it. Its own navigation
         // is the last entry of its transaction; until that arrives the command still counts for the

@@ -4,4 +4,6 @@ public enum ChangeEntity: String, Hashable, Sendable, Codable, CaseIterable {
     case item
     /// One client's navigation.
     case navigation
+    /// Whether one client (device) is open now, and when it was last seen.
+    case presence
 }

@@ -2,6 +2,6 @@
 public enum ChangeOp: String, Hashable, Sendable, Codable, CaseIterable {
     /// Created or replaced.
     case upsert
-    /// Deleted (items only: a tombstone).
+    /// Deleted: an item's tombstone, or a device removed after `limits.deviceRetentionDays` unseen.
     case delete
 }

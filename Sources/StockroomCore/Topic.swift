@@ -4,12 +4,15 @@ public enum Topic: String, Hashable, Sendable, CaseIterable {
     case items
     /// Navigation changes of the token's own user.
     case navigation
+    /// Presence changes of the token's own user's devices.
+    case presence
 
     /// The kind of change entry the topic carries.
     public var entity: ChangeEntity {
         switch self {
         case .items: .item
         case .navigation: .navigation
+        case .presence: .presence
         }
     }
 }

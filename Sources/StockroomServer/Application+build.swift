@@ -63,7 +63,8 @@ public func buildApplication(
     }
     logger.info("connection cap", metadata: ["maxConnections": "\(connections.maxConnections)", "acceptCeiling": "\(acceptCeiling)"])
     let streams = FeedStreams(settings: settings.feed)
-    let router = buildRouter(database: database, settings: settings, streams: streams, writes: writes)
+    let presence = PresenceTracker()
+    let router = buildRouter(database: database, settings: settings, streams: streams, writes: writes, presence: presence)
     var app = Application(
         responder: RequestTaskResponder(router.buildResponder()),
         server: .http1UpgradingToWebSocket(
@@ -76,6 +77,7 @@ public func buildApplication(
                 database: database, idempotencyRetention: .seconds(settings.idempotencyRetentionHours * 3600),
                 feed: settings.feed, logger: logger),
             TokenRevocationWatcher(database: database, interval: settings.revocationCheck, logger: logger),
+            PresenceService(database: database, tracker: presence, retentionDays: settings.limits.deviceRetentionDays, logger: logger),
             MemoryTrimmer(),
             streams,
         ],
@@ -89,7 +91,8 @@ public func buildApplication(
 /// The router with every route and middleware of the contract; `streams` must run as a service
 /// (it keeps the feed streams' heartbeats and write timeouts).
 func buildRouter(
-    database: any Storage, settings: Settings, streams: FeedStreams, writes: WritesInFlight = WritesInFlight()
+    database: any Storage, settings: Settings, streams: FeedStreams, writes: WritesInFlight = WritesInFlight(),
+    presence: PresenceTracker = PresenceTracker()
 ) -> Router<AppRequestContext> {
     let router = Router(context: AppRequestContext.self)
     let routes = RouteTable()
@@ -109,9 +112,10 @@ func buildRouter(
     }
     ItemsController(database: database).addRoutes(to: v1.group("items"))
     TokensController(database: database).addRoutes(to: v1.group("tokens"))
-    NavigationController(database: database).addRoutes(to: v1)
-    FeedController(database: database, settings: settings.feed, streams: streams, allowedOrigins: Set(settings.corsAllowedOrigins))
-        .addRoutes(to: v1)
+    NavigationController(database: database, presence: presence).addRoutes(to: v1)
+    FeedController(
+        database: database, settings: settings.feed, streams: streams, presence: presence, allowedOrigins: Set(settings.corsAllowedOrigins)
+    ).addRoutes(to: v1)
     routes.record(router.routes.map { ("\($0.path)", $0.method) })
     return router
 }

@@ -268,11 +268,15 @@ public struct LimitSettings: Sendable {
     public var writesPerSecond: Int
     /// How many writes a token may send at once above the sustained rate (`limits.writeBurst`, default 100).
     public var writeBurst: Int
+    /// Devices neither written nor seen for this many days are removed with their drafts, each
+    /// removal a `navigation` `delete` change (`limits.deviceRetentionDays`, default 90; 0 keeps them for ever).
+    public var deviceRetentionDays: Int
 
     init(_ read: SettingReader) throws {
         clientsPerUser = try read.int("limits.clientsPerUser", default: 1000, in: 1...1_000_000)
         writesPerSecond = try read.int("limits.writesPerSecond", default: 0, in: 0...1_000_000)
         writeBurst = try read.int("limits.writeBurst", default: 100, in: 1...1_000_000)
+        deviceRetentionDays = try read.int("limits.deviceRetentionDays", default: 90, in: 0...36_500)
     }
 }
 

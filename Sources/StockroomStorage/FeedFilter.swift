@@ -3,7 +3,7 @@ import StockroomCore
 import StockroomWire
 import Synchronization
 
-/// Which changes a feed subscriber may see: items for everyone, navigation for its owner only.
+/// Which changes a feed subscriber may see: items for everyone, navigation and presence for their owner only.
 public struct FeedFilter: Hashable, Sendable {
     /// The subscriber's user.
     public var user: UserID
@@ -21,6 +21,7 @@ public struct FeedFilter: Hashable, Sendable {
         switch entity {
         case .item: topics.contains(.item)
         case .navigation: topics.contains(.navigation) && owner == user
+        case .presence: topics.contains(.presence) && owner == user
         }
     }
 }

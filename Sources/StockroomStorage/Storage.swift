@@ -50,6 +50,20 @@ public protocol Storage: Sendable {
     func runCommand(_ command: Command, clientID: ClientID, origin: Origin, idempotency: IdempotentRequest<CommandOutcome>?)
         async throws -> Replayable<CommandOutcome>
 
+    // MARK: Presence
+
+    /// Writes one daemon's presence news (`PresenceTick`) in one transaction: last-seen times,
+    /// leases opened, closed, renewed and expired, and a `presence` change for each device whose
+    /// online state changed (coalesced); true when a device's change waits for its coalescing
+    /// window, so that a later tick should come soon.
+    @discardableResult
+    func recordPresence(_ tick: PresenceTick) async throws -> Bool
+    /// The presence of each of `user`'s `clientIDs` (offline and never seen when the store has none).
+    func presence(of clientIDs: [ClientID], user: UserID, now: Date) async throws -> [ClientID: Presence]
+    /// Removes up to `limit` devices neither written nor seen since `cutoff`, with their
+    /// navigation and draft, each with a `navigation` `delete` change; returns how many went.
+    func removeStaleDevices(notSeenSince cutoff: Date, limit: Int) async throws -> Int
+
     // MARK: Idempotent requests
 
     /// Forgets decided requests older than `age` (never younger than the contract's minimum).

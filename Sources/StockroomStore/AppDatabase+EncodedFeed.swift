@@ -53,22 +53,22 @@ extension AppDatabase {
         // Cached SQL, not the query interface (which prepares its statement anew on every call): a
         // page is read in place through SQLite's C API, its columns by position in this order.
         let columns = "SELECT seq, entity, op, entity_id, value, origin_client_id, origin_idempotency_key, at FROM changes"
-        let statement: Statement
+        // The items clause and the owner's entities (navigation, presence), each only when followed.
         var arguments: StatementArguments = [seq]
-        switch (filter.topics.contains(.item), filter.topics.contains(.navigation)) {
-        case (true, true):
-            statement = try db.cachedStatement(
-                sql: columns + " WHERE seq > ? AND (entity = 'item' OR (entity = 'navigation' AND owner = ?)) ORDER BY seq LIMIT ?")
+        var visible: [String] = []
+        if filter.topics.contains(.item) { visible.append("entity = 'item'") }
+        let owned = [ChangeEntity.navigation, .presence].filter(filter.topics.contains)
+        if !owned.isEmpty {
+            let entities = owned.map { "'\($0.rawValue)'" }.joined(separator: ", ")
+            visible.append(owned.count == 1 ? "(entity = \(entities) AND owner = ?)" : "(entity IN (\(entities)) AND owner = ?)")
             arguments += [filter.user.rawValue]
-        case (true, false):
-            statement = try db.cachedStatement(sql: columns + " WHERE seq > ? AND entity = 'item' ORDER BY seq LIMIT ?")
-        case (false, true):
-            statement = try db.cachedStatement(
-                sql: columns + " WHERE seq > ? AND entity = 'navigation' AND owner = ? ORDER BY seq LIMIT ?")
-            arguments += [filter.user.rawValue]
-        case (false, false):
+        }
+        guard !visible.isEmpty else {
             return EncodedFeedPage(changesJSON: [], count: 0, cursor: FeedCursor(epoch: epoch, seq: head), hasMore: false)
         }
+        let statement = try db.cachedStatement(
+            sql: columns + " WHERE seq > ? AND " + (visible.count == 1 ? visible[0] : "(" + visible.joined(separator: " OR ") + ")")
+                + " ORDER BY seq LIMIT ?")
         arguments += [limit + 1]
         let rows = try Row.fetchCursor(statement, arguments: arguments)
         let row = statement.sqliteStatement

@@ -31,8 +31,8 @@ extension AppDatabase {
             }
             var visible: [SQLExpression] = []
             if filter.topics.contains(.item) { visible.append(ChangeRecord.Columns.entity == ChangeEntity.item) }
-            if filter.topics.contains(.navigation) {
-                visible.append(ChangeRecord.Columns.entity == ChangeEntity.navigation && ChangeRecord.Columns.owner == filter.user)
+            for entity in [ChangeEntity.navigation, .presence] where filter.topics.contains(entity) {
+                visible.append(ChangeRecord.Columns.entity == entity && ChangeRecord.Columns.owner == filter.user)
             }
             guard !visible.isEmpty else { return FeedPage(changes: [], cursor: FeedCursor(epoch: self.epoch, seq: head), hasMore: false) }
             let records = try ChangeRecord

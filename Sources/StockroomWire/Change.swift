@@ -13,6 +13,7 @@ public struct Change: Hashable, Sendable {
     public enum Value: Hashable, Sendable {
         case item(Item)
         case navigation(Navigation)
+        case presence(Presence)
     }
 
     /// Who caused a change: the device and the idempotency key of the request, when it had them.
@@ -64,6 +65,12 @@ public struct Change: Hashable, Sendable {
         return nil
     }
 
+    /// The presence after a presence change.
+    public var presence: Presence? {
+        if case .presence(let presence) = value { return presence }
+        return nil
+    }
+
     /// The navigation after a navigation change.
     public var navigation: Navigation? {
         if case .navigation(let navigation) = value { return navigation }
@@ -81,6 +88,7 @@ extension Change: Codable {
             switch entity {
             case .item: try c.decodeIfPresent(Item.self, forKey: .value).map(Value.item)
             case .navigation: try c.decodeIfPresent(Navigation.self, forKey: .value).map(Value.navigation)
+            case .presence: try c.decodeIfPresent(Presence.self, forKey: .value).map(Value.presence)
             }
         self.init(
             seq: try c.decode(Int.self, forKey: .seq),
@@ -104,6 +112,7 @@ extension Change: Codable {
         switch value {
         case .item(let item): try c.encode(item, forKey: .value)
         case .navigation(let navigation): try c.encode(navigation, forKey: .value)
+        case .presence(let presence): try c.encode(presence, forKey: .value)
         case nil: try c.encodeNil(forKey: .value)
         }
         try c.encode(origin, forKey: .origin)

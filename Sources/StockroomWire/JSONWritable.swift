@@ -274,3 +274,15 @@ extension Navigation: JSONWritable {
         json.raw("}")
     }
 }
+
+extension Presence: JSONWritable {
+    public func write(to json: inout JSONWriter) {
+        json.raw(#"{"clientID":"#)
+        json.string(clientID.rawValue)
+        json.raw(#","online":"#)
+        json.bool(online)
+        json.raw(#","lastSeenAt":"#)
+        if let lastSeenAt { json.timestamp(lastSeenAt) } else { json.raw("null") }
+        json.raw("}")
+    }
+}

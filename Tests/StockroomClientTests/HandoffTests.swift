@@ -169,6 +169,27 @@ struct HandoffTests {
         }
     }
 
+    /// A store's own stream marks its device online (on the server's next presence tick); another
+    /// device's store sees it through the feed's presence changes, and sees it go when the store stops.
+    @Test func aRunningStoreIsOnlineToTheOtherDevicesAndOfflineWhenStopped() async throws {
+        try await withServer { server in
+            let client = try server.client()
+            let laptop = try SyncedStore(client: client, clientID: "laptop", queue: .inMemory(), options: testStoreOptions)
+            laptop.start()
+            defer { laptop.stop() }
+            let phone = try SyncedStore(client: client, clientID: "phone", queue: .inMemory(), options: testStoreOptions)
+            phone.start()
+            try await phone.perform(.selectTab(tab: .settings))
+            try await waitUntil(laptop, "the phone online") { $0.presence["phone"]?.online == true }
+            let seen = try #require(laptop.presence["phone"]?.lastSeenAt)
+            phone.stop()
+            try await waitUntil(laptop, "the phone offline") { $0.presence["phone"]?.online == false }
+            #expect((laptop.presence["phone"]?.lastSeenAt ?? .distantPast) >= seen)
+            // A plain read says the same.
+            #expect(try await client.devicePresence()["phone"]?.online == false)
+        }
+    }
+
     @Test func observationFiresWhenAChangeArrivesFromAnotherDevice() async throws {
         try await withServer { server in
             let phone = try SyncedStore(client: try server.client(), clientID: "phone", queue: .inMemory(), options: testStoreOptions)

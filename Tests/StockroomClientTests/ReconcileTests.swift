@@ -19,6 +19,7 @@ struct ReconcileTests {
             switch value {
             case .item(let item): (.item, item.id.description)
             case .navigation(let navigation): (.navigation, navigation.clientID.rawValue)
+            case .presence(let presence): (.presence, presence.clientID.rawValue)
             }
         return Change(seq: seq, cursor: FeedCursor(epoch: "e1", seq: Int64(seq)), entity: entity, operation: .upsert, id: id, value: value, origin: origin, at: at)
     }

@@ -175,4 +175,25 @@ struct NavigationAdditionsRouteTests {
             }
         }
     }
+
+    /// A feed request names its device with `clientID=`: malformed is `400`, another user's device
+    /// `404`, and the presence topic is one of the topics.
+    @Test func aFeedRequestNamesItsDevice() async throws {
+        try await withTestApp { app in
+            try await app.test { client in
+                try await client.command(#"{"selectTab":{"tab":"settings"}}"#, clientID: "phone", token: app.editor)
+                let bad = try await client.send(.get, "/v1/changes?clientID=no%20spaces", token: app.editor)
+                #expect(bad.status == .badRequest && bad.errorCode == "invalidParameter" && bad.errorField == "clientID")
+                let theirs = try await client.send(.get, "/v1/changes?clientID=phone", token: app.otherEditor)
+                #expect(theirs.status == .notFound)
+                let mine = try await client.send(.get, "/v1/changes?clientID=phone&topics=items,navigation,presence", token: app.editor)
+                #expect(mine.status == .ok)
+                let unknown = try await client.send(.get, "/v1/changes?topics=moods", token: app.editor)
+                #expect(unknown.status == .badRequest && unknown.errorField == "topics")
+                let navigation = try await client.send(.get, "/v1/clients/phone/navigation", token: app.editor).json
+                #expect(navigation["online"] is Bool)
+                #expect(navigation.keys.contains("lastSeenAt"))
+            }
+        }
+    }
 }

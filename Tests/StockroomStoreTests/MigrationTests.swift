@@ -188,6 +188,40 @@ struct MigrationTests {
         }
     }
 
+    /// 0008 makes the change log again to take presence entries: the rows stay, and so does
+    /// AUTOINCREMENT's counter, which a trimmed log's max(seq) would not give back.
+    @Test("0008 keeps the log's rows and its head, trimmed entries included")
+    func presenceMigrationKeepsTheLogAndItsHead() async throws {
+        try await withTemporaryFolder { folder in
+            let path = folder.appendingPathComponent("stockroom.sqlite").path
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            do {
+                let queue = try DatabaseQueue(path: path)
+                try AppDatabase.migrator().migrate(queue, upTo: "0007_navigation_values")
+                try await queue.write { db in
+                    for seq in 1...5 {
+                        try db.execute(
+                            sql: "INSERT INTO changes (seq, entity, op, entity_id, owner, value, at) VALUES (?, 'item', 'delete', 'x', NULL, NULL, 5)",
+                            arguments: [seq])
+                    }
+                    // Trimmed: the newest two are gone, the counter stays at 5.
+                    try db.execute(sql: "DELETE FROM changes WHERE seq > 3")
+                }
+            }
+            let database = try AppDatabase.open(path: path)
+            let (head, seqs) = try await database.writer.read { db in
+                (try ChangeLog.head(db), try Int64.fetchAll(db, sql: "SELECT seq FROM changes ORDER BY seq"))
+            }
+            #expect(head == 5 && seqs == [1, 2, 3])
+            let next = try await database.writer.write { db in
+                try ChangeLog.append(
+                    db, entity: .presence, op: .upsert, id: "phone", owner: "erin",
+                    value: Presence(clientID: "phone", online: true, lastSeenAt: nil), origin: Origin(user: "erin"), at: 6)
+            }
+            #expect(next == 6, "a presence entry is taken, after the head")
+        }
+    }
+
     /// The change log's values are spliced into feed answers as stored: a file whose values are in
     /// a form this version does not write is refused at open, not served.
     @Test("a file whose change log values are in another form is refused")

@@ -20,9 +20,15 @@ struct FeedController {
     let streams: FeedStreams
     /// Each change's SSE frame, encoded once for every stream.
     let frames: SSEFrames
+    /// The devices whose feed is open here (`clientID=`).
+    let presence: PresenceTracker
 
-    init(database: any Storage, settings: FeedSettings, streams: FeedStreams, allowedOrigins: Set<String> = []) {
+    init(
+        database: any Storage, settings: FeedSettings, streams: FeedStreams, presence: PresenceTracker = PresenceTracker(),
+        allowedOrigins: Set<String> = []
+    ) {
         self.database = database
+        self.presence = presence
         self.settings = settings
         self.limits = SubscriberLimits(maxTotal: settings.maxSubscribers, maxPerToken: settings.maxSubscribersPerToken)
         self.streams = streams
@@ -52,9 +58,12 @@ struct FeedController {
         let from = try start(of: request)
         let limit = try APIError.checked("limit", rawLimit, default: 100, in: 1...1000)
         let wait = try APIError.checked("wait", rawWait, default: 0, in: 0...60)
+        let device = try await device(of: request, user: caller.user)
         let start = Subscription(filter: filter, seq: try await database.resolve(from))
         let lease = try limits.acquire(token: caller.id)
         defer { lease.release() }
+        let hold = device.map { presence.open($0, user: caller.user) }
+        defer { hold?.release() }
         let subscription = database.hub.subscribe(start.filter)
         Self.subscribers.increment(transport: .longPoll)
         defer {
@@ -145,7 +154,9 @@ struct FeedController {
     @Sendable func stream(_ request: Request, context: CallerContext) async throws -> Response {
         let caller = context.caller
         let start = try await parse(request, user: caller.user, lastEventID: request.headers[Self.lastEventID])
+        let device = try await device(of: request, user: caller.user)
         let lease = try limits.acquire(token: caller.id)
+        let presence = self.presence
         let database = self.database
         let settings = self.settings
         let streams = self.streams
@@ -166,11 +177,13 @@ struct FeedController {
                 }
                 if let parked {
                     Self.subscribers.increment(transport: .sse)
+                    let hold = device.map { presence.open($0, user: caller.user) }
                     await ParkedSSEStream.start(
                         database: database, streams: streams, frames: frames, settings: settings, start: start, tokenID: caller.id,
                         response: parked, logger: logger
                     ) {
                         Self.subscribers.decrement(transport: .sse)
+                        hold?.release()
                         lease.release()
                     }
                     // The stream goes on without this task; Hummingbird's connection task ends.
@@ -220,6 +233,7 @@ struct FeedController {
             throw APIError.forbidden("a page from \(origin) may not open this WebSocket; the origin is not in http.corsAllowedOrigins")
         }
         let start = try await parse(request, user: caller.user, lastEventID: nil)
+        let device = try await device(of: request, user: caller.user)
         guard let upgrade = context.webSocketUpgrade else {
             var error = APIError(.upgradeRequired, "this route speaks WebSocket only")
             error.headers[.upgrade] = "websocket"
@@ -230,6 +244,8 @@ struct FeedController {
         let limits = self.limits
         let streams = self.streams
         let tokenID = caller.id
+        let presence = self.presence
+        let user = caller.user
         upgrade.accept { inbound, outbound, session in
             // Taken once upgraded, so that a handshake that fails after this route cannot leak it;
             // over a cap the WebSocket closes with 4503 and the error body.
@@ -241,6 +257,8 @@ struct FeedController {
                 return
             }
             defer { lease.release() }
+            let hold = device.map { presence.open($0, user: user) }
+            defer { hold?.release() }
             try await Self.webSocket(
                 database: database, streams: streams, settings: settings, start: start, tokenID: tokenID, inbound: inbound, outbound: outbound, session: session)
         }
@@ -282,11 +300,21 @@ struct FeedController {
         var topics = Set<ChangeEntity>()
         for name in raw.split(separator: ",", omittingEmptySubsequences: false) {
             guard let topic = Topic(rawValue: name.trimmingCharacters(in: .whitespaces)) else {
-                throw APIError.invalidParameter("topics", "topics must be a comma-separated list of items and navigation")
+                throw APIError.invalidParameter("topics", "topics must be a comma-separated list of items, navigation and presence")
             }
             topics.insert(topic.entity)
         }
         return FeedFilter(user: user, topics: topics)
+    }
+
+    /// The device a feed request names (`clientID=`), which it marks online while open; `400` when
+    /// malformed, `404` when it is another user's.
+    func device(of request: Request, user: UserID) async throws -> ClientID? {
+        guard let raw = request.query("clientID") else { return nil }
+        guard let clientID = ClientID(raw) else { throw APIError.invalidParameter("clientID", ClientID.rule) }
+        _ = try await database.navigation(clientID: clientID, user: user)
+        presence.seen(clientID, user: user)
+        return clientID
     }
 
     func parse(_ request: Request, user: UserID, lastEventID: String?) async throws -> Subscription {

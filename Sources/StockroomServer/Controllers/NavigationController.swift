@@ -8,6 +8,8 @@ import StockroomStorage
 /// `/v1/users/me`: who the caller is.
 struct NavigationController {
     let database: any Storage
+    /// Where a command counts as its device being seen.
+    let presence: PresenceTracker
 
     func addRoutes(to routes: RouterGroup<CallerContext>) {
         routes.get("clients/:clientID/navigation", use: get)
@@ -45,7 +47,12 @@ struct NavigationController {
     @Sendable func get(_ request: Request, context: CallerContext) async throws -> Response {
         let caller = context.caller
         let clientID = try Self.clientID(context)
-        return try Self.navigationReply(try await database.navigation(clientID: clientID, user: caller.user)).response
+        let navigation = try await database.navigation(clientID: clientID, user: caller.user)
+        let presence = try await database.presence(of: [clientID], user: caller.user, now: Date())
+        return Reply.json(
+            writing: PresentNavigation(navigation: navigation, presence: presence[clientID]),
+            headers: [.eTag: Reply.etag(navigation.version)]
+        ).response
     }
 
     @Sendable func replace(_ request: Request, context: CallerContext) async throws -> Response {
@@ -70,7 +77,9 @@ struct NavigationController {
 
     @Sendable func mine(_ request: Request, context: CallerContext) async throws -> Response {
         let caller = context.caller
-        return try Reply.json(NavigationList(clients: try await database.navigations(user: caller.user))).response
+        let clients = try await database.navigations(user: caller.user)
+        let presence = try await database.presence(of: clients.map(\.clientID), user: caller.user, now: Date())
+        return Reply.json(writing: NavigationList(clients: clients, presence: presence)).response
     }
 
     @Sendable func command(_ request: Request, context: CallerContext) async throws -> Response {
@@ -78,6 +87,7 @@ struct NavigationController {
         let clientID = try Self.clientID(context)
         let body = try await request.decodeJSON(CommandRequest.self, context: context)
         let command = body.value.command
+        presence.seen(clientID, user: caller.user)
         if command.writesItems, caller.role < .editor {
             throw APIError.forbidden("role \(caller.role.rawValue) may not \(command.name): it writes an item")
         }

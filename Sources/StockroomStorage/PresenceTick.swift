@@ -1,0 +1,59 @@
+import Foundation
+import StockroomCore
+
+/// One daemon's presence news since its last tick, written in one transaction by
+/// `Storage.recordPresence`: devices seen, feed requests and streams opened and closed, and the
+/// daemon's leases renewed.
+///
+/// A device is online while any daemon holds an unexpired lease on it; a daemon holds one while
+/// a feed request or stream of the device is open on it, renews its leases before they expire,
+/// and a daemon that dies leaves leases that expire. The store publishes a `presence` change when
+/// a device's online state differs from the last one published, at most once per device per
+/// `PresenceTick.coalescing`; a flip inside that window is published by a later tick.
+public struct PresenceTick: Sendable, Hashable {
+    /// The daemon's id (random per process).
+    public var daemon: String
+    /// Now.
+    public var now: Date
+    /// When this daemon's leases expire unless renewed.
+    public var leaseUntil: Date
+    /// Devices whose command or feed request arrived, with the caller's user and when.
+    public var seen: [ClientID: Sighting]
+    /// Devices whose first feed request or stream on this daemon opened.
+    public var opened: [ClientID: UserID]
+    /// Devices whose last feed request or stream on this daemon closed.
+    public var closed: Set<ClientID>
+    /// Whether to renew every lease of this daemon to `leaseUntil`.
+    public var renewLeases: Bool
+
+    /// A device seen by a user at a time.
+    public struct Sighting: Sendable, Hashable {
+        public var user: UserID
+        public var at: Date
+
+        public init(user: UserID, at: Date) {
+            self.user = user
+            self.at = at
+        }
+    }
+
+    /// The least time between two presence changes of one device.
+    public static let coalescing: Duration = .seconds(1)
+
+    /// Creates a tick.
+    public init(
+        daemon: String, now: Date, leaseUntil: Date, seen: [ClientID: Sighting] = [:], opened: [ClientID: UserID] = [:],
+        closed: Set<ClientID> = [], renewLeases: Bool = false
+    ) {
+        self.daemon = daemon
+        self.now = now
+        self.leaseUntil = leaseUntil
+        self.seen = seen
+        self.opened = opened
+        self.closed = closed
+        self.renewLeases = renewLeases
+    }
+
+    /// The milliseconds of `coalescing`.
+    public static var coalescingMilliseconds: Int64 { coalescing.components.seconds * 1000 }
+}

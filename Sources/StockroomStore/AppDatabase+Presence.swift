@@ -1,0 +1,123 @@
+import Foundation
+import GRDB
+import StockroomCore
+import StockroomStorage
+import StockroomWire
+
+extension AppDatabase {
+    @discardableResult
+    public func recordPresence(_ tick: PresenceTick) async throws -> Bool {
+        try await write { db in try Self.applyPresence(db, tick) }
+    }
+
+    /// `recordPresence` inside the caller's transaction.
+    static func applyPresence(_ db: Database, _ tick: PresenceTick) throws -> Bool {
+        var waiting = false
+        let now = Timestamp.milliseconds(tick.now)
+        let until = Timestamp.milliseconds(tick.leaseUntil)
+        var sightings = tick.seen
+        for (id, user) in tick.opened where sightings[id] == nil { sightings[id] = .init(user: user, at: tick.now) }
+        // A device is first seen with its user; a sighting by another user does not take it over.
+        for (id, sighting) in sightings {
+            try db.execute(
+                sql: """
+                    INSERT INTO devices_seen (client_id, owner, last_seen_at) VALUES (?, ?, ?)
+                    ON CONFLICT (client_id) DO UPDATE SET last_seen_at = max(last_seen_at, excluded.last_seen_at)
+                    WHERE owner = excluded.owner
+                    """, arguments: [id.rawValue, sighting.user.rawValue, Timestamp.milliseconds(sighting.at)])
+        }
+        for id in tick.opened.keys {
+            try db.execute(
+                sql: """
+                    INSERT INTO presence_leases (client_id, daemon, expires_at) VALUES (?, ?, ?)
+                    ON CONFLICT (client_id, daemon) DO UPDATE SET expires_at = excluded.expires_at
+                    """, arguments: [id.rawValue, tick.daemon, until])
+        }
+        for id in tick.closed {
+            try db.execute(sql: "DELETE FROM presence_leases WHERE client_id = ? AND daemon = ?", arguments: [id.rawValue, tick.daemon])
+        }
+        if tick.renewLeases {
+            try db.execute(sql: "UPDATE presence_leases SET expires_at = ? WHERE daemon = ?", arguments: [until, tick.daemon])
+        }
+        let expired = try String.fetchAll(db, sql: "DELETE FROM presence_leases WHERE expires_at <= ? RETURNING client_id", arguments: [now])
+        var candidates = Set(tick.opened.keys.map(\.rawValue)).union(tick.closed.map(\.rawValue)).union(expired)
+        candidates.formUnion(try String.fetchAll(db, sql: "SELECT client_id FROM devices_seen WHERE pending = 1"))
+        for id in candidates.sorted() {
+            guard
+                let row = try Row.fetchOne(
+                    db, sql: "SELECT owner, last_seen_at, online, published_at, pending FROM devices_seen WHERE client_id = ?",
+                    arguments: [id])
+            else { continue }
+            let live = try Bool.fetchOne(
+                db, sql: "SELECT EXISTS (SELECT 1 FROM presence_leases WHERE client_id = ? AND expires_at > ?)", arguments: [id, now]) ?? false
+            let published: Bool = row["online"]
+            if live == published {
+                if row["pending"] as Bool { try db.execute(sql: "UPDATE devices_seen SET pending = 0 WHERE client_id = ?", arguments: [id]) }
+                continue
+            }
+            let publishedAt: Int64 = row["published_at"]
+            guard publishedAt + PresenceTick.coalescingMilliseconds <= now else {
+                try db.execute(sql: "UPDATE devices_seen SET pending = 1 WHERE client_id = ?", arguments: [id])
+                waiting = true
+                continue
+            }
+            let owner = UserID(stored: row["owner"])
+            let clientID = ClientID(stored: id)
+            let presence = Presence(clientID: clientID, online: live, lastSeenAt: Timestamp.date(milliseconds: row["last_seen_at"]))
+            try ChangeLog.append(
+                db, entity: .presence, op: .upsert, id: id, owner: owner, value: presence, origin: Origin(user: owner, clientID: clientID), at: now)
+            try db.execute(
+                sql: "UPDATE devices_seen SET online = ?, published_at = ?, pending = 0 WHERE client_id = ?", arguments: [live, now, id])
+        }
+        return waiting
+    }
+
+    public func presence(of clientIDs: [ClientID], user: UserID, now: Date) async throws -> [ClientID: Presence] {
+        let now = Timestamp.milliseconds(now)
+        return try await read { db in
+            var presence: [ClientID: Presence] = [:]
+            for id in clientIDs {
+                let lastSeen = try Int64.fetchOne(
+                    db, sql: "SELECT last_seen_at FROM devices_seen WHERE client_id = ? AND owner = ?", arguments: [id.rawValue, user.rawValue])
+                let live = try Bool.fetchOne(
+                    db, sql: "SELECT EXISTS (SELECT 1 FROM presence_leases WHERE client_id = ? AND expires_at > ?)",
+                    arguments: [id.rawValue, now]) ?? false
+                presence[id] = Presence(clientID: id, online: lastSeen != nil && live, lastSeenAt: lastSeen.map(Timestamp.date(milliseconds:)))
+            }
+            return presence
+        }
+    }
+
+    public func removeStaleDevices(notSeenSince cutoff: Date, limit: Int) async throws -> Int {
+        let cutoff = Timestamp.milliseconds(cutoff)
+        let now = Timestamp.milliseconds(Date())
+        return try await write { db in
+            // Neither written nor seen since the cutoff, and no feed of it open anywhere.
+            let stale = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT c.client_id, c.owner FROM clients c LEFT JOIN devices_seen d ON d.client_id = c.client_id
+                    WHERE c.updated_at < ? AND (d.last_seen_at IS NULL OR d.last_seen_at < ?)
+                      AND NOT EXISTS (SELECT 1 FROM presence_leases l WHERE l.client_id = c.client_id AND l.expires_at > ?)
+                    ORDER BY c.client_id LIMIT ?
+                    """, arguments: [cutoff, cutoff, now, limit])
+            for row in stale {
+                let id: String = row["client_id"]
+                let owner = UserID(stored: row["owner"])
+                try db.execute(sql: "DELETE FROM clients WHERE client_id = ?", arguments: [id])
+                try db.execute(sql: "DELETE FROM devices_seen WHERE client_id = ?", arguments: [id])
+                try ChangeLog.append(
+                    db, entity: .navigation, op: .delete, id: id, owner: owner, value: Navigation?.none,
+                    origin: Origin(user: owner, clientID: ClientID(stored: id)), at: now)
+            }
+            // Devices seen but never written go without a change: there is no navigation to delete.
+            try db.execute(
+                sql: """
+                    DELETE FROM devices_seen WHERE last_seen_at < ?
+                      AND client_id NOT IN (SELECT client_id FROM clients)
+                      AND client_id NOT IN (SELECT client_id FROM presence_leases WHERE expires_at > ?)
+                    """, arguments: [cutoff, now])
+            return stale.count
+        }
+    }
+}

@@ -1,0 +1,104 @@
+import Foundation
+import StockroomCore
+import StockroomStorage
+import StockroomWire
+import TestSupport
+import Testing
+
+/// Presence on every backend: leases make a device online on any daemon, a flip is one `presence`
+/// change (at most one per device per coalescing window), a dead daemon's leases expire, and
+/// devices unseen past the cutoff are removed with a navigation delete. Times are passed in, so
+/// nothing here waits.
+@Suite("Storage contract: presence")
+struct PresenceContractTests {
+    static let presenceOnly = FeedFilter(user: "erin", topics: [.presence])
+    static let t0 = Date(timeIntervalSince1970: 1_900_000_000)
+
+    static func tick(
+        _ daemon: String, at seconds: Double, opened: [ClientID: UserID] = [:], closed: Set<ClientID> = [], seen: [ClientID: UserID] = [:],
+        renew: Bool = false
+    ) -> PresenceTick {
+        let now = t0.addingTimeInterval(seconds)
+        return PresenceTick(
+            daemon: daemon, now: now, leaseUntil: now.addingTimeInterval(30),
+            seen: seen.mapValues { PresenceTick.Sighting(user: $0, at: now) }, opened: opened, closed: closed, renewLeases: renew)
+    }
+
+    static func presenceChanges(_ storage: any Storage, after seq: Int64) async throws -> [Presence] {
+        try await storage.readChanges(after: seq, filter: presenceOnly, limit: 100).changes.map { entry in
+            #expect(entry.entity == .presence && entry.op == .upsert && entry.owner == "erin")
+            return try JSONCoding.decoder().decode(Presence.self, from: Data((entry.valueJSON ?? "").utf8))
+        }
+    }
+
+    @Test(arguments: StorageBackend.all)
+    func aDeviceIsOnlineWhileAnyDaemonHoldsALeaseAndEachFlipIsOneChange(backend: StorageBackend) async throws {
+        try await withStorage(backend) { storage in
+            let head = try await storage.resolve(.now)
+            #expect(try await storage.recordPresence(Self.tick("a", at: 0, opened: ["phone": "erin"])) == false)
+            var changes = try await Self.presenceChanges(storage, after: head)
+            #expect(changes == [Presence(clientID: "phone", online: true, lastSeenAt: Self.t0)])
+            #expect(try await storage.presence(of: ["phone"], user: "erin", now: Self.t0)["phone"]?.online == true)
+            // Another user sees nothing of it.
+            #expect(try await storage.presence(of: ["phone"], user: "otto", now: Self.t0)["phone"]
+                == Presence(clientID: "phone", online: false, lastSeenAt: nil))
+
+            // Daemon b opens it too, a closes: still online, no change.
+            #expect(try await storage.recordPresence(Self.tick("b", at: 2, opened: ["phone": "erin"])) == false)
+            #expect(try await storage.recordPresence(Self.tick("a", at: 3, closed: ["phone"])) == false)
+            #expect(try await Self.presenceChanges(storage, after: head).count == 1)
+
+            // b closes within a second of a new flip: held back (coalescing), then published by a later tick.
+            #expect(try await storage.recordPresence(Self.tick("b", at: 4, closed: ["phone"])) == false)
+            changes = try await Self.presenceChanges(storage, after: head)
+            #expect(changes.last == Presence(clientID: "phone", online: false, lastSeenAt: Self.t0.addingTimeInterval(2)))
+            #expect(try await storage.recordPresence(Self.tick("a", at: 4.2, opened: ["phone": "erin"])) == true, "held by coalescing")
+            #expect(try await Self.presenceChanges(storage, after: head).count == 2)
+            #expect(try await storage.presence(of: ["phone"], user: "erin", now: Self.t0.addingTimeInterval(4.3))["phone"]?.online == true)
+            #expect(try await storage.recordPresence(Self.tick("b", at: 5.5)) == false)
+            changes = try await Self.presenceChanges(storage, after: head)
+            #expect(changes.count == 3 && changes.last?.online == true)
+
+            // Daemon a dies: its lease expires, and any daemon's tick publishes the device offline.
+            #expect(try await storage.recordPresence(Self.tick("b", at: 40)) == false)
+            changes = try await Self.presenceChanges(storage, after: head)
+            #expect(changes.count == 4 && changes.last?.online == false)
+            #expect(try await storage.presence(of: ["phone"], user: "erin", now: Self.t0.addingTimeInterval(40))["phone"]?.online == false)
+        }
+    }
+
+    @Test(arguments: StorageBackend.all)
+    func aSightingMovesLastSeenAtAndChangesNothingElse(backend: StorageBackend) async throws {
+        try await withStorage(backend) { storage in
+            let head = try await storage.resolve(.now)
+            try await storage.recordPresence(Self.tick("a", at: 0, seen: ["phone": "erin"]))
+            try await storage.recordPresence(Self.tick("a", at: 5, seen: ["phone": "erin"]))
+            // Another user's sighting of the same id does not take the device over.
+            try await storage.recordPresence(Self.tick("a", at: 9, seen: ["phone": "otto"]))
+            #expect(try await storage.presence(of: ["phone"], user: "erin", now: Self.t0)["phone"]
+                == Presence(clientID: "phone", online: false, lastSeenAt: Self.t0.addingTimeInterval(5)))
+            #expect(try await storage.resolve(.now) == head, "no change entry for a sighting")
+        }
+    }
+
+    @Test(arguments: StorageBackend.all)
+    func devicesUnseenSinceTheCutoffAreRemovedWithANavigationDelete(backend: StorageBackend) async throws {
+        try await withStorage(backend) { storage in
+            for device: ClientID in ["phone", "tablet"] {
+                _ = try await storage.runCommand(
+                    .openAdd, clientID: device, origin: Origin(user: "erin", clientID: device), idempotency: nil)
+            }
+            // The tablet's feed is open now: it stays.
+            let now = Date()
+            try await storage.recordPresence(
+                PresenceTick(daemon: "a", now: now, leaseUntil: now.addingTimeInterval(30), opened: ["tablet": "erin"]))
+            let head = try await storage.resolve(.now)
+            #expect(try await storage.removeStaleDevices(notSeenSince: now.addingTimeInterval(60), limit: 10) == 1)
+            let log = try await storage.readChanges(after: head, filter: FeedFilter(user: "erin", topics: [.navigation]), limit: 10).changes
+            #expect(log.map(\.entity) == [.navigation] && log.map(\.op) == [.delete] && log.map(\.id) == ["phone"])
+            #expect(try await storage.navigation(clientID: "phone", user: "erin") == .unwritten(clientID: "phone"), "its draft went with it")
+            #expect(try await storage.navigations(user: "erin").map(\.clientID) == ["tablet"])
+            #expect(try await storage.removeStaleDevices(notSeenSince: now.addingTimeInterval(60), limit: 10) == 0)
+        }
+    }
+}
