@@ -98,7 +98,9 @@ final class Screen {
         out += "\n" + bold("Other devices") + "\n"
         if store.otherDevices.isEmpty { out += "  (none yet)\n" }
         for device in store.otherDevices {
-            out += "  \(pad(device.clientID.rawValue, 10)) " + describe(device.state) + "\n"
+            let presence = pad(presence(of: device.clientID), 17)
+            let shown = store.presence[device.clientID]?.online == true ? "\u{1B}[32m\(presence)\u{1B}[0m" : presence
+            out += "  \(pad(device.clientID.rawValue, 10)) \(shown) " + describe(device.state) + "\n"
         }
         let pending = store.pendingCommands
         out += "\n" + bold("Pending") + ": " + (pending.isEmpty ? "none" : pending.map(\.command.name).joined(separator: ", ")) + "\n"
@@ -231,6 +233,21 @@ final class Screen {
             parts.append("alert: " + describe(alert) + "\n    mine " + describe(draft) + "; " + theirs)
         }
         return parts.joined(separator: ", ")
+    }
+
+    /// "open now", "seen 3 min ago", "never seen": what the store last heard of the device.
+    private func presence(of device: ClientID) -> String {
+        // Offline, what the store last heard is stale: say nothing.
+        guard case .online = store.connection, let presence = store.presence[device] else { return "" }
+        if presence.online { return "open now" }
+        guard let seen = presence.lastSeenAt else { return "never seen" }
+        let seconds = max(0, Int(Date().timeIntervalSince(seen)))
+        switch seconds {
+        case ..<60: return "seen just now"
+        case ..<3600: return "seen \(seconds / 60) min ago"
+        case ..<86_400: return "seen \(seconds / 3600) h ago"
+        default: return "seen \(seconds / 86_400) days ago"
+        }
     }
 
     private func describe(_ alert: AlertState) -> String {

@@ -144,4 +144,41 @@ struct MultiDaemonTests {
             #expect(try await restarted.resolve(.after(FeedCursor(epoch: new, seq: 1))) == 1)
         }
     }
+
+    /// A device's feed open on one daemon makes it online for the user on every daemon, and the
+    /// presence change reaches a subscriber of another; the daemon's lease expiring (it died)
+    /// publishes it offline from another daemon's tick. Ticks of the two daemons at once decide
+    /// each flip once.
+    @Test(.timeLimit(.minutes(2)))
+    func aDeviceOpenOnOneDaemonIsOnlineOnEveryDaemon() async throws {
+        try await withDaemons(2) { daemons, _ in
+            let now = Date()
+            let head = try await daemons[1].resolve(.now)
+            async let first = daemons[0].recordPresence(
+                PresenceTick(daemon: "a", now: now, leaseUntil: now.addingTimeInterval(30), opened: ["phone": "erin"]))
+            async let second = daemons[1].recordPresence(
+                PresenceTick(daemon: "b", now: now, leaseUntil: now.addingTimeInterval(30), opened: ["phone": "erin"]))
+            _ = try await (first, second)
+            #expect(try await daemons[1].presence(of: ["phone"], user: "erin", now: now)["phone"]?.online == true)
+            let filter = FeedFilter(user: "erin", topics: [.presence])
+            // What another daemon committed reaches this one's feed by NOTIFY: read until it is there.
+            func presenceChanges(count: Int) async throws -> [ChangeEntry] {
+                let deadline = ContinuousClock.now + .seconds(10)
+                while true {
+                    let changes = try await daemons[1].readChanges(after: head, filter: filter, limit: 10).changes
+                    if changes.count >= count || ContinuousClock.now > deadline { return changes }
+                    try await Task.sleep(for: .milliseconds(20))
+                }
+            }
+            #expect(try await presenceChanges(count: 1).count == 1, "one change for one flip")
+
+            // Both daemons die: their leases expire, and a third daemon's tick publishes the device offline.
+            let later = now.addingTimeInterval(31)
+            try await daemons[0].recordPresence(PresenceTick(daemon: "c", now: later, leaseUntil: later.addingTimeInterval(30)))
+            let changes = try await presenceChanges(count: 2)
+            #expect(changes.count == 2)
+            #expect(changes.last?.valueJSON?.contains(#""online":false"#) == true)
+            #expect(try await daemons[1].presence(of: ["phone"], user: "erin", now: later)["phone"]?.online == false)
+        }
+    }
 }
