@@ -9,6 +9,8 @@ public enum FeedStart: Sendable, Hashable {
     case beginning
     /// The head: only changes committed from now on.
     case now
+    /// The oldest entry the log still keeps: the beginning, or where trimming left it.
+    case oldest
     /// After this cursor.
     case after(FeedCursor)
 }
@@ -21,6 +23,8 @@ extension FeedStart {
         switch self {
         case .now:
             return head
+        case .oldest:
+            return trimmed
         case .beginning:
             guard trimmed == 0 else { throw StoreError.resyncRequired("the beginning of the log was trimmed; start from a snapshot") }
             return 0

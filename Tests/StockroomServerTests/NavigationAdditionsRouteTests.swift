@@ -188,6 +188,8 @@ struct NavigationAdditionsRouteTests {
                 #expect(theirs.status == .notFound)
                 let mine = try await client.send(.get, "/v1/changes?clientID=phone&topics=items,navigation,presence", token: app.editor)
                 #expect(mine.status == .ok)
+                let oldest = try await client.send(.get, "/v1/changes?since=oldest&limit=1", token: app.editor)
+                #expect(oldest.status == .ok)
                 let unknown = try await client.send(.get, "/v1/changes?topics=moods", token: app.editor)
                 #expect(unknown.status == .badRequest && unknown.errorField == "topics")
                 let navigation = try await client.send(.get, "/v1/clients/phone/navigation", token: app.editor).json

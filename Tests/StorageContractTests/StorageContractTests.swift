@@ -159,6 +159,7 @@ struct StorageContractTests {
             }
             #expect(try await storage.resolve(.now) == 5)
             #expect(try await storage.resolve(.beginning) == 0)
+            #expect(try await storage.resolve(.oldest) == 0)
             #expect(try await storage.resolve(.after(FeedCursor(epoch: storage.epoch, seq: 2))) == 2)
             #expect(await failure { try await storage.resolve(.after(FeedCursor(epoch: "0123abcd", seq: 2))) } == .resyncRequired)
             #expect(await failure { try await storage.resolve(.after(FeedCursor(epoch: storage.epoch, seq: 6))) } == .resyncRequired)
@@ -171,6 +172,8 @@ struct StorageContractTests {
             }
             #expect(await failure { try await storage.readChanges(after: 1, filter: Self.everything, limit: 10) } == .resyncRequired)
             #expect(try await storage.readChanges(after: 3, filter: Self.everything, limit: 10).changes.map(\.seq) == [4, 5])
+            // The oldest entry kept is where a reader that wants all there is starts, without a 410.
+            #expect(try await storage.resolve(.oldest) == 3)
         }
     }
 

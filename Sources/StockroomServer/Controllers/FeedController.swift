@@ -291,6 +291,7 @@ struct FeedController {
 
     static func parseStart(_ raw: String, field: String) throws -> FeedStart {
         if raw == "now" { return .now }
+        if raw == "oldest" { return .oldest }
         guard let cursor = FeedCursor(encoded: raw) else { throw APIError.invalidParameter(field, "not a valid feed cursor") }
         return .after(cursor)
     }
