@@ -1,6 +1,7 @@
 // Stockroom inspector: a client of the public API like any other. It reads a snapshot and the
 // changes just before it (for the Feed panel), then follows the change feed over Server-Sent
 // Events from the snapshot's cursor, and applies each change to the one row or card it touches.
+// Each device's card says whether it is open now or when it was last seen (its presence).
 // Plain JavaScript, no framework, nothing fetched from anywhere but this server.
 "use strict";
 
@@ -9,6 +10,9 @@
   const FEED_LIMIT = 200;
   const RECENT_REQUESTS = 50;  // at most this many GET /v1/changes to fill the Feed panel on opening
   const ITEM_COLUMNS = ["Name", "Colour", "Status", "Version", "Last change", "ID"];  // as in the table's head
+  const TOPICS = "items,navigation,presence";  // what the page follows (the feed's default leaves presence out)
+  const PRESENCE_REREAD_MS = 2000;  // after a navigation change: the server counts a command as seen within about a second
+  const PRESENCE_CLOCK_MS = 30000;  // how often "last seen 5 min ago" is worked out again
 
   const $ = (id) => document.getElementById(id);
   const el = (tag, props = {}, ...children) => {
@@ -29,6 +33,9 @@
     rows: new Map(),       // id -> <tr>
     devices: new Map(),    // clientID -> Navigation
     cards: new Map(),      // clientID -> card element
+    presence: new Map(),   // clientID -> { online, lastSeenAt } (a device with no entry: not known yet)
+    presenceTimer: null,   // a re-read of presence is due (see presenceSoon)
+    presenceAgain: false,  // a navigation change arrived after it was scheduled
     cursor: null,
     source: null,
     generation: 0,         // bumps on every (re)start, so stale callbacks do nothing
@@ -73,6 +80,17 @@
     return el("span", {}, swatch, color.name);
   };
   const timeText = (iso) => iso ? new Date(iso).toLocaleString() : "—";
+  // "5 min ago", "3 days ago": how long before `now` the server's timestamp `iso` is.
+  const ago = (iso, now = Date.now()) => {
+    const minutes = Math.floor(Math.max(0, now - Date.parse(iso)) / 60000);
+    if (minutes < 1) return "just now";
+    if (minutes < 60) return `${minutes} min ago`;
+    const hours = Math.floor(minutes / 60);
+    if (hours < 24) return hours === 1 ? "1 hour ago" : `${hours} hours ago`;
+    const days = Math.floor(hours / 24);
+    return days === 1 ? "1 day ago" : `${days} days ago`;
+  };
+  const later = (a, b) => !a ? (b || null) : !b ? a : Date.parse(b) > Date.parse(a) ? b : a;
   const itemName = (id) => (state.items.get(id) || {}).name || `deleted item ${String(id).slice(0, 8)}`;
   const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
 
@@ -303,7 +321,8 @@
     const { kind, itemID, draft, baseVersion, alert, current } = destinationParts(navigation.destination);
     const card = el("article", { class: "device", "data-client": navigation.clientID, "aria-labelledby": `device-${navigation.clientID}` });
     card.append(el("h3", { id: `device-${navigation.clientID}` },
-      el("span", { text: navigation.clientID }), el("span", { class: "muted", text: `v${navigation.version}` })));
+      el("span", { class: "who" }, el("span", { text: navigation.clientID }), " ", presenceBadge(navigation.clientID)),
+      el("span", { class: "muted", text: `v${navigation.version}` })));
     const path = navigation.path.length
       ? navigation.path.map((route) => route.item ? itemName(route.item.id) : JSON.stringify(route)).join(" › ")
       : "(root)";
@@ -415,6 +434,111 @@
     list.replaceChildren(...Array.from(state.devices.keys(), (id) => el("option", { value: id })));
   }
 
+  // A device removed by the server (unseen for limits.deviceRetentionDays): its card goes.
+  function removeDevice(clientID) {
+    state.devices.delete(clientID);
+    state.presence.delete(clientID);
+    const card = state.cards.get(clientID);
+    if (card) card.remove();
+    state.cards.delete(clientID);
+    updateCounts();
+    refreshDeviceChoices();
+  }
+
+  // ---- presence --------------------------------------------------------------------------
+
+  // "open now" while a feed of the device is open, else when it was last seen; empty until known.
+  function presenceBadge(clientID) {
+    const badge = el("span", { class: "presence", "data-field": "presence" });
+    fillPresence(badge, state.presence.get(clientID));
+    return badge;
+  }
+
+  function fillPresence(badge, presence, now = Date.now()) {
+    badge.dataset.online = presence ? String(presence.online) : "unknown";
+    badge.dataset.lastSeen = presence && presence.lastSeenAt ? presence.lastSeenAt : "";
+    let text = "";
+    let title = "";
+    if (presence) {
+      const seen = presence.lastSeenAt ? `${new Date(presence.lastSeenAt).toLocaleString()} (${presence.lastSeenAt})` : "";
+      if (presence.online) {
+        text = "open now";
+        title = seen ? `A feed of this device is open now; last seen ${seen}` : "A feed of this device is open now";
+      } else if (presence.lastSeenAt) {
+        text = `last seen ${ago(presence.lastSeenAt, now)}`;
+        title = `Last seen ${seen}`;
+      } else {
+        text = "never seen";
+        title = "No command or feed request of this device has reached the server";
+      }
+    }
+    badge.textContent = text;
+    badge.hidden = !presence;
+    if (title) badge.title = title; else badge.removeAttribute("title");
+  }
+
+  function showPresence(clientID) {
+    const card = state.cards.get(clientID);
+    const badge = card && card.querySelector(".presence");
+    if (badge) fillPresence(badge, state.presence.get(clientID));
+  }
+
+  // Relative times age: work them out again (text only, no redraw).
+  function refreshPresenceTimes() {
+    const now = Date.now();
+    for (const [clientID, card] of state.cards) {
+      const badge = card.querySelector(".presence");
+      if (badge) fillPresence(badge, state.presence.get(clientID), now);
+    }
+  }
+
+  // `presence` from a presence change or a navigation read. A device's lastSeenAt only moves
+  // forward; `online` is taken when `withOnline` (a presence change, the read on opening) or when
+  // the page knows nothing of the device yet: a later read could cross a presence change on its
+  // way and undo it, and the changes alone keep `online` right from the read on opening on.
+  function mergePresence(presence, withOnline) {
+    const known = state.presence.get(presence.clientID);
+    state.presence.set(presence.clientID, {
+      online: withOnline || !known ? !!presence.online : known.online,
+      lastSeenAt: later(known && known.lastSeenAt, presence.lastSeenAt),
+    });
+    showPresence(presence.clientID);
+  }
+
+  // Every device's presence, from GET /v1/users/me/navigation (the snapshot has none). On
+  // opening, after the snapshot: the changes after the snapshot's cursor then bring it up to date.
+  async function readPresence(generation, opening) {
+    let result;
+    try {
+      result = await api("GET", "/v1/users/me/navigation");
+    } catch {
+      return;  // the server cannot be reached: the feed's own errors say so
+    }
+    if (generation !== state.generation || result.status !== 200 || !result.json) return;
+    if (opening) state.presence = new Map();
+    for (const navigation of result.json.clients || []) {
+      mergePresence({ clientID: navigation.clientID, online: navigation.online, lastSeenAt: navigation.lastSeenAt }, opening);
+    }
+  }
+
+  // A command counts as its device seen, which moves lastSeenAt without a presence change (the
+  // device's online state is the same): after a navigation change, read presence again once the
+  // server has written it down. At most one read every PRESENCE_REREAD_MS.
+  function presenceSoon() {
+    if (state.presenceTimer) {
+      state.presenceAgain = true;
+      return;
+    }
+    const generation = state.generation;
+    state.presenceAgain = false;
+    state.presenceTimer = setTimeout(async () => {
+      await readPresence(generation, false);
+      if (generation !== state.generation) return;
+      state.presenceTimer = null;
+      if (state.presenceAgain) presenceSoon();
+    }, PRESENCE_REREAD_MS);
+  }
+
   // ---- feed log --------------------------------------------------------------------------
 
   // `nameOf` names a deleted item; by default, from the items the page holds.
@@ -422,14 +546,18 @@
     let what;
     if (change.entity === "item") {
       what = change.op === "delete" || !change.value ? `deleted ${nameOf(change.id)}` : `${change.value.name} v${change.value.version} · ${statusText(change.value.status)}`;
+    } else if (change.entity === "presence") {
+      const presence = change.value || {};
+      what = `${change.id}: ${presence.online ? "open now" : "closed"}`;
     } else {
       const nav = change.value;
       what = nav ? `${change.id}: ${nav.tab}, open ${destinationParts(nav.destination).kind}, v${nav.version}` : `${change.id} removed`;
     }
-    const origin = change.origin && change.origin.clientID ? ` from ${change.origin.clientID}` : "";
+    // A presence change's origin is its own device: nothing to add.
+    const origin = change.entity !== "presence" && change.origin && change.origin.clientID ? ` from ${change.origin.clientID}` : "";
     const entry = el("li", { "data-seq": String(change.seq) },
       el("span", { class: "seq", title: change.cursor, text: `#${change.seq}` }),
-      el("span", { class: "topic", text: `${change.entity === "item" ? "items" : "navigation"} ${change.op}` }),
+      el("span", { class: "topic", text: `${change.entity === "item" ? "items" : change.entity} ${change.op}` }),
       el("span", { class: "what", text: what + origin }));
     const feed = $("feed");
     feed.prepend(entry);
@@ -471,7 +599,7 @@
       let trimmed = false;
       while (position < end) {
         if (++requests > RECENT_REQUESTS) return recent;
-        const result = await api("GET", `/v1/changes?since=${at(position)}&limit=1000`);
+        const result = await api("GET", `/v1/changes?since=${at(position)}&limit=1000&topics=${TOPICS}`);
         if (generation !== state.generation) return null;
         if (result.status === 410) { trimmed = true; break; }
         if (result.status !== 200) return recent;
@@ -494,7 +622,7 @@
   function showRecent(changes) {
     const names = new Map();   // item names seen in these changes, for the deletes among them
     const nameOf = (id) => names.get(id) || itemName(id);
-    const shown = changes.filter((change) => change.entity === "item" || change.entity === "navigation").slice(-FEED_LIMIT);
+    const shown = changes.filter((change) => ["item", "navigation", "presence"].includes(change.entity)).slice(-FEED_LIMIT);
     for (const change of shown) {
       if (change.entity === "item" && change.value) names.set(change.id, change.value.name);
       logChange(change, nameOf);
@@ -515,7 +643,15 @@
       refreshCardsFor(change.id);
     } else if (change.entity === "navigation") {
       logChange(change);
-      if (change.value) upsertDevice(change.value);
+      if (change.op === "delete" || !change.value) {
+        removeDevice(change.id);
+      } else {
+        upsertDevice(change.value);
+        presenceSoon();
+      }
+    } else if (change.entity === "presence") {
+      logChange(change);
+      if (change.value) mergePresence(change.value, true);
     }
     setCursor(change.cursor);
   }
@@ -545,6 +681,9 @@
     renderDevices();
     performance.mark("stockroom-snapshot-rendered");
     $("feed").replaceChildren();
+    setConnection("connecting", "Loading presence…");
+    await readPresence(generation, true);
+    if (generation !== state.generation) return;
     setConnection("connecting", "Loading recent changes…");
     let recent = [];
     try {
@@ -558,7 +697,8 @@
   }
 
   function follow(generation) {
-    const url = `/v1/changes/stream?since=${encodeURIComponent(state.cursor)}&access_token=${encodeURIComponent(state.token)}`;
+    // No clientID: the inspector is not a device, and does not show as one online.
+    const url = `/v1/changes/stream?since=${encodeURIComponent(state.cursor)}&topics=${TOPICS}&access_token=${encodeURIComponent(state.token)}`;
     const source = new EventSource(url);
     state.source = source;
     setConnection("connecting", "Connecting to the feed…");
@@ -625,6 +765,8 @@
 
   function stopFeed() {
     clearTimeout(state.retry);
+    clearTimeout(state.presenceTimer);
+    state.presenceTimer = null;
     if (state.source) state.source.close();
     state.source = null;
   }
@@ -713,6 +855,7 @@
     state.generation++;
     stopFeed();
     state.token = null;
+    state.presence = new Map();
     sessionStorage.removeItem(TOKEN_KEY);
     $("app").hidden = true;
     $("sign-out").hidden = true;
@@ -733,6 +876,7 @@
     $("banner-close").addEventListener("click", () => { $("banner").hidden = true; });
     $("create-form").addEventListener("submit", create);
     $("open-form").addEventListener("submit", openOnDevice);
+    setInterval(refreshPresenceTimes, PRESENCE_CLOCK_MS);
     const saved = sessionStorage.getItem(TOKEN_KEY);
     if (saved) signIn(saved);
   });
