@@ -45,6 +45,8 @@ final class PresenceTracker: Sendable {
     fileprivate func close(_ clientID: ClientID) {
         state.withLock { state in
             guard let entry = state.open[clientID] else { return }
+            // The device was there until now: last seen when its feed closed, not when it opened.
+            state.seen[clientID] = .init(user: entry.user, at: Date())
             guard entry.count == 1 else {
                 state.open[clientID] = (entry.user, entry.count - 1)
                 return

@@ -576,41 +576,37 @@
 
   // The changes up to the snapshot's cursor, for the Feed panel. The feed reads forward only, so
   // this walks back from the cursor in windows that double in size, each read forward, until it
-  // holds FEED_LIMIT changes this token may see, reaches the beginning of the log or its oldest
-  // retained entry, or has made RECENT_REQUESTS requests. Only a 410 tells where the retained log
-  // begins: after the first, each window starts halfway between the newest position known to be
-  // trimmed and the oldest one read, so that finding the edge takes a few more requests. Returns
-  // the changes oldest first, whole windows only so that there is no gap; null when a newer
-  // start() took over.
+  // holds FEED_LIMIT changes this token may see, reaches the oldest entry the log keeps (asked
+  // first with since=oldest, so that no window starts where trimming took entries: no 410), or has
+  // made RECENT_REQUESTS requests. Returns the changes oldest first, whole windows only so that
+  // there is no gap; null when a newer start() took over.
   async function readRecent(generation) {
     const head = parseCursor(state.cursor);
     if (!head) return [];
     const at = (seq) => encodeURIComponent(`c1.${head.epoch}.${seq}`);
+    const first = await api("GET", `/v1/changes?since=oldest&limit=1&topics=${TOPICS}`);
+    if (generation !== state.generation) return null;
+    if (first.status !== 200) return [];
+    // Nothing this token may see lies before the oldest visible change the log keeps.
+    const floor = first.json.changes.length ? first.json.changes[0].seq - 1 : head.seq;
     let recent = [];      // the changes after `end` up to the snapshot, oldest first
     let end = head.seq;
     let span = FEED_LIMIT;
-    let gone = -1;        // the newest position known to be older than the retained log
-    let requests = 0;
-    while (recent.length < FEED_LIMIT) {
-      const from = gone < 0 ? Math.max(0, end - span) : Math.floor((gone + end) / 2);
-      if (from >= end || from <= gone) break;
+    let requests = 1;
+    while (recent.length < FEED_LIMIT && end > floor) {
+      const from = Math.max(floor, end - span);
       const found = [];
       let position = from;
-      let trimmed = false;
       while (position < end) {
         if (++requests > RECENT_REQUESTS) return recent;
         const result = await api("GET", `/v1/changes?since=${at(position)}&limit=1000&topics=${TOPICS}`);
         if (generation !== state.generation) return null;
-        if (result.status === 410) { trimmed = true; break; }
+        // A 410 here is a trim that ran meanwhile: keep the whole windows read so far.
         if (result.status !== 200) return recent;
         for (const change of result.json.changes) if (change.seq <= end) found.push(change);
         const next = parseCursor(result.json.cursor);
         if (!result.json.hasMore || !next || next.seq <= position) break;
         position = next.seq;
-      }
-      if (trimmed) {
-        gone = Math.max(gone, position);
-        continue;
       }
       recent = found.concat(recent);
       end = from;
