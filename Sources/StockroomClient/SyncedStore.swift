@@ -135,6 +135,17 @@ public final class SyncedStore {
     /// The draft of this device's open add, edit or duplicate, if one is open.
     public var draft: Draft? { navigation.state.destination?.draft }
 
+    /// The alert or confirmation dialog this device shows, if one is open (a delete alert, a
+    /// conflict): its title, message and buttons, for SwiftUI's `.alert` or a `UIAlertController`.
+    /// A tap on a button is `press(_:)`; Escape or a tap outside is `send(.cancel)`.
+    public var alert: AlertState? { navigation.state.destination?.alert }
+
+    /// Sends the command a button of the open alert carries, as a tap on it does.
+    @discardableResult
+    public func press(_ button: ButtonState) throws -> QueuedCommand {
+        try send(button.command)
+    }
+
     /// Another device of this user, if it has written its navigation.
     public func device(_ id: ClientID) -> Navigation? {
         access(keyPath: \.otherDevices)

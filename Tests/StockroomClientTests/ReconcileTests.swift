@@ -123,6 +123,31 @@ struct ReconcileTests {
         #expect(store.navigation.state == phone.state)
         #expect(store.pendingCommands.map(\.command) == [.restore(fromClientID: "phone")])
     }
+
+    /// The new commands apply optimistically with the server's own transition: a deep link opens
+    /// its screen at once, a checkpoint is set and returned to, and an alert's button is a command.
+    @Test func deepLinksCheckpointsAndAlertButtonsApplyAtOnce() throws {
+        let mug = item("Mug", id: .random(), version: 2)
+        let store = try SyncedStore(client: nowhere, clientID: "phone", queue: .inMemory())
+        store.apply(.snapshot(Snapshot(items: [mug], navigation: [], cursor: FeedCursor(epoch: "e1", seq: 0))))
+
+        try store.send(.openURL(url: "stockroom://inventory/items/\(mug.id)/delete"))
+        #expect(store.navigation.state.path == [.item(id: mug.id)])
+        let alert = try #require(store.alert)
+        #expect(alert.title.args == ["Mug"])
+        #expect(store.navigation.state.url == "stockroom://inventory/items/\(mug.id)/delete")
+        // The cancel-role button closes it, as the server would.
+        try store.press(try #require(alert.buttons.first { $0.role == .cancel }))
+        #expect(store.alert == nil)
+
+        try store.send(.setCheckpoint(name: "detail"))
+        try store.send(.openEdit(itemID: mug.id))
+        #expect(store.draft == mug.draft)
+        try store.send(.returnToCheckpoint(name: "detail", value: .string("picked")))
+        #expect(store.draft == nil)
+        #expect(store.navigation.state.checkpoints == ["detail": Checkpoint(depth: 1, value: .string("picked"))])
+        #expect(store.pendingCommands.map(\.command.name) == ["openURL", "cancel", "setCheckpoint", "openEdit", "returnToCheckpoint"])
+    }
 }
 
 @Suite("Server-Sent Events parsing")
