@@ -207,15 +207,7 @@ extension JSONValue: JSONWritable {
             }
             json.raw("]")
         case .object(let members):
-            json.raw("{")
-            // Sorted keys: one state is always the same bytes.
-            for (index, key) in members.keys.sorted().enumerated() {
-                if index > 0 { json.raw(",") }
-                json.string(key)
-                json.raw(":")
-                members[key]!.write(to: &json)
-            }
-            json.raw("}")
+            json.object(sortedByKey: members)
         }
     }
 }
@@ -248,14 +240,8 @@ extension NavigationState: JSONWritable {
         }
         json.raw(#"],"destination":"#)
         if let destination { destination.write(to: &json) } else { json.raw("null") }
-        json.raw(#","checkpoints":{"#)
-        for (index, name) in checkpoints.keys.sorted().enumerated() {
-            if index > 0 { json.raw(",") }
-            json.string(name)
-            json.raw(":")
-            checkpoints[name]!.write(to: &json)
-        }
-        json.raw("}")
+        json.raw(#","checkpoints":"#)
+        json.object(sortedByKey: checkpoints)
     }
 }
 
@@ -284,5 +270,19 @@ extension Presence: JSONWritable {
         json.raw(#","lastSeenAt":"#)
         if let lastSeenAt { json.timestamp(lastSeenAt) } else { json.raw("null") }
         json.raw("}")
+    }
+}
+
+extension JSONWriter {
+    /// `{"key": value, …}` in key order: one dictionary is always the same bytes.
+    mutating func object(sortedByKey members: [String: some JSONWritable]) {
+        raw("{")
+        for (index, key) in members.keys.sorted().enumerated() {
+            if index > 0 { raw(",") }
+            string(key)
+            raw(":")
+            members[key]!.write(to: &self)
+        }
+        raw("}")
     }
 }

@@ -191,7 +191,23 @@ def chrome(width=1280, height=900):
     return driver
 
 
-class InspectorTests(unittest.TestCase):
+class BrowserCase(unittest.TestCase):
+    """A Chromium per test, and the class's server (and static site, if any) stopped after its tests."""
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.server.stop()
+        if getattr(cls, "site", None):
+            cls.site.stop()
+
+    def setUp(self):
+        self.driver = chrome()
+
+    def tearDown(self):
+        self.driver.quit()
+
+
+class InspectorTests(BrowserCase):
     @classmethod
     def setUpClass(cls):
         os.makedirs(OUTPUT, exist_ok=True)
@@ -201,17 +217,6 @@ class InspectorTests(unittest.TestCase):
         # 1,000 items in all, so that first paint and in-place updates are measured at that size.
         for index in range(999):
             cls.server.create_item(f"Item {index:04d}", index)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.server.stop()
-        cls.site.stop()
-
-    def setUp(self):
-        self.driver = chrome()
-
-    def tearDown(self):
-        self.driver.quit()
 
     # -- helpers -------------------------------------------------------------------------
 
@@ -717,7 +722,7 @@ class InspectorTests(unittest.TestCase):
         self.assertEqual(json.loads(result["good"]["reason"])["error"]["code"], "forbidden")
 
 
-class FeedHistoryTests(unittest.TestCase):
+class FeedHistoryTests(BrowserCase):
     """The Feed panel on opening, against a server that keeps its whole log."""
 
     @classmethod
@@ -737,16 +742,6 @@ class FeedHistoryTests(unittest.TestCase):
             cls.server.command("phone", {"selectTab": {"tab": tabs[index % 2]}})
         status, _, _ = cls.server.request("DELETE", f"/v1/items/{doomed['id']}")
         assert status == 204, status
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.server.stop()
-
-    def setUp(self):
-        self.driver = chrome()
-
-    def tearDown(self):
-        self.driver.quit()
 
     wait = InspectorTests.wait
     open_inspector = InspectorTests.open_inspector
@@ -784,23 +779,13 @@ class FeedHistoryTests(unittest.TestCase):
         self.server.request("DELETE", f"/v1/items/{item['id']}")
 
 
-class PresenceTests(unittest.TestCase):
+class PresenceTests(BrowserCase):
     """Each device's presence on its card, against a server of its own (one test restarts it)."""
 
     @classmethod
     def setUpClass(cls):
         os.makedirs(OUTPUT, exist_ok=True)
         cls.server = Server(cors_origins=[], retention_entries=None)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.server.stop()
-
-    def setUp(self):
-        self.driver = chrome()
-
-    def tearDown(self):
-        self.driver.quit()
 
     wait = InspectorTests.wait
     open_inspector = InspectorTests.open_inspector

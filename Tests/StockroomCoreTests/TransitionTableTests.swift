@@ -92,6 +92,18 @@ struct CommandCase: Sendable, CustomTestStringConvertible {
         destination: .edit(itemID: Fixture.mouseID, baseVersion: 4, draft: Fixture.other)
     )
 
+    /// A save where nothing stands in its way: add and duplicate insert, edit updates the item at its version.
+    @Sendable static func savedAsUsual(_ s: NavigationState) -> Result<Transition, DomainError> {
+        switch s.destination {
+        case nil, .deleteAlert, .conflict:
+            fail(.invalidTransition("save needs an open add, edit or duplicate"))
+        case .add, .duplicate:
+            ok(s.with { $0.destination = nil }, .insert(Fixture.typedValid))
+        case .edit:
+            ok(s.with { $0.destination = nil }, .update(Fixture.keyboardID, Fixture.typedValid, expectedVersion: 1))
+        }
+    }
+
     static let all: [CommandCase] = [
         CommandCase(name: "selectTab(settings)", command: .selectTab(tab: .settings)) { s in
             ok(s.with { $0.tab = .settings })
@@ -161,26 +173,9 @@ struct CommandCase: Sendable, CustomTestStringConvertible {
                 ok(s.with { $0.destination = .duplicate(itemID: Fixture.keyboardID, draft: Fixture.other) })
             }
         },
-        CommandCase(name: "save", command: .save()) { s in
-            switch s.destination {
-            case nil, .deleteAlert, .conflict:
-                fail(.invalidTransition("save needs an open add, edit or duplicate"))
-            case .add, .duplicate:
-                ok(s.with { $0.destination = nil }, .insert(Fixture.typedValid))
-            case .edit:
-                ok(s.with { $0.destination = nil }, .update(Fixture.keyboardID, Fixture.typedValid, expectedVersion: 1))
-            }
-        },
-        CommandCase(name: "save(onConflict: alert), item current", command: .save(onConflict: .alert)) { s in
-            switch s.destination {
-            case nil, .deleteAlert, .conflict:
-                fail(.invalidTransition("save needs an open add, edit or duplicate"))
-            case .add, .duplicate:
-                ok(s.with { $0.destination = nil }, .insert(Fixture.typedValid))
-            case .edit:
-                ok(s.with { $0.destination = nil }, .update(Fixture.keyboardID, Fixture.typedValid, expectedVersion: 1))
-            }
-        },
+        CommandCase(name: "save", command: .save(), expected: savedAsUsual),
+        // With the item as the edit began, asking for the alert changes nothing.
+        CommandCase(name: "save(onConflict: alert), item current", command: .save(onConflict: .alert), expected: savedAsUsual),
         CommandCase(
             name: "save(onConflict: alert), item changed", command: .save(onConflict: .alert),
             live: [Fixture.keyboardID: TransitionTableTests.keyboardV2, Fixture.mouseID: Fixture.mouse]
