@@ -52,7 +52,7 @@ import uuid
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import (Client, Cluster, FeedFollower, follow_feed, Server, Violations, check_feed_matches_state, check_follower,
                     check_repairs, default_binary, draft, log, make_workdir, missing_for_postgres, remove_workdir, replay_feed,
-                    seeded_random)
+                    seeded_random, without_presence)
 
 NAME = "race"
 PARALLEL = 8
@@ -141,7 +141,7 @@ def navigation_if_match(race, check, label):
     winners = [r for r in results if r.status == 200]
     check(len(winners) == 1 and statuses(results).count((412, "preconditionFailed")) == PARALLEL - 1,
           f"{label}: expected one 200 and {PARALLEL - 1} 412, got {statuses(results)}")
-    served = race.client.request("GET", f"/v1/clients/{client_id}/navigation").json()
+    served = without_presence(race.client.request("GET", f"/v1/clients/{client_id}/navigation").json())
     if winners:
         check(served == winners[0].json(), f"{label}: served {served}, winner said {winners[0].json()}")
 
@@ -198,7 +198,7 @@ def save_vs_delete(race, check, label):
     save, delete = race.at_once([("POST", f"/v1/clients/{device}/commands", {"command": {"save": {}}}, {}),
                                  ("DELETE", f"/v1/items/{item['id']}", None, {})])
     check(delete.status == 204, f"{label}: the delete answered {delete!r}")
-    navigation = race.client.request("GET", f"/v1/clients/{device}/navigation").json()
+    navigation = without_presence(race.client.request("GET", f"/v1/clients/{device}/navigation").json())
     if save.status == 200:
         check(save.json()["item"]["version"] == 2 and navigation["destination"] is None,
               f"{label}: save won but the state is {navigation}")
@@ -219,7 +219,7 @@ def confirm_delete_race(race, check, label):
     check(codes[0] == (200, None) and codes[1][0] == 409 and codes[1][1] in ("invalidTransition", "itemDeleted"),
           f"{label}: expected one 200 and one 409, got {codes}")
     for device in devices:
-        navigation = race.client.request("GET", f"/v1/clients/{device}/navigation").json()
+        navigation = without_presence(race.client.request("GET", f"/v1/clients/{device}/navigation").json())
         check(navigation["destination"] is None, f"{label}: {device} still shows {navigation['destination']}")
 
 
@@ -243,7 +243,7 @@ def save_vs_save(race, check, label, devices_count=4):
     check(served == saved and saved["version"] == 2 and saved["name"] == typed[winner]["name"],
           f"{label}: served {served}, the winner ({winner}) said {saved}")
     for device, result in zip(devices, results):
-        navigation = race.client.request("GET", f"/v1/clients/{device}/navigation").json()
+        navigation = without_presence(race.client.request("GET", f"/v1/clients/{device}/navigation").json())
         if device == winner:
             check(navigation["destination"] is None, f"{label}: the winner's edit is still open: {navigation['destination']}")
             continue
@@ -273,7 +273,7 @@ def push_vs_delete(race, check, label):
     for device, (method, _, _, _), result in zip(devices, requests, results):
         allowed = {(200, None), (404, "notFound")} if method == "POST" else {(200, None), (422, "validationFailed")}
         check((result.status, result.error_code()) in allowed, f"{label}: {device} answered {result!r}")
-        navigation = race.client.request("GET", f"/v1/clients/{device}/navigation").json()
+        navigation = without_presence(race.client.request("GET", f"/v1/clients/{device}/navigation").json())
         destination = navigation["destination"] or {}
         check(all(r["item"]["id"] != item["id"] for r in navigation["path"]) and "deleteAlert" not in destination,
               f"{label}: {device} points at the deleted item: {navigation}")
@@ -291,7 +291,7 @@ def same_client(race, check, label):
     by_version = sorted((r.json()["navigation"]["version"], i) for i, r in enumerate(results))
     check([v for v, _ in by_version] == list(range(base + 1, base + PARALLEL + 1)),
           f"{label}: versions {[v for v, _ in by_version]}, expected {base + 1}..{base + PARALLEL}")
-    navigation = race.client.request("GET", f"/v1/clients/{device}/navigation").json()
+    navigation = without_presence(race.client.request("GET", f"/v1/clients/{device}/navigation").json())
     check([r["item"]["id"] for r in navigation["path"]] == [items[i]["id"] for _, i in by_version],
           f"{label}: the path is not in the order of the versions")
     for version, index in by_version:
@@ -305,7 +305,7 @@ def restore_vs_edits(race, check, label):
     source = f"rs-{uuid.uuid4().hex[:8]}"
     target = f"rt-{uuid.uuid4().hex[:8]}"
     race.command(source, {"openEdit": {"itemID": item["id"]}})
-    seen = [race.client.request("GET", f"/v1/clients/{source}/navigation").json()]
+    seen = [without_presence(race.client.request("GET", f"/v1/clients/{source}/navigation").json())]
     restored = []
     typist = Client(race.ports[0], race.token)
     reader = Client(race.ports[-1], race.token)  # another daemon when there are several
