@@ -29,8 +29,10 @@ public struct PresentNavigation: Hashable, Sendable {
 extension PresentNavigation: Codable, JSONWritable {
     private enum PresenceKeys: String, CodingKey { case online, lastSeenAt }
 
+    /// A read without presence (a server from before it) reads as offline, never seen.
     public init(from decoder: any Decoder) throws {
-        self.init(navigation: try Navigation(from: decoder), presence: try Presence(from: decoder))
+        let presence = try decoder.container(keyedBy: PresenceKeys.self).contains(.online) ? try Presence(from: decoder) : nil
+        self.init(navigation: try Navigation(from: decoder), presence: presence)
     }
 
     public func encode(to encoder: any Encoder) throws {

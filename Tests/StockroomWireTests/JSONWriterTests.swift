@@ -131,3 +131,29 @@ import TestSupport
         }
     }
 }
+
+/// A navigation read: `Navigation`'s fields and its device's presence, written as the encoder writes them.
+@Suite("NavigationList and PresentNavigation")
+struct NavigationListJSONTests {
+    static let navigation = Navigation(
+        clientID: "phone", state: NavigationState(destination: .deleteAlert(for: Fixture.keyboard)), version: 3, updatedAt: Fixture.t0)
+
+    @Test func aListWritesWhatTheEncoderWritesAndReadsBack() throws {
+        let list = NavigationList(
+            clients: [Self.navigation, .unwritten(clientID: "tablet")],
+            presence: ["phone": Presence(clientID: "phone", online: true, lastSeenAt: Fixture.t0)])
+        let written = Data(list.jsonBytes)
+        #expect(try JSON.parse(written) == JSON.parse(try JSONCoding.encoder().encode(list)))
+        let read = try JSONCoding.decoder().decode(NavigationList.self, from: written)
+        #expect(read.clients == list.clients)
+        #expect(read.presence["phone"] == list.presence["phone"])
+        #expect(read.presence["tablet"] == Presence(clientID: "tablet", online: false, lastSeenAt: nil), "none known: offline, never seen")
+    }
+
+    @Test func aReadWithoutPresenceFromAnOlderServerReadsAsOfflineNeverSeen() throws {
+        let older = Data(#"{"clients":[\#(String(decoding: Self.navigation.jsonBytes, as: UTF8.self))]}"#.utf8)
+        let read = try JSONCoding.decoder().decode(NavigationList.self, from: older)
+        #expect(read.clients == [Self.navigation])
+        #expect(read.presence["phone"] == Presence(clientID: "phone", online: false, lastSeenAt: nil))
+    }
+}
