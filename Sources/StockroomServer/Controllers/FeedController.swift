@@ -153,8 +153,9 @@ struct FeedController {
 
     @Sendable func stream(_ request: Request, context: CallerContext) async throws -> Response {
         let caller = context.caller
-        let start = try await parse(request, user: caller.user, lastEventID: request.headers[Self.lastEventID])
+        // The device first: a malformed clientID is a bad request whatever the cursor.
         let device = try await device(of: request, user: caller.user)
+        let start = try await parse(request, user: caller.user, lastEventID: request.headers[Self.lastEventID])
         let lease = try limits.acquire(token: caller.id)
         let presence = self.presence
         let database = self.database
@@ -232,8 +233,8 @@ struct FeedController {
         {
             throw APIError.forbidden("a page from \(origin) may not open this WebSocket; the origin is not in http.corsAllowedOrigins")
         }
-        let start = try await parse(request, user: caller.user, lastEventID: nil)
         let device = try await device(of: request, user: caller.user)
+        let start = try await parse(request, user: caller.user, lastEventID: nil)
         guard let upgrade = context.webSocketUpgrade else {
             var error = APIError(.upgradeRequired, "this route speaks WebSocket only")
             error.headers[.upgrade] = "websocket"
