@@ -176,6 +176,24 @@ struct NavigationAdditionsRouteTests {
         }
     }
 
+    /// Every feed route checks `clientID=` before it resolves the cursor: a malformed device is
+    /// `400` on `clientID` even beside a cursor of another epoch, which alone would be `410`.
+    @Test(arguments: ["/v1/changes", "/v1/changes/stream", "/v1/changes/ws"])
+    func aMalformedDeviceIsRefusedBeforeTheCursor(route: String) async throws {
+        let otherEpoch = "c1.0123456789abcdef0123456789abcdef.5"
+        try await withTestApp { app in
+            try await app.test { client in
+                let stale = try await client.send(.get, "\(route)?since=\(otherEpoch)", token: app.editor)
+                #expect(stale.status == .gone)
+                let bad = try await client.send(.get, "\(route)?since=\(otherEpoch)&clientID=no%20spaces", token: app.editor)
+                #expect(bad.status == .badRequest && bad.errorField == "clientID", "\(bad.status) \(bad.errorField ?? "-")")
+                let header = try await client.send(
+                    .get, "\(route)?clientID=no%20spaces", token: app.editor, headers: [HTTPField.Name("Last-Event-ID")!: otherEpoch])
+                #expect(header.status == .badRequest && header.errorField == "clientID", "\(header.status) \(header.errorField ?? "-")")
+            }
+        }
+    }
+
     /// A feed request names its device with `clientID=`: malformed is `400`, another user's device
     /// `404`, and the presence topic is one of the topics.
     @Test func aFeedRequestNamesItsDevice() async throws {
