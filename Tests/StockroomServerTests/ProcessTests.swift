@@ -69,6 +69,22 @@ struct StockroomProcess {
         }.value
     }
 
+    /// What the server has written since it started listening, without waiting for more, and
+    /// whether it still runs (with its status if not): for the message of a failed expectation.
+    func stateForDiagnosis() -> String {
+        let descriptor = pipe.fileDescriptor
+        _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
+        var output = Data()
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = read(descriptor, &buffer, buffer.count)
+            guard count > 0 else { break }
+            output.append(contentsOf: buffer[0..<count])
+        }
+        let state = process.isRunning ? "running" : "exited with status \(process.terminationStatus)"
+        return "server \(state); its output since it listened:\n\(String(decoding: output.suffix(4000), as: UTF8.self))"
+    }
+
     /// Starts `serve` on a free port and waits until it listens.
     static func serve(databasePath: String, in directory: URL, extra: [String] = [], shellPrefix: String? = nil) async throws -> StockroomProcess {
         var executable = binary.path
@@ -391,10 +407,16 @@ struct ProcessTests {
         #expect(server.logSoFar.contains("maxConnections=172"))
         let idle = try (0..<400).map { _ in try RawSocket(port: server.port, path: "", raw: "") }
         let answer = try await ReliabilityTests.response(try RawSocket(port: server.port, path: "/health"))
-        #expect(answer.hasPrefix("HTTP/1.1 503") || answer.hasPrefix("HTTP/1.1 200"), "\(answer.prefix(80))")
+        #expect(
+            answer.hasPrefix("HTTP/1.1 503") || answer.hasPrefix("HTTP/1.1 200"), "\(answer.prefix(80)); \(server.stateForDiagnosis())")
         for socket in idle { shutdown(socket.descriptor, Int32(SHUT_RDWR)) }
-        try await eventually("/health answers 200 once the idle clients are gone", interval: .milliseconds(100)) {
-            try await ReliabilityTests.response(try RawSocket(port: server.port, path: "/health")).hasPrefix("HTTP/1.1 200")
+        do {
+            try await eventually("/health answers 200 once the idle clients are gone", interval: .milliseconds(100)) {
+                try await ReliabilityTests.response(try RawSocket(port: server.port, path: "/health")).hasPrefix("HTTP/1.1 200")
+            }
+        } catch {
+            Issue.record("\(error); \(server.stateForDiagnosis())")
+            throw error
         }
         kill(server.process.processIdentifier, SIGTERM)
         #expect(await server.waitForExit() == 0)
