@@ -73,16 +73,23 @@ extension AppDatabase {
     }
 
     public func presence(of clientIDs: [ClientID], user: UserID, now: Date) async throws -> [ClientID: Presence] {
+        guard !clientIDs.isEmpty else { return [:] }
         let now = Timestamp.milliseconds(now)
+        let ids = String(decoding: try JSONEncoder().encode(clientIDs.map(\.rawValue)), as: UTF8.self)
         return try await read { db in
-            var presence: [ClientID: Presence] = [:]
-            for id in clientIDs {
-                let lastSeen = try Int64.fetchOne(
-                    db, sql: "SELECT last_seen_at FROM devices_seen WHERE client_id = ? AND owner = ?", arguments: [id.rawValue, user.rawValue])
-                let live = try Bool.fetchOne(
-                    db, sql: "SELECT EXISTS (SELECT 1 FROM presence_leases WHERE client_id = ? AND expires_at > ?)",
-                    arguments: [id.rawValue, now]) ?? false
-                presence[id] = Presence(clientID: id, online: lastSeen != nil && live, lastSeenAt: lastSeen.map(Timestamp.date(milliseconds:)))
+            // One statement for every device asked about, as on PostgreSQL; a device never seen has no row.
+            var presence = Dictionary(uniqueKeysWithValues: clientIDs.map { ($0, Presence(clientID: $0, online: false, lastSeenAt: nil)) })
+            let rows = try Row.fetchCursor(
+                db,
+                sql: """
+                    SELECT d.client_id, d.last_seen_at,
+                           EXISTS (SELECT 1 FROM presence_leases l WHERE l.client_id = d.client_id AND l.expires_at > ?) AS live
+                    FROM devices_seen d WHERE d.client_id IN (SELECT value FROM json_each(?)) AND d.owner = ?
+                    """, arguments: [now, ids, user.rawValue])
+            while let row = try rows.next() {
+                let clientID = ClientID(stored: row["client_id"])
+                let lastSeen: Int64 = row["last_seen_at"]
+                presence[clientID] = Presence(clientID: clientID, online: row["live"], lastSeenAt: Timestamp.date(milliseconds: lastSeen))
             }
             return presence
         }

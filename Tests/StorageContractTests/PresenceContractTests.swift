@@ -81,6 +81,23 @@ struct PresenceContractTests {
         }
     }
 
+    /// Several devices in one call (the navigation list): each answered for itself, another user's
+    /// and a never-seen device as never seen.
+    @Test(arguments: StorageBackend.all)
+    func presenceOfSeveralDevicesAnswersEachForItself(backend: StorageBackend) async throws {
+        try await withStorage(backend) { storage in
+            try await storage.recordPresence(Self.tick("a", at: 0, opened: ["phone": "erin"], seen: ["tablet": "erin", "desk": "otto"]))
+            try await storage.recordPresence(Self.tick("a", at: 3, seen: ["phone": "erin"]))
+            let presence = try await storage.presence(of: ["phone", "tablet", "watch", "desk"], user: "erin", now: Self.t0.addingTimeInterval(5))
+            #expect(presence.count == 4)
+            #expect(presence["phone"] == Presence(clientID: "phone", online: true, lastSeenAt: Self.t0.addingTimeInterval(3)))
+            #expect(presence["tablet"] == Presence(clientID: "tablet", online: false, lastSeenAt: Self.t0))
+            #expect(presence["watch"] == Presence(clientID: "watch", online: false, lastSeenAt: nil))
+            #expect(presence["desk"] == Presence(clientID: "desk", online: false, lastSeenAt: nil))
+            #expect(try await storage.presence(of: [], user: "erin", now: Self.t0).isEmpty)
+        }
+    }
+
     @Test(arguments: StorageBackend.all)
     func devicesUnseenSinceTheCutoffAreRemovedWithANavigationDelete(backend: StorageBackend) async throws {
         try await withStorage(backend) { storage in
