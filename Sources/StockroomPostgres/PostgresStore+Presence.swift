@@ -12,24 +12,32 @@ extension PostgresStore {
             let until = Timestamp.milliseconds(tick.leaseUntil)
             var sightings = tick.seen
             for (id, user) in tick.opened where sightings[id] == nil { sightings[id] = .init(user: user, at: tick.now) }
-            // A device is first seen with its user; a sighting by another user does not take it over.
-            for (id, sighting) in sightings.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
+            // Each step is one statement for all the tick's devices, in client_id order (the order
+            // every daemon locks them in). A device is first seen with its user; a sighting by
+            // another user does not take it over.
+            let seen = sightings.sorted(by: { $0.key.rawValue < $1.key.rawValue })
+            if !seen.isEmpty {
+                let (ids, owners, ats) = (seen.map(\.key.rawValue), seen.map(\.value.user.rawValue), seen.map { Timestamp.milliseconds($0.value.at) })
                 try await write.query(
                     """
-                    INSERT INTO devices_seen (client_id, owner, last_seen_at) VALUES (\(id.rawValue), \(sighting.user.rawValue), \(Timestamp.milliseconds(sighting.at)))
+                    INSERT INTO devices_seen (client_id, owner, last_seen_at)
+                    SELECT * FROM unnest(\(ids)::text[], \(owners)::text[], \(ats)::bigint[]) ORDER BY 1
                     ON CONFLICT (client_id) DO UPDATE SET last_seen_at = greatest(devices_seen.last_seen_at, excluded.last_seen_at)
                     WHERE devices_seen.owner = excluded.owner
                     """)
             }
-            for id in tick.opened.keys.sorted(by: { $0.rawValue < $1.rawValue }) {
+            if !tick.opened.isEmpty {
+                let ids = tick.opened.keys.map(\.rawValue).sorted()
                 try await write.query(
                     """
-                    INSERT INTO presence_leases (client_id, daemon, expires_at) VALUES (\(id.rawValue), \(tick.daemon), \(until))
+                    INSERT INTO presence_leases (client_id, daemon, expires_at)
+                    SELECT id, \(tick.daemon), \(until) FROM unnest(\(ids)::text[]) AS id ORDER BY id
                     ON CONFLICT (client_id, daemon) DO UPDATE SET expires_at = excluded.expires_at
                     """)
             }
-            for id in tick.closed.sorted(by: { $0.rawValue < $1.rawValue }) {
-                try await write.query("DELETE FROM presence_leases WHERE client_id = \(id.rawValue) AND daemon = \(tick.daemon)")
+            if !tick.closed.isEmpty {
+                let ids = tick.closed.map(\.rawValue).sorted()
+                try await write.query("DELETE FROM presence_leases WHERE daemon = \(tick.daemon) AND client_id = ANY(\(ids)::text[])")
             }
             if tick.renewLeases {
                 try await write.query("UPDATE presence_leases SET expires_at = \(until) WHERE daemon = \(tick.daemon)")
@@ -41,35 +49,48 @@ extension PostgresStore {
             for row in try await write.query("SELECT client_id FROM devices_seen WHERE pending") {
                 candidates.insert(try row.decode(String.self))
             }
+            guard !candidates.isEmpty else { return false }
             var waiting = false
-            // In client_id order, each row locked: two daemons deciding one device take turns.
-            for id in candidates.sorted() {
-                guard
-                    let row = try await write.query(
-                        """
-                        SELECT owner, last_seen_at, online, published_at, pending,
-                               EXISTS (SELECT 1 FROM presence_leases l WHERE l.client_id = d.client_id AND l.expires_at > \(now))
-                        FROM devices_seen d WHERE client_id = \(id) FOR UPDATE
-                        """
-                    ).first
-                else { continue }
-                let (owner, lastSeen, published, publishedAt, pending, live) = try row.decode((String, Int64, Bool, Int64, Bool, Bool).self)
+            // Every candidate's row locked, in client_id order: two daemons deciding one device take turns.
+            let rows = try await write.query(
+                """
+                SELECT client_id, owner, last_seen_at, online, published_at, pending,
+                       EXISTS (SELECT 1 FROM presence_leases l WHERE l.client_id = d.client_id AND l.expires_at > \(now))
+                FROM devices_seen d WHERE client_id = ANY(\(candidates.sorted())::text[]) ORDER BY client_id FOR UPDATE
+                """)
+            var updates: (ids: [String], online: [Bool], publishedAt: [Int64], pending: [Bool]) = ([], [], [], [])
+            for row in rows {
+                let (id, owner, lastSeen, published, publishedAt, pending, live) = try row.decode(
+                    (String, String, Int64, Bool, Int64, Bool, Bool).self)
+                let next: (online: Bool, publishedAt: Int64, pending: Bool)
                 if live == published {
-                    if pending { try await write.query("UPDATE devices_seen SET pending = false WHERE client_id = \(id)") }
-                    continue
-                }
-                guard publishedAt + PresenceTick.coalescingMilliseconds <= now else {
-                    try await write.query("UPDATE devices_seen SET pending = true WHERE client_id = \(id)")
+                    guard pending else { continue }
+                    next = (published, publishedAt, false)
+                } else if publishedAt + PresenceTick.coalescingMilliseconds > now {
+                    next = (published, publishedAt, true)
                     waiting = true
-                    continue
+                } else {
+                    let user = UserID(stored: owner)
+                    let clientID = ClientID(stored: id)
+                    write.append(
+                        entity: .presence, op: .upsert, id: id, owner: user,
+                        value: Presence(clientID: clientID, online: live, lastSeenAt: Timestamp.date(milliseconds: lastSeen)),
+                        origin: Origin(user: user, clientID: clientID), at: now)
+                    next = (live, now, false)
                 }
-                let user = UserID(stored: owner)
-                let clientID = ClientID(stored: id)
-                write.append(
-                    entity: .presence, op: .upsert, id: id, owner: user,
-                    value: Presence(clientID: clientID, online: live, lastSeenAt: Timestamp.date(milliseconds: lastSeen)),
-                    origin: Origin(user: user, clientID: clientID), at: now)
-                try await write.query("UPDATE devices_seen SET online = \(live), published_at = \(now), pending = false WHERE client_id = \(id)")
+                updates.ids.append(id)
+                updates.online.append(next.online)
+                updates.publishedAt.append(next.publishedAt)
+                updates.pending.append(next.pending)
+            }
+            if !updates.ids.isEmpty {
+                try await write.query(
+                    """
+                    UPDATE devices_seen d SET online = u.online, published_at = u.published_at, pending = u.pending
+                    FROM unnest(\(updates.ids)::text[], \(updates.online)::boolean[], \(updates.publishedAt)::bigint[], \(updates.pending)::boolean[])
+                        AS u(client_id, online, published_at, pending)
+                    WHERE d.client_id = u.client_id
+                    """)
             }
             return waiting
         }
