@@ -7,7 +7,7 @@ import TestSupport
 /// Several `PostgresStore`s on one new database, each with its own pool, listener and poll: the
 /// daemons of a deployment, in one process.
 func withDaemons<T>(
-    _ count: Int, pollInterval: Duration = .seconds(1), listens: Bool = true, maximumConnections: Int = 20,
+    _ count: Int, pollInterval: Duration = .seconds(1), listens: Bool = true, maximumConnections: Int = 20, deadline: Duration = .seconds(5),
     _ body: (_ stores: [PostgresStore], _ url: PostgresURL) async throws -> T
 ) async throws -> T {
     let url = try PostgresURL(try TestPostgres.shared().newDatabase())
@@ -15,7 +15,7 @@ func withDaemons<T>(
     for _ in 0..<count {
         stores.append(
             try await PostgresStore.open(
-                url: url, maximumConnections: maximumConnections, pollInterval: pollInterval, listens: listens,
+                url: url, maximumConnections: maximumConnections, deadline: deadline, pollInterval: pollInterval, listens: listens,
                 logger: Logger(label: "test.daemon")))
     }
     let running = stores.map { store in Task { try await store.run() } }

@@ -210,7 +210,9 @@ struct GroupCommitTests {
     @Test func atNormalAWriteThatFindsTheLockTakenQueuesInsteadOfWaitingOnItsThread() async throws {
         try await withTemporaryFolder { folder in
             let path = folder.appendingPathComponent("stockroom.sqlite").path
-            let database = try AppDatabase.open(path: path, synchronous: .normal)
+            // A long busy timeout: the queued write must outwait the other connection's lock
+            // however slowly a busy machine gets this test to its ROLLBACK.
+            let database = try AppDatabase.open(path: path, synchronous: .normal, busyTimeout: .seconds(60))
             _ = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin)
             let before = database.committer.statistics
 

@@ -15,9 +15,11 @@ struct StorageBackend: Sendable, CustomStringConvertible {
         (try AppDatabase.open(path: folder.appendingPathComponent("stockroom.sqlite").path), {})
     }
 
-    /// A new database on the test process's PostgreSQL, its pool running until the test ends.
+    /// A new database on the test process's PostgreSQL, its pool running until the test ends. Its
+    /// deadline (and so its lock timeout) is long: no contract test is about the deadline, and on a
+    /// full test run's busy two cores a racing write can wait past the default five seconds.
     static let postgres = StorageBackend(description: "PostgreSQL") { _ in
-        let store = try await PostgresStore.open(url: PostgresURL(try TestPostgres.shared().newDatabase()))
+        let store = try await PostgresStore.open(url: PostgresURL(try TestPostgres.shared().newDatabase()), deadline: .seconds(30))
         let running = Task { try await store.run() }
         return (store, {
             running.cancel()
