@@ -74,6 +74,33 @@ enum Statements {
         func decodeRow(_ row: PostgresRow) throws -> ItemRow { try ItemRow(row) }
     }
 
+    /// A live item's editable fields replaced by id, its row locked by the update itself, when
+    /// `versions` is null or holds its version: no row when it is missing, deleted or at another
+    /// version. `updated_at` never goes back.
+    struct UpdateItemByID: PostgresPreparedStatement {
+        static let name = "stockroom_update_item_by_id"
+        static let sql = """
+            UPDATE items SET name = $2, search_name = $3, color_name = $4, color_red = $5, color_green = $6, color_blue = $7,
+                in_stock = $8, quantity = $9, is_on_back_order = $10, version = version + 1, updated_at = greatest($11, updated_at)
+            WHERE id = $1 AND deleted_at IS NULL AND ($12::bigint[] IS NULL OR version = ANY($12::bigint[]))
+            RETURNING \(ItemRow.columns)
+            """
+        typealias Row = ItemRow
+        var id: ItemID
+        var fields: ValidDraft
+        var now: Int64
+        var versions: [Int64]?
+        func makeBindings() -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 12)
+            bindings.append(id.description)
+            fields.append(to: &bindings)
+            bindings.append(now)
+            bindings.append(versions)
+            return bindings
+        }
+        func decodeRow(_ row: PostgresRow) throws -> ItemRow { try ItemRow(row) }
+    }
+
     /// A client's row, not locked.
     struct ClientByID: PostgresPreparedStatement {
         static let name = "stockroom_client_by_id"
@@ -180,7 +207,7 @@ enum Statements {
 }
 
 extension ValidDraft {
-    /// The fields as `InsertItem` and `UpdateItem` bind them ($2-$10).
+    /// The fields as `InsertItem`, `UpdateItem` and `UpdateItemByID` bind them ($2-$10).
     func append(to bindings: inout PostgresBindings) {
         bindings.append(name)
         bindings.append(name.lowercased())

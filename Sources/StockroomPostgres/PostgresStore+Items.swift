@@ -143,6 +143,18 @@ extension PostgresStore {
         _ id: ItemID, draft: Draft, precondition: VersionPrecondition?, origin: Origin, idempotency: IdempotentRequest<Item>? = nil
     ) async throws -> Replayable<Item> {
         try await perform(idempotency) { write in
+            // One statement checks, locks and updates the row; only when it changed nothing (or the
+            // draft is invalid, which is answered after a missing item and a failed precondition)
+            // is the row read to say why.
+            if let fields = try? Self.validated(draft) {
+                let versions: [Int64]? = if case .oneOf(let versions)? = precondition { versions.map(Int64.init) } else { nil }
+                let now = Timestamp.milliseconds(Date())
+                if let updated = try await write.rows(Statements.UpdateItemByID(id: id, fields: fields, now: now, versions: versions)).first {
+                    let item = try updated.item
+                    write.append(entity: .item, op: .upsert, id: item.id.description, owner: nil, value: item, origin: origin, at: updated.updatedAt)
+                    return item
+                }
+            }
             guard let row = try await Self.lockedItem(write, id: id) else { throw StoreError.notFound("no item \(id)") }
             if let precondition, !precondition.matches(Int(row.version)) {
                 throw StoreError.preconditionFailed(currentVersion: Int(row.version))

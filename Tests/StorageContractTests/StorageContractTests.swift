@@ -48,6 +48,51 @@ struct StorageContractTests {
         }
     }
 
+    /// A replacement's refusals, in the contract's order (a missing item, then a failed
+    /// precondition, then an invalid draft), each changing nothing; a precondition of several
+    /// versions holds when any of them is current; the change entry carries the item as written.
+    @Test(arguments: StorageBackend.all)
+    func aReplacementIsRefusedInTheContractsOrderAndLogsTheItemItWrote(backend: StorageBackend) async throws {
+        try await withStorage(backend) { storage in
+            let invalid = Draft(name: "   ", color: nil, status: .inStock(quantity: 1))
+            let missing = ItemID.random()
+            for precondition: VersionPrecondition? in [nil, .any, .oneOf([1])] {
+                #expect(await failure {
+                    try await storage.updateItem(missing, draft: invalid, precondition: precondition, origin: Self.erin, idempotency: nil)
+                } == .notFound)
+            }
+            let item = try await storage.createItem(id: nil, draft: Self.keyboard, origin: Self.erin, idempotency: nil).value
+            let head = try await storage.resolve(.now)
+            #expect(await failure {
+                try await storage.updateItem(item.id, draft: invalid, precondition: .oneOf([7]), origin: Self.erin, idempotency: nil)
+            } == .preconditionFailed(currentVersion: 1))
+            #expect(await failure {
+                try await storage.updateItem(item.id, draft: Self.mouse, precondition: .oneOf([]), origin: Self.erin, idempotency: nil)
+            } == .preconditionFailed(currentVersion: 1))
+            guard case .domain(.validationFailed(let field, _)) = await failure({
+                try await storage.updateItem(item.id, draft: invalid, precondition: .oneOf([1]), origin: Self.erin, idempotency: nil)
+            }) else {
+                Issue.record("an invalid draft was not refused as invalid")
+                return
+            }
+            #expect(field == "name")
+            #expect(try await storage.item(item.id) == item)
+            #expect(try await storage.resolve(.now) == head, "a refusal logs nothing")
+
+            let replaced = try await storage.updateItem(item.id, draft: Self.mouse, precondition: .oneOf([4, 1]), origin: Self.erin, idempotency: nil)
+                .value
+            #expect(replaced.version == 2 && replaced.name == "Mouse" && replaced.updatedAt >= item.updatedAt)
+            let logged = try await storage.readChanges(after: head, filter: FeedFilter(user: "erin", topics: [.item]), limit: 10).changes
+            #expect(logged.count == 1)
+            #expect(logged.first.map { try? JSONCoding.decoder().decode(Item.self, from: Data(($0.valueJSON ?? "").utf8)) } == replaced)
+
+            _ = try await storage.deleteItem(item.id, precondition: .any, origin: Self.erin, idempotency: nil)
+            #expect(await failure {
+                try await storage.updateItem(item.id, draft: Self.keyboard, precondition: .any, origin: Self.erin, idempotency: nil)
+            } == .notFound)
+        }
+    }
+
     /// Creates of one id at the same moment: exactly one is created (one change entry), every other
     /// is refused as existing.
     @Test(arguments: StorageBackend.all)
