@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# PUT /v1/items/{id} on PostgreSQL, two binaries interleaved (one daemon at a time, same throwaway
+# database, 200 items): wrk -t1 -c16 -d8s with bench-compare's wrk_bench.lua, ROUNDS rounds of each.
+#
+#   bash Benchmarks/postgres/put_ab.sh OLD_BINARY NEW_BINARY
+#
+# Needs wrk, curl and python3; runs PostgreSQL as the postgres user when root. A binary copied out of its build folder needs its
+# resource bundles beside it.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+OLD=$1 NEW=$2 ROUNDS=${ROUNDS:-3}
+PG=/usr/lib/postgresql/15/bin
+AS=(); [ "$(id -u)" -eq 0 ] && AS=(runuser -u postgres --)
+WORK="$(mktemp -d /tmp/putab.XXXXXX)"
+[ "$(id -u)" -eq 0 ] && chown postgres:postgres "$WORK"
+chmod 700 "$WORK"
+cleanup() { pkill -f "serve --http-port 18601" || true; "${AS[@]}" "$PG/pg_ctl" -D "$WORK/data" -m fast stop >/dev/null 2>&1 || true; rm -rf "$WORK"; }
+trap cleanup EXIT
+"${AS[@]}" "$PG/initdb" -D "$WORK/data" -U postgres --auth=trust --no-sync >/dev/null
+"${AS[@]}" "$PG/pg_ctl" -D "$WORK/data" -l "$WORK/pg.log" -w -o "-p 55498 -k $WORK -c listen_addresses=127.0.0.1 -c max_connections=100" start >/dev/null
+"${AS[@]}" "$PG/createdb" -h 127.0.0.1 -p 55498 -U postgres stockroom
+export DB_URL="postgres://postgres@127.0.0.1:55498/stockroom?sslmode=disable"
+TOKEN=$("$NEW" token create --user bench --role editor | tail -n 1)
+start() { LOG_LEVEL=warning "$1" serve --http-port 18601 >/dev/null 2>&1 & for _ in $(seq 1 100); do curl -fs http://127.0.0.1:18601/ready >/dev/null && break; sleep 0.1; done; }
+start "$NEW"
+: > "$WORK/lines.txt"
+for i in $(seq 1 200); do
+  id=$(curl -fs -X POST -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' -d "{\"name\":\"Item $i\",\"color\":null,\"status\":{\"inStock\":{\"quantity\":1}}}" http://127.0.0.1:18601/v1/items | python3 -c 'import sys,json;print(json.load(sys.stdin)["id"])')
+  printf '/v1/items/%s\t{"name":"Item %s","color":null,"status":{"inStock":{"quantity":%%d}}}\n' "$id" "$i" >> "$WORK/lines.txt"
+done
+pkill -f "serve --http-port 18601"; sleep 0.5
+for r in $(seq 1 $ROUNDS); do
+  for which in old new; do
+    bin=$OLD; [ $which = new ] && bin=$NEW
+    start "$bin"
+    out=$(MODE=write METHOD=PUT LINES="$WORK/lines.txt" AUTH="Bearer $TOKEN" wrk -t1 -c16 -d8s -s "$ROOT/../shared/bench-compare/wrk_bench.lua" http://127.0.0.1:18601 2>&1)
+    echo "$which round $r: $(echo "$out" | grep -E 'Requests/sec' | tr -s ' ') $(echo "$out" | grep -E 'Non-2xx' | tr -s ' ')"
+    pkill -f "serve --http-port 18601"; sleep 0.5
+  done
+done
