@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# PUT /v1/items/{id} on PostgreSQL, two binaries interleaved (one daemon at a time, same throwaway
-# database, 200 items): wrk -t1 -c16 -d8s with bench-compare's wrk_bench.lua, ROUNDS rounds of each.
+# A write row on PostgreSQL, two binaries interleaved (one daemon at a time, same throwaway
+# database, 200 items), ROUNDS rounds of each, wrk -t1 -c16 -d8s:
+#   ROW=put (default): PUT /v1/items/{id} with bench-compare's wrk_bench.lua;
+#   ROW=tabs: selectTab commands over 64 devices, each alternating its tab (select_tab.lua).
 #
-#   bash Benchmarks/postgres/put_ab.sh OLD_BINARY NEW_BINARY
+#   [ROW=tabs] bash Benchmarks/postgres/put_ab.sh OLD_BINARY NEW_BINARY
 #
 # Needs wrk, curl and python3; runs PostgreSQL as the postgres user when root. A binary copied out of its build folder needs its
 # resource bundles beside it.
@@ -33,8 +35,12 @@ for r in $(seq 1 $ROUNDS); do
   for which in old new; do
     bin=$OLD; [ $which = new ] && bin=$NEW
     start "$bin"
-    out=$(MODE=write METHOD=PUT LINES="$WORK/lines.txt" AUTH="Bearer $TOKEN" wrk -t1 -c16 -d8s -s "$ROOT/../shared/bench-compare/wrk_bench.lua" http://127.0.0.1:18601 2>&1)
-    echo "$which round $r: $(echo "$out" | grep -E 'Requests/sec' | tr -s ' ') $(echo "$out" | grep -E 'Non-2xx' | tr -s ' ')"
+    if [ "${ROW:-put}" = tabs ]; then
+        out=$(AUTH="Bearer $TOKEN" wrk -t1 -c"${CONNECTIONS:-16}" -d8s --latency -s "$ROOT/Benchmarks/postgres/select_tab.lua" http://127.0.0.1:18601 2>&1)
+    else
+        out=$(MODE=write METHOD=PUT LINES="$WORK/lines.txt" AUTH="Bearer $TOKEN" wrk -t1 -c"${CONNECTIONS:-16}" -d8s --latency -s "$ROOT/../shared/bench-compare/wrk_bench.lua" http://127.0.0.1:18601 2>&1)
+    fi
+    echo "$which round $r: $(echo "$out" | grep -E "Requests/sec" | tr -s " ") p50$(echo "$out" | grep -E "^ +50%" | tr -s " ") p99$(echo "$out" | grep -E "^ +99%" | tr -s " ") $(echo "$out" | grep -E "Non-2xx" | tr -s " ")"
     pkill -f "serve --http-port 18601"; sleep 0.5
   done
 done

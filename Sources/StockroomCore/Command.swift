@@ -79,6 +79,15 @@ public enum Command: Hashable, Sendable, Codable {
         }
     }
 
+    /// Whether the decision may need items in some state; false: `itemsToLookUp(in:)` is empty
+    /// whatever the state, so a store need not read the state first to learn which items to lock.
+    public var readsItems: Bool {
+        switch self {
+        case .push, .openEdit, .openDuplicate, .openDeleteAlert, .save, .confirmDelete, .resolveConflict, .openURL: true
+        case .selectTab, .pop, .popToRoot, .openAdd, .updateDraft, .cancel, .restore, .setCheckpoint, .returnToCheckpoint: false
+        }
+    }
+
     /// The items the decision needs to see, given the state it applies to.
     public func itemsToLookUp(in state: NavigationState) -> [ItemID] {
         switch self {

@@ -109,20 +109,26 @@ extension PostgresStore {
         let limits = self.limits
         return try await perform(idempotency) { write in
             try await Self.lockClient(write, clientID)
-            // Read unlocked to learn which items the command needs; the row is locked after them,
-            // and a repair that slipped in between (a delete elsewhere) runs the command again.
-            let unlocked = try await write.rows(Statements.ClientByID(clientID: clientID)).first
-            let current = try Self.owned(unlocked, clientID: clientID, user: origin.user)
+            let current: Navigation
             var items: [ItemID: Item] = [:]
             var rows: [ItemID: ItemRow] = [:]
-            for id in Set(command.itemsToLookUp(in: current.state)).sorted(by: { $0.description < $1.description }) {
-                if let row = try await Self.lockedItem(write, id: id) {
-                    rows[id] = row
-                    items[id] = try row.item
+            if command.readsItems {
+                // Read unlocked to learn which items the command needs; the row is locked after them,
+                // and a repair that slipped in between (a delete elsewhere) runs the command again.
+                let unlocked = try await write.rows(Statements.ClientByID(clientID: clientID)).first
+                current = try Self.owned(unlocked, clientID: clientID, user: origin.user)
+                for id in Set(command.itemsToLookUp(in: current.state)).sorted(by: { $0.description < $1.description }) {
+                    if let row = try await Self.lockedItem(write, id: id) {
+                        rows[id] = row
+                        items[id] = try row.item
+                    }
                 }
-            }
-            if let locked = try await Self.lockedClient(write, clientID), Int(locked.version) != current.version {
-                throw PostgresRetry()
+                if let locked = try await Self.lockedClient(write, clientID), Int(locked.version) != current.version {
+                    throw PostgresRetry()
+                }
+            } else {
+                // No items to lock first: the row, locked, is the state the command applies to.
+                current = try Self.owned(try await Self.lockedClient(write, clientID), clientID: clientID, user: origin.user)
             }
             var restoreSource: NavigationState?
             if case .restore(let sourceID) = command,

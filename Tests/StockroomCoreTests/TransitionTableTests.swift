@@ -283,6 +283,10 @@ struct TransitionTableTests {
     func table(_ c: CommandCase, _ start: Start) {
         let actual = decide(c.command, on: start.state, live: c.live, restoreSource: c.restoreSource)
         #expect(actual == c.outcome(from: start.state))
+        // A store skips the read that learns which items to lock when the command reads none.
+        if !c.command.readsItems {
+            #expect(c.command.itemsToLookUp(in: start.state).isEmpty)
+        }
     }
 
     // MARK: invalidTransition
