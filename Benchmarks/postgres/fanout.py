@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
 """Write on one daemon, its SSE event on N subscribers spread over every daemon (Benchmarks/postgres/run.sh).
 
-    fanout.py --ports A B C --token T --sink PATH [--subscribers 1000] [--writes 100] [--interval-ms 20]
+    fanout.py --ports A B C --token T --sink PATH [--subscribers 1000] [--writes 100] [--interval-ms 20] [--write-port P]
 
 Opens SUBSCRIBERS SSE streams (`/v1/changes/stream?since=now&topics=items`), split evenly over the
 daemons, with Benchmarks/feed/sse_sink.c (epoll, one process per daemon, every read stamped with
 CLOCK_MONOTONIC), then sends WRITES sequential PUTs of one item to the first daemon, INTERVAL_MS
 apart. Every stream must receive every write exactly once and in order (else exit 1). Prints the
 latency from sending each write to each subscriber's receipt of its event: for the subscribers on
-the other daemons, and for those on the writing one. Uses feedbench.py's decoding and its writer.
+the other daemons, and for those on the writing one; then, per daemon, over the writes: the first
+and the last of its streams' events after the write was sent, and the spread between them (p50,
+p90). `--write-port` writes to another daemon than the first (one with no subscribers, say).
+Uses feedbench.py's decoding and its writer.
 """
 import argparse
 import asyncio
@@ -23,8 +26,9 @@ import feedbench  # noqa: E402
 
 async def main(args):
     ports = args.ports
+    write_port = args.write_port or ports[0]
     status, body = await feedbench.http_request(
-        ports[0], "POST", "/v1/items", args.token,
+        write_port, "POST", "/v1/items", args.token,
         json.dumps({"name": "fan-out", "color": None, "status": {"inStock": {"quantity": 1}}}))
     if status != 201:
         raise SystemExit(f"POST /v1/items answered {status}: {body[:200]!r}")
@@ -45,7 +49,7 @@ async def main(args):
         sinks.append((port, share, path, proc))
     await asyncio.sleep(0.5)
 
-    writer = feedbench.ItemWriter(ports[0], args.token, item)
+    writer = feedbench.ItemWriter(write_port, args.token, item)
     await writer.connect()
     writes = []
     next_t0 = feedbench.now_ns()
@@ -62,6 +66,8 @@ async def main(args):
 
     index = {name: i for i, name in enumerate(names)}
     remote, local, problems = [], [], []
+    # Each (daemon's port, write) -> its streams' latencies.
+    by_write = {}
     for port, share, path, proc in sinks:
         line = await asyncio.wait_for(proc.stdout.readline(), args.timeout + 30)
         await proc.wait()
@@ -84,16 +90,30 @@ async def main(args):
             if [i for i, _ in got] != list(range(len(names))):
                 problems.append(f":{port} stream {si}: got {len(got)} of {len(names)} writes, or out of order")
             for i, ts in got:
-                (local if port == ports[0] else remote).append(ts - writes[i][0])
+                (local if port == write_port else remote).append(ts - writes[i][0])
+                by_write.setdefault((port, i), []).append(ts - writes[i][0])
     os.rmdir(workdir)
     for p in problems[:10]:
         print("PROBLEM", p, file=sys.stderr)
     r, l = feedbench.distribution(remote), feedbench.distribution(local)
     acks = feedbench.distribution([t1 - t0 for t0, t1 in writes])
-    print(f"fan-out: {args.subscribers} subscribers over {len(ports)} daemons, {len(names)} writes on :{ports[0]} "
+    print(f"fan-out: {args.subscribers} subscribers over {len(ports)} daemons, {len(names)} writes on :{write_port} "
           f"{args.interval_ms} ms apart: write to event on the other daemons p50 {r['p50_ms']:.2f} ms, p99 {r['p99_ms']:.2f} ms "
           f"({r['n']} deliveries); on the writing daemon p50 {l['p50_ms']:.2f}, p99 {l['p99_ms']:.2f} ms; "
           f"write round trip p50 {acks['p50_ms']:.2f}, p99 {acks['p99_ms']:.2f} ms")
+    def quantile_ms(values, q):
+        values = sorted(values)
+        return values[min(len(values) - 1, int(q * len(values)))] / 1e6
+
+    for port in ports:
+        per_write = [by_write[(port, i)] for i in range(len(names)) if (port, i) in by_write]
+        if not per_write:
+            continue
+        firsts, lasts = [min(w) for w in per_write], [max(w) for w in per_write]
+        spreads = [max(w) - min(w) for w in per_write]
+        print(f"  :{port} first event p50 {quantile_ms(firsts, .5):.2f} p90 {quantile_ms(firsts, .9):.2f} ms | "
+              f"last p50 {quantile_ms(lasts, .5):.2f} p90 {quantile_ms(lasts, .9):.2f} | "
+              f"first to last p50 {quantile_ms(spreads, .5):.2f} p90 {quantile_ms(spreads, .9):.2f}")
     if problems:
         raise SystemExit(1)
 
@@ -107,4 +127,5 @@ if __name__ == "__main__":
     parser.add_argument("--writes", type=int, default=100)
     parser.add_argument("--interval-ms", type=float, default=20)
     parser.add_argument("--timeout", type=float, default=60)
+    parser.add_argument("--write-port", type=int, default=0, help="the daemon to write to (default: the first of --ports)")
     asyncio.run(main(parser.parse_args()))
