@@ -150,9 +150,7 @@ extension PostgresStore {
                 let versions: [Int64]? = if case .oneOf(let versions)? = precondition { versions.map(Int64.init) } else { nil }
                 let now = Timestamp.milliseconds(Date())
                 if let updated = try await write.rows(Statements.UpdateItemByID(id: id, fields: fields, now: now, versions: versions)).first {
-                    let item = try updated.item
-                    write.append(entity: .item, op: .upsert, id: item.id.description, owner: nil, value: item, origin: origin, at: updated.updatedAt)
-                    return item
+                    return try Self.logged(write, updated, origin: origin)
                 }
             }
             guard let row = try await Self.lockedItem(write, id: id) else { throw StoreError.notFound("no item \(id)") }
@@ -168,8 +166,13 @@ extension PostgresStore {
         guard let updated = try await write.rows(Statements.UpdateItem(seq: row.seq, fields: fields, now: now)).first else {
             throw PostgresStoreError.schema("UPDATE items returned no row")
         }
+        return try logged(write, updated, origin: origin)
+    }
+
+    /// The item an update wrote, with its change entry appended (at the row's `updated_at`).
+    static func logged(_ write: PostgresWrite, _ updated: ItemRow, origin: Origin) throws -> Item {
         let item = try updated.item
-        write.append(entity: .item, op: .upsert, id: item.id.description, owner: nil, value: item, origin: origin, at: now)
+        write.append(entity: .item, op: .upsert, id: item.id.description, owner: nil, value: item, origin: origin, at: updated.updatedAt)
         return item
     }
 

@@ -101,7 +101,7 @@ extension PostgresStore {
         let now = Timestamp.milliseconds(now)
         let ids = clientIDs.map(\.rawValue)
         return try await read { connection in
-            var presence = Dictionary(uniqueKeysWithValues: clientIDs.map { ($0, Presence(clientID: $0, online: false, lastSeenAt: nil)) })
+            var presence = Dictionary(clientIDs.map { ($0, Presence(clientID: $0, online: false, lastSeenAt: nil)) }, uniquingKeysWith: { first, _ in first })
             let rows = try await connection.query(
                 """
                 SELECT client_id, last_seen_at,

@@ -78,7 +78,7 @@ extension AppDatabase {
         let ids = String(decoding: try JSONEncoder().encode(clientIDs.map(\.rawValue)), as: UTF8.self)
         return try await read { db in
             // One statement for every device asked about, as on PostgreSQL; a device never seen has no row.
-            var presence = Dictionary(uniqueKeysWithValues: clientIDs.map { ($0, Presence(clientID: $0, online: false, lastSeenAt: nil)) })
+            var presence = Dictionary(clientIDs.map { ($0, Presence(clientID: $0, online: false, lastSeenAt: nil)) }, uniquingKeysWith: { first, _ in first })
             let rows = try Row.fetchCursor(
                 db,
                 sql: """

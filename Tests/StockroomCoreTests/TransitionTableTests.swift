@@ -180,29 +180,18 @@ struct CommandCase: Sendable, CustomTestStringConvertible {
             name: "save(onConflict: alert), item changed", command: .save(onConflict: .alert),
             live: [Fixture.keyboardID: TransitionTableTests.keyboardV2, Fixture.mouseID: Fixture.mouse]
         ) { s in
-            switch s.destination {
-            case nil, .deleteAlert, .conflict:
-                fail(.invalidTransition("save needs an open add, edit or duplicate"))
-            case .add, .duplicate:
-                ok(s.with { $0.destination = nil }, .insert(Fixture.typedValid))
-            case .edit:
-                ok(s.with {
-                    $0.destination = .conflict(
-                        itemID: Fixture.keyboardID, baseVersion: 1, draft: Fixture.typed, current: TransitionTableTests.keyboardV2)
-                })
-            }
+            // Only an edit meets the change; add and duplicate save as usual.
+            guard case .edit = s.destination else { return savedAsUsual(s) }
+            return ok(s.with {
+                $0.destination = .conflict(
+                    itemID: Fixture.keyboardID, baseVersion: 1, draft: Fixture.typed, current: TransitionTableTests.keyboardV2)
+            })
         },
         CommandCase(
             name: "save(onConflict: alert), item deleted", command: .save(onConflict: .alert), live: [Fixture.mouseID: Fixture.mouse]
         ) { s in
-            switch s.destination {
-            case nil, .deleteAlert, .conflict:
-                fail(.invalidTransition("save needs an open add, edit or duplicate"))
-            case .add, .duplicate:
-                ok(s.with { $0.destination = nil }, .insert(Fixture.typedValid))
-            case .edit:
-                ok(s.with { $0.destination = .conflict(itemID: Fixture.keyboardID, baseVersion: 1, draft: Fixture.typed, current: nil) })
-            }
+            guard case .edit = s.destination else { return savedAsUsual(s) }
+            return ok(s.with { $0.destination = .conflict(itemID: Fixture.keyboardID, baseVersion: 1, draft: Fixture.typed, current: nil) })
         },
         CommandCase(name: "cancel", command: .cancel) { s in
             ok(s.with { $0.destination = nil })
