@@ -8,22 +8,21 @@ public final class FeedSubscription: Sendable {
     private struct State {
         var pending = false
         var closed = false
-        var waiter: (id: Int, wake: Wake, deadline: ContinuousClock.Instant?)?
+        var waiter: Waiter?
         var nextWaitID = 0
         var expiredWaitID = -1
     }
 
-    /// Whom a wait wakes: a suspended task, or a parked stream's callback (see `park(until:onWake:)`).
-    private enum Wake {
-        case continuation(CheckedContinuation<Bool, Never>)
-        case callback(@Sendable (Bool) -> Void)
-
-        func callAsFunction(_ woke: Bool) {
-            switch self {
-            case .continuation(let continuation): continuation.resume(returning: woke)
-            case .callback(let callback): callback(woke)
-            }
-        }
+    /// A wait in progress. A struct, not a tuple, and its wake-up one closure, not an enum of a
+    /// continuation or a callback: a labelled tuple holding such an enum is copied through the
+    /// runtime's generic value witnesses, which cost more than the rest of a delivery's wake-up.
+    /// Handed out of the lock whole: a bare closure returned through `withLock`'s generic result
+    /// would be re-wrapped in an allocated thunk on every wake-up.
+    private struct Waiter {
+        let id: Int
+        /// Resumes the suspended task, or calls the parked stream's callback (`park(until:onWake:)`).
+        let wake: @Sendable (Bool) -> Void
+        let deadline: ContinuousClock.Instant?
     }
 
     /// What the subscriber may see.
@@ -49,24 +48,22 @@ public final class FeedSubscription: Sendable {
     }
 
     package func notify() {
-        let wake: Wake? = state.withLock { state in
-            guard let waiter = state.waiter else {
+        let waiter: Waiter? = state.withLock { state in
+            guard let waiter = state.waiter.take() else {
                 state.pending = true
                 return nil
             }
-            state.waiter = nil
-            return waiter.wake
+            return waiter
         }
-        wake?(true)
+        waiter?.wake(true)
     }
 
     package func close() {
-        let wake: Wake? = state.withLock { state in
+        let waiter: Waiter? = state.withLock { state in
             state.closed = true
-            defer { state.waiter = nil }
-            return state.waiter?.wake
+            return state.waiter.take()
         }
-        wake?(false)
+        waiter?.wake(false)
     }
 
     /// Waits until a relevant commit (true), or until `timeout` passes, the task is cancelled
@@ -92,12 +89,11 @@ public final class FeedSubscription: Sendable {
 
     /// Ends the wait in progress, if any, when its deadline is at or before `now`.
     public func expireWait(ifDueBy now: ContinuousClock.Instant) {
-        let wake: Wake? = state.withLock { state in
-            guard let waiter = state.waiter, let deadline = waiter.deadline, deadline <= now else { return nil }
-            state.waiter = nil
-            return waiter.wake
+        let waiter: Waiter? = state.withLock { state in
+            guard let deadline = state.waiter?.deadline, deadline <= now else { return nil }
+            return state.waiter.take()
         }
-        wake?(false)
+        waiter?.wake(false)
     }
 
     /// `wait(until:)` without a task: returns at once what the wait would return without suspending
@@ -112,7 +108,7 @@ public final class FeedSubscription: Sendable {
             }
             if state.closed { return false }
             state.nextWaitID += 1
-            state.waiter = (state.nextWaitID, .callback(onWake), deadline)
+            state.waiter = Waiter(id: state.nextWaitID, wake: onWake, deadline: deadline)
             return nil
         }
     }
@@ -138,7 +134,7 @@ public final class FeedSubscription: Sendable {
                         return true
                     }
                     if state.closed || state.expiredWaitID == id || Task.isCancelled { return false }
-                    state.waiter = (id, .continuation(continuation), deadline)
+                    state.waiter = Waiter(id: id, wake: { continuation.resume(returning: $0) }, deadline: deadline)
                     return nil
                 }
                 if let immediate { continuation.resume(returning: immediate) }
@@ -149,12 +145,11 @@ public final class FeedSubscription: Sendable {
     }
 
     private func expire(_ id: Int) {
-        let wake: Wake? = state.withLock { state in
+        let waiter: Waiter? = state.withLock { state in
             state.expiredWaitID = max(state.expiredWaitID, id)
-            guard let waiter = state.waiter, waiter.id == id else { return nil }
-            state.waiter = nil
-            return waiter.wake
+            guard state.waiter?.id == id else { return nil }
+            return state.waiter.take()
         }
-        wake?(false)
+        waiter?.wake(false)
     }
 }

@@ -329,12 +329,29 @@ struct FeedController {
 
     static func sent(_ count: Int, transport: FeedTransport) {
         guard count > 0 else { return }
-        sentCounters[transport]?.increment(by: count)
+        sentCounters[transport].increment(by: count)
     }
 
     /// `stockroom_feed_changes_sent_total` per transport, made once.
-    static let sentCounters: [FeedTransport: Counter] = Dictionary(
-        uniqueKeysWithValues: FeedTransport.allCases.map {
-            ($0, Counter(label: "stockroom_feed_changes_sent_total", dimensions: [("transport", $0.rawValue)]))
-        })
+    static let sentCounters = SentCounters()
+
+    /// One counter per transport, picked by a switch: `sent` runs once per delivery, where a
+    /// dictionary's hashing cost more than the increment.
+    struct SentCounters: Sendable {
+        let longPoll = Self.counter(.longPoll)
+        let sse = Self.counter(.sse)
+        let webSocket = Self.counter(.webSocket)
+
+        subscript(transport: FeedTransport) -> Counter {
+            switch transport {
+            case .longPoll: longPoll
+            case .sse: sse
+            case .webSocket: webSocket
+            }
+        }
+
+        private static func counter(_ transport: FeedTransport) -> Counter {
+            Counter(label: "stockroom_feed_changes_sent_total", dimensions: [("transport", transport.rawValue)])
+        }
+    }
 }

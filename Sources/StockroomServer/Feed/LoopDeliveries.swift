@@ -9,46 +9,69 @@ import Synchronization
 final class LoopDeliveries: Sendable {
     static let slice = 64
 
-    private typealias Wake = (stream: ParkedSSEStream, woke: Bool)
-
-    private struct Queue {
-        var wakes: [Wake] = []
-        var running = false
-    }
-
     private let queues = Mutex<[ObjectIdentifier: Queue]>([:])
 
-    func wake(_ stream: ParkedSSEStream, woke: Bool, on loop: any EventLoop) {
-        let key = ObjectIdentifier(loop)
-        let start = queues.withLock { queues in
-            queues[key, default: Queue()].wakes.append((stream, woke))
-            guard !queues[key]!.running else { return false }
-            queues[key]!.running = true
-            return true
+    /// The queue of `loop`'s wake-ups, made on first use. A stream takes it once, when it starts,
+    /// so that a wake-up (one per stream per commit) finds its queue without a lookup.
+    func queue(for loop: any EventLoop) -> Queue {
+        queues.withLock { queues in
+            if let queue = queues[ObjectIdentifier(loop)] { return queue }
+            let queue = Queue(loop: loop)
+            queues[ObjectIdentifier(loop)] = queue
+            return queue
         }
-        if start { loop.execute { self.run(on: loop, key: key) } }
     }
 
-    /// Takes everything queued for the loop at once (wake-ups that arrive meanwhile wait for the next batch).
-    private func run(on loop: any EventLoop, key: ObjectIdentifier) {
-        let batch = queues.withLock { queues in
-            defer { queues[key]!.wakes = [] }
-            return queues[key]!.wakes
+    /// One loop's wake-ups: queued from any thread, delivered on the loop.
+    final class Queue: Sendable {
+        private struct Wake {
+            let stream: ParkedSSEStream
+            let woke: Bool
         }
-        deliver(batch[...], on: loop, key: key)
-    }
 
-    private func deliver(_ batch: ArraySlice<Wake>, on loop: any EventLoop, key: ObjectIdentifier) {
-        for wake in batch.prefix(Self.slice) { wake.stream.wakeOnLoop(wake.woke) }
-        let rest = batch.dropFirst(Self.slice)
-        if !rest.isEmpty {
-            loop.scheduleTask(in: .microseconds(1)) { self.deliver(rest, on: loop, key: key) }
-            return
+        private struct State {
+            var wakes: [Wake] = []
+            var running = false
         }
-        let more = queues.withLock { queues in
-            if queues[key]!.wakes.isEmpty { queues[key]!.running = false }
-            return queues[key]!.running
+
+        private let loop: any EventLoop
+        private let state = Mutex(State())
+
+        fileprivate init(loop: any EventLoop) {
+            self.loop = loop
         }
-        if more { loop.scheduleTask(in: .microseconds(1)) { self.run(on: loop, key: key) } }
+
+        func wake(_ stream: ParkedSSEStream, woke: Bool) {
+            let start = state.withLock { state in
+                state.wakes.append(Wake(stream: stream, woke: woke))
+                guard !state.running else { return false }
+                state.running = true
+                return true
+            }
+            if start { loop.execute { self.run() } }
+        }
+
+        /// Takes everything queued at once (wake-ups that arrive meanwhile wait for the next batch).
+        private func run() {
+            let batch = state.withLock { state in
+                defer { state.wakes = [] }
+                return state.wakes
+            }
+            deliver(batch[...])
+        }
+
+        private func deliver(_ batch: ArraySlice<Wake>) {
+            for wake in batch.prefix(LoopDeliveries.slice) { wake.stream.wakeOnLoop(wake.woke) }
+            let rest = batch.dropFirst(LoopDeliveries.slice)
+            if !rest.isEmpty {
+                loop.scheduleTask(in: .microseconds(1)) { self.deliver(rest) }
+                return
+            }
+            let more = state.withLock { state in
+                if state.wakes.isEmpty { state.running = false }
+                return state.running
+            }
+            if more { loop.scheduleTask(in: .microseconds(1)) { self.run() } }
+        }
     }
 }

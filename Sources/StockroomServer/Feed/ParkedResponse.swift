@@ -7,7 +7,14 @@ struct ParkedResponse: Sendable {
     let channel: any Channel
 
     /// Writes and flushes HTTP/1.1 chunks (`SSEFrames.chunk(of:)`), in order with every earlier write of the response.
-    func write(chunks: [ByteBuffer]) { onLoop { $0.writeParkedChunks(chunks) } }
+    func write(chunks: [ByteBuffer]) {
+        // Once per delivery, mostly on the loop already: no closure to allocate then.
+        if channel.eventLoop.inEventLoop {
+            handler.value.writeParkedChunks(chunks)
+        } else {
+            onLoop { $0.writeParkedChunks(chunks) }
+        }
+    }
     /// Ends the response and closes the connection.
     func end() { onLoop { $0.endParked() } }
     /// Closes the connection at once.

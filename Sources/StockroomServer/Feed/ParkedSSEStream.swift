@@ -24,7 +24,7 @@ final class ParkedSSEStream: Sendable {
     private let frames: SSEFrames
     private let heartbeat: Duration
     private let response: ParkedResponse
-    private let deliveries: LoopDeliveries
+    private let deliveries: LoopDeliveries.Queue
     private let logger: Logger
     /// Where the stream stands between rounds. Only the round in progress touches it; the lock
     /// makes the hand-over from one round's task to the next checkable.
@@ -33,7 +33,7 @@ final class ParkedSSEStream: Sendable {
     private init(
         database: any Storage, start: FeedController.Subscription, subscription: FeedSubscription, token: TokenCheck,
         registration: FeedStreams.Stream, frames: SSEFrames, heartbeat: Duration, response: ParkedResponse,
-        deliveries: LoopDeliveries, logger: Logger
+        deliveries: LoopDeliveries.Queue, logger: Logger
     ) {
         self.database = database
         self.filter = start.filter
@@ -60,7 +60,7 @@ final class ParkedSSEStream: Sendable {
         let stream = ParkedSSEStream(
             database: database, start: start, subscription: subscription, token: TokenCheck(database: database, tokenID: tokenID),
             registration: registration, frames: frames, heartbeat: settings.heartbeat, response: response,
-            deliveries: streams.deliveries, logger: logger)
+            deliveries: streams.deliveries.queue(for: response.channel.eventLoop), logger: logger)
         response.channel.closeFuture.whenComplete { _ in
             subscription.cancel()
             streams.remove(registration)
@@ -117,7 +117,7 @@ final class ParkedSSEStream: Sendable {
 
     private func wake(_ woke: Bool) {
         position.withLock { $0.idle = !woke }
-        deliveries.wake(self, woke: woke, on: response.channel.eventLoop)
+        deliveries.wake(self, woke: woke)
     }
 
     /// A wake-up, run on the channel's loop by `LoopDeliveries`: delivered in place when it can be,
