@@ -84,6 +84,10 @@ extension PostgresStore {
         return token
     }
 
+    /// True: every revocation notifies the listener (`t <generation>`), and `poll` reads the
+    /// generation every `pollInterval` in case a notification was lost.
+    public var watchesTokenRevocations: Bool { true }
+
     public func observeTokenRevocations() async throws {
         let generation = try await read { connection in try await Self.tokenGeneration(connection, logger: self.logger) }
         hub.observeTokenGeneration(generation)

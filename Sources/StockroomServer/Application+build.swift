@@ -65,6 +65,8 @@ public func buildApplication(
     let streams = FeedStreams(settings: settings.feed)
     let presence = PresenceTracker()
     let router = buildRouter(database: database, settings: settings, streams: streams, writes: writes, presence: presence)
+    let revocationWatcher: [any Service] =
+        database.watchesTokenRevocations ? [] : [TokenRevocationWatcher(database: database, interval: settings.revocationCheck, logger: logger)]
     var app = Application(
         responder: RequestTaskResponder(router.buildResponder()),
         server: .http1UpgradingToWebSocket(
@@ -76,11 +78,10 @@ public func buildApplication(
             DatabaseMaintenanceService(
                 database: database, idempotencyRetention: .seconds(settings.idempotencyRetentionHours * 3600),
                 feed: settings.feed, logger: logger),
-            TokenRevocationWatcher(database: database, interval: settings.revocationCheck, logger: logger),
             PresenceService(database: database, tracker: presence, retentionDays: settings.limits.deviceRetentionDays, logger: logger),
             MemoryTrimmer(),
             streams,
-        ],
+        ] + revocationWatcher,
         onServerRunning: onServerRunning,
         logger: logger
     )

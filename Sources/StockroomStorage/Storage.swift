@@ -105,6 +105,10 @@ public protocol Storage: Sendable {
     func authenticate(secret: String) async throws -> TokenInfo?
     /// Reads revocations made by other processes into `hub`'s token generation.
     func observeTokenRevocations() async throws
+    /// Whether the store learns of other processes' revocations by itself (PostgreSQL: a
+    /// notification to its listener, and its poll within a second), so that the server runs no
+    /// `TokenRevocationWatcher` calling `observeTokenRevocations` every `auth.revocationCheckMilliseconds`.
+    var watchesTokenRevocations: Bool { get }
 
     // MARK: Operations
 

@@ -78,6 +78,9 @@ extension AppDatabase {
 
     /// Reads the token generation and hands it to the hub: if another process revoked or removed a
     /// token since the last read, cached tokens are verified anew and open streams re-check theirs.
+    /// False: another process's revocation leaves no trace here until `observeTokenRevocations` reads it.
+    public var watchesTokenRevocations: Bool { false }
+
     public func observeTokenRevocations() async throws {
         let generation = try readNow { db in try Self.tokenGeneration(db) }
         hub.observeTokenGeneration(generation)
