@@ -13,17 +13,25 @@ public final class FeedSubscription: Sendable {
         var expiredWaitID = -1
     }
 
-    /// A wait in progress. A struct, not a tuple, and its wake-up one closure, not an enum of a
-    /// continuation or a callback: a labelled tuple holding such an enum is copied through the
-    /// runtime's generic value witnesses, which cost more than the rest of a delivery's wake-up.
-    /// Handed out of the lock whole: a bare closure returned through `withLock`'s generic result
-    /// would be re-wrapped in an allocated thunk on every wake-up.
+    /// A wait in progress, of a layout known when compiling: a struct, not a tuple; its wake-up
+    /// one closure, not an enum of a continuation or a callback; its deadline a `Duration`, not a
+    /// `ContinuousClock.Instant` (whose layout the Concurrency library keeps to itself). Either of
+    /// those made every copy go through the runtime's value witnesses and metadata lookups, which
+    /// cost more than the rest of a delivery's wake-up. Handed out of the lock whole: a bare
+    /// closure returned through `withLock`'s generic result would be re-wrapped in an allocated
+    /// thunk on every wake-up.
     private struct Waiter {
         let id: Int
         /// Resumes the suspended task, or calls the parked stream's callback (`park(until:onWake:)`).
         let wake: @Sendable (Bool) -> Void
-        let deadline: ContinuousClock.Instant?
+        /// The deadline as the time since `origin`.
+        let deadline: Duration?
     }
+
+    /// The instant deadlines are counted from.
+    private static let origin = ContinuousClock.now
+
+    private static func sinceOrigin(_ instant: ContinuousClock.Instant) -> Duration { origin.duration(to: instant) }
 
     /// What the subscriber may see.
     public let filter: FeedFilter
@@ -89,6 +97,7 @@ public final class FeedSubscription: Sendable {
 
     /// Ends the wait in progress, if any, when its deadline is at or before `now`.
     public func expireWait(ifDueBy now: ContinuousClock.Instant) {
+        let now = Self.sinceOrigin(now)
         let waiter: Waiter? = state.withLock { state in
             guard let deadline = state.waiter?.deadline, deadline <= now else { return nil }
             return state.waiter.take()
@@ -108,7 +117,7 @@ public final class FeedSubscription: Sendable {
             }
             if state.closed { return false }
             state.nextWaitID += 1
-            state.waiter = Waiter(id: state.nextWaitID, wake: onWake, deadline: deadline)
+            state.waiter = Waiter(id: state.nextWaitID, wake: onWake, deadline: Self.sinceOrigin(deadline))
             return nil
         }
     }
@@ -134,7 +143,7 @@ public final class FeedSubscription: Sendable {
                         return true
                     }
                     if state.closed || state.expiredWaitID == id || Task.isCancelled { return false }
-                    state.waiter = Waiter(id: id, wake: { continuation.resume(returning: $0) }, deadline: deadline)
+                    state.waiter = Waiter(id: id, wake: { continuation.resume(returning: $0) }, deadline: deadline.map(Self.sinceOrigin))
                     return nil
                 }
                 if let immediate { continuation.resume(returning: immediate) }
