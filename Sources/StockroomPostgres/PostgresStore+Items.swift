@@ -146,7 +146,8 @@ extension PostgresStore {
             // One statement checks, locks and updates the row; only when it changed nothing (or the
             // draft is invalid, which is answered after a missing item and a failed precondition)
             // is the row read to say why.
-            if let fields = try? Self.validated(draft) {
+            let fields = Result { try Self.validated(draft) }
+            if case .success(let fields) = fields {
                 let versions: [Int64]? = if case .oneOf(let versions)? = precondition { versions.map(Int64.init) } else { nil }
                 let now = Timestamp.milliseconds(Date())
                 if let updated = try await write.rows(Statements.UpdateItemByID(id: id, fields: fields, now: now, versions: versions)).first {
@@ -157,7 +158,7 @@ extension PostgresStore {
             if let precondition, !precondition.matches(Int(row.version)) {
                 throw StoreError.preconditionFailed(currentVersion: Int(row.version))
             }
-            return try await Self.writeItem(write, row, fields: try Self.validated(draft), origin: origin)
+            return try await Self.writeItem(write, row, fields: try fields.get(), origin: origin)
         }
     }
 
