@@ -13,3 +13,59 @@ stop_pid() {
     fi
     wait "$pid" 2>/dev/null || true
 }
+
+# release_bin: leaves BIN as it is when set, else sets it to this checkout's release binary
+# (ROOT), built first unless SKIP_BUILD=1. Needs `log` and `die`.
+release_bin() {
+    [ -n "${BIN:-}" ] && return 0
+    local build=(swift build -c release --product stockroom --scratch-path "$ROOT/.build-release" --package-path "$ROOT")
+    if [ "${SKIP_BUILD:-0}" != "1" ]; then
+        log "building: ${build[*]}"
+        "${build[@]}" >&2 || die "build failed"
+    fi
+    BIN="$("${build[@]}" --show-bin-path)/stockroom"
+}
+
+# callgrind_copy BIN DIR: what valgrind 3.19 (Debian 12) needs to run a Swift 6.3 binary, in DIR:
+# `stockroom`, a copy of BIN without its debug information (valgrind cannot read DWARF 5 and gives
+# up; the symbol table, and so the function names, stay), its resource bundles beside it, and
+# `sigsuspend-shim.so` (Benchmarks/callgrind/sigsuspend-shim.c: libdispatch parks the main thread
+# on a `static const` mask, which valgrind writes into and crashes), for LD_PRELOAD.
+callgrind_copy() {
+    local bin="$1" dir="$2" bundle
+    command -v strip >/dev/null || die "strip is required (binutils)"
+    command -v cc >/dev/null || die "a C compiler is required (for sigsuspend-shim.c)"
+    strip --strip-debug -o "$dir/stockroom" "$bin" || die "strip failed"
+    for bundle in "$(dirname "$bin")"/*.resources; do [ -e "$bundle" ] && cp -r "$bundle" "$dir/"; done
+    cc -shared -fPIC -O2 -o "$dir/sigsuspend-shim.so" "$ROOT/Benchmarks/callgrind/sigsuspend-shim.c" \
+        || die "could not build the sigsuspend shim"
+}
+
+# demo_server_ready PID PORT OUT ERR: waits (up to 5 minutes: valgrind is slow) for GET /health
+# of the `serve --demo` server PID on PORT, then sets TOKEN (the `export TOKEN=` line of OUT, its
+# output) and ITEM (the id of its first item). ERR's tail is shown if the server exits meanwhile.
+demo_server_ready() {
+    local pid="$1" port="$2" out="$3" err="$4"
+    for _ in $(seq 1 600); do
+        kill -0 "$pid" 2>/dev/null || { tail -n 20 "$err" >&2; die "the server exited during startup"; }
+        curl -sf -o /dev/null --max-time 2 "http://127.0.0.1:$port/health" && break
+        sleep 0.5
+    done
+    curl -sf -o /dev/null --max-time 2 "http://127.0.0.1:$port/health" || die "no /health answer within 5 minutes"
+    TOKEN="$(sed -n 's/^[[:space:]]*export TOKEN=//p' "$out" | tail -n 1)"
+    [ -n "$TOKEN" ] || die "no 'export TOKEN=' line in the server's output"
+    ITEM="$(curl -sf "http://127.0.0.1:$port/v1/items?limit=1" -H "Authorization: Bearer $TOKEN" \
+        | grep -o '"id":"[0-9a-fA-F-]\{36\}"' | head -n 1 | cut -d'"' -f4)"
+    [ -n "$ITEM" ] || die "no demo item"
+}
+
+# callgrind_preflight PORT: what a server under callgrind needs before it starts: valgrind and
+# callgrind_control, the binary (release_bin), and PORT free.
+callgrind_preflight() {
+    command -v valgrind >/dev/null || die "valgrind is required (apt-get install -y valgrind)"
+    command -v callgrind_control >/dev/null || die "callgrind_control is required (it comes with valgrind)"
+    command -v curl >/dev/null || die "curl is required"
+    release_bin
+    [ -x "$BIN" ] || die "no binary at $BIN"
+    if curl -s -o /dev/null --max-time 1 "http://127.0.0.1:$1/"; then die "something already listens on 127.0.0.1:$1"; fi
+}

@@ -34,23 +34,13 @@ ANNOTATE="${ANNOTATE:-0}"
 
 log() { printf '[fanout %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { log "ERROR: $*"; exit 2; }
-command -v valgrind >/dev/null || die "valgrind is required (apt-get install -y valgrind)"
-command -v callgrind_control >/dev/null || die "callgrind_control is required (it comes with valgrind)"
 command -v cc >/dev/null || die "a C compiler is required (for sse_sink.c and sigsuspend-shim.c)"
-if [ -z "${BIN:-}" ]; then
-    BIN="$ROOT/.build-release/release/stockroom"
-    if [ "${SKIP_BUILD:-0}" != "1" ]; then
-        log "building the release binary"
-        (cd "$ROOT" && swift build -c release --product stockroom --scratch-path .build-release >&2) || die "build failed"
-    fi
-fi
-[ -x "$BIN" ] || die "no binary at $BIN"
-if curl -s -o /dev/null --max-time 1 "http://127.0.0.1:$PORT/"; then die "something already listens on 127.0.0.1:$PORT"; fi
+. "$ROOT/Benchmarks/lib.sh"
+callgrind_preflight "$PORT"
 
 TMP="$(mktemp -d "${TMPDIR:-/tmp}/stockroom-cg-fanout.XXXXXX")"
 SERVER_PID=""
 SINK_PID=""
-. "$ROOT/Benchmarks/lib.sh"
 cleanup() {
     stop_pid "$SINK_PID" "sse_sink" 50
     stop_pid "$SERVER_PID" "stockroom under callgrind" 600
@@ -60,11 +50,8 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 log "binary: $BIN ($(sha256sum "$BIN" | cut -c1-12))"
-# As in run.sh: valgrind 3.19 reads no DWARF 5 (a stripped copy keeps the symbol table), and
-# crashes where libdispatch parks the main thread (the shim). The bundles sit beside the copy.
-strip --strip-debug -o "$TMP/stockroom" "$BIN" || die "strip failed"
-for bundle in "$(dirname "$BIN")"/*.resources; do [ -e "$bundle" ] && cp -r "$bundle" "$TMP/"; done
-cc -shared -fPIC -O2 -o "$TMP/sigsuspend-shim.so" "$HERE/sigsuspend-shim.c" || die "could not build the sigsuspend shim"
+# As in run.sh: a copy without debug information, with a shim preloaded (lib.sh, callgrind_copy).
+callgrind_copy "$BIN" "$TMP"
 cc -O2 -o "$TMP/sse_sink" "$ROOT/Benchmarks/feed/sse_sink.c" || die "could not build sse_sink"
 
 ( cd "$TMP" && LOG_LEVEL=warning AUTH_REVOCATION_CHECK_MILLISECONDS=60000 FEED_HEARTBEAT_SECONDS=3600 FEED_MAX_SUBSCRIBERS_PER_TOKEN=$((STREAMS + 16)) \
@@ -72,17 +59,7 @@ cc -O2 -o "$TMP/sse_sink" "$ROOT/Benchmarks/feed/sse_sink.c" || die "could not b
       "$TMP/stockroom" serve --demo --db-path "$TMP/cg.sqlite" --http-host 127.0.0.1 --http-port "$PORT" \
       >"$TMP/server.out" 2>"$TMP/server.err" ) &
 SERVER_PID=$!
-for _ in $(seq 1 600); do
-    kill -0 "$SERVER_PID" 2>/dev/null || { tail -n 20 "$TMP/server.err" >&2; die "the server exited during startup"; }
-    curl -sf -o /dev/null --max-time 2 "http://127.0.0.1:$PORT/health" && break
-    sleep 0.5
-done
-curl -sf -o /dev/null --max-time 2 "http://127.0.0.1:$PORT/health" || die "no /health answer within 5 minutes"
-TOKEN="$(sed -n 's/^[[:space:]]*export TOKEN=//p' "$TMP/server.out" | tail -n 1)"
-[ -n "$TOKEN" ] || die "no 'export TOKEN=' line in the server's output"
-ITEM="$(curl -sf "http://127.0.0.1:$PORT/v1/items?limit=1" -H "Authorization: Bearer $TOKEN" \
-    | grep -o '"id":"[0-9a-fA-F-]\{36\}"' | head -n 1 | cut -d'"' -f4)"
-[ -n "$ITEM" ] || die "no demo item"
+demo_server_ready "$SERVER_PID" "$PORT" "$TMP/server.out" "$TMP/server.err"
 
 put() {
     local version

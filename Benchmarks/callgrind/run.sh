@@ -43,25 +43,11 @@ LOG_LEVEL="${LOG_LEVEL:-warning}"
 log() { printf '[callgrind %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { log "ERROR: $*"; exit 2; }
 
-command -v valgrind >/dev/null || die "valgrind is required (apt-get install -y valgrind)"
-command -v callgrind_control >/dev/null || die "callgrind_control is required (it comes with valgrind)"
-command -v curl >/dev/null || die "curl is required"
-
-if [ -z "${BIN:-}" ]; then
-    BUILD=(swift build -c release --product stockroom --scratch-path "$ROOT/.build-release" --package-path "$ROOT")
-    if [ "${SKIP_BUILD:-0}" != "1" ]; then
-        log "building: ${BUILD[*]}"
-        "${BUILD[@]}" >&2 || die "build failed"
-    fi
-    BIN="$("${BUILD[@]}" --show-bin-path)/stockroom"
-fi
-[ -x "$BIN" ] || die "no binary at $BIN"
-
-if curl -s -o /dev/null --max-time 1 "http://127.0.0.1:$PORT/"; then die "something already listens on 127.0.0.1:$PORT"; fi
+. "$ROOT/Benchmarks/lib.sh"
+callgrind_preflight "$PORT"
 
 TMP="$(mktemp -d "${TMPDIR:-/tmp}/stockroom-callgrind.XXXXXX")"
 SERVER_PID=""
-. "$ROOT/Benchmarks/lib.sh"
 cleanup() {
     stop_pid "$SERVER_PID" "stockroom under callgrind" 600
     if [ "$KEEP_TMP" = "1" ]; then log "kept $TMP"; else rm -rf "$TMP"; fi
@@ -70,14 +56,9 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 log "binary: $BIN ($(sha256sum "$BIN" | cut -c1-12))"
-# valgrind 3.19 cannot read the DWARF 5 that Swift 6.3 writes ("unhandled dwarf2 abbrev form"), so
-# it runs a copy without debug information; the symbol table, and so the function names, stay.
+# valgrind 3.19 runs a copy without debug information, with a shim preloaded (lib.sh, callgrind_copy).
+callgrind_copy "$BIN" "$TMP"
 MEASURED="$TMP/stockroom"
-command -v strip >/dev/null || die "strip is required (binutils)"
-strip --strip-debug -o "$MEASURED" "$BIN" || die "strip failed"
-# And it crashes when the main thread parks in dispatch_main (see sigsuspend-shim.c).
-command -v gcc >/dev/null || die "gcc is required (for sigsuspend-shim.c)"
-gcc -shared -fPIC -O2 -o "$TMP/sigsuspend-shim.so" "$HERE/sigsuspend-shim.c" || die "could not build the sigsuspend shim"
 printf 'run\trequest\tIr\tallocations\n'
 for run in $(seq 1 "$RUNS"); do
     DIR="$TMP/run$run"
@@ -88,17 +69,7 @@ for run in $(seq 1 "$RUNS"); do
           --callgrind-out-file="$DIR/callgrind.out" "$MEASURED" serve --demo --db-path "$DIR/cg.sqlite" --http-host 127.0.0.1 --http-port "$PORT" \
           >"$DIR/server.out" 2>"$DIR/server.err" ) &
     SERVER_PID=$!
-    for _ in $(seq 1 600); do
-        kill -0 "$SERVER_PID" 2>/dev/null || { tail -n 20 "$DIR/server.err" >&2; die "the server exited during startup"; }
-        if curl -sf -o /dev/null --max-time 2 "http://127.0.0.1:$PORT/health"; then break; fi
-        sleep 0.5
-    done
-    curl -sf -o /dev/null --max-time 2 "http://127.0.0.1:$PORT/health" || die "no /health answer within 5 minutes"
-    TOKEN="$(sed -n 's/^[[:space:]]*export TOKEN=//p' "$DIR/server.out" | tail -n 1)"
-    [ -n "$TOKEN" ] || die "no 'export TOKEN=' line in the server's output"
-    ITEM="$(curl -sf "http://127.0.0.1:$PORT/v1/items?limit=1" -H "Authorization: Bearer $TOKEN" \
-        | grep -o '"id":"[0-9a-fA-F-]\{36\}"' | head -n 1 | cut -d'"' -f4)"
-    [ -n "$ITEM" ] || die "no demo item"
+    demo_server_ready "$SERVER_PID" "$PORT" "$DIR/server.out" "$DIR/server.err"
 
     python3 "$HERE/requests.py" --port "$PORT" --pid "$SERVER_PID" --token "$TOKEN" --item "$ITEM" \
         --warmup "$WARMUP" --repeat "$REPEAT" >"$DIR/dumps.txt" || die "the request driver failed"
