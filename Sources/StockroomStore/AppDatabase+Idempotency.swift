@@ -4,43 +4,21 @@ import StockroomCore
 import StockroomStorage
 
 extension AppDatabase {
-    /// Runs `body` in one write transaction: the one path of every public write. With an idempotency
-    /// key: a retry returns the stored response and applies nothing; a first run stores its decided
-    /// outcome in the same transaction.
+    /// Runs `body`, rules over the writer's rows (`WriteRules`), in one write transaction: the one
+    /// path of every item and navigation write. With an idempotency key (claimed in this process
+    /// while the request runs): `WriteRules.idempotent` replays a decided request or stores a first
+    /// run's decided outcome in the same transaction.
     func perform<Value: Sendable>(
         _ idempotency: IdempotentRequest<Value>?,
-        _ body: @escaping @Sendable (Database) throws -> Value
+        _ body: @escaping @Sendable (SQLiteWriteRows) async throws -> Value
     ) async throws -> Replayable<Value> {
-        guard let idempotency else { return .fresh(try await write(body)) }
+        guard let idempotency else {
+            return .fresh(try await write { db in try SQLiteWriteRows.run(db, body) })
+        }
         try inFlight.claim(idempotency.key)
         defer { inFlight.release(idempotency.key) }
-        let outcome: Replayable<Result<Value, any Error>> = try await write { db in
-            let key = idempotency.key
-            if let record = try IdempotencyRecord.find(db, key: key) {
-                guard record.fingerprint == idempotency.fingerprint else { throw StoreError.idempotencyKeyReused }
-                return .replayed(record.stored)
-            }
-            var result: Result<Value, any Error>
-            do {
-                var value: Value?
-                try db.inSavepoint {
-                    value = try body(db)
-                    return .commit
-                }
-                guard let value else { throw StoreError.unavailable("the write produced no result") }
-                result = .success(value)
-            } catch let error as DatabaseError {
-                throw error
-            } catch {
-                result = .failure(error)
-            }
-            guard let response = idempotency.render(result) else {
-                if case .failure(let error) = result { throw error }
-                return .fresh(result)
-            }
-            try IdempotencyRecord(key: key, fingerprint: idempotency.fingerprint, response: response, at: Timestamp.milliseconds(Date()))
-                .insertCached(db)
-            return .fresh(result)
+        let outcome = try await write { db in
+            try SQLiteWriteRows.run(db) { rows in try await WriteRules.idempotent(rows, idempotency) { try await body(rows) } }
         }
         switch outcome {
         case .replayed(let response): return .replayed(response)

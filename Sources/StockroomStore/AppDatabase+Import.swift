@@ -12,23 +12,6 @@ extension AppDatabase {
     public func createItems(_ items: [BatchItem], origin: Origin, idempotency: IdempotentRequest<[ItemCreation]>? = nil) async throws
         -> Replayable<[ItemCreation]>
     {
-        try await perform(idempotency) { db in try Self.applyCreateItems(db, items, origin: origin) }
-    }
-
-    /// `createItems` inside the caller's transaction.
-    static func applyCreateItems(_ db: Database, _ items: [BatchItem], origin: Origin) throws -> [ItemCreation] {
-        var outcomes: [ItemCreation] = []
-        outcomes.reserveCapacity(items.count)
-        for entry in items {
-            // No savepoint per item: `createItem` refuses (exists, invalid) before it writes
-            // anything, and any later failure is the storage's, which fails the whole batch. (A
-            // savepoint each would make SQLite open a statement journal per item.)
-            do {
-                outcomes.append(.created(try applyCreateItem(db, id: entry.id, draft: entry.draft, origin: origin)))
-            } catch let error as StoreError {
-                outcomes.append(.refused(error))
-            }
-        }
-        return outcomes
+        try await perform(idempotency) { rows in try await WriteRules.createItems(rows, items, origin: origin) }
     }
 }

@@ -53,27 +53,12 @@ extension AppDatabase {
     public func createItem(
         id: ItemID?, draft: Draft, origin: Origin, idempotency: IdempotentRequest<Item>? = nil
     ) async throws -> Replayable<Item> {
-        try await perform(idempotency) { db in try Self.applyCreateItem(db, id: id, draft: draft, origin: origin) }
+        try await perform(idempotency) { rows in try await WriteRules.createItem(rows, id: id, draft: draft, origin: origin) }
     }
 
     /// `createItem` inside the caller's transaction.
     static func applyCreateItem(_ db: Database, id: ItemID?, draft: Draft, origin: Origin) throws -> Item {
-        let id = id ?? .random()
-        // A cached statement, not the query interface (which prepares its statement anew): a batch import runs this once per item.
-        if try Bool.fetchOne(db.cachedStatement(sql: ItemRecord.existsSQL), arguments: [id.description]) == true {
-            throw StoreError.alreadyExists(id)
-        }
-        let fields = try validated(draft)
-        return try insertItem(db, id: id, fields: fields, origin: origin)
-    }
-
-    static func insertItem(_ db: Database, id: ItemID, fields: ValidDraft, origin: Origin) throws -> Item {
-        let now = Timestamp.milliseconds(Date())
-        let record = ItemRecord(id: id, fields: fields, at: now)
-        try record.insertCached(db)
-        let item = try record.item
-        try ChangeLog.append(db, entity: .item, op: .upsert, id: item.id.description, owner: nil, value: item, origin: origin, at: now)
-        return item
+        try SQLiteWriteRows.run(db) { rows in try await WriteRules.createItem(rows, id: id, draft: draft, origin: origin) }
     }
 
     /// Replaces the item's editable fields, if it exists and `precondition` holds. With `idempotency`,
@@ -82,29 +67,16 @@ extension AppDatabase {
     public func updateItem(
         _ id: ItemID, draft: Draft, precondition: VersionPrecondition?, origin: Origin, idempotency: IdempotentRequest<Item>? = nil
     ) async throws -> Replayable<Item> {
-        try await perform(idempotency) { db in
-            try Self.applyUpdateItem(db, id: id, draft: draft, precondition: precondition, origin: origin)
+        try await perform(idempotency) { rows in
+            try await WriteRules.updateItem(rows, id: id, draft: draft, precondition: precondition, origin: origin)
         }
     }
 
     /// `updateItem` inside the caller's transaction.
     static func applyUpdateItem(_ db: Database, id: ItemID, draft: Draft, precondition: VersionPrecondition?, origin: Origin) throws -> Item {
-        guard let record = try ItemRecord.live(db, id: id) else { throw StoreError.notFound("no item \(id)") }
-        if let precondition, !precondition.matches(record.version) {
-            throw StoreError.preconditionFailed(currentVersion: record.version)
+        try SQLiteWriteRows.run(db) { rows in
+            try await WriteRules.updateItem(rows, id: id, draft: draft, precondition: precondition, origin: origin)
         }
-        return try writeItem(db, record, fields: try validated(draft), origin: origin)
-    }
-
-    static func writeItem(_ db: Database, _ record: ItemRecord, fields: ValidDraft, origin: Origin) throws -> Item {
-        var record = record
-        record.apply(fields)
-        record.version += 1
-        record.updatedAt = max(Timestamp.milliseconds(Date()), record.updatedAt)
-        try record.updateCached(db)
-        let item = try record.item
-        try ChangeLog.append(db, entity: .item, op: .upsert, id: item.id.description, owner: nil, value: item, origin: origin, at: record.updatedAt)
-        return item
     }
 
     /// Deletes the item (a tombstone) and repairs every navigation state pointing at it. With
@@ -113,25 +85,7 @@ extension AppDatabase {
     public func deleteItem(
         _ id: ItemID, precondition: VersionPrecondition?, origin: Origin, idempotency: IdempotentRequest<Void>? = nil
     ) async throws -> Replayable<Void> {
-        try await perform(idempotency) { db in try Self.applyDeleteItem(db, id: id, precondition: precondition, origin: origin) }
-    }
-
-    /// `deleteItem` inside the caller's transaction.
-    static func applyDeleteItem(_ db: Database, id: ItemID, precondition: VersionPrecondition?, origin: Origin) throws {
-        guard let record = try ItemRecord.live(db, id: id) else { throw StoreError.notFound("no item \(id)") }
-        if let precondition, !precondition.matches(record.version) {
-            throw StoreError.preconditionFailed(currentVersion: record.version)
-        }
-        try tombstone(db, record, origin: origin, exceptClient: nil)
-    }
-
-    static func tombstone(_ db: Database, _ record: ItemRecord, origin: Origin, exceptClient: ClientID?) throws {
-        let now = Timestamp.milliseconds(Date())
-        // A cached statement, not the query interface (which prepares its statement anew): a delete command runs it.
-        try db.cachedStatement(sql: ItemRecord.tombstoneSQL).execute(arguments: [now, record.seq])
-        try ChangeLog.append(db, entity: .item, op: .delete, id: record.id, owner: nil, value: Item?.none, origin: origin, at: now)
-        let id = try record.item.id
-        try repairNavigation(db, afterDeleting: id, origin: origin, exceptClient: exceptClient, at: now)
+        try await perform(idempotency) { rows in try await WriteRules.deleteItem(rows, id: id, precondition: precondition, origin: origin) }
     }
 
     /// Seeds the four items of the inventory example into a database that has never held an item.
@@ -139,19 +93,8 @@ extension AppDatabase {
     public func seedDemoItems() async throws -> Bool {
         try await write { db in
             guard try ItemRecord.fetchCount(db) == 0 else { return false }
-            let origin = Origin(user: UserID(stored: "demo"))
-            for draft in DemoItems.drafts {
-                _ = try Self.insertItem(db, id: .random(), fields: try Self.validated(draft), origin: origin)
-            }
+            try SQLiteWriteRows.run(db) { rows in try await WriteRules.insertDemoItems(rows) }
             return true
-        }
-    }
-
-    static func validated(_ draft: Draft) throws -> ValidDraft {
-        do {
-            return try ValidDraft(draft)
-        } catch {
-            throw StoreError.domain(error)
         }
     }
 }

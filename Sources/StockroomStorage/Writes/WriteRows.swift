@@ -1,0 +1,110 @@
+import StockroomCore
+import StockroomWire
+
+/// What a backend gives the rules of a write (`WriteRules`): rows read and written inside the
+/// write's one transaction, change entries appended to it, savepoints, idempotency records. Each
+/// primitive is one step of the storage and decides nothing the contract states: which write is
+/// refused, and why, in what order, is `WriteRules`'. `AppDatabase` (SQLite) and `PostgresStore`
+/// implement it; a new backend implements these and gets every write.
+///
+/// Locking is the backend's: a primitive that reads a row the write will change holds it, on a
+/// backend that locks rows, until the transaction ends. The rules read in one order that such a
+/// backend can keep deadlock-free: a device's own queue (`queueWrites(of:)`), the items in id
+/// order, client rows in client_id order, and the log's head last.
+///
+/// The methods are `async` for backends whose steps wait on a server; SQLite's never suspend
+/// (its writer runs the rules to their end on its own thread).
+public protocol WriteRows: AnyObject {
+    /// A live item's row as the backend keeps it (the rules hand it back to write it).
+    associatedtype ItemRow
+
+    // MARK: Items
+
+    /// The live item `id`, held until the transaction ends; nil when there is none (or it was deleted).
+    func liveItem(_ id: ItemID) async throws -> StoredItem<ItemRow>?
+    /// Whether an item `id` exists or ever existed (ids are never reused).
+    func itemExists(_ id: ItemID) async throws -> Bool
+    /// Inserts item `id` at version 1, created and updated `at` (Unix milliseconds); nil, writing
+    /// nothing, when the id exists or existed.
+    func insertItem(_ id: ItemID, fields: ValidDraft, at: Int64) async throws -> Item?
+    /// Writes `fields` to the item read as `stored`, its version one higher, updated at `at` or
+    /// its last update, whichever is later.
+    func updateItem(_ stored: StoredItem<ItemRow>, fields: ValidDraft, at: Int64) async throws -> Item
+    /// `updateItem` in one step when `id` is live and its version passes `precondition`; nil,
+    /// writing nothing, otherwise (the rules then read the row to say why).
+    func updateLiveItem(_ id: ItemID, fields: ValidDraft, precondition: VersionPrecondition?, at: Int64) async throws -> Item?
+    /// Marks the item deleted at `at`.
+    func tombstone(_ stored: StoredItem<ItemRow>, at: Int64) async throws
+
+    // MARK: Navigation
+
+    /// Queues this write behind every other write of `clientID`'s navigation until the transaction ends.
+    func queueWrites(of clientID: ClientID) async throws
+    /// The navigation row of `clientID`. `hold`: held until the transaction ends; otherwise read
+    /// as it is now, to be held later with `holdClient(_:atVersion:)` (after the items).
+    func client(_ clientID: ClientID, hold: Bool) async throws -> StoredClient?
+    /// Holds the row of `clientID`, read earlier without holding it; `WriteRetry` when its version
+    /// is no longer `version` (the write then runs again).
+    func holdClient(_ clientID: ClientID, atVersion version: Int) async throws
+    /// The devices whose navigation names item `id`, in client_id order.
+    func clientsReferencing(_ id: ItemID) async throws -> [ClientID]
+    /// How many devices `owner` has, counted so that two writes adding a device cannot both pass
+    /// the cap (the backend serializes them).
+    func clientCount(owner: UserID) async throws -> Int
+    /// Writes a navigation row: `navigation` (its state, version and time) owned by `owner`, with
+    /// its item references. `ownerChanged`: the owner made this change (its entry, appended just
+    /// before, orders the owner's devices), not a repair by someone else.
+    func saveClient(_ navigation: Navigation, owner: UserID, ownerChanged: Bool) async throws
+
+    // MARK: The log
+
+    /// Appends one change entry to this transaction's log. `ownerClient`: a device whose owner's
+    /// order moves to this entry (see `saveClient`).
+    func append(
+        entity: ChangeEntity, op: ChangeOp, id: String, owner: UserID?, value: (some JSONWritable & Sendable)?, origin: Origin, at: Int64,
+        ownerClient: ClientID?
+    ) async throws
+    /// The log's head once this transaction's entries are in it.
+    func head() async throws -> Int64
+
+    // MARK: Idempotency
+
+    /// Claims an idempotency key for the transaction: false when a request with it runs elsewhere.
+    func claim(_ key: IdempotencyKey) async throws -> Bool
+    /// The stored answer of a decided request with `key`, and its fingerprint.
+    func storedResponse(_ key: IdempotencyKey) async throws -> (fingerprint: String, response: StoredResponse)?
+    /// Stores a decided request's answer.
+    func recordResponse(_ key: IdempotencyKey, fingerprint: String, response: StoredResponse, at: Int64) async throws
+    /// Runs `body` in a savepoint: when it throws a decided refusal (`WriteRules.isDecided`), what
+    /// it wrote (rows and entries) is rolled back and the error rethrown; any other error fails the
+    /// whole transaction.
+    func savepoint<T>(_ body: () async throws -> T) async throws -> T
+}
+
+/// A live item as a write read it: the domain's value and the backend's row.
+public struct StoredItem<Row> {
+    public var item: Item
+    public var row: Row
+
+    public init(item: Item, row: Row) {
+        self.item = item
+        self.row = row
+    }
+}
+
+/// A navigation row: the device's navigation and its owner.
+public struct StoredClient: Sendable {
+    public var navigation: Navigation
+    public var owner: UserID
+
+    public init(navigation: Navigation, owner: UserID) {
+        self.navigation = navigation
+        self.owner = owner
+    }
+}
+
+/// The write met a state another transaction changed under it, or a fresh random id that exists:
+/// the backend runs it again from the start.
+public struct WriteRetry: Error, Sendable {
+    public init() {}
+}

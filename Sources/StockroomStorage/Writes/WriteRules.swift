@@ -1,0 +1,293 @@
+import Foundation
+import StockroomCore
+import StockroomWire
+
+/// The rules of every item and navigation write, once for every backend, over its `WriteRows`:
+/// what each write reads, the checks and refusals in the contract's order with their texts,
+/// `Transition.decide`, the item effect, the repair of other devices after a delete, the device
+/// cap, the change entries and the outcome. A backend runs one of these inside its transaction.
+public enum WriteRules {
+    // MARK: Items
+
+    /// Creates an item (version 1): `alreadyExists` for an id that exists or existed, before a
+    /// draft's validation failure.
+    public static func createItem<Rows: WriteRows>(_ rows: Rows, id: ItemID?, draft: Draft, origin: Origin) async throws -> Item {
+        let id = id ?? .random()
+        let fields: ValidDraft
+        do {
+            fields = try validated(draft)
+        } catch {
+            if try await rows.itemExists(id) { throw StoreError.alreadyExists(id) }
+            throw error
+        }
+        guard let item = try await rows.insertItem(id, fields: fields, at: Timestamp.milliseconds(Date())) else {
+            throw StoreError.alreadyExists(id)
+        }
+        try await logUpsert(rows, item, origin: origin)
+        return item
+    }
+
+    /// Creates each item of a batch on its own: a refused one (exists, invalid) is answered alone,
+    /// having written nothing, and the others are created; any other failure fails the batch.
+    public static func createItems<Rows: WriteRows>(_ rows: Rows, _ items: [BatchItem], origin: Origin) async throws -> [ItemCreation] {
+        var outcomes: [ItemCreation] = []
+        outcomes.reserveCapacity(items.count)
+        for entry in items {
+            // No savepoint per item: `createItem` refuses before it writes anything.
+            do {
+                outcomes.append(.created(try await createItem(rows, id: entry.id, draft: entry.draft, origin: origin)))
+            } catch let error as StoreError {
+                if case .unavailable = error { throw error }
+                outcomes.append(.refused(error))
+            }
+        }
+        return outcomes
+    }
+
+    /// Replaces a live item's editable fields, its version one higher. Refusals in the contract's
+    /// order: `notFound`, then `preconditionFailed`, then the draft's validation failure.
+    public static func updateItem<Rows: WriteRows>(
+        _ rows: Rows, id: ItemID, draft: Draft, precondition: VersionPrecondition?, origin: Origin
+    ) async throws -> Item {
+        let fields = Result { try validated(draft) }
+        let now = Timestamp.milliseconds(Date())
+        // One step when it is written; the row is read only to say why it was not.
+        if case .success(let fields) = fields,
+            let item = try await rows.updateLiveItem(id, fields: fields, precondition: precondition, at: now)
+        {
+            try await logUpsert(rows, item, origin: origin)
+            return item
+        }
+        guard let stored = try await rows.liveItem(id) else { throw StoreError.notFound("no item \(id)") }
+        if let precondition, !precondition.matches(stored.item.version) {
+            throw StoreError.preconditionFailed(currentVersion: stored.item.version)
+        }
+        let item = try await rows.updateItem(stored, fields: try fields.get(), at: now)
+        try await logUpsert(rows, item, origin: origin)
+        return item
+    }
+
+    /// Deletes a live item and repairs every navigation that showed it: `notFound`, then `preconditionFailed`.
+    public static func deleteItem<Rows: WriteRows>(_ rows: Rows, id: ItemID, precondition: VersionPrecondition?, origin: Origin) async throws {
+        guard let stored = try await rows.liveItem(id) else { throw StoreError.notFound("no item \(id)") }
+        if let precondition, !precondition.matches(stored.item.version) {
+            throw StoreError.preconditionFailed(currentVersion: stored.item.version)
+        }
+        try await tombstone(rows, stored, origin: origin, exceptClient: nil)
+    }
+
+    /// Inserts the demo items (the caller has checked that the store holds none).
+    public static func insertDemoItems<Rows: WriteRows>(_ rows: Rows) async throws {
+        let origin = Origin(user: UserID(stored: "demo"))
+        for draft in DemoItems.drafts {
+            guard let item = try await rows.insertItem(.random(), fields: try validated(draft), at: Timestamp.milliseconds(Date())) else {
+                throw WriteRetry()
+            }
+            try await logUpsert(rows, item, origin: origin)
+        }
+    }
+
+    // MARK: Navigation
+
+    /// Replaces a device's whole navigation (a deep link, a restore): refusals in order: another
+    /// user's device (`notFound`), the state's size, `preconditionFailed`, an item it names that
+    /// does not exist (the first in id order), the device cap. A state equal to the stored one
+    /// writes nothing.
+    public static func replaceNavigation<Rows: WriteRows>(
+        _ rows: Rows, clientID: ClientID, state: NavigationState, precondition: VersionPrecondition?, origin: Origin, limits: StoreLimits
+    ) async throws -> Navigation {
+        try await rows.queueWrites(of: clientID)
+        let current = try owned(try await rows.client(clientID, hold: true), clientID: clientID, user: origin.user)
+        do throws(DomainError) {
+            try state.checkSize()
+        } catch {
+            throw StoreError.domain(error)
+        }
+        if let precondition, !precondition.matches(current.version) {
+            throw StoreError.preconditionFailed(currentVersion: current.version)
+        }
+        // Held, so that a delete of one of them waits for this write and then repairs it.
+        var items: [ItemID: Item] = [:]
+        for id in state.referencedItemIDs.sorted(by: { $0.description < $1.description }) where items[id] == nil {
+            guard let stored = try await rows.liveItem(id) else {
+                let field = state.path.contains(.item(id: id)) ? "path" : "destination"
+                throw StoreError.domain(.validationFailed(field: field, message: "no item \(id)"))
+            }
+            items[id] = stored.item
+        }
+        let state = state.rendered(items: items)
+        if current.version > 0, current.state == state { return current }
+        try await checkNewClient(rows, previous: current, owner: origin.user, limits: limits)
+        return try await saveNavigation(rows, clientID: clientID, owner: origin.user, state: state, previous: current, origin: origin)
+    }
+
+    /// Applies one command to a device's navigation: the items it needs read, `Transition.decide`,
+    /// the item effect (with the repair of other devices after a delete), the device cap for a new
+    /// device, the navigation written, and the outcome with the log's head.
+    public static func runCommand<Rows: WriteRows>(
+        _ rows: Rows, _ command: Command, clientID: ClientID, origin: Origin, limits: StoreLimits
+    ) async throws -> CommandOutcome {
+        try await rows.queueWrites(of: clientID)
+        let current: Navigation
+        var items: [ItemID: Item] = [:]
+        var stored: [ItemID: StoredItem<Rows.ItemRow>] = [:]
+        if command.readsItems {
+            // Read first to learn which items the command needs; the row is held after them (items
+            // before clients), and a repair that slipped in between runs the command again.
+            current = try owned(try await rows.client(clientID, hold: false), clientID: clientID, user: origin.user)
+            for id in Set(command.itemsToLookUp(in: current.state)).sorted(by: { $0.description < $1.description }) {
+                if let item = try await rows.liveItem(id) {
+                    stored[id] = item
+                    items[id] = item.item
+                }
+            }
+            try await rows.holdClient(clientID, atVersion: current.version)
+        } else {
+            current = try owned(try await rows.client(clientID, hold: true), clientID: clientID, user: origin.user)
+        }
+        var restoreSource: NavigationState?
+        if case .restore(let sourceID) = command, let source = try await rows.client(sourceID, hold: false), source.owner == origin.user {
+            restoreSource = source.navigation.state
+        }
+        let transition: Transition
+        do throws(DomainError) {
+            transition = try Transition.decide(command, on: current.state, items: items, restoreSource: restoreSource)
+        } catch {
+            throw StoreError.domain(error)
+        }
+        var written: Item?
+        switch transition.effect {
+        case .none:
+            break
+        case .insert(let fields):
+            // A fresh random id that exists already: the write runs again with another.
+            guard let item = try await rows.insertItem(.random(), fields: fields, at: Timestamp.milliseconds(Date())) else {
+                throw WriteRetry()
+            }
+            try await logUpsert(rows, item, origin: origin)
+            written = item
+        case .update(let id, let fields, let expectedVersion):
+            guard let item = stored[id], item.item.version == expectedVersion else {
+                throw StoreError.domain(.invalidTransition("item \(id) changed during the command"))
+            }
+            let updated = try await rows.updateItem(item, fields: fields, at: Timestamp.milliseconds(Date()))
+            try await logUpsert(rows, updated, origin: origin)
+            written = updated
+        case .delete(let id):
+            guard let item = stored[id] else { throw StoreError.domain(.itemDeleted(id)) }
+            try await tombstone(rows, item, origin: origin, exceptClient: clientID)
+        }
+        var navigation = current
+        if transition.state != current.state {
+            try await checkNewClient(rows, previous: current, owner: origin.user, limits: limits)
+            navigation = try await saveNavigation(
+                rows, clientID: clientID, owner: origin.user, state: transition.state, previous: current, origin: origin)
+        }
+        return CommandOutcome(navigation: navigation, item: written, seq: try await rows.head())
+    }
+
+    // MARK: Idempotency
+
+    /// Runs `body` once per idempotency key: a key claimed by a request still running is
+    /// `requestInProgress`; a decided request's stored answer is replayed (another body under the
+    /// same key is `idempotencyKeyReused`); a first run's decided outcome (its value or its
+    /// refusal, rendered by `idempotency`) is stored in the same transaction, its refusal's writes
+    /// rolled back. A failure of storage fails the transaction and stores nothing.
+    public static func idempotent<Rows: WriteRows, Value: Sendable>(
+        _ rows: Rows, _ idempotency: IdempotentRequest<Value>, _ body: () async throws -> Value
+    ) async throws -> Replayable<Result<Value, any Error>> {
+        let key = idempotency.key
+        guard try await rows.claim(key) else { throw StoreError.requestInProgress }
+        if let stored = try await rows.storedResponse(key) {
+            guard stored.fingerprint == idempotency.fingerprint else { throw StoreError.idempotencyKeyReused }
+            return .replayed(stored.response)
+        }
+        let result: Result<Value, any Error>
+        do {
+            result = .success(try await rows.savepoint(body))
+        } catch where isDecided(error) {
+            result = .failure(error)
+        }
+        guard let response = idempotency.render(result) else {
+            if case .failure(let error) = result { throw error }
+            return .fresh(result)
+        }
+        try await rows.recordResponse(key, fingerprint: idempotency.fingerprint, response: response, at: Timestamp.milliseconds(Date()))
+        return .fresh(result)
+    }
+
+    /// An outcome of the request itself (a refusal), which is stored and replayed, unlike a failure
+    /// of storage (`unavailable`, the backend's own errors), which fails the whole transaction.
+    public static func isDecided(_ error: any Error) -> Bool {
+        if let error = error as? StoreError, case .unavailable = error { return false }
+        return error is StoreError || error is DomainError
+    }
+
+    // MARK: Steps
+
+    /// The navigation in `row` if `user` owns it, the root state if nobody wrote it, else `notFound`.
+    public static func owned(_ row: StoredClient?, clientID: ClientID, user: UserID) throws -> Navigation {
+        guard let row else { return .unwritten(clientID: clientID) }
+        guard row.owner == user else { throw StoreError.notFound("no client \(clientID)") }
+        return row.navigation
+    }
+
+    /// Marks an item deleted, with its entry, and repairs every other device that showed it.
+    static func tombstone<Rows: WriteRows>(_ rows: Rows, _ stored: StoredItem<Rows.ItemRow>, origin: Origin, exceptClient: ClientID?) async throws {
+        let now = Timestamp.milliseconds(Date())
+        try await rows.tombstone(stored, at: now)
+        try await rows.append(
+            entity: .item, op: .delete, id: stored.item.id.description, owner: nil, value: Item?.none, origin: origin, at: now, ownerClient: nil)
+        try await repairNavigation(rows, afterDeleting: stored.item.id, origin: origin, exceptClient: exceptClient)
+    }
+
+    /// Repairs every navigation pointing at a deleted item (but `exceptClient`, which the command
+    /// itself handled), in client_id order.
+    static func repairNavigation<Rows: WriteRows>(_ rows: Rows, afterDeleting id: ItemID, origin: Origin, exceptClient: ClientID?) async throws {
+        for clientID in try await rows.clientsReferencing(id) where clientID != exceptClient {
+            guard let row = try await rows.client(clientID, hold: true) else { continue }
+            let repaired = row.navigation.state.repaired(afterDeleting: id)
+            guard repaired != row.navigation.state else { continue }
+            _ = try await saveNavigation(rows, clientID: clientID, owner: row.owner, state: repaired, previous: row.navigation, origin: origin)
+        }
+    }
+
+    /// Writes a new version of a navigation and its change entry; its time never goes back.
+    static func saveNavigation<Rows: WriteRows>(
+        _ rows: Rows, clientID: ClientID, owner: UserID, state: NavigationState, previous: Navigation, origin: Origin
+    ) async throws -> Navigation {
+        let now = max(Timestamp.milliseconds(Date()), previous.updatedAt.map(Timestamp.milliseconds) ?? 0)
+        let navigation = Navigation(
+            clientID: clientID, state: state, version: previous.version + 1, updatedAt: Timestamp.date(milliseconds: now))
+        let ownerChanged = origin.user == owner
+        try await rows.append(
+            entity: .navigation, op: .upsert, id: clientID.rawValue, owner: owner, value: navigation, origin: origin, at: now,
+            ownerClient: ownerChanged ? clientID : nil)
+        try await rows.saveClient(navigation, owner: owner, ownerChanged: ownerChanged)
+        return navigation
+    }
+
+    /// Refuses a new device beyond its owner's cap; existing devices are never refused.
+    static func checkNewClient<Rows: WriteRows>(_ rows: Rows, previous: Navigation, owner: UserID, limits: StoreLimits) async throws {
+        guard previous.version == 0 else { return }
+        guard try await rows.clientCount(owner: owner) < limits.clientsPerUser else {
+            throw StoreError.domain(
+                .validationFailed(field: "clientID", message: "a user may have at most \(limits.clientsPerUser) clients (devices)"))
+        }
+    }
+
+    /// An item upsert's entry, at the item's update time.
+    static func logUpsert<Rows: WriteRows>(_ rows: Rows, _ item: Item, origin: Origin) async throws {
+        try await rows.append(
+            entity: .item, op: .upsert, id: item.id.description, owner: nil, value: item, origin: origin,
+            at: Timestamp.milliseconds(item.updatedAt), ownerClient: nil)
+    }
+
+    static func validated(_ draft: Draft) throws -> ValidDraft {
+        do {
+            return try ValidDraft(draft)
+        } catch {
+            throw StoreError.domain(error)
+        }
+    }
+}

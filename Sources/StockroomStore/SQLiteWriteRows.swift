@@ -1,0 +1,195 @@
+import Foundation
+import GRDB
+import StockroomCore
+import StockroomStorage
+import StockroomWire
+
+/// SQLite's `WriteRows`: the rules' steps on the writer connection, inside the write's
+/// transaction. Every method is synchronous (the writer is the only one, so nothing is held or
+/// waited for): `run` drives the rules to their end on the writer's thread.
+final class SQLiteWriteRows: WriteRows {
+    typealias ItemRow = ItemRecord
+
+    let db: Database
+    /// The seq of the entry appended last, for the navigation row saved after it.
+    private var lastAppended: Int64?
+
+    private init(_ db: Database) {
+        self.db = db
+    }
+
+    /// Runs `body` (rules over this connection's rows) to its end on the calling thread, the
+    /// writer's. Nothing in it suspends, since every step here is synchronous; a body that did
+    /// would touch the connection from another thread, so that stops the process.
+    static func run<T>(_ db: Database, _ body: @escaping (SQLiteWriteRows) async throws -> T) throws -> T {
+        let run = ImmediateRun(rows: SQLiteWriteRows(db), body: body)
+        run.start()
+        guard let result = run.result else {
+            preconditionFailure("a SQLite write suspended: its rows are read and written on the writer's thread only")
+        }
+        return try result.get()
+    }
+
+    // MARK: Items
+
+    func liveItem(_ id: ItemID) throws -> StoredItem<ItemRecord>? {
+        guard let record = try ItemRecord.live(db, id: id) else { return nil }
+        return StoredItem(item: try record.item, row: record)
+    }
+
+    func itemExists(_ id: ItemID) throws -> Bool {
+        // A cached statement, not the query interface (which prepares its statement anew): a batch import runs this once per item.
+        try Bool.fetchOne(db.cachedStatement(sql: ItemRecord.existsSQL), arguments: [id.description]) == true
+    }
+
+    func insertItem(_ id: ItemID, fields: ValidDraft, at: Int64) throws -> Item? {
+        if try itemExists(id) { return nil }
+        let record = ItemRecord(id: id, fields: fields, at: at)
+        try record.insertCached(db)
+        return try record.item
+    }
+
+    func updateItem(_ stored: StoredItem<ItemRecord>, fields: ValidDraft, at: Int64) throws -> Item {
+        var record = stored.row
+        record.apply(fields)
+        record.version += 1
+        record.updatedAt = max(at, record.updatedAt)
+        try record.updateCached(db)
+        return try record.item
+    }
+
+    func updateLiveItem(_ id: ItemID, fields: ValidDraft, precondition: VersionPrecondition?, at: Int64) throws -> Item? {
+        guard let stored = try liveItem(id), precondition?.matches(stored.item.version) ?? true else { return nil }
+        return try updateItem(stored, fields: fields, at: at)
+    }
+
+    func tombstone(_ stored: StoredItem<ItemRecord>, at: Int64) throws {
+        // A cached statement, not the query interface (which prepares its statement anew): a delete command runs it.
+        try db.cachedStatement(sql: ItemRecord.tombstoneSQL).execute(arguments: [at, stored.row.seq])
+    }
+
+    // MARK: Navigation
+
+    /// Nothing to queue behind: the writer applies one write at a time.
+    func queueWrites(of clientID: ClientID) {}
+
+    func client(_ clientID: ClientID, hold: Bool) throws -> StoredClient? {
+        guard let record = try ClientRecord.find(db, clientID: clientID) else { return nil }
+        return StoredClient(navigation: try record.navigation, owner: UserID(stored: record.owner))
+    }
+
+    /// Nothing moves under the one writer.
+    func holdClient(_ clientID: ClientID, atVersion version: Int) {}
+
+    func clientsReferencing(_ id: ItemID) throws -> [ClientID] {
+        try ClientItemRefRecord
+            .filter(ClientItemRefRecord.Columns.itemID == id.description)
+            .order(ClientItemRefRecord.Columns.clientID)
+            .select(ClientItemRefRecord.Columns.clientID, as: ClientID.self)
+            .fetchAll(db)
+    }
+
+    func clientCount(owner: UserID) throws -> Int {
+        // A cached statement, not the query interface (which prepares its statement anew): a first command of a client runs it.
+        try Int.fetchOne(db.cachedStatement(sql: ClientRecord.countByOwnerSQL), arguments: [owner.rawValue]) ?? 0
+    }
+
+    func saveClient(_ navigation: Navigation, owner: UserID, ownerChanged: Bool) throws {
+        guard let seq = lastAppended else { throw DatabaseError(message: "a navigation saved before its change entry") }
+        let ownerChangeSeq: Int64 =
+            ownerChanged
+            ? seq
+            : (try ClientRecord.filter(key: navigation.clientID).select(ClientRecord.Columns.ownerChangeSeq, as: Int64.self).fetchOne(db) ?? seq)
+        let record = ClientRecord(
+            clientID: navigation.clientID,
+            owner: owner.rawValue,
+            state: String(decoding: navigation.state.jsonBytes, as: UTF8.self),
+            version: navigation.version,
+            updatedAt: navigation.updatedAt.map(Timestamp.milliseconds) ?? 0,
+            ownerChangeSeq: ownerChangeSeq
+        )
+        try record.upsertCached(db)
+        ClientRecord.decodedStates.keep(navigation.state, json: record.state)
+        try ClientItemRefRecord.replace(db, clientID: navigation.clientID, with: navigation.state.referencedItemIDs)
+    }
+
+    // MARK: The log
+
+    func append(
+        entity: ChangeEntity, op: ChangeOp, id: String, owner: UserID?, value: (some JSONWritable & Sendable)?, origin: Origin, at: Int64,
+        ownerClient: ClientID?
+    ) throws {
+        lastAppended = try ChangeLog.append(db, entity: entity, op: op, id: id, owner: owner, value: value, origin: origin, at: at)
+    }
+
+    func head() throws -> Int64 {
+        try ChangeLog.head(db)
+    }
+
+    // MARK: Idempotency
+
+    /// Claimed already, in this process, before the write queued (`InFlightKeys`).
+    func claim(_ key: IdempotencyKey) -> Bool { true }
+
+    func storedResponse(_ key: IdempotencyKey) throws -> (fingerprint: String, response: StoredResponse)? {
+        guard let record = try IdempotencyRecord.find(db, key: key) else { return nil }
+        return (record.fingerprint, record.stored)
+    }
+
+    func recordResponse(_ key: IdempotencyKey, fingerprint: String, response: StoredResponse, at: Int64) throws {
+        try IdempotencyRecord(key: key, fingerprint: fingerprint, response: response, at: at).insertCached(db)
+    }
+
+    func savepoint<T>(_ body: () async throws -> T) async throws -> T {
+        // Raw SQL that GRDB recognizes as savepoint statements (its transaction observers, the
+        // change observer among them, follow a rollback to it).
+        try db.execute(sql: "SAVEPOINT request")
+        let value: T
+        do {
+            value = try await body()
+        } catch {
+            if db.isInsideTransaction {
+                try db.execute(sql: "ROLLBACK TO SAVEPOINT request")
+                try db.execute(sql: "RELEASE SAVEPOINT request")
+            }
+            throw error
+        }
+        try db.execute(sql: "RELEASE SAVEPOINT request")
+        return value
+    }
+}
+
+/// One run of rules on the writer's thread, started at once (`Task.immediate`): it ends before
+/// `start` returns when nothing in it suspends.
+private final class ImmediateRun<T>: @unchecked Sendable {
+    // @unchecked: used by the one thread that runs the write; the task runs on it, inside `start`.
+    private let rows: SQLiteWriteRows
+    private let body: (SQLiteWriteRows) async throws -> T
+    private(set) var result: Result<T, any Error>?
+
+    init(rows: SQLiteWriteRows, body: @escaping (SQLiteWriteRows) async throws -> T) {
+        self.rows = rows
+        self.body = body
+    }
+
+    func start() {
+        #if canImport(Darwin)
+            guard #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) else {
+                fatalError("the SQLite store needs Task.immediate (macOS 26 or later)")
+            }
+        #endif
+        Task.immediate { self.finish(await self.outcome()) }
+    }
+
+    private func outcome() async -> Result<T, any Error> {
+        do {
+            return .success(try await body(rows))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    private func finish(_ outcome: Result<T, any Error>) {
+        result = outcome
+    }
+}
