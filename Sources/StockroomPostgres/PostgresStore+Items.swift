@@ -85,57 +85,13 @@ extension PostgresStore {
     public func createItem(id: ItemID?, draft: Draft, origin: Origin, idempotency: IdempotentRequest<Item>? = nil) async throws
         -> Replayable<Item>
     {
-        try await perform(idempotency) { write in try await Self.applyCreateItem(write, id: id, draft: draft, origin: origin) }
+        try await perform(idempotency) { write in try await WriteRules.createItem(write, id: id, draft: draft, origin: origin) }
     }
 
     public func createItems(_ items: [BatchItem], origin: Origin, idempotency: IdempotentRequest<[ItemCreation]>? = nil) async throws
         -> Replayable<[ItemCreation]>
     {
-        try await perform(idempotency) { write in
-            var outcomes: [ItemCreation] = []
-            outcomes.reserveCapacity(items.count)
-            for entry in items {
-                // A refusal (exists, invalid) writes nothing, so no savepoint is needed per item.
-                do {
-                    outcomes.append(.created(try await Self.applyCreateItem(write, id: entry.id, draft: entry.draft, origin: origin)))
-                } catch let error as StoreError {
-                    outcomes.append(.refused(error))
-                }
-            }
-            return outcomes
-        }
-    }
-
-    static func applyCreateItem(_ write: PostgresWrite, id: ItemID?, draft: Draft, origin: Origin) async throws -> Item {
-        let id = id ?? .random()
-        guard let item = try await insertItem(write, id: id, fields: try validated(draft), origin: origin) else {
-            throw StoreError.alreadyExists(id)
-        }
-        return item
-    }
-
-    /// Inserts a new item and its change entry; nil when the id exists (live or deleted: ids are
-    /// never reused). A transaction inserting the same id that has not committed yet makes this
-    /// one wait for its outcome.
-    static func insertItem(_ write: PostgresWrite, id: ItemID, fields: ValidDraft, origin: Origin) async throws -> Item? {
-        let now = Timestamp.milliseconds(Date())
-        guard let row = try await write.rows(Statements.InsertItem(id: id, fields: fields, now: now)).first else { return nil }
-        let item = try row.item
-        write.append(entity: .item, op: .upsert, id: item.id.description, owner: nil, value: item, origin: origin, at: now)
-        return item
-    }
-
-    static func columns(of status: Status) -> (inStock: Bool, quantity: Int64?, isOnBackOrder: Bool?) {
-        switch status {
-        case .inStock(let quantity): (true, Int64(quantity), nil)
-        case .outOfStock(let backOrdered): (false, nil, backOrdered)
-        }
-    }
-
-    /// The live item `id`, its row locked until the transaction ends (a concurrent writer of it waits,
-    /// then reads the version this one wrote).
-    static func lockedItem(_ write: PostgresWrite, id: ItemID) async throws -> ItemRow? {
-        try await write.rows(Statements.LockedItem(id: id)).first
+        try await perform(idempotency) { write in try await WriteRules.createItems(write, items, origin: origin) }
     }
 
     @discardableResult
@@ -143,58 +99,15 @@ extension PostgresStore {
         _ id: ItemID, draft: Draft, precondition: VersionPrecondition?, origin: Origin, idempotency: IdempotentRequest<Item>? = nil
     ) async throws -> Replayable<Item> {
         try await perform(idempotency) { write in
-            // One statement checks, locks and updates the row; only when it changed nothing (or the
-            // draft is invalid, which is answered after a missing item and a failed precondition)
-            // is the row read to say why.
-            let fields = Result { try Self.validated(draft) }
-            if case .success(let fields) = fields {
-                let versions: [Int64]? = if case .oneOf(let versions)? = precondition { versions.map(Int64.init) } else { nil }
-                let now = Timestamp.milliseconds(Date())
-                if let updated = try await write.rows(Statements.UpdateItemByID(id: id, fields: fields, now: now, versions: versions)).first {
-                    return try Self.logged(write, updated, origin: origin)
-                }
-            }
-            guard let row = try await Self.lockedItem(write, id: id) else { throw StoreError.notFound("no item \(id)") }
-            if let precondition, !precondition.matches(Int(row.version)) {
-                throw StoreError.preconditionFailed(currentVersion: Int(row.version))
-            }
-            return try await Self.writeItem(write, row, fields: try fields.get(), origin: origin)
+            try await WriteRules.updateItem(write, id: id, draft: draft, precondition: precondition, origin: origin)
         }
-    }
-
-    static func writeItem(_ write: PostgresWrite, _ row: ItemRow, fields: ValidDraft, origin: Origin) async throws -> Item {
-        let now = max(Timestamp.milliseconds(Date()), row.updatedAt)
-        guard let updated = try await write.rows(Statements.UpdateItem(seq: row.seq, fields: fields, now: now)).first else {
-            throw PostgresStoreError.schema("UPDATE items returned no row")
-        }
-        return try logged(write, updated, origin: origin)
-    }
-
-    /// The item an update wrote, with its change entry appended (at the row's `updated_at`).
-    static func logged(_ write: PostgresWrite, _ updated: ItemRow, origin: Origin) throws -> Item {
-        let item = try updated.item
-        write.append(entity: .item, op: .upsert, id: item.id.description, owner: nil, value: item, origin: origin, at: updated.updatedAt)
-        return item
     }
 
     @discardableResult
     public func deleteItem(
         _ id: ItemID, precondition: VersionPrecondition?, origin: Origin, idempotency: IdempotentRequest<Void>? = nil
     ) async throws -> Replayable<Void> {
-        try await perform(idempotency) { write in
-            guard let row = try await Self.lockedItem(write, id: id) else { throw StoreError.notFound("no item \(id)") }
-            if let precondition, !precondition.matches(Int(row.version)) {
-                throw StoreError.preconditionFailed(currentVersion: Int(row.version))
-            }
-            try await Self.tombstone(write, row, origin: origin, exceptClient: nil)
-        }
-    }
-
-    static func tombstone(_ write: PostgresWrite, _ row: ItemRow, origin: Origin, exceptClient: ClientID?) async throws {
-        let now = Timestamp.milliseconds(Date())
-        try await write.query("UPDATE items SET deleted_at = \(now) WHERE seq = \(row.seq)")
-        write.append(entity: .item, op: .delete, id: row.id, owner: nil, value: Item?.none, origin: origin, at: now)
-        try await repairNavigation(write, afterDeleting: try row.item.id, origin: origin, exceptClient: exceptClient, at: now)
+        try await perform(idempotency) { write in try await WriteRules.deleteItem(write, id: id, precondition: precondition, origin: origin) }
     }
 
     @discardableResult
@@ -203,23 +116,17 @@ extension PostgresStore {
             // Daemons starting together on an empty database seed it once.
             try await write.query("SELECT pg_advisory_xact_lock(\(Self.seedLockKey))")
             guard try await write.query("SELECT 1 FROM items LIMIT 1").isEmpty else { return false }
-            let origin = Origin(user: UserID(stored: "demo"))
-            for draft in DemoItems.drafts {
-                guard try await Self.insertItem(write, id: .random(), fields: try Self.validated(draft), origin: origin) != nil else {
-                    throw PostgresRetry()
-                }
-            }
+            try await WriteRules.insertDemoItems(write)
             return true
         }
     }
 
     static let seedLockKey: Int64 = 7_126_500_029
 
-    static func validated(_ draft: Draft) throws -> ValidDraft {
-        do {
-            return try ValidDraft(draft)
-        } catch {
-            throw StoreError.domain(error)
+    static func columns(of status: Status) -> (inStock: Bool, quantity: Int64?, isOnBackOrder: Bool?) {
+        switch status {
+        case .inStock(let quantity): (true, Int64(quantity), nil)
+        case .outOfStock(let backOrdered): (false, nil, backOrdered)
         }
     }
 }

@@ -72,7 +72,7 @@ extension PostgresStore {
                 } else {
                     let user = UserID(stored: owner)
                     let clientID = ClientID(stored: id)
-                    write.append(
+                    write.record(
                         entity: .presence, op: .upsert, id: id, owner: user,
                         value: Presence(clientID: clientID, online: live, lastSeenAt: Timestamp.date(milliseconds: lastSeen)),
                         origin: Origin(user: user, clientID: clientID), at: now)
@@ -135,7 +135,7 @@ extension PostgresStore {
                 try await write.query("DELETE FROM clients WHERE client_id = \(id)")
                 try await write.query("DELETE FROM devices_seen WHERE client_id = \(id)")
                 let user = UserID(stored: owner)
-                write.append(
+                write.record(
                     entity: .navigation, op: .delete, id: id, owner: user, value: Navigation?.none,
                     origin: Origin(user: user, clientID: ClientID(stored: id)), at: now)
             }

@@ -258,9 +258,9 @@ public final class PostgresStore: Storage, Service {
     }
 
     /// A deadlock or serialization failure, or a state that changed under the write
-    /// (`PostgresRetry`): running the write again decides it.
+    /// (`WriteRetry`): running the write again decides it.
     static func isRetryable(_ error: any Error) -> Bool {
-        if error is PostgresRetry { return true }
+        if error is WriteRetry { return true }
         guard let error = error as? PSQLError, let state = error.serverInfo?[.sqlState] else { return false }
         return state == "40001" || state == "40P01"
     }
@@ -270,7 +270,7 @@ public final class PostgresStore: Storage, Service {
     /// a NUL (which PostgreSQL cannot store) a validation failure; anything else is rethrown.
     static func mapped(_ error: any Error) -> any Error {
         if error is StoreError || error is DomainError || error is ReplayedResponse { return error }
-        if error is PostgresRetry { return StoreError.unavailable("the write met concurrent changes \(attempts) times; retry it") }
+        if error is WriteRetry { return StoreError.unavailable("the write met concurrent changes \(attempts) times; retry it") }
         if let error = error as? PSQLError {
             if let state = error.serverInfo?[.sqlState] {
                 if state == "22021" {

@@ -44,7 +44,7 @@ final class PostgresWrite {
     }
 
     /// Records a change entry to append when the transaction ends.
-    func append(
+    func record(
         entity: ChangeEntity, op: ChangeOp, id: String, owner: UserID?, value: (some JSONWritable)?, origin: Origin, at: Int64,
         ownerClient: ClientID? = nil
     ) {

@@ -116,7 +116,7 @@ final class SQLiteWriteRows: WriteRows {
     // MARK: The log
 
     func append(
-        entity: ChangeEntity, op: ChangeOp, id: String, owner: UserID?, value: (some JSONWritable & Sendable)?, origin: Origin, at: Int64,
+        entity: ChangeEntity, op: ChangeOp, id: String, owner: UserID?, value: (some JSONWritable)?, origin: Origin, at: Int64,
         ownerClient: ClientID?
     ) throws {
         lastAppended = try ChangeLog.append(db, entity: entity, op: op, id: id, owner: owner, value: value, origin: origin, at: at)

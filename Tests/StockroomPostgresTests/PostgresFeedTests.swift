@@ -145,7 +145,7 @@ struct PostgresFeedTests {
                             let id = ItemID.random()
                             do {
                                 _ = try await daemon.write { write in
-                                    _ = try await PostgresStore.applyCreateItem(write, id: id, draft: Self.draft, origin: Self.erin)
+                                    _ = try await WriteRules.createItem(write, id: id, draft: Self.draft, origin: Self.erin)
                                     try await write.appendLog()
                                     if rollBack { throw RolledBack() }
                                 }
@@ -162,7 +162,7 @@ struct PostgresFeedTests {
                 group.addTask {
                     do {
                         _ = try await daemons[0].write { write in
-                            _ = try await PostgresStore.applyCreateItem(write, id: nil, draft: Self.draft, origin: Self.erin)
+                            _ = try await WriteRules.createItem(write, id: nil, draft: Self.draft, origin: Self.erin)
                             try await write.appendLog()
                             try await write.query("SELECT pg_sleep(30)")
                         }

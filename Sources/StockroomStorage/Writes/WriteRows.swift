@@ -61,7 +61,7 @@ public protocol WriteRows: AnyObject {
     /// Appends one change entry to this transaction's log. `ownerClient`: a device whose owner's
     /// order moves to this entry (see `saveClient`).
     func append(
-        entity: ChangeEntity, op: ChangeOp, id: String, owner: UserID?, value: (some JSONWritable & Sendable)?, origin: Origin, at: Int64,
+        entity: ChangeEntity, op: ChangeOp, id: String, owner: UserID?, value: (some JSONWritable)?, origin: Origin, at: Int64,
         ownerClient: ClientID?
     ) async throws
     /// The log's head once this transaction's entries are in it.

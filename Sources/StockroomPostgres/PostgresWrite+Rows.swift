@@ -1,0 +1,152 @@
+import Foundation
+import PostgresNIO
+import StockroomCore
+import StockroomStorage
+import StockroomWire
+
+/// PostgreSQL's `WriteRows`: the rules' steps as statements of the write's transaction. Rows a
+/// write will change are locked (`FOR UPDATE`) when read, and the locks are taken in one order
+/// (`WriteRows`): the client's advisory lock, the items in id order, client rows in client_id
+/// order, `log_head` last (`appendLog`). A deadlock PostgreSQL still detects, or a state that moved
+/// under the write (`WriteRetry`), runs the write again (`PostgresStore.write`).
+extension PostgresWrite: WriteRows {
+    // MARK: Items
+
+    func liveItem(_ id: ItemID) async throws -> StoredItem<ItemRow>? {
+        guard let row = try await rows(Statements.LockedItem(id: id)).first else { return nil }
+        return StoredItem(item: try row.item, row: row)
+    }
+
+    func itemExists(_ id: ItemID) async throws -> Bool {
+        try await query("SELECT 1 FROM items WHERE id = \(id.description)").isEmpty == false
+    }
+
+    /// A transaction inserting the same id that has not committed yet makes this one wait for its outcome.
+    func insertItem(_ id: ItemID, fields: ValidDraft, at: Int64) async throws -> Item? {
+        try await rows(Statements.InsertItem(id: id, fields: fields, now: at)).first?.item
+    }
+
+    func updateItem(_ stored: StoredItem<ItemRow>, fields: ValidDraft, at: Int64) async throws -> Item {
+        let now = max(at, stored.row.updatedAt)
+        guard let updated = try await rows(Statements.UpdateItem(seq: stored.row.seq, fields: fields, now: now)).first else {
+            throw PostgresStoreError.schema("UPDATE items returned no row")
+        }
+        return try updated.item
+    }
+
+    /// One statement checks that the item is live and at an allowed version, locks and writes it.
+    func updateLiveItem(_ id: ItemID, fields: ValidDraft, precondition: VersionPrecondition?, at: Int64) async throws -> Item? {
+        let versions: [Int64]? = if case .oneOf(let versions)? = precondition { versions.map(Int64.init) } else { nil }
+        return try await rows(Statements.UpdateItemByID(id: id, fields: fields, now: at, versions: versions)).first?.item
+    }
+
+    func tombstone(_ stored: StoredItem<ItemRow>, at: Int64) async throws {
+        try await query("UPDATE items SET deleted_at = \(at) WHERE seq = \(stored.row.seq)")
+    }
+
+    // MARK: Navigation
+
+    /// The client's advisory lock: every command and replacement of one device queue there.
+    func queueWrites(of clientID: ClientID) async throws {
+        _ = try await rows(Statements.AdvisoryLock(name: "client:" + clientID.rawValue))
+    }
+
+    func client(_ clientID: ClientID, hold: Bool) async throws -> StoredClient? {
+        let row =
+            hold
+            ? try await rows(Statements.LockedClient(clientID: clientID)).first
+            : try await rows(Statements.ClientByID(clientID: clientID)).first
+        return try row.map { StoredClient(navigation: try $0.navigation, owner: $0.owner) }
+    }
+
+    func holdClient(_ clientID: ClientID, atVersion version: Int) async throws {
+        let locked = try await rows(Statements.LockedClient(clientID: clientID)).first
+        if Int(locked?.version ?? 0) != version { throw WriteRetry() }
+    }
+
+    func clientsReferencing(_ id: ItemID) async throws -> [ClientID] {
+        try await query("SELECT client_id FROM client_item_refs WHERE item_id = \(id.description) ORDER BY client_id")
+            .map { ClientID(stored: try $0.decode(String.self)) }
+    }
+
+    /// The owner's advisory lock makes the count and the insert one step across daemons.
+    func clientCount(owner: UserID) async throws -> Int {
+        try await query("SELECT pg_advisory_xact_lock(hashtextextended(\("owner:" + owner.rawValue), 0))")
+        return Int(try await query("SELECT count(*) FROM clients WHERE owner = \(owner.rawValue)").first?.decode(Int64.self) ?? 0)
+    }
+
+    /// The owner's own change moves `owner_change_seq` to its entry's seq when the entries are
+    /// numbered (`append`'s `ownerClient`); a repair by someone else keeps it.
+    func saveClient(_ navigation: Navigation, owner: UserID, ownerChanged: Bool) async throws {
+        _ = try await rows(
+            Statements.SaveClient(
+                clientID: navigation.clientID, owner: owner, stateJSON: String(decoding: navigation.state.jsonBytes, as: UTF8.self),
+                version: Int64(navigation.version), now: navigation.updatedAt.map(Timestamp.milliseconds) ?? 0,
+                referenced: navigation.state.referencedItemIDs.map(\.description)))
+    }
+
+    // MARK: The log
+
+    func append(
+        entity: ChangeEntity, op: ChangeOp, id: String, owner: UserID?, value: (some JSONWritable)?, origin: Origin, at: Int64,
+        ownerClient: ClientID?
+    ) async throws {
+        record(entity: entity, op: op, id: id, owner: owner, value: value, origin: origin, at: at, ownerClient: ownerClient)
+    }
+
+    /// Numbers this transaction's entries now (`appendLog`): the head row stays locked to the commit.
+    func head() async throws -> Int64 {
+        try await appendLog()
+    }
+
+    // MARK: Idempotency
+
+    /// `pg_try_advisory_xact_lock` of the key: taken by a request still running, on this daemon or another, it is false.
+    func claim(_ key: IdempotencyKey) async throws -> Bool {
+        try await query("SELECT pg_try_advisory_xact_lock(hashtextextended(\(Self.lockName(key)), 0))").first?.decode(Bool.self) ?? false
+    }
+
+    func storedResponse(_ key: IdempotencyKey) async throws -> (fingerprint: String, response: StoredResponse)? {
+        guard
+            let record = try await query(
+                """
+                SELECT fingerprint, response FROM idempotency_records
+                WHERE user_id = \(key.user.rawValue) AND scope = \(key.scope.rawValue) AND key = \(key.key)
+                """
+            ).first
+        else { return nil }
+        let (fingerprint, response) = try record.decode((String, ByteBuffer).self)
+        return (fingerprint, StoredResponse(bytes: Array(response.readableBytesView)))
+    }
+
+    func recordResponse(_ key: IdempotencyKey, fingerprint: String, response: StoredResponse, at: Int64) async throws {
+        try await query(
+            """
+            INSERT INTO idempotency_records (user_id, scope, key, fingerprint, response, created_at)
+            VALUES (\(key.user.rawValue), \(key.scope.rawValue), \(key.key), \(fingerprint), \(ByteBuffer(bytes: response.bytes)), \(at))
+            """)
+    }
+
+    /// The body's entries are numbered inside the savepoint, so that a refusal gives its numbers back with it.
+    func savepoint<T>(_ body: () async throws -> T) async throws -> T {
+        let mark = self.mark
+        try await query("SAVEPOINT request")
+        do {
+            let value = try await body()
+            try await appendLog()
+            try await query("RELEASE SAVEPOINT request")
+            return value
+        } catch where WriteRules.isDecided(error) {
+            try await query("ROLLBACK TO SAVEPOINT request")
+            discard(from: mark)
+            throw error
+        }
+    }
+
+    /// The advisory lock of a key: its user, scope and key, which `hashtextextended` turns into the
+    /// lock's 64-bit number (a collision only makes a request wait for an unrelated one, or answer
+    /// `requestInProgress` to it).
+    static func lockName(_ key: IdempotencyKey) -> String {
+        "idempotency:\(key.user.rawValue)\n\(key.scope.rawValue)\n\(key.key)"
+    }
+}
