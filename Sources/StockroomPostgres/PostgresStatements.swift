@@ -209,16 +209,16 @@ enum Statements {
 extension ValidDraft {
     /// The fields as `InsertItem`, `UpdateItem` and `UpdateItemByID` bind them ($2-$10).
     func append(to bindings: inout PostgresBindings) {
-        bindings.append(name)
-        bindings.append(name.lowercased())
-        bindings.append(color?.name)
-        bindings.append(color?.red)
-        bindings.append(color?.green)
-        bindings.append(color?.blue)
-        let (inStock, quantity, isOnBackOrder) = PostgresStore.columns(of: status)
-        bindings.append(inStock)
-        bindings.append(quantity)
-        bindings.append(isOnBackOrder)
+        let columns = ItemColumns(self)
+        bindings.append(columns.name)
+        bindings.append(columns.searchName)
+        bindings.append(columns.colorName)
+        bindings.append(columns.colorRed)
+        bindings.append(columns.colorGreen)
+        bindings.append(columns.colorBlue)
+        bindings.append(columns.inStock)
+        bindings.append(columns.quantity.map(Int64.init))
+        bindings.append(columns.isOnBackOrder)
     }
 }
 

@@ -28,21 +28,13 @@ struct ItemRow {
             try row.decode((Int64, String, String, String?, Double?, Double?, Double?, Bool, Int64?, Bool?, Int64, Int64, Int64).self)
     }
 
-    var color: Color? {
-        guard let colorName, let colorRed, let colorGreen, let colorBlue else { return nil }
-        return Color(name: colorName, red: colorRed, green: colorGreen, blue: colorBlue)
-    }
-
-    var status: Status {
-        inStock ? .inStock(quantity: Int(quantity ?? 0)) : .outOfStock(isOnBackOrder: isOnBackOrder ?? false)
-    }
-
     var item: Item {
         get throws {
             guard let itemID = ItemID(id) else { throw PostgresStoreError.schema("corrupt item id \(id)") }
-            return Item(
-                id: itemID, name: name, color: color, status: status, version: Int(version),
-                createdAt: Timestamp.date(milliseconds: createdAt), updatedAt: Timestamp.date(milliseconds: updatedAt))
+            return ItemColumns(
+                name: name, colorName: colorName, colorRed: colorRed, colorGreen: colorGreen, colorBlue: colorBlue, inStock: inStock,
+                quantity: quantity.map { Int($0) }, isOnBackOrder: isOnBackOrder
+            ).item(id: itemID, version: Int(version), createdAt: createdAt, updatedAt: updatedAt)
         }
     }
 }
@@ -122,11 +114,4 @@ extension PostgresStore {
     }
 
     static let seedLockKey: Int64 = 7_126_500_029
-
-    static func columns(of status: Status) -> (inStock: Bool, quantity: Int64?, isOnBackOrder: Bool?) {
-        switch status {
-        case .inStock(let quantity): (true, Int64(quantity), nil)
-        case .outOfStock(let backOrdered): (false, nil, backOrdered)
-        }
-    }
 }

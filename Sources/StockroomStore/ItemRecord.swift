@@ -100,37 +100,26 @@ struct ItemRecord: Codable, PersistableRecord {
 
     /// Writes validated fields into the record.
     mutating func apply(_ fields: ValidDraft) {
-        name = fields.name
-        searchName = fields.name.lowercased()
-        colorName = fields.color?.name
-        colorRed = fields.color?.red
-        colorGreen = fields.color?.green
-        colorBlue = fields.color?.blue
-        switch fields.status {
-        case .inStock(let count):
-            inStock = true
-            quantity = count
-            isOnBackOrder = nil
-        case .outOfStock(let backOrdered):
-            inStock = false
-            quantity = nil
-            isOnBackOrder = backOrdered
-        }
+        let columns = ItemColumns(fields)
+        name = columns.name
+        searchName = columns.searchName
+        colorName = columns.colorName
+        colorRed = columns.colorRed
+        colorGreen = columns.colorGreen
+        colorBlue = columns.colorBlue
+        inStock = columns.inStock
+        quantity = columns.quantity
+        isOnBackOrder = columns.isOnBackOrder
     }
 
     /// The domain value of the row.
     var item: Item {
         get throws {
             guard let itemID = ItemID(id) else { throw DatabaseError(message: "corrupt item id \(id)") }
-            var color: Color?
-            if let colorName, let colorRed, let colorGreen, let colorBlue {
-                color = Color(name: colorName, red: colorRed, green: colorGreen, blue: colorBlue)
-            }
-            let status: Status = inStock ? .inStock(quantity: quantity ?? 0) : .outOfStock(isOnBackOrder: isOnBackOrder ?? false)
-            return Item(
-                id: itemID, name: name, color: color, status: status, version: version,
-                createdAt: Timestamp.date(milliseconds: createdAt), updatedAt: Timestamp.date(milliseconds: updatedAt)
-            )
+            return ItemColumns(
+                name: name, colorName: colorName, colorRed: colorRed, colorGreen: colorGreen, colorBlue: colorBlue, inStock: inStock,
+                quantity: quantity, isOnBackOrder: isOnBackOrder
+            ).item(id: itemID, version: version, createdAt: createdAt, updatedAt: updatedAt)
         }
     }
 
