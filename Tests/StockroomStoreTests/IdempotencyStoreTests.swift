@@ -2,7 +2,6 @@ import Foundation
 import GRDB
 import StockroomCore
 import StockroomWire
-import Synchronization
 import Testing
 
 import StockroomStorage
@@ -49,20 +48,6 @@ private func render<Value: Encodable>(_ result: Result<Value, any Error>) -> Sto
     }
 }
 
-/// Remembers every response a render closure handed to the store.
-private final class Rendered: Sendable {
-    private let responses = Mutex<[StoredResponse?]>([])
-    var all: [StoredResponse?] { responses.withLock { $0 } }
-
-    func request(user: UserID, key: String, fingerprint: String) -> IdempotentRequest<Item> {
-        IdempotentRequest(key: IdempotencyKey(user: user, scope: .items, key: key), fingerprint: fingerprint) { result in
-            let response = render(result)
-            self.responses.withLock { $0.append(response) }
-            return response
-        }
-    }
-}
-
 private func itemRequest(user: UserID, key: String, fingerprint: String) -> IdempotentRequest<Item> {
     IdempotentRequest(key: IdempotencyKey(user: user, scope: .items, key: key), fingerprint: fingerprint) { render($0) }
 }
@@ -72,156 +57,12 @@ private extension Replayable {
         if case .fresh(let value) = self { return value }
         return nil
     }
-
-    var replayed: StoredResponse? {
-        if case .replayed(let response) = self { return response }
-        return nil
-    }
 }
 
+/// The purge of old records, aged in SQL. Replays, reused keys, stored and unstored failures and
+/// the keys' scopes are in StorageContractTests/IdempotencyContractTests, on every backend.
 @Suite("Idempotency keys")
 struct IdempotencyStoreTests {
-    @Test("a retry with the same key replays the stored response and writes nothing")
-    func retryReplays() async throws {
-        try await withTemporaryDatabase { database in
-            let probe = Probe(database)
-            let rendered = Rendered()
-            let request = rendered.request(user: "erin", key: "k1", fingerprint: "POST /v1/items {keyboard}")
-            let origin = Origin(user: "erin", clientID: nil, idempotencyKey: "k1")
-
-            let first = try await database.createItem(id: nil, draft: Sample.keyboard, origin: origin, idempotency: request)
-            let item = try #require(first.fresh)
-            try #require(rendered.all.count == 1)
-            let stored = try #require(rendered.all[0])
-            #expect(try TestReply(stored).status == 201)
-            #expect(try JSONCoding.decoder().decode(Item.self, from: TestReply(stored).body) == item)
-            #expect(try await database.item(item.id) == item)
-            #expect(try await probe.changes() == [.itemUpsert(1, item, origin)])
-            let before = try await probe.snapshot()
-
-            let second = try await database.createItem(id: nil, draft: Sample.keyboard, origin: origin, idempotency: request)
-            #expect(second.replayed == stored)
-            #expect(rendered.all.count == 1, "a replay renders nothing new")
-            #expect(try await probe.snapshot() == before)
-            #expect(try await probe.count("items") == 1)
-        }
-    }
-
-    @Test("the same key with a different fingerprint is idempotencyKeyReused and writes nothing")
-    func sameKeyDifferentRequest() async throws {
-        try await withTemporaryDatabase { database in
-            let probe = Probe(database)
-            _ = try await database.createItem(
-                id: nil, draft: Sample.keyboard, origin: Sample.erin, idempotency: itemRequest(user: "erin", key: "k1", fingerprint: "A"))
-            let before = try await probe.snapshot()
-
-            #expect(
-                await failure {
-                    try await database.createItem(
-                        id: nil, draft: Sample.mouse, origin: Sample.erin, idempotency: itemRequest(user: "erin", key: "k1", fingerprint: "B"))
-                } == .idempotencyKeyReused)
-            #expect(try await probe.snapshot() == before)
-        }
-    }
-
-    @Test("a failed outcome that render stores is replayed too, and its write is not applied")
-    func storedFailureReplays() async throws {
-        try await withTemporaryDatabase { database in
-            let probe = Probe(database)
-            let existing = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin).value
-            let before = try await probe.snapshot()
-            let request = itemRequest(user: "erin", key: "bad", fingerprint: "POST /v1/items {blank}")
-
-            #expect(
-                await failure { try await database.createItem(id: nil, draft: Sample.blankName, origin: Sample.erin, idempotency: request) }
-                    == .domain(Sample.blankNameError))
-            let after = try await probe.snapshot()
-            #expect(after.items == before.items)
-            #expect(after.changes == before.changes)
-            #expect(after.sequence == before.sequence)
-            #expect(after.idempotency.count == 1)
-
-            let replay = try await database.createItem(id: nil, draft: Sample.blankName, origin: Sample.erin, idempotency: request)
-            #expect(replay.replayed == TestReply(status: 422, headers: [:], body: Data("validationFailed".utf8)).stored)
-
-            // A conflict decided inside the transaction is stored the same way.
-            let reuse = itemRequest(user: "erin", key: "dup", fingerprint: "POST /v1/items {id: existing}")
-            #expect(
-                await failure { try await database.createItem(id: existing.id, draft: Sample.mouse, origin: Sample.erin, idempotency: reuse) }
-                    == .alreadyExists(existing.id))
-            let replayed = try await database.createItem(id: existing.id, draft: Sample.mouse, origin: Sample.erin, idempotency: reuse)
-            #expect(replayed.replayed == TestReply(status: 409, headers: [:], body: Data("alreadyExists".utf8)).stored)
-            #expect(try await probe.snapshot().changes == before.changes)
-        }
-    }
-
-    @Test("an outcome render declines to store is not recorded, so a retry runs again")
-    func unstoredFailureRunsAgain() async throws {
-        try await withTemporaryDatabase { database in
-            let probe = Probe(database)
-            let item = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin).value
-            let request = IdempotentRequest<Item>(
-                key: IdempotencyKey(user: "erin", scope: .items, key: "put-1"), fingerprint: "PUT keyboard"
-            ) { result in
-                if case .failure(StoreError.preconditionFailed) = result { return nil }
-                return render(result)
-            }
-            #expect(
-                await failure {
-                    try await database.updateItem(item.id, draft: Sample.mouse, precondition: .oneOf([5]), origin: Sample.erin, idempotency: request)
-                } == .preconditionFailed(currentVersion: 1))
-            #expect(try await probe.count("idempotency_records") == 0)
-
-            let retried = try await database.updateItem(item.id, draft: Sample.mouse, precondition: .oneOf([1]), origin: Sample.erin, idempotency: request)
-            #expect(retried.fresh?.version == 2)
-            #expect(try await probe.count("idempotency_records") == 1)
-        }
-    }
-
-    @Test("keys are scoped per user: the same key of another user is a new request")
-    func keysAreScopedPerUser() async throws {
-        try await withTemporaryDatabase { database in
-            let probe = Probe(database)
-            let erins = try await database.createItem(
-                id: nil, draft: Sample.keyboard, origin: Sample.erin, idempotency: itemRequest(user: "erin", key: "same", fingerprint: "F"))
-            let ottos = try await database.createItem(
-                id: nil, draft: Sample.keyboard, origin: Sample.otto, idempotency: itemRequest(user: "otto", key: "same", fingerprint: "F"))
-            let erin = try #require(erins.fresh)
-            let otto = try #require(ottos.fresh)
-            #expect(erin.id != otto.id)
-            #expect(try await probe.count("items") == 2)
-            #expect(try await probe.count("idempotency_records") == 2)
-        }
-    }
-
-    @Test("commands: a retried command replays and applies nothing again; keys are scoped per client")
-    func commandReplay() async throws {
-        try await withTemporaryDatabase { database in
-            let probe = Probe(database)
-            let item = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin).value
-            func request(_ clientID: ClientID) -> IdempotentRequest<CommandOutcome> {
-                IdempotentRequest(key: IdempotencyKey(user: "erin", scope: .client(clientID), key: "cmd-1"), fingerprint: "push") { result in
-                    guard case .success(let outcome) = result else { return nil }
-                    return TestReply(status: 200, headers: ["ETag": "\"\(outcome.navigation.version)\""], body: Data("\(outcome.seq)".utf8)).stored
-                }
-            }
-            let origin = Sample.erin("phone", key: "cmd-1")
-            let first = try await database.runCommand(.push(route: .item(id: item.id)), clientID: "phone", origin: origin, idempotency: request("phone"))
-            let outcome = try #require(first.fresh)
-            #expect(outcome.navigation.version == 1)
-            let before = try await probe.snapshot()
-
-            let again = try await database.runCommand(.push(route: .item(id: item.id)), clientID: "phone", origin: origin, idempotency: request("phone"))
-            #expect(again.replayed == TestReply(status: 200, headers: ["ETag": "\"1\""], body: Data("2".utf8)).stored)
-            #expect(try await probe.snapshot() == before)
-            #expect(try await database.navigation(clientID: "phone", user: "erin") == outcome.navigation)
-
-            let laptop = try await database.runCommand(
-                .push(route: .item(id: item.id)), clientID: "laptop", origin: Sample.erin("laptop", key: "cmd-1"), idempotency: request("laptop"))
-            #expect(laptop.fresh?.navigation.version == 1)
-        }
-    }
-
     @Test("purge never removes records younger than 24 hours, even when asked for less, and removes older ones")
     func purgeRespectsMinimumRetention() async throws {
         try await withTemporaryDatabase { database in
