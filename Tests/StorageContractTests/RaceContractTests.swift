@@ -1,32 +1,32 @@
 import Foundation
-import GRDB
 import StockroomCore
+import StockroomStorage
+import TestSupport
 import Testing
 
-import StockroomStorage
-@testable import StockroomStore
-
-@Suite("Concurrent writers")
-struct ConcurrentSaveTests {
-    @Test("20 devices saving edits of the same item at the same base version: one wins, 19 get conflict")
-    func oneOfTwentySavesWins() async throws {
-        try await withTemporaryDatabase { database in
-            let probe = Probe(database)
-            let item = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin).value
+/// Concurrent writers on every backend. (Moved from StockroomStoreTests/ConcurrentSaveTests.)
+@Suite("Storage contract: concurrent writers")
+struct RaceContractTests {
+    /// 20 devices saving edits of the same item at the same base version: one wins, 19 get conflict,
+    /// their drafts kept; the log holds the winner's two entries and nothing else.
+    @Test(arguments: StorageBackend.all)
+    func oneOfTwentySavesWins(backend: StorageBackend) async throws {
+        try await withStorage(backend) { storage in
+            let item = try await storage.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin).value
             let clients = (0..<20).map { ClientID("device-\($0)")! }
             var typed: [ClientID: Navigation] = [:]
             for (index, client) in clients.enumerated() {
-                _ = try await database.runCommand(.openEdit(itemID: item.id), clientID: client, origin: Sample.erin(client))
+                _ = try await storage.runCommand(.openEdit(itemID: item.id), clientID: client, origin: Sample.erin(client))
                 let draft = Draft(name: "Keyboard \(index)", color: nil, status: .inStock(quantity: index))
-                typed[client] = try await database.runCommand(.updateDraft(draft: draft), clientID: client, origin: Sample.erin(client)).value.navigation
+                typed[client] = try await storage.runCommand(.updateDraft(draft: draft), clientID: client, origin: Sample.erin(client)).value.navigation
             }
-            let head = try await probe.head()
+            let head = try await storage.resolve(.now)
 
             let results = await withTaskGroup(of: (ClientID, Result<CommandOutcome, Failure>).self) { group in
                 for client in clients {
                     group.addTask {
                         do {
-                            return (client, .success(try await database.runCommand(.save(), clientID: client, origin: Sample.erin(client)).value))
+                            return (client, .success(try await storage.runCommand(.save(), clientID: client, origin: Sample.erin(client)).value))
                         } catch {
                             return (client, .failure(Failure(error)))
                         }
@@ -38,7 +38,7 @@ struct ConcurrentSaveTests {
             }
 
             let winners = results.compactMap { client, result in (try? result.get()).map { (client, $0) } }
-            try #require(winners.count == 1)
+            try #require(winners.count == 1, "\(results)")
             let (winner, outcome) = winners[0]
             let saved = try #require(outcome.item)
             let index = try #require(clients.firstIndex(of: winner))
@@ -47,7 +47,7 @@ struct ConcurrentSaveTests {
                     == Item(
                         id: item.id, name: "Keyboard \(index)", color: nil, status: .inStock(quantity: index), version: 2,
                         createdAt: item.createdAt, updatedAt: saved.updatedAt))
-            #expect(try await database.item(item.id) == saved)
+            #expect(try await storage.item(item.id) == saved)
 
             for client in clients where client != winner {
                 guard case .failure(let failure) = results[client] else {
@@ -55,11 +55,11 @@ struct ConcurrentSaveTests {
                     continue
                 }
                 #expect(failure == .domain(.conflict(current: saved)), "\(client)")
-                #expect(try await database.navigation(clientID: client, user: "erin") == typed[client])
+                #expect(try await storage.navigation(clientID: client, user: "erin") == typed[client])
             }
             #expect(outcome.navigation.state == .root)
             #expect(
-                try await probe.changes(after: head) == [
+                try await loggedChanges(storage, after: head) == [
                     .itemUpsert(head + 1, saved, Sample.erin(winner)),
                     .navigationUpsert(head + 2, outcome.navigation, owner: "erin", Sample.erin(winner)),
                 ])
