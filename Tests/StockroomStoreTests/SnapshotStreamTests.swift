@@ -157,33 +157,4 @@ struct SnapshotStreamTests {
             }
         }
     }
-
-    @Test func aBatchCreatesEachValidItemAndRefusesTheRestAlone() async throws {
-        try await withTemporaryDatabase { database in
-            let existing = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin).value
-            let fresh = ItemID.random()
-            let batch = [
-                BatchItem(id: nil, draft: Sample.mouse),
-                BatchItem(id: existing.id, draft: Sample.keyboard),
-                BatchItem(id: nil, draft: Sample.blankName),
-                BatchItem(id: fresh, draft: Sample.bluetooth),
-                BatchItem(id: fresh, draft: Sample.bluetooth),
-            ]
-            guard case .fresh(let outcomes) = try await database.createItems(batch, origin: Sample.erin) else {
-                Issue.record("no idempotency key, no replay")
-                return
-            }
-            let summary = outcomes.map { outcome -> String in
-                switch outcome {
-                case .created(let item): "created \(item.name)"
-                case .refused(.alreadyExists(let id)): "exists \(id == existing.id ? "existing" : "fresh")"
-                case .refused(.domain(let error)): "refused \(error)"
-                case .refused(let error): "other \(error)"
-                }
-            }
-            #expect(summary == ["created Mouse", "exists existing", "refused \(Sample.blankNameError)", "created Bluetooth Keyboard", "exists fresh"])
-            let changes = try await database.readChanges(after: 1, filter: FeedFilter(user: "erin", topics: [.item]), limit: 10)
-            #expect(changes.changes.map(\.id) == outcomes.compactMap { if case .created(let item) = $0 { item.id.description } else { nil } })
-        }
-    }
 }
