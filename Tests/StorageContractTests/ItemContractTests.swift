@@ -176,6 +176,30 @@ struct ItemContractTests {
         }
     }
 
+    /// 409 comes before 422: an id that exists, or existed, is refused as existing whatever its
+    /// draft, and nothing is written.
+    @Test(arguments: StorageBackend.all)
+    func anExistingIDWithAnInvalidDraftIsRefusedAsExisting(backend: StorageBackend) async throws {
+        try await withStorage(backend) { storage in
+            let live = try await storage.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin).value
+            let deleted = try await storage.createItem(id: nil, draft: Sample.mouse, origin: Sample.erin).value
+            try await storage.deleteItem(deleted.id, precondition: nil, origin: Sample.erin)
+            let invalid = [
+                Sample.blankName,
+                Draft(name: "", color: nil, status: .inStock(quantity: 1)),
+                Draft(name: "Crate", color: nil, status: .inStock(quantity: 1_000_000_001)),
+            ]
+            let before = try await observe(storage)
+            for id in [live.id, deleted.id] {
+                for draft in invalid {
+                    let refusal = await failure { try await storage.createItem(id: id, draft: draft, origin: Sample.erin) }
+                    #expect(refusal == .alreadyExists(id), "\(id == live.id ? "live" : "deleted") id, draft \(draft)")
+                }
+            }
+            #expect(try await observe(storage) == before)
+        }
+    }
+
     /// Updating or deleting a missing or deleted item is notFound, and nothing is written.
     @Test(arguments: StorageBackend.all)
     func missingItemIsNotFound(backend: StorageBackend) async throws {
