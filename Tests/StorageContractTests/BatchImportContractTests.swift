@@ -105,4 +105,26 @@ struct BatchImportContractTests {
                     == created.enumerated().map { .itemUpsert(head + 1 + Int64($0.offset), $0.element, Sample.erin) })
         }
     }
+
+    /// 409 comes before 422 in a batch too: an entry with an existing id and an invalid draft is
+    /// refused as existing.
+    @Test(arguments: StorageBackend.all)
+    func anEntryWithAnExistingIDAndAnInvalidDraftIsRefusedAsExisting(backend: StorageBackend) async throws {
+        try await withStorage(backend) { storage in
+            let existing = try await storage.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin).value
+            let batch = [
+                BatchItem(id: nil, draft: Sample.mouse),
+                BatchItem(id: existing.id, draft: Sample.blankName),
+                BatchItem(id: nil, draft: Sample.bluetooth),
+            ]
+            let outcomes = try #require(try await storage.createItems(batch, origin: Sample.erin).fresh)
+            try #require(outcomes.count == 3)
+            guard case .created = outcomes[0], case .refused(let error) = outcomes[1], case .created = outcomes[2] else {
+                Issue.record("unexpected outcomes \(outcomes)")
+                return
+            }
+            #expect(Failure(error) == .alreadyExists(existing.id))
+            #expect(try await storage.item(existing.id) == existing)
+        }
+    }
 }
