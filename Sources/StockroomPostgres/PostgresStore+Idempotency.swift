@@ -4,21 +4,29 @@ import StockroomCore
 import StockroomStorage
 
 extension PostgresStore {
-    /// Runs `body`, rules over the write's rows (`WriteRules`), in one write transaction: the one
-    /// path of every item and navigation write. With an idempotency key, `WriteRules.idempotent`
-    /// claims it (`PostgresWrite.claim`: a transaction-scoped advisory lock, so that a request with
-    /// the same key still running, on this daemon or another, is `requestInProgress`), then replays
-    /// a decided request's stored answer or stores a first run's decided outcome in the same transaction.
+    /// Runs `body`, rules over the write's rows (`WriteRules`), as one write of a batch
+    /// (`write`): the one path of every item and navigation write. With an idempotency key,
+    /// `WriteRules.idempotent` claims it (`PostgresWrite.claim`: a transaction-scoped advisory
+    /// lock, so that a request with the same key still running, on this daemon or another, is
+    /// `requestInProgress`), then replays a decided request's stored answer or runs the body; a
+    /// first run's value is stored once the batch's entries are numbered, in the same transaction.
     func perform<Value: Sendable>(
         _ idempotency: IdempotentRequest<Value>?,
         _ body: @escaping @Sendable (PostgresWrite) async throws -> Value
     ) async throws -> Replayable<Value> {
         guard let idempotency else { return .fresh(try await write(body)) }
-        let outcome = try await write { write in try await WriteRules.idempotent(write, idempotency) { try await body(write) } }
+        let outcome = try await write { write in
+            try await WriteRules.idempotent(write, idempotency) { try await body(write) }
+        } finish: { step, head, write in
+            guard case .succeeded(let value) = step else { return step }
+            let positioned = WriteRules.positioned(value, at: head)
+            try await WriteRules.recordSuccess(write, idempotency, positioned)
+            return .succeeded(positioned)
+        }
         switch outcome {
         case .replayed(let response): return .replayed(response)
-        case .fresh(.success(let value)): return .fresh(value)
-        case .fresh(.failure(let error)): throw error
+        case .succeeded(let value): return .fresh(value)
+        case .refused(let error): throw error
         }
     }
 

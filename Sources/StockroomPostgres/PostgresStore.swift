@@ -9,8 +9,9 @@ import StockroomWire
 import Synchronization
 
 /// Stockroom's storage on PostgreSQL: the same `Storage` as the SQLite store, on a database that
-/// several daemons share. Every write is one transaction on a pooled connection (READ COMMITTED,
-/// rows it changes locked as it reads them); the change entries it appends take their seqs from
+/// several daemons share. A daemon's writes are applied in batches (`PostgresCommitter`), each
+/// batch one transaction on a pooled connection (READ COMMITTED, rows a write changes locked as it
+/// reads them, each write in its own savepoint); the batch's change entries take their seqs from
 /// the one `log_head` row as the transaction's last step, so seqs are contiguous and in commit
 /// order across every daemon (ARCHITECTURE.md, "PostgreSQL"). The pool (`PostgresClient`) must
 /// run for as long as the store is used: `run()` runs it, as a service of the server's group.
@@ -31,6 +32,8 @@ public final class PostgresStore: Storage, Service {
     let listenerState = Mutex(ListenerState())
     /// The storage calls in flight, which `watch` keeps from waiting for ever.
     let calls = PostgresCalls()
+    /// This daemon's group commit: every write goes through it.
+    let committer = PostgresCommitter()
     /// The epoch the database has taken since this store opened it (a restore), if any: from then
     /// on every call answers `unavailable` until the daemon is restarted.
     let replacedEpoch = Mutex<String?>(nil)
@@ -176,32 +179,92 @@ public final class PostgresStore: Storage, Service {
 
     // MARK: Transactions
 
-    /// Runs `body` in one write transaction and publishes the change entries it appended once it
-    /// committed. A deadlock (40P01), a serialization failure (40001) or a state that changed under
-    /// it runs it again, up to `attempts` times; storage failures are `unavailable`.
+    /// Runs `body` in the next batch of this daemon's group commit (`PostgresCommitter`), in a
+    /// savepoint of its own, and returns its value once the batch committed and its change entries
+    /// were published, positioned at the log's head after them (`LogPositioned`). A deadlock
+    /// (40P01), a serialization failure (40001) or a state that changed under it (`WriteRetry`) runs
+    /// it again in a later batch, up to `attempts` times; storage failures are `unavailable`.
     func write<Value: Sendable>(_ body: @escaping @Sendable (PostgresWrite) async throws -> Value) async throws -> Value {
-        var attempt = 0
-        while true {
-            attempt += 1
-            do {
-                let (value, entries) = try await leased { connection in
-                    try await Self.transaction(on: connection, logger: self.logger) { connection in
-                        let write = PostgresWrite(connection: connection, logger: self.logger, epoch: self.epoch)
-                        let value = try await body(write)
-                        try await write.appendLog()
-                        return (value, write.appended)
-                    }
-                }
-                if !entries.isEmpty { await publish(entries) }
-                return value
-            } catch {
-                if attempt < Self.attempts, Self.isRetryable(error) {
-                    try? await Task.sleep(for: .milliseconds(Int.random(in: 1...20)))
-                    continue
-                }
-                throw Self.mapped(error)
+        try await write(body) { value, head, _ in WriteRules.positioned(value, at: head) }
+    }
+
+    /// `write`, with `finish` completing the value once the batch's entries are numbered (`head`:
+    /// the log's head after this write's entries), still inside the transaction.
+    func write<Value: Sendable>(
+        _ body: @escaping @Sendable (PostgresWrite) async throws -> Value,
+        finish: @escaping @Sendable (Value, Int64, PostgresWrite) async throws -> Value
+    ) async throws -> Value {
+        try await withCheckedThrowingContinuation { continuation in
+            committer.submit(PostgresJob(body: body, finish: finish, continuation: continuation)) { batch in
+                await self.apply(batch)
             }
         }
+    }
+
+    /// What one batch's transaction decided for each of its writes.
+    private struct BatchOutcome: Sendable {
+        var applied: [any PostgresQueuedWrite] = []
+        var refused: [(write: any PostgresQueuedWrite, error: any Error)] = []
+        var again: [any PostgresQueuedWrite] = []
+        var entries: [ChangeEntry] = []
+    }
+
+    /// Applies one batch in one transaction (`PostgresCommitter`), answers its writes, and returns
+    /// those to run again.
+    func apply(_ batch: [any PostgresQueuedWrite]) async -> [any PostgresQueuedWrite] {
+        let outcome: BatchOutcome
+        do {
+            outcome = try await leased { connection in
+                try await Self.transaction(on: connection, logger: self.logger) { connection in
+                    try await self.applyInTransaction(batch, PostgresWrite(connection: connection, logger: self.logger, epoch: self.epoch))
+                }
+            }
+        } catch {
+            let error = Self.mapped(error)
+            for write in batch { write.fail(error) }
+            return []
+        }
+        if !outcome.entries.isEmpty { await publish(outcome.entries) }
+        for write in outcome.applied { write.succeed() }
+        for (write, error) in outcome.refused { write.fail(error) }
+        return outcome.again
+    }
+
+    /// Each write of `batch` in a savepoint of its own, then one head step for all their entries,
+    /// then each applied write's finish.
+    private func applyInTransaction(_ batch: [any PostgresQueuedWrite], _ write: PostgresWrite) async throws -> BatchOutcome {
+        var outcome = BatchOutcome()
+        /// Each applied write and how many entries the transaction had after it.
+        var applied: [(write: any PostgresQueuedWrite, entries: Int)] = []
+        for job in batch {
+            let mark = write.mark
+            try await write.query("SAVEPOINT job")
+            do {
+                try await job.run(write)
+                try await write.query("RELEASE SAVEPOINT job")
+                applied.append((job, write.entryCount))
+            } catch {
+                // The transaction itself is gone: the whole batch fails.
+                if write.connection.isClosed || Self.isConnectionGone(error) { throw error }
+                try await write.query("ROLLBACK TO SAVEPOINT job")
+                try await write.query("RELEASE SAVEPOINT job")
+                write.discard(from: mark)
+                if Self.isRetryable(error), job.runs < Self.attempts {
+                    outcome.again.append(job)
+                } else {
+                    outcome.refused.append((job, Self.mapped(error)))
+                }
+            }
+        }
+        let head = try await write.appendLog()
+        let numbered = write.appended
+        let before = numbered.first.map { $0.seq - 1 } ?? head
+        for (job, entries) in applied {
+            try await job.finish(write, head: entries == 0 ? before : numbered[entries - 1].seq)
+        }
+        outcome.applied = applied.map(\.write)
+        outcome.entries = numbered
+        return outcome
     }
 
     /// Runs `body` between `begin` and COMMIT on `connection`: every transaction of the store, the

@@ -94,16 +94,14 @@ extension PostgresWrite: WriteRows {
         record(entity: entity, op: op, id: id, owner: owner, value: value, origin: origin, at: at, ownerClient: ownerClient)
     }
 
-    /// Numbers this transaction's entries now (`appendLog`): the head row stays locked to the commit.
-    func head() async throws -> Int64 {
-        try await appendLog()
-    }
-
     // MARK: Idempotency
 
-    /// `pg_try_advisory_xact_lock` of the key: taken by a request still running, on this daemon or another, it is false.
+    /// `pg_try_advisory_xact_lock` of the key: taken by a request still running, on this daemon or
+    /// another, it is false. The lock is the session's, so a second request with the key in the
+    /// same batch would take it again: the batch's own keys are refused here.
     func claim(_ key: IdempotencyKey) async throws -> Bool {
-        try await query("SELECT pg_try_advisory_xact_lock(hashtextextended(\(Self.lockName(key)), 0))").first?.decode(Bool.self) ?? false
+        guard claimedKeys.insert(key).inserted else { return false }
+        return try await query("SELECT pg_try_advisory_xact_lock(hashtextextended(\(Self.lockName(key)), 0))").first?.decode(Bool.self) ?? false
     }
 
     func storedResponse(_ key: IdempotencyKey) async throws -> (fingerprint: String, response: StoredResponse)? {
@@ -127,17 +125,17 @@ extension PostgresWrite: WriteRows {
             """)
     }
 
-    /// The body's entries are numbered inside the savepoint, so that a refusal gives its numbers back with it.
+    /// The body's entries are discarded with its rows when it is rolled back.
     func savepoint<T>(_ body: () async throws -> T) async throws -> T {
         let mark = self.mark
         try await query("SAVEPOINT request")
         do {
             let value = try await body()
-            try await appendLog()
             try await query("RELEASE SAVEPOINT request")
             return value
         } catch where WriteRules.isDecided(error) {
             try await query("ROLLBACK TO SAVEPOINT request")
+            try await query("RELEASE SAVEPOINT request")
             discard(from: mark)
             throw error
         }

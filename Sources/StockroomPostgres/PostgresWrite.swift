@@ -26,6 +26,8 @@ final class PostgresWrite {
     }
 
     private var pending: [Pending] = []
+    /// The idempotency keys the transaction's writes claimed (`claim`).
+    var claimedKeys: Set<IdempotencyKey> = []
     /// The entries numbered and inserted, for the store to publish after the commit.
     private(set) var appended: [ChangeEntry] = []
     /// The head after this transaction's entries, once they are numbered.
@@ -52,15 +54,27 @@ final class PostgresWrite {
         pending.append(Pending(entity: entity, op: op, id: id, owner: owner, value: json, origin: origin, at: at, ownerClient: ownerClient))
     }
 
-    /// Forgets what a rolled-back savepoint appended.
-    func discard(from mark: (pending: Int, appended: Int, head: Int64?)) {
+    /// Forgets what a rolled-back savepoint appended and claimed.
+    func discard(from mark: Mark) {
         pending.removeSubrange(mark.pending...)
         appended.removeSubrange(mark.appended...)
         head = mark.head
+        claimedKeys = mark.claimedKeys
     }
 
     /// Where a savepoint starts, for `discard`.
-    var mark: (pending: Int, appended: Int, head: Int64?) { (pending.count, appended.count, head) }
+    struct Mark {
+        var pending: Int
+        var appended: Int
+        var head: Int64?
+        var claimedKeys: Set<IdempotencyKey>
+    }
+
+    /// How many entries the transaction has appended so far, numbered or not.
+    var entryCount: Int { appended.count + pending.count }
+
+    /// Where a savepoint starts, for `discard`.
+    var mark: Mark { Mark(pending: pending.count, appended: appended.count, head: head, claimedKeys: claimedKeys) }
 
     /// Numbers the pending entries and inserts them, in one statement (`AppendLog`): it takes the
     /// next numbers from `log_head` (waiting while another transaction holds the row; that one

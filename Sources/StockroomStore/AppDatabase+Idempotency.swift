@@ -13,18 +13,31 @@ extension AppDatabase {
         _ body: @escaping @Sendable (SQLiteWriteRows) async throws -> Value
     ) async throws -> Replayable<Value> {
         guard let idempotency else {
-            return .fresh(try await write { db in try SQLiteWriteRows.run(db, body) })
+            return .fresh(try await write { db in try Self.positioned(try SQLiteWriteRows.run(db, body), db) })
         }
         try inFlight.claim(idempotency.key)
         defer { inFlight.release(idempotency.key) }
         let outcome = try await write { db in
-            try SQLiteWriteRows.run(db) { rows in try await WriteRules.idempotent(rows, idempotency) { try await body(rows) } }
+            try SQLiteWriteRows.run(db) { rows -> IdempotentStep<Value> in
+                let step = try await WriteRules.idempotent(rows, idempotency) { try await body(rows) }
+                guard case .succeeded(let value) = step else { return step }
+                let positioned = try Self.positioned(value, db)
+                try await WriteRules.recordSuccess(rows, idempotency, positioned)
+                return .succeeded(positioned)
+            }
         }
         switch outcome {
         case .replayed(let response): return .replayed(response)
-        case .fresh(.success(let value)): return .fresh(value)
-        case .fresh(.failure(let error)): throw error
+        case .succeeded(let value): return .fresh(value)
+        case .refused(let error): throw error
         }
+    }
+
+    /// `value` with the log's head after its write, when it carries one (`LogPositioned`): entries
+    /// are numbered as they are appended here, so the head is read at once.
+    static func positioned<Value>(_ value: Value, _ db: Database) throws -> Value {
+        guard WriteRules.isPositioned(value) else { return value }
+        return WriteRules.positioned(value, at: try ChangeLog.head(db))
     }
 
     /// Deletes idempotency records older than `age` (at least 24 hours); returns how many.

@@ -51,7 +51,9 @@ extension AppDatabase {
     static func applyCommand(
         _ db: Database, _ command: Command, clientID: ClientID, origin: Origin, limits: StoreLimits
     ) throws -> CommandOutcome {
-        try SQLiteWriteRows.run(db) { rows in try await WriteRules.runCommand(rows, command, clientID: clientID, origin: origin, limits: limits) }
+        try positioned(
+            try SQLiteWriteRows.run(db) { rows in try await WriteRules.runCommand(rows, command, clientID: clientID, origin: origin, limits: limits) },
+            db)
     }
 
     /// The navigation of `clientID` if `user` owns it, the root state if nobody wrote it, else `notFound`.

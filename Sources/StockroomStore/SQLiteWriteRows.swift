@@ -122,10 +122,6 @@ final class SQLiteWriteRows: WriteRows {
         lastAppended = try ChangeLog.append(db, entity: entity, op: op, id: id, owner: owner, value: value, origin: origin, at: at)
     }
 
-    func head() throws -> Int64 {
-        try ChangeLog.head(db)
-    }
-
     // MARK: Idempotency
 
     /// Claimed already, in this process, before the write queued (`InFlightKeys`).

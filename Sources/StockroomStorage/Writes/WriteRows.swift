@@ -64,8 +64,6 @@ public protocol WriteRows: AnyObject {
         entity: ChangeEntity, op: ChangeOp, id: String, owner: UserID?, value: (some JSONWritable)?, origin: Origin, at: Int64,
         ownerClient: ClientID?
     ) async throws
-    /// The log's head once this transaction's entries are in it.
-    func head() async throws -> Int64
 
     // MARK: Idempotency
 
@@ -100,6 +98,28 @@ public struct StoredClient: Sendable {
     public init(navigation: Navigation, owner: UserID) {
         self.navigation = navigation
         self.owner = owner
+    }
+}
+
+/// Where an idempotent write stands after its first part (`WriteRules.idempotent`).
+public enum IdempotentStep<Value: Sendable>: Sendable {
+    /// A decided request's stored answer: nothing was applied.
+    case replayed(StoredResponse)
+    /// The request's refusal, rolled back and stored (when rendered).
+    case refused(any Error)
+    /// The request's value, applied; its answer is stored by `WriteRules.recordSuccess`.
+    case succeeded(Value)
+}
+
+/// A write's outcome that carries the log's head after the write's entries (`CommandOutcome.seq`):
+/// the backend sets it once the entries are numbered, which on PostgreSQL is at the end of a batch.
+public protocol LogPositioned {
+    mutating func position(at head: Int64)
+}
+
+extension CommandOutcome: LogPositioned {
+    public mutating func position(at head: Int64) {
+        seq = head
     }
 }
 

@@ -123,7 +123,7 @@ public enum WriteRules {
 
     /// Applies one command to a device's navigation: the items it needs read, `Transition.decide`,
     /// the item effect (with the repair of other devices after a delete), the device cap for a new
-    /// device, the navigation written, and the outcome with the log's head.
+    /// device, the navigation written, and the outcome (its `seq` set by the backend: `positioned`).
     public static func runCommand<Rows: WriteRows>(
         _ rows: Rows, _ command: Command, clientID: ClientID, origin: Origin, limits: StoreLimits
     ) async throws -> CommandOutcome {
@@ -183,37 +183,55 @@ public enum WriteRules {
             navigation = try await saveNavigation(
                 rows, clientID: clientID, owner: origin.user, state: transition.state, previous: current, origin: origin)
         }
-        return CommandOutcome(navigation: navigation, item: written, seq: try await rows.head())
+        // The log's head after this write: the backend positions it once its entries are numbered.
+        return CommandOutcome(navigation: navigation, item: written, seq: 0)
     }
 
     // MARK: Idempotency
 
     /// Runs `body` once per idempotency key: a key claimed by a request still running is
     /// `requestInProgress`; a decided request's stored answer is replayed (another body under the
-    /// same key is `idempotencyKeyReused`); a first run's decided outcome (its value or its
-    /// refusal, rendered by `idempotency`) is stored in the same transaction, its refusal's writes
-    /// rolled back. A failure of storage fails the transaction and stores nothing.
+    /// same key is `idempotencyKeyReused`); a first run's refusal is rolled back and, rendered by
+    /// `idempotency`, stored now; a first run's value is stored by `recordSuccess` once the backend
+    /// has positioned it (`positioned`), in the same transaction. A failure of storage fails the
+    /// transaction and stores nothing.
     public static func idempotent<Rows: WriteRows, Value: Sendable>(
         _ rows: Rows, _ idempotency: IdempotentRequest<Value>, _ body: () async throws -> Value
-    ) async throws -> Replayable<Result<Value, any Error>> {
+    ) async throws -> IdempotentStep<Value> {
         let key = idempotency.key
         guard try await rows.claim(key) else { throw StoreError.requestInProgress }
         if let stored = try await rows.storedResponse(key) {
             guard stored.fingerprint == idempotency.fingerprint else { throw StoreError.idempotencyKeyReused }
             return .replayed(stored.response)
         }
-        let result: Result<Value, any Error>
         do {
-            result = .success(try await rows.savepoint(body))
+            return .succeeded(try await rows.savepoint(body))
         } catch where isDecided(error) {
-            result = .failure(error)
+            guard let response = idempotency.render(.failure(error)) else { throw error }
+            try await rows.recordResponse(key, fingerprint: idempotency.fingerprint, response: response, at: Timestamp.milliseconds(Date()))
+            return .refused(error)
         }
-        guard let response = idempotency.render(result) else {
-            if case .failure(let error) = result { throw error }
-            return .fresh(result)
-        }
-        try await rows.recordResponse(key, fingerprint: idempotency.fingerprint, response: response, at: Timestamp.milliseconds(Date()))
-        return .fresh(result)
+    }
+
+    /// Stores the answer of a first run's value (positioned already), when `idempotency` renders one.
+    public static func recordSuccess<Rows: WriteRows, Value: Sendable>(
+        _ rows: Rows, _ idempotency: IdempotentRequest<Value>, _ value: Value
+    ) async throws {
+        guard let response = idempotency.render(.success(value)) else { return }
+        try await rows.recordResponse(
+            idempotency.key, fingerprint: idempotency.fingerprint, response: response, at: Timestamp.milliseconds(Date()))
+    }
+
+    /// `value` with the log's head after its write, when it carries one (`LogPositioned`).
+    public static func positioned<Value>(_ value: Value, at head: Int64) -> Value {
+        guard var outcome = value as? any LogPositioned else { return value }
+        outcome.position(at: head)
+        return outcome as? Value ?? value
+    }
+
+    /// Whether `value` carries the log's head (so that the backend must read it).
+    public static func isPositioned(_ value: some Any) -> Bool {
+        value is any LogPositioned
     }
 
     /// An outcome of the request itself (a refusal), which is stored and replayed, unlike a failure

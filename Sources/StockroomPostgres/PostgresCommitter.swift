@@ -1,0 +1,149 @@
+import Foundation
+import Logging
+import PostgresNIO
+import StockroomStorage
+import Synchronization
+
+/// Group commit on PostgreSQL: every write of a daemon queues here, and one transaction at a time
+/// applies whatever has queued, each write inside its own savepoint, then numbers all their change
+/// entries with one step of `log_head` (`PostgresWrite.appendLog`) and commits. The head row,
+/// which every daemon's writes share, is held for that one step and the COMMIT per batch instead
+/// of per write, so the cluster commits many writes per head step.
+///
+/// A write refused (a `StoreError`, a domain refusal) or failing on its own (a statement error)
+/// rolls back its savepoint alone and gets its own error; one that met a deadlock, a
+/// serialization failure or a state that moved under it (`WriteRetry`) rolls back alone and runs
+/// again in a later batch (at most `PostgresStore.attempts` times). A failure of the transaction
+/// itself (the connection, BEGIN, the head step, COMMIT) answers every write of the batch with
+/// that error, and none is applied. Each write is answered only after its batch committed, and
+/// its entries are published to the hub first.
+final class PostgresCommitter: Sendable {
+    /// How many writes one transaction takes at most: PostgreSQL keeps the ids of 64
+    /// subtransactions per transaction in shared memory, and more make every other snapshot slower.
+    static let maximumBatch = 48
+
+    private struct State {
+        var pending: [any PostgresQueuedWrite] = []
+        var draining = false
+        var statistics = Statistics()
+    }
+
+    /// What the committer has done so far.
+    struct Statistics: Hashable, Sendable {
+        /// Transactions committed or attempted.
+        var batches = 0
+        /// Writes run in them (a retried write counts once per run).
+        var writes = 0
+        /// Writes run again after a deadlock, a serialization failure or a moved state.
+        var retries = 0
+        /// The most writes one batch took.
+        var largestBatch = 0
+    }
+
+    private let state = Mutex(State())
+
+    var statistics: Statistics { state.withLock { $0.statistics } }
+
+    /// Writes queued and not yet taken into a batch.
+    var pendingCount: Int { state.withLock { $0.pending.count } }
+
+    /// Queues `job` and starts a drain when none runs; `drain` is the store's batch runner.
+    func submit(_ job: any PostgresQueuedWrite, drain: @escaping @Sendable ([any PostgresQueuedWrite]) async -> [any PostgresQueuedWrite]) {
+        let start = state.withLock { state in
+            state.pending.append(job)
+            defer { state.draining = true }
+            return !state.draining
+        }
+        guard start else { return }
+        Task {
+            while let batch = self.nextBatch() {
+                let again = await drain(batch)
+                self.requeue(again)
+            }
+        }
+    }
+
+    /// The next batch, or nil (and the drain ends) when nothing is queued.
+    private func nextBatch() -> [any PostgresQueuedWrite]? {
+        state.withLock { state in
+            guard !state.pending.isEmpty else {
+                state.draining = false
+                return nil
+            }
+            let batch = Array(state.pending.prefix(Self.maximumBatch))
+            state.pending.removeFirst(batch.count)
+            state.statistics.batches += 1
+            state.statistics.writes += batch.count
+            state.statistics.largestBatch = max(state.statistics.largestBatch, batch.count)
+            return batch
+        }
+    }
+
+    /// Puts writes to run again at the front of the queue, for the next batch.
+    private func requeue(_ writes: [any PostgresQueuedWrite]) {
+        guard !writes.isEmpty else { return }
+        state.withLock { state in
+            state.pending.insert(contentsOf: writes, at: 0)
+            state.statistics.retries += writes.count
+        }
+    }
+}
+
+/// One write waiting in the committer: its body, run in a batch's transaction, then its finish
+/// once the batch's entries are numbered, and its caller, answered after the commit. Used by one
+/// drain at a time.
+protocol PostgresQueuedWrite: AnyObject, Sendable {
+    /// How many times it has run.
+    var runs: Int { get }
+    /// Runs the body inside the batch's transaction (in its own savepoint); throws to roll it back.
+    func run(_ write: PostgresWrite) async throws
+    /// Completes the value once the batch's entries are numbered: `head` is the log's head after
+    /// this write's entries. Throws only for a failure of the transaction.
+    func finish(_ write: PostgresWrite, head: Int64) async throws
+    /// Answers the caller with the value (after the commit).
+    func succeed()
+    /// Answers the caller with `error`.
+    func fail(_ error: any Error)
+}
+
+final class PostgresJob<Value: Sendable>: PostgresQueuedWrite, @unchecked Sendable {
+    // @unchecked: `value` and `runs` are touched by the one drain that holds the job, one step after another.
+    private let body: @Sendable (PostgresWrite) async throws -> Value
+    private let finisher: @Sendable (Value, Int64, PostgresWrite) async throws -> Value
+    private let continuation: CheckedContinuation<Value, any Error>
+    private var value: Value?
+    private(set) var runs = 0
+
+    init(
+        body: @escaping @Sendable (PostgresWrite) async throws -> Value,
+        finish: @escaping @Sendable (Value, Int64, PostgresWrite) async throws -> Value,
+        continuation: CheckedContinuation<Value, any Error>
+    ) {
+        self.body = body
+        self.finisher = finish
+        self.continuation = continuation
+    }
+
+    func run(_ write: PostgresWrite) async throws {
+        runs += 1
+        value = nil
+        value = try await body(write)
+    }
+
+    func finish(_ write: PostgresWrite, head: Int64) async throws {
+        guard let value else { return }
+        self.value = try await finisher(value, head, write)
+    }
+
+    func succeed() {
+        guard let value else {
+            continuation.resume(throwing: StoreError.unavailable("the write produced no result"))
+            return
+        }
+        continuation.resume(returning: value)
+    }
+
+    func fail(_ error: any Error) {
+        continuation.resume(throwing: error)
+    }
+}

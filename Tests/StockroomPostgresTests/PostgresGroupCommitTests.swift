@@ -1,0 +1,295 @@
+import Foundation
+import PostgresNIO
+import StockroomCore
+@testable import StockroomPostgres
+import StockroomStorage
+import StockroomWire
+import Synchronization
+import TestSupport
+import Testing
+
+/// A daemon's writes go through its group commit (`PostgresCommitter`): many writes in one
+/// transaction, each in its own savepoint, their entries numbered by one head step. These tests
+/// hold the committer with a write that waits, queue the others behind it, and let them go as one
+/// batch.
+@Suite("PostgreSQL: group commit", .enabled(if: TestPostgres.isAvailable, "PostgreSQL 15 is not installed"))
+struct PostgresGroupCommitTests {
+    static let erin = Origin(user: "erin")
+
+    static func draft(_ n: Int) -> Draft { Draft(name: "Item \(n)", color: nil, status: .inStock(quantity: n)) }
+
+    /// Holds `store`'s committer until `release` opens: one write waits in its batch, so that every
+    /// write submitted meanwhile queues for the next one.
+    static func hold(_ store: PostgresStore, until release: Gate) async throws -> Task<Void, any Error> {
+        let entered = Gate()
+        let holder = Task {
+            _ = try await store.write { _ in
+                entered.open()
+                await release.wait()
+            }
+        }
+        await entered.wait()
+        return holder
+    }
+
+    /// Writes refused in different ways among many in one batch: each refused one gets its own
+    /// error and writes nothing; the others commit with one head step, their entries contiguous.
+    @Test(.timeLimit(.minutes(2)))
+    func oneRefusedAmongManyIsAnsweredAloneAndTheOthersCommit() async throws {
+        try await withDaemons(1) { stores, _ in
+            let store = stores[0]
+            let existing = try await store.createItem(id: nil, draft: Self.draft(0), origin: Self.erin, idempotency: nil).value
+            let head = try await store.resolve(.now)
+            let release = Gate()
+            let holder = try await Self.hold(store, until: release)
+            let batchesBefore = store.committer.statistics.batches
+            enum Kind: Sendable { case create(ItemID), existing, invalid, failingStatement, update }
+            let kinds: [Kind] = (0..<12).map { _ in .create(ItemID.random()) } + [.existing, .invalid, .failingStatement, .update]
+            let results = try await withThrowingTaskGroup(of: (Int, Result<Item, Failure>).self) { group in
+                for (index, kind) in kinds.enumerated() {
+                    group.addTask {
+                        let result = await Result<Item, any Error> {
+                            switch kind {
+                            case .create(let id): try await store.createItem(id: id, draft: Self.draft(index), origin: Self.erin, idempotency: nil).value
+                            case .existing: try await store.createItem(id: existing.id, draft: Self.draft(1), origin: Self.erin, idempotency: nil).value
+                            case .invalid:
+                                try await store.createItem(
+                                    id: nil, draft: Draft(name: "", color: nil, status: .inStock(quantity: 1)), origin: Self.erin, idempotency: nil
+                                ).value
+                            // A statement that fails (22012) aborts the transaction but for the write's savepoint.
+                            case .failingStatement:
+                                try await store.write { write in
+                                    try await write.query("SELECT 1 / 0")
+                                    return existing
+                                }
+                            case .update:
+                                try await store.updateItem(existing.id, draft: Self.draft(99), precondition: .oneOf([1]), origin: Self.erin, idempotency: nil)
+                                    .value
+                            }
+                        }
+                        return (index, result.mapError(Failure.init))
+                    }
+                }
+                try await eventually("every write is queued") { store.committer.pendingCount >= kinds.count }
+                release.open()
+                return try await group.reduce(into: [Int: Result<Item, Failure>]()) { $0[$1.0] = $1.1 }
+            }
+            try await holder.value
+            // The held write's batch, then one batch for all the others.
+            #expect(store.committer.statistics.batches == batchesBefore + 1)
+            #expect(store.committer.statistics.largestBatch >= kinds.count)
+            var created: [ItemID] = []
+            for (index, kind) in kinds.enumerated() {
+                let result = try #require(results[index])
+                switch kind {
+                case .create(let id):
+                    #expect(try result.get().id == id)
+                    created.append(id)
+                case .existing: #expect(result.failure == Failure(StoreError.alreadyExists(existing.id)))
+                case .invalid: #expect(result.failure?.description.contains("name must not be empty") == true)
+                case .failingStatement:
+                    // The statement's own error (PSQLError), answered to this write alone.
+                    guard case .other(let text)? = result.failure else {
+                        Issue.record("the failing statement's write got \(result)")
+                        continue
+                    }
+                    #expect(text.contains("PSQLError"))
+                case .update: #expect(try result.get().version == 2)
+                }
+            }
+            // One entry per applied write (12 creates and the update), numbered after the head without a gap.
+            let page = try await store.readChanges(after: head, filter: FeedFilter(user: "erin", topics: [.item]), limit: 100)
+            #expect(page.changes.map(\.seq) == Array((head + 1)...(head + 13)))
+            #expect(Set(page.changes.map(\.id)) == Set(created.map(\.description) + [existing.id.description]))
+            for id in created { #expect(try await store.item(id) != nil) }
+        }
+    }
+
+    /// A write that met a state moved under it (`WriteRetry`, as a deadlock or a serialization
+    /// failure) rolls back alone and runs again in a later batch; the others of its batch commit once.
+    @Test(.timeLimit(.minutes(2)))
+    func aWriteToRunAgainIsRetriedAloneInALaterBatch() async throws {
+        try await withDaemons(1) { stores, _ in
+            let store = stores[0]
+            let head = try await store.resolve(.now)
+            let release = Gate()
+            let holder = try await Self.hold(store, until: release)
+            let runs = Runs(1)
+            let retriedID = ItemID.random()
+            let outcomes = try await withThrowingTaskGroup(of: Item.self) { group in
+                group.addTask {
+                    try await store.write { write in
+                        let run = runs.next(0)
+                        let item = try await WriteRules.createItem(write, id: retriedID, draft: Self.draft(1), origin: Self.erin)
+                        if run == 1 { throw WriteRetry() }
+                        return item
+                    }
+                }
+                for n in 2...6 {
+                    group.addTask { try await store.createItem(id: nil, draft: Self.draft(n), origin: Self.erin, idempotency: nil).value }
+                }
+                try await eventually("every write is queued") { store.committer.pendingCount >= 6 }
+                release.open()
+                return try await group.reduce(into: [Item]()) { $0.append($1) }
+            }
+            try await holder.value
+            #expect(outcomes.count == 6)
+            #expect(runs.total == 2)
+            #expect(store.committer.statistics.retries == 1)
+            let page = try await store.readChanges(after: head, filter: FeedFilter(user: "erin", topics: [.item]), limit: 100)
+            // Six entries, none from the rolled-back first run; the retried write's comes last.
+            #expect(page.changes.map(\.seq) == Array((head + 1)...(head + 6)))
+            #expect(page.changes.filter { $0.id == retriedID.description }.count == 1)
+            #expect(page.changes.last?.id == retriedID.description)
+        }
+    }
+
+    /// Two daemons' batches that lock two items in opposite orders deadlock; PostgreSQL aborts one
+    /// statement, whose write rolls back alone and runs again after the other batch committed:
+    /// both writes are applied once.
+    @Test(.timeLimit(.minutes(2)))
+    func aDeadlockBetweenTwoDaemonsIsRetriedAlone() async throws {
+        try await withDaemons(2) { daemons, _ in
+            let first = try await daemons[0].createItem(id: nil, draft: Self.draft(1), origin: Self.erin, idempotency: nil).value
+            let second = try await daemons[0].createItem(id: nil, draft: Self.draft(2), origin: Self.erin, idempotency: nil).value
+            let locked = [Gate(), Gate()]
+            let runs = Runs(2)
+            let outcomes = try await withThrowingTaskGroup(of: Item.self) { group in
+                for (daemon, order) in [(0, [first, second]), (1, [second, first])] {
+                    group.addTask {
+                        try await daemons[daemon].write { write in
+                            let run = runs.next(daemon)
+                            _ = try await write.liveItem(order[0].id)
+                            if run == 1 {
+                                locked[daemon].open()
+                                await locked[1 - daemon].wait()
+                            }
+                            let item = try #require(try await write.liveItem(order[1].id))
+                            return try await write.updateItem(item, fields: try ValidDraft(Self.draft(10 + daemon)), at: 0)
+                        }
+                    }
+                }
+                return try await group.reduce(into: [Item]()) { $0.append($1) }
+            }
+            #expect(outcomes.count == 2)
+            #expect(runs.total == 3, "one of the two ran again")
+            #expect(daemons[0].committer.statistics.retries + daemons[1].committer.statistics.retries == 1)
+        }
+    }
+
+    /// A COMMIT that fails (here a deferred constraint one write of the batch broke) answers every
+    /// write of the batch with an error, and none of them is applied.
+    @Test(.timeLimit(.minutes(2)))
+    func aFailedCommitAnswersEveryWriteOfTheBatchAndAppliesNone() async throws {
+        try await withDaemons(1) { stores, url in
+            let store = stores[0]
+            try await withConnection(url) { connection in
+                try await connection.query(
+                    """
+                    CREATE TABLE commit_probe (id int PRIMARY KEY, parent int REFERENCES commit_probe DEFERRABLE INITIALLY DEFERRED)
+                    """, logger: .init(label: "test"))
+            }
+            let head = try await store.resolve(.now)
+            let release = Gate()
+            let holder = try await Self.hold(store, until: release)
+            let ids = (0..<5).map { _ in ItemID.random() }
+            let results = try await withThrowingTaskGroup(of: Result<Item, Failure>.self) { group in
+                for (n, id) in ids.enumerated() {
+                    group.addTask {
+                        await Result { try await store.createItem(id: id, draft: Self.draft(n), origin: Self.erin, idempotency: nil).value }
+                            .mapError(Failure.init)
+                    }
+                }
+                group.addTask {
+                    await Result {
+                        try await store.write { write in
+                            try await write.query("INSERT INTO commit_probe VALUES (1, 42)")
+                            return try await WriteRules.createItem(write, id: nil, draft: Self.draft(9), origin: Self.erin)
+                        }
+                    }.mapError(Failure.init)
+                }
+                try await eventually("every write is queued") { store.committer.pendingCount >= 6 }
+                release.open()
+                return try await group.reduce(into: [Result<Item, Failure>]()) { $0.append($1) }
+            }
+            try await holder.value
+            #expect(results.count == 6)
+            for result in results {
+                #expect(result.failure == .unavailable, "\(result)")
+            }
+            #expect(try await store.resolve(.now) == head)
+            for id in ids { #expect(try await store.item(id) == nil) }
+            // The committer goes on: the next write commits.
+            #expect(try await store.createItem(id: nil, draft: Self.draft(7), origin: Self.erin, idempotency: nil).value.version == 1)
+        }
+    }
+
+    /// Three daemons, sixteen writers each, creating and updating at once: every write is
+    /// acknowledged, and every daemon's log is the same, contiguous, one entry per write.
+    @Test(.timeLimit(.minutes(3)))
+    func threeDaemonsOfSixteenWritersEachKeepOneContiguousExactLog() async throws {
+        try await withDaemons(3) { daemons, _ in
+            let head = try await daemons[0].resolve(.now)
+            let perWriter = 10
+            let acknowledged = try await withThrowingTaskGroup(of: [String].self) { group in
+                for writer in 0..<48 {
+                    let daemon = daemons[writer % 3]
+                    group.addTask {
+                        var ids: [String] = []
+                        var item = try await daemon.createItem(id: nil, draft: Self.draft(writer), origin: Self.erin, idempotency: nil).value
+                        ids.append(item.id.description)
+                        for n in 1..<perWriter {
+                            item = try await daemon.updateItem(
+                                item.id, draft: Self.draft(n), precondition: .oneOf([item.version]), origin: Self.erin, idempotency: nil
+                            ).value
+                            ids.append(item.id.description)
+                        }
+                        return ids
+                    }
+                }
+                return try await group.reduce(into: [String]()) { $0 += $1 }
+            }
+            #expect(acknowledged.count == 48 * perWriter)
+            let last = head + Int64(acknowledged.count)
+            for daemon in daemons {
+                try await eventually("the daemon's hub reaches the head") { daemon.hub.head >= last }
+                var changes: [ChangeEntry] = []
+                var after = head
+                while after < last {
+                    let page = try await daemon.readChanges(after: after, filter: FeedFilter(user: "erin", topics: [.item]), limit: 200)
+                    changes += page.changes
+                    after = page.changes.last?.seq ?? last
+                }
+                #expect(changes.map(\.seq) == Array((head + 1)...last))
+                #expect(changes.map(\.id).sorted() == acknowledged.sorted())
+            }
+            let batched = daemons.map { $0.committer.statistics }
+            #expect(batched.map(\.writes).reduce(0, +) >= acknowledged.count)
+        }
+    }
+}
+
+/// How many times each of a test's writes ran.
+private final class Runs: Sendable {
+    private let counts: Mutex<[Int]>
+
+    init(_ writes: Int) {
+        counts = Mutex(Array(repeating: 0, count: writes))
+    }
+
+    /// Counts a run of write `index`; returns which run it is (1 the first).
+    func next(_ index: Int) -> Int {
+        counts.withLock { counts in
+            counts[index] += 1
+            return counts[index]
+        }
+    }
+
+    var total: Int { counts.withLock { $0.reduce(0, +) } }
+}
+
+extension Result {
+    fileprivate var failure: Failure? {
+        if case .failure(let error) = self { error as? Failure } else { nil }
+    }
+}
