@@ -220,6 +220,8 @@ public final class PostgresStore: Storage, Service {
                 }
             }
         } catch {
+            // A write alone ran without a savepoint: its own failure is the transaction's.
+            if batch.count == 1, Self.isRetryable(error), batch[0].runs < Self.attempts { return batch }
             let error = Self.mapped(error)
             for write in batch { write.fail(error) }
             return []
@@ -236,23 +238,30 @@ public final class PostgresStore: Storage, Service {
         var outcome = BatchOutcome()
         /// Each applied write and how many entries the transaction had after it.
         var applied: [(write: any PostgresQueuedWrite, entries: Int)] = []
-        for job in batch {
-            let mark = write.mark
-            try await write.query("SAVEPOINT job")
-            do {
-                try await job.run(write)
-                try await write.query("RELEASE SAVEPOINT job")
-                applied.append((job, write.entryCount))
-            } catch {
-                // The transaction itself is gone: the whole batch fails.
-                if write.connection.isClosed || Self.isConnectionGone(error) { throw error }
-                try await write.query("ROLLBACK TO SAVEPOINT job")
-                try await write.query("RELEASE SAVEPOINT job")
-                write.discard(from: mark)
-                if Self.isRetryable(error), job.runs < Self.attempts {
-                    outcome.again.append(job)
-                } else {
-                    outcome.refused.append((job, Self.mapped(error)))
+        if batch.count == 1 {
+            // A write alone needs no savepoint (two round trips fewer on a lone write's path): its
+            // failure rolls back the transaction, and `apply` answers it or runs it again.
+            try await batch[0].run(write)
+            applied.append((batch[0], write.entryCount))
+        } else {
+            for job in batch {
+                let mark = write.mark
+                try await write.query("SAVEPOINT job")
+                do {
+                    try await job.run(write)
+                    try await write.query("RELEASE SAVEPOINT job")
+                    applied.append((job, write.entryCount))
+                } catch {
+                    // The transaction itself is gone: the whole batch fails.
+                    if write.connection.isClosed || Self.isConnectionGone(error) { throw error }
+                    try await write.query("ROLLBACK TO SAVEPOINT job")
+                    try await write.query("RELEASE SAVEPOINT job")
+                    write.discard(from: mark)
+                    if Self.isRetryable(error), job.runs < Self.attempts {
+                        outcome.again.append(job)
+                    } else {
+                        outcome.refused.append((job, Self.mapped(error)))
+                    }
                 }
             }
         }

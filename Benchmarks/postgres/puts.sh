@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# PUTs from many connections over three daemons on one PostgreSQL, against the same load on one
+# SQLite daemon (synchronous=full): the write row of issue #40. Binaries interleaved, ROUNDS
+# rounds: each round runs every binary on PostgreSQL (3 daemons, CONNECTIONS / 3 connections to
+# each, one wrk per daemon at once) and on SQLite (one daemon, CONNECTIONS connections, three wrks
+# of CONNECTIONS / 3), DURATION seconds each, PUT /v1/items/{id} of ITEMS random items with
+# bench-compare's wrk_bench.lua. Prints each run's writes/s (the wrks' sum) and non-2xx answers.
+#
+#   bash Benchmarks/postgres/puts.sh BINARY [BINARY ...]
+#
+# Settings: ROUNDS=3, CONNECTIONS=33, DURATION=10, ITEMS=1000. Needs wrk, curl and python3; runs
+# PostgreSQL (its defaults: fsync and synchronous_commit on) as the postgres user when root.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+LUA="$ROOT/../shared/bench-compare/wrk_bench.lua"
+ROUNDS=${ROUNDS:-3} CONNECTIONS=${CONNECTIONS:-33} DURATION=${DURATION:-10} ITEMS=${ITEMS:-1000}
+PER=$((CONNECTIONS / 3))
+PG=/usr/lib/postgresql/15/bin
+AS=(); [ "$(id -u)" -eq 0 ] && AS=(runuser -u postgres --)
+WORK="$(mktemp -d /tmp/puts.XXXXXX)"
+[ "$(id -u)" -eq 0 ] && chown postgres:postgres "$WORK"
+chmod 700 "$WORK"
+PORTS=(18611 18612 18613)
+stop_daemons() { for port in "${PORTS[@]}"; do pkill -f "serve --http-port $port" || true; done; sleep 0.5; }
+cleanup() { stop_daemons; "${AS[@]}" "$PG/pg_ctl" -D "$WORK/data" -m fast stop >/dev/null 2>&1 || true; rm -rf "$WORK"; }
+trap cleanup EXIT
+"${AS[@]}" "$PG/initdb" -D "$WORK/data" -U postgres --auth=trust --no-sync >/dev/null
+"${AS[@]}" "$PG/pg_ctl" -D "$WORK/data" -l "$WORK/pg.log" -w -o "-p 55497 -k $WORK -c listen_addresses=127.0.0.1 -c max_connections=200" start >/dev/null
+"${AS[@]}" "$PG/createdb" -h 127.0.0.1 -p 55497 -U postgres stockroom
+PG_URL="postgres://postgres@127.0.0.1:55497/stockroom?sslmode=disable"
+ready() { for _ in $(seq 1 200); do curl -fs "http://127.0.0.1:$1/ready" >/dev/null && return 0; sleep 0.05; done; echo "daemon on $1 not ready" >&2; exit 2; }
+seed() { # $1 port, $2 token, $3 lines file: ITEMS items created, one wrk line each
+    python3 - "$1" "$2" "$3" "$ITEMS" <<'PY'
+import http.client, json, sys
+port, token, path, count = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+connection = http.client.HTTPConnection("127.0.0.1", int(port))
+with open(path, "w") as lines:
+    for i in range(1, count + 1):
+        body = json.dumps({"name": f"Item {i}", "color": None, "status": {"inStock": {"quantity": 1}}})
+        connection.request("POST", "/v1/items", body, {"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
+        answer = connection.getresponse()
+        item = json.loads(answer.read())
+        assert answer.status == 201, (answer.status, item)
+        template = json.dumps({"name": f"Item {i}", "color": None, "status": {"inStock": {"quantity": 0}}}).replace('"quantity": 0', '"quantity": %d')
+        lines.write(f"/v1/items/{item['id']}\t{template}\n")
+PY
+}
+# wrk against each of the given ports at once, PER connections each; prints the summed writes/s and errors.
+load() { # $1 token, $2 lines, ports...
+    local token=$1 lines=$2; shift 2
+    local n=0
+    for port in "$@"; do
+        MODE=write METHOD=PUT LINES="$lines" AUTH="Bearer $token" wrk -t1 -c"$PER" -d"${DURATION}s" -s "$LUA" "http://127.0.0.1:$port" >"$WORK/wrk.$n" 2>&1 &
+        n=$((n + 1))
+    done
+    wait
+    python3 - "$WORK" "$n" <<'PY'
+import re, sys
+work, n = sys.argv[1], int(sys.argv[2])
+rate, bad = 0.0, 0
+for k in range(n):
+    text = open(f"{work}/wrk.{k}").read()
+    rate += float(re.search(r"Requests/sec:\s+([\d.]+)", text).group(1))
+    m = re.search(r"Non-2xx or 3xx responses: (\d+)", text)
+    bad += int(m.group(1)) if m else 0
+    m = re.search(r"Socket errors: (.*)", text)
+    if m: bad += sum(int(x) for x in re.findall(r"\d+", m.group(1)))
+print(f"{rate:8.0f} writes/s  ({bad} non-2xx or socket errors)")
+PY
+}
+FIRST=$1
+export DB_URL="$PG_URL"
+TOKEN=$("$FIRST" token create --user bench --role editor | tail -n 1)
+LOG_LEVEL=warning "$FIRST" serve --http-port "${PORTS[0]}" >/dev/null 2>&1 &
+ready "${PORTS[0]}"
+seed "${PORTS[0]}" "$TOKEN" "$WORK/pg-lines.txt"
+stop_daemons
+unset DB_URL
+SQLITE="$WORK/sqlite/stockroom.sqlite"
+STOKEN=$("$FIRST" token create --user bench --role editor --db-path "$SQLITE" | tail -n 1)
+LOG_LEVEL=warning "$FIRST" serve --http-port "${PORTS[0]}" --db-path "$SQLITE" >/dev/null 2>&1 &
+ready "${PORTS[0]}"
+seed "${PORTS[0]}" "$STOKEN" "$WORK/sqlite-lines.txt"
+stop_daemons
+echo "PUT /v1/items/{id}, $CONNECTIONS connections, ${DURATION}s, $ITEMS items"
+for r in $(seq 1 "$ROUNDS"); do
+    for bin in "$@"; do
+        for port in "${PORTS[@]}"; do
+            DB_URL="$PG_URL" LOG_LEVEL=warning "$bin" serve --http-port "$port" >"$WORK/daemon-$port.log" 2>&1 &
+        done
+        for port in "${PORTS[@]}"; do ready "$port"; done
+        echo "round $r  $bin  PostgreSQL, 3 daemons: $(load "$TOKEN" "$WORK/pg-lines.txt" "${PORTS[@]}")"
+        stop_daemons
+        LOG_LEVEL=warning "$bin" serve --http-port "${PORTS[0]}" --db-path "$SQLITE" >"$WORK/sqlite.log" 2>&1 &
+        ready "${PORTS[0]}"
+        echo "round $r  $bin  SQLite, 1 daemon:      $(load "$STOKEN" "$WORK/sqlite-lines.txt" "${PORTS[0]}" "${PORTS[0]}" "${PORTS[0]}")"
+        stop_daemons
+    done
+done
