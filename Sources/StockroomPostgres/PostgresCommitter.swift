@@ -10,7 +10,10 @@ import Synchronization
 /// which every daemon's writes share, is held for that one step and the COMMIT per batch instead
 /// of per write, so the cluster commits many writes per head step.
 ///
-/// A write refused (a `StoreError`, a domain refusal) or failing on its own (a statement error)
+/// A batch first runs its writes one after another without savepoints; when one of them fails,
+/// the transaction is rolled back and the batch runs again with a savepoint for each write (each
+/// costs two statements, so the common batch, where every write succeeds, goes without). There a
+/// write refused (a `StoreError`, a domain refusal) or failing on its own (a statement error)
 /// rolls back its savepoint alone and gets its own error; one that met a deadlock, a
 /// serialization failure or a state that moved under it (`WriteRetry`) rolls back alone and runs
 /// again in a later batch (at most `PostgresStore.attempts` times). A failure of the transaction
@@ -38,6 +41,8 @@ final class PostgresCommitter: Sendable {
         var retries = 0
         /// The most writes one batch took.
         var largestBatch = 0
+        /// Batches run again with savepoints because a write failed in them.
+        var runAgainWithSavepoints = 0
     }
 
     private let state = Mutex(State())
@@ -79,6 +84,11 @@ final class PostgresCommitter: Sendable {
         }
     }
 
+    /// Counts a batch run again with savepoints.
+    func countBatchRunAgain() {
+        state.withLock { $0.statistics.runAgainWithSavepoints += 1 }
+    }
+
     /// Puts writes to run again at the front of the queue, for the next batch.
     private func requeue(_ writes: [any PostgresQueuedWrite]) {
         guard !writes.isEmpty else { return }
@@ -93,7 +103,7 @@ final class PostgresCommitter: Sendable {
 /// once the batch's entries are numbered, and its caller, answered after the commit. Used by one
 /// drain at a time.
 protocol PostgresQueuedWrite: AnyObject, Sendable {
-    /// How many times it has run.
+    /// How many times it has run (a batch's first run without savepoints included).
     var runs: Int { get }
     /// Runs the body inside the batch's transaction (in its own savepoint); throws to roll it back.
     func run(_ write: PostgresWrite) async throws

@@ -212,6 +212,27 @@ public final class PostgresStore: Storage, Service {
     /// Applies one batch in one transaction (`PostgresCommitter`), answers its writes, and returns
     /// those to run again.
     func apply(_ batch: [any PostgresQueuedWrite]) async -> [any PostgresQueuedWrite] {
+        if batch.count > 1 {
+            // First together, without savepoints (each costs two statements per write): when every
+            // write succeeds, as most do, that is the batch. When one fails, the transaction is
+            // rolled back and the batch runs again below, each write in its own savepoint.
+            do {
+                let outcome = try await leased { connection in
+                    try await Self.transaction(on: connection, logger: self.logger) { connection in
+                        try await self.applyTogether(batch, PostgresWrite(connection: connection, logger: self.logger, epoch: self.epoch))
+                    }
+                }
+                if !outcome.entries.isEmpty { await publish(outcome.entries) }
+                for write in outcome.applied { write.succeed() }
+                return []
+            } catch is OneWriteFailed {
+                committer.countBatchRunAgain()
+            } catch {
+                let error = Self.mapped(error)
+                for write in batch { write.fail(error) }
+                return []
+            }
+        }
         let outcome: BatchOutcome
         do {
             outcome = try await leased { connection in
@@ -232,8 +253,44 @@ public final class PostgresStore: Storage, Service {
         return outcome.again
     }
 
-    /// Each write of `batch` in a savepoint of its own, then one head step for all their entries,
-    /// then each applied write's finish.
+    /// A write of a batch run without savepoints failed: the batch runs again with them.
+    private struct OneWriteFailed: Error {}
+
+    /// Every write of `batch` one after another, with no savepoint: `OneWriteFailed` (and the
+    /// transaction rolled back) as soon as one fails; then one head step and each write's finish.
+    private func applyTogether(_ batch: [any PostgresQueuedWrite], _ write: PostgresWrite) async throws -> BatchOutcome {
+        var applied: [(write: any PostgresQueuedWrite, entries: Int)] = []
+        for job in batch {
+            do {
+                try await job.run(write)
+            } catch {
+                if write.connection.isClosed || Self.isConnectionGone(error) { throw error }
+                throw OneWriteFailed()
+            }
+            applied.append((job, write.entryCount))
+        }
+        return try await finish(applied, write, outcome: BatchOutcome())
+    }
+
+    /// One head step for the applied writes' entries, then each one's finish (`head`: the log's
+    /// head after its entries).
+    private func finish(
+        _ applied: [(write: any PostgresQueuedWrite, entries: Int)], _ write: PostgresWrite, outcome: BatchOutcome
+    ) async throws -> BatchOutcome {
+        var outcome = outcome
+        let head = try await write.appendLog()
+        let numbered = write.appended
+        let before = numbered.first.map { $0.seq - 1 } ?? head
+        for (job, entries) in applied {
+            try await job.finish(write, head: entries == 0 ? before : numbered[entries - 1].seq)
+        }
+        outcome.applied = applied.map(\.write)
+        outcome.entries = numbered
+        return outcome
+    }
+
+    /// Each write of `batch` in a savepoint of its own (a batch of one without), then one head
+    /// step for all their entries, then each applied write's finish.
     private func applyInTransaction(_ batch: [any PostgresQueuedWrite], _ write: PostgresWrite) async throws -> BatchOutcome {
         var outcome = BatchOutcome()
         /// Each applied write and how many entries the transaction had after it.
@@ -265,15 +322,7 @@ public final class PostgresStore: Storage, Service {
                 }
             }
         }
-        let head = try await write.appendLog()
-        let numbered = write.appended
-        let before = numbered.first.map { $0.seq - 1 } ?? head
-        for (job, entries) in applied {
-            try await job.finish(write, head: entries == 0 ? before : numbered[entries - 1].seq)
-        }
-        outcome.applied = applied.map(\.write)
-        outcome.entries = numbered
-        return outcome
+        return try await finish(applied, write, outcome: outcome)
     }
 
     /// Runs `body` between `begin` and COMMIT on `connection`: every transaction of the store, the
