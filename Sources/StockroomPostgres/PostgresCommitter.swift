@@ -52,18 +52,31 @@ final class PostgresCommitter: Sendable {
     /// Writes queued and not yet taken into a batch.
     var pendingCount: Int { state.withLock { $0.pending.count } }
 
-    /// Queues `job` and starts a drain when none runs; `drain` is the store's batch runner.
-    func submit(_ job: any PostgresQueuedWrite, drain: @escaping @Sendable ([any PostgresQueuedWrite]) async -> [any PostgresQueuedWrite]) {
-        let start = state.withLock { state in
+    /// Queues `job`; true when no drain runs, and the caller is to run the next batch itself
+    /// (`drainOnce`): a lone write then runs in its own request's task, without a hop to another.
+    func enqueue(_ job: any PostgresQueuedWrite) -> Bool {
+        state.withLock { state in
             state.pending.append(job)
             defer { state.draining = true }
             return !state.draining
         }
-        guard start else { return }
+    }
+
+    /// Runs the next batch (which holds the caller's write) with `drain`, the store's batch
+    /// runner; when more writes queued meanwhile, leaves them to a drain task of their own, so
+    /// that the caller is answered now.
+    func drainOnce(_ drain: @escaping @Sendable ([any PostgresQueuedWrite]) async -> [any PostgresQueuedWrite]) async {
+        if let batch = nextBatch() {
+            requeue(await drain(batch))
+        }
+        let more = state.withLock { state in
+            if state.pending.isEmpty { state.draining = false }
+            return state.draining
+        }
+        guard more else { return }
         Task {
             while let batch = self.nextBatch() {
-                let again = await drain(batch)
-                self.requeue(again)
+                self.requeue(await drain(batch))
             }
         }
     }
@@ -117,21 +130,20 @@ protocol PostgresQueuedWrite: AnyObject, Sendable {
 }
 
 final class PostgresJob<Value: Sendable>: PostgresQueuedWrite, @unchecked Sendable {
-    // @unchecked: `value` and `runs` are touched by the one drain that holds the job, one step after another.
+    // @unchecked: `value` and `runs` are touched by the one drain that holds the job, one step
+    // after another; the answer is behind `answer`'s lock.
     private let body: @Sendable (PostgresWrite) async throws -> Value
     private let finisher: @Sendable (Value, Int64, PostgresWrite) async throws -> Value
-    private let continuation: CheckedContinuation<Value, any Error>
     private var value: Value?
     private(set) var runs = 0
+    private let answer = Mutex<(result: Result<Value, any Error>?, waiter: CheckedContinuation<Value, any Error>?)>((nil, nil))
 
     init(
         body: @escaping @Sendable (PostgresWrite) async throws -> Value,
-        finish: @escaping @Sendable (Value, Int64, PostgresWrite) async throws -> Value,
-        continuation: CheckedContinuation<Value, any Error>
+        finish: @escaping @Sendable (Value, Int64, PostgresWrite) async throws -> Value
     ) {
         self.body = body
         self.finisher = finish
-        self.continuation = continuation
     }
 
     func run(_ write: PostgresWrite) async throws {
@@ -146,14 +158,30 @@ final class PostgresJob<Value: Sendable>: PostgresQueuedWrite, @unchecked Sendab
     }
 
     func succeed() {
-        guard let value else {
-            continuation.resume(throwing: StoreError.unavailable("the write produced no result"))
-            return
-        }
-        continuation.resume(returning: value)
+        settle(value.map { .success($0) } ?? .failure(StoreError.unavailable("the write produced no result")))
     }
 
     func fail(_ error: any Error) {
-        continuation.resume(throwing: error)
+        settle(.failure(error))
+    }
+
+    /// The write's answer, once its batch has committed (or failed).
+    func wait() async throws -> Value {
+        try await withCheckedThrowingContinuation { continuation in
+            let settled: Result<Value, any Error>? = answer.withLock { answer in
+                if answer.result == nil { answer.waiter = continuation }
+                return answer.result
+            }
+            if let settled { continuation.resume(with: settled) }
+        }
+    }
+
+    private func settle(_ result: Result<Value, any Error>) {
+        let waiter = answer.withLock { answer in
+            answer.result = result
+            defer { answer.waiter = nil }
+            return answer.waiter
+        }
+        waiter?.resume(with: result)
     }
 }

@@ -194,11 +194,11 @@ public final class PostgresStore: Storage, Service {
         _ body: @escaping @Sendable (PostgresWrite) async throws -> Value,
         finish: @escaping @Sendable (Value, Int64, PostgresWrite) async throws -> Value
     ) async throws -> Value {
-        try await withCheckedThrowingContinuation { continuation in
-            committer.submit(PostgresJob(body: body, finish: finish, continuation: continuation)) { batch in
-                await self.apply(batch)
-            }
+        let job = PostgresJob(body: body, finish: finish)
+        if committer.enqueue(job) {
+            await committer.drainOnce { batch in await self.apply(batch) }
         }
+        return try await job.wait()
     }
 
     /// What one batch's transaction decided for each of its writes.

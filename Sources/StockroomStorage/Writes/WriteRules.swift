@@ -11,6 +11,7 @@ public enum WriteRules {
 
     /// Creates an item (version 1): `alreadyExists` for an id that exists or existed, before a
     /// draft's validation failure.
+    @inlinable
     public static func createItem<Rows: WriteRows>(_ rows: Rows, id: ItemID?, draft: Draft, origin: Origin) async throws -> Item {
         let id = id ?? .random()
         let fields: ValidDraft
@@ -29,6 +30,7 @@ public enum WriteRules {
 
     /// Creates each item of a batch on its own: a refused one (exists, invalid) is answered alone,
     /// having written nothing, and the others are created; any other failure fails the batch.
+    @inlinable
     public static func createItems<Rows: WriteRows>(_ rows: Rows, _ items: [BatchItem], origin: Origin) async throws -> [ItemCreation] {
         var outcomes: [ItemCreation] = []
         outcomes.reserveCapacity(items.count)
@@ -46,6 +48,7 @@ public enum WriteRules {
 
     /// Replaces a live item's editable fields, its version one higher. Refusals in the contract's
     /// order: `notFound`, then `preconditionFailed`, then the draft's validation failure.
+    @inlinable
     public static func updateItem<Rows: WriteRows>(
         _ rows: Rows, id: ItemID, draft: Draft, precondition: VersionPrecondition?, origin: Origin
     ) async throws -> Item {
@@ -68,6 +71,7 @@ public enum WriteRules {
     }
 
     /// Deletes a live item and repairs every navigation that showed it: `notFound`, then `preconditionFailed`.
+    @inlinable
     public static func deleteItem<Rows: WriteRows>(_ rows: Rows, id: ItemID, precondition: VersionPrecondition?, origin: Origin) async throws {
         guard let stored = try await rows.liveItem(id) else { throw StoreError.notFound("no item \(id)") }
         if let precondition, !precondition.matches(stored.item.version) {
@@ -93,6 +97,7 @@ public enum WriteRules {
     /// user's device (`notFound`), the state's size, `preconditionFailed`, an item it names that
     /// does not exist (the first in id order), the device cap. A state equal to the stored one
     /// writes nothing.
+    @inlinable
     public static func replaceNavigation<Rows: WriteRows>(
         _ rows: Rows, clientID: ClientID, state: NavigationState, precondition: VersionPrecondition?, origin: Origin, limits: StoreLimits
     ) async throws -> Navigation {
@@ -124,6 +129,7 @@ public enum WriteRules {
     /// Applies one command to a device's navigation: the items it needs read, `Transition.decide`,
     /// the item effect (with the repair of other devices after a delete), the device cap for a new
     /// device, the navigation written, and the outcome (its `seq` set by the backend: `positioned`).
+    @inlinable
     public static func runCommand<Rows: WriteRows>(
         _ rows: Rows, _ command: Command, clientID: ClientID, origin: Origin, limits: StoreLimits
     ) async throws -> CommandOutcome {
@@ -195,6 +201,7 @@ public enum WriteRules {
     /// `idempotency`, stored now; a first run's value is stored by `recordSuccess` once the backend
     /// has positioned it (`positioned`), in the same transaction. A failure of storage fails the
     /// transaction and stores nothing.
+    @inlinable
     public static func idempotent<Rows: WriteRows, Value: Sendable>(
         _ rows: Rows, _ idempotency: IdempotentRequest<Value>, _ body: () async throws -> Value
     ) async throws -> IdempotentStep<Value> {
@@ -214,6 +221,7 @@ public enum WriteRules {
     }
 
     /// Stores the answer of a first run's value (positioned already), when `idempotency` renders one.
+    @inlinable
     public static func recordSuccess<Rows: WriteRows, Value: Sendable>(
         _ rows: Rows, _ idempotency: IdempotentRequest<Value>, _ value: Value
     ) async throws {
@@ -223,6 +231,7 @@ public enum WriteRules {
     }
 
     /// `value` with the log's head after its write, when it carries one (`LogPositioned`).
+    @inlinable
     public static func positioned<Value>(_ value: Value, at head: Int64) -> Value {
         guard var outcome = value as? any LogPositioned else { return value }
         outcome.position(at: head)
@@ -230,12 +239,14 @@ public enum WriteRules {
     }
 
     /// Whether `value` carries the log's head (so that the backend must read it).
+    @inlinable
     public static func isPositioned(_ value: some Any) -> Bool {
         value is any LogPositioned
     }
 
     /// An outcome of the request itself (a refusal), which is stored and replayed, unlike a failure
     /// of storage (`unavailable`, the backend's own errors), which fails the whole transaction.
+    @inlinable
     public static func isDecided(_ error: any Error) -> Bool {
         if let error = error as? StoreError, case .unavailable = error { return false }
         return error is StoreError || error is DomainError
@@ -244,6 +255,7 @@ public enum WriteRules {
     // MARK: Steps
 
     /// The navigation in `row` if `user` owns it, the root state if nobody wrote it, else `notFound`.
+    @inlinable
     public static func owned(_ row: StoredClient?, clientID: ClientID, user: UserID) throws -> Navigation {
         guard let row else { return .unwritten(clientID: clientID) }
         guard row.owner == user else { throw StoreError.notFound("no client \(clientID)") }
@@ -251,6 +263,7 @@ public enum WriteRules {
     }
 
     /// Marks an item deleted, with its entry, and repairs every other device that showed it.
+    @inlinable
     static func tombstone<Rows: WriteRows>(_ rows: Rows, _ stored: StoredItem<Rows.ItemRow>, origin: Origin, exceptClient: ClientID?) async throws {
         let now = Timestamp.milliseconds(Date())
         try await rows.tombstone(stored, at: now)
@@ -261,6 +274,7 @@ public enum WriteRules {
 
     /// Repairs every navigation pointing at a deleted item (but `exceptClient`, which the command
     /// itself handled), in client_id order.
+    @inlinable
     static func repairNavigation<Rows: WriteRows>(_ rows: Rows, afterDeleting id: ItemID, origin: Origin, exceptClient: ClientID?) async throws {
         for clientID in try await rows.clientsReferencing(id) where clientID != exceptClient {
             guard let row = try await rows.client(clientID, hold: true) else { continue }
@@ -271,6 +285,7 @@ public enum WriteRules {
     }
 
     /// Writes a new version of a navigation and its change entry; its time never goes back.
+    @inlinable
     static func saveNavigation<Rows: WriteRows>(
         _ rows: Rows, clientID: ClientID, owner: UserID, state: NavigationState, previous: Navigation, origin: Origin
     ) async throws -> Navigation {
@@ -286,6 +301,7 @@ public enum WriteRules {
     }
 
     /// Refuses a new device beyond its owner's cap; existing devices are never refused.
+    @inlinable
     static func checkNewClient<Rows: WriteRows>(_ rows: Rows, previous: Navigation, owner: UserID, limits: StoreLimits) async throws {
         guard previous.version == 0 else { return }
         guard try await rows.clientCount(owner: owner) < limits.clientsPerUser else {
@@ -295,12 +311,14 @@ public enum WriteRules {
     }
 
     /// An item upsert's entry, at the item's update time.
+    @inlinable
     static func logUpsert<Rows: WriteRows>(_ rows: Rows, _ item: Item, origin: Origin) async throws {
         try await rows.append(
             entity: .item, op: .upsert, id: item.id.description, owner: nil, value: item, origin: origin,
             at: Timestamp.milliseconds(item.updatedAt), ownerClient: nil)
     }
 
+    @inlinable
     static func validated(_ draft: Draft) throws -> ValidDraft {
         do {
             return try ValidDraft(draft)
