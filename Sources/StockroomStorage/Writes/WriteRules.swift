@@ -113,7 +113,7 @@ public enum WriteRules {
         }
         // Held, so that a delete of one of them waits for this write and then repairs it.
         var items: [ItemID: Item] = [:]
-        for id in state.referencedItemIDs.sorted(by: { $0.description < $1.description }) where items[id] == nil {
+        for id in inIDOrder(state.referencedItemIDs) {
             guard let stored = try await rows.liveItem(id) else {
                 let field = state.path.contains(.item(id: id)) ? "path" : "destination"
                 throw StoreError.domain(.validationFailed(field: field, message: "no item \(id)"))
@@ -141,7 +141,7 @@ public enum WriteRules {
             // Read first to learn which items the command needs; the row is held after them (items
             // before clients), and a repair that slipped in between runs the command again.
             current = try owned(try await rows.client(clientID, hold: false), clientID: clientID, user: origin.user)
-            for id in Set(command.itemsToLookUp(in: current.state)).sorted(by: { $0.description < $1.description }) {
+            for id in inIDOrder(command.itemsToLookUp(in: current.state)) {
                 if let item = try await rows.liveItem(id) {
                     stored[id] = item
                     items[id] = item.item
@@ -308,6 +308,14 @@ public enum WriteRules {
             throw StoreError.domain(
                 .validationFailed(field: "clientID", message: "a user may have at most \(limits.clientsPerUser) clients (devices)"))
         }
+    }
+
+    /// `ids` without repeats, in id order (the order a backend that locks rows locks items in).
+    @inlinable
+    static func inIDOrder(_ ids: [ItemID]) -> [ItemID] {
+        // Most writes name one item: no set, no sort.
+        guard ids.count > 1 else { return ids }
+        return Set(ids).sorted { $0.description < $1.description }
     }
 
     /// An item upsert's entry, at the item's update time.
