@@ -110,22 +110,28 @@ final class PendingCall<Value: Sendable>: WatchedCall {
     }
 
     /// Runs `body` in a task of its own and waits until the call is settled: by `body`, or by
-    /// `abandon` (the watchdog, or the caller's cancellation), whichever comes first.
-    func run(_ body: @escaping @Sendable () async throws -> Value) async throws -> Value {
-        try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
-                wait(continuation)
-                started(
-                    Task {
-                        do {
-                            settle(.success(try await body()))
-                        } catch {
-                            settle(.failure(error))
-                        }
-                    })
-            }
+    /// `abandon` (the watchdog, or, when `cancellable`, the caller's cancellation), whichever
+    /// comes first.
+    func run(cancellable: Bool = true, _ body: @escaping @Sendable () async throws -> Value) async throws -> Value {
+        guard cancellable else { return try await settled(body) }
+        return try await withTaskCancellationHandler {
+            try await settled(body)
         } onCancel: {
             abandon(CancellationError())
+        }
+    }
+
+    private func settled(_ body: @escaping @Sendable () async throws -> Value) async throws -> Value {
+        try await withCheckedThrowingContinuation { continuation in
+            wait(continuation)
+            started(
+                Task {
+                    do {
+                        settle(.success(try await body()))
+                    } catch {
+                        settle(.failure(error))
+                    }
+                })
         }
     }
 }
@@ -134,8 +140,10 @@ extension PostgresStore {
     /// Runs `body` with a pooled connection (see `PostgresCalls`): `unavailable` when no connection
     /// comes within `deadline`, when the connection closes under the call, or past `bound` (nil:
     /// none; a statement is bounded by `statement_timeout` and `lock_timeout` on the server anyway).
+    /// `cancellable: false` for a batch of writes (`PostgresCommitter`): the task that runs it is
+    /// one writer's, and its cancellation (its client went away) must not fail the others' writes.
     func leased<Value: Sendable>(
-        bound: Duration? = nil, _ body: @escaping @Sendable (PostgresConnection) async throws -> Value
+        bound: Duration? = nil, cancellable: Bool = true, _ body: @escaping @Sendable (PostgresConnection) async throws -> Value
     ) async throws -> Value {
         await started.wait()
         if let epoch = replacedEpoch.withLock({ $0 }) {
@@ -145,7 +153,7 @@ extension PostgresStore {
         let call = PendingCall<Value>(bound: bound)
         let id = calls.insert(call)
         defer { calls.remove(id) }
-        return try await call.run {
+        return try await call.run(cancellable: cancellable) {
             try await self.client.withConnection { connection in
                 call.obtained(connection)
                 return try await body(connection)

@@ -217,7 +217,7 @@ public final class PostgresStore: Storage, Service {
             // write succeeds, as most do, that is the batch. When one fails, the transaction is
             // rolled back and the batch runs again below, each write in its own savepoint.
             do {
-                let outcome = try await leased { connection in
+                let outcome = try await leased(cancellable: false) { connection in
                     try await Self.transaction(on: connection, logger: self.logger) { connection in
                         try await self.applyTogether(batch, PostgresWrite(connection: connection, logger: self.logger, epoch: self.epoch))
                     }
@@ -235,7 +235,7 @@ public final class PostgresStore: Storage, Service {
         }
         let outcome: BatchOutcome
         do {
-            outcome = try await leased { connection in
+            outcome = try await leased(cancellable: false) { connection in
                 try await Self.transaction(on: connection, logger: self.logger) { connection in
                     try await self.applyInTransaction(batch, PostgresWrite(connection: connection, logger: self.logger, epoch: self.epoch))
                 }

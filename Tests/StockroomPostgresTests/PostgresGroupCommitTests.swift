@@ -227,6 +227,36 @@ struct PostgresGroupCommitTests {
         }
     }
 
+    /// The task that runs a batch is one writer's request; its cancellation (a client gone) does
+    /// not abandon the batch: the write commits, and its caller and the writes queued behind it
+    /// get their real outcomes.
+    @Test(.timeLimit(.minutes(2)))
+    func aCancelledWritersBatchStillCommits() async throws {
+        try await withDaemons(1) { stores, _ in
+            let store = stores[0]
+            let head = try await store.resolve(.now)
+            let entered = Gate()
+            let release = Gate()
+            let id = ItemID.random()
+            let writer = Task {
+                try await store.write { write in
+                    entered.open()
+                    await release.wait()
+                    return try await WriteRules.createItem(write, id: id, draft: Self.draft(1), origin: Self.erin)
+                }
+            }
+            await entered.wait()
+            let behind = Task { try await store.createItem(id: nil, draft: Self.draft(2), origin: Self.erin, idempotency: nil).value }
+            try await eventually("the second write is queued") { store.committer.pendingCount >= 1 }
+            writer.cancel()
+            release.open()
+            #expect(try await writer.value.id == id)
+            #expect(try await behind.value.version == 1)
+            #expect(try await store.item(id) != nil)
+            #expect(try await store.resolve(.now) == head + 2)
+        }
+    }
+
     /// Three daemons, sixteen writers each, creating and updating at once: every write is
     /// acknowledged, and every daemon's log is the same, contiguous, one entry per write.
     @Test(.timeLimit(.minutes(3)))
