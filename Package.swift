@@ -219,7 +219,7 @@ let package = Package(
         // tests that run the binary.
         .target(name: "CSpawn", path: "Tests/CSpawn"),
         // What the test targets share: bounded waits, child processes, a throwaway PostgreSQL.
-        .target(name: "TestSupport", dependencies: ["CSpawn", "StockroomCore", "StockroomStorage"], path: "Tests/TestSupport", swiftSettings: swiftSettings),
+        .target(name: "TestSupport", dependencies: ["CSpawn", "StockroomCore", "StockroomStorage", "StockroomWire"], path: "Tests/TestSupport", swiftSettings: swiftSettings),
         .testTarget(
             name: "StockroomServerTests",
             dependencies: [

@@ -7,49 +7,9 @@ import Testing
 import StockroomStorage
 @testable import StockroomStore
 
-/// Renders outcomes roughly as the HTTP layer does: decided outcomes are stored, others are not.
-/// A stored answer as these tests render one: the store keeps its bytes and never reads them.
-struct TestReply {
-    let status: Int
-    let headers: [String: String]
-    let body: Data
-
-    init(status: Int, headers: [String: String], body: Data) {
-        self.status = status
-        self.headers = headers
-        self.body = body
-    }
-
-    /// Reads back the bytes `stored` wrote.
-    init(_ stored: StoredResponse) throws {
-        let parts = try JSONDecoder().decode([String].self, from: Data(stored.bytes))
-        status = Int(parts[0]) ?? 0
-        headers = try JSONDecoder().decode([String: String].self, from: Data(parts[1].utf8))
-        body = Data(parts[2].utf8)
-    }
-
-    var stored: StoredResponse {
-        let headersJSON = String(decoding: try! JSONEncoder().encode(headers), as: UTF8.self)
-        return StoredResponse(bytes: Array(try! JSONEncoder().encode(["\(status)", headersJSON, String(decoding: body, as: UTF8.self)])))
-    }
-}
-
-private func render<Value: Encodable>(_ result: Result<Value, any Error>) -> StoredResponse? {
-    switch result {
-    case .success(let value):
-        let body = (try? JSONCoding.encoder().encode(value)) ?? Data()
-        return TestReply(status: 201, headers: ["Content-Type": "application/json"], body: body).stored
-    case .failure(StoreError.domain(let error)):
-        return TestReply(status: 422, headers: [:], body: Data(error.code.utf8)).stored
-    case .failure(StoreError.alreadyExists):
-        return TestReply(status: 409, headers: [:], body: Data("alreadyExists".utf8)).stored
-    case .failure:
-        return nil
-    }
-}
 
 private func itemRequest(user: UserID, key: String, fingerprint: String) -> IdempotentRequest<Item> {
-    IdempotentRequest(key: IdempotencyKey(user: user, scope: .items, key: key), fingerprint: fingerprint) { render($0) }
+    IdempotentRequest(key: IdempotencyKey(user: user, scope: .items, key: key), fingerprint: fingerprint) { TestReply.render($0) }
 }
 
 private extension Replayable {

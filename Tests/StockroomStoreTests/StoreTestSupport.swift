@@ -11,22 +11,6 @@ import StockroomStorage
 
 // MARK: - Fixtures shared by the StockroomStore tests
 
-enum Sample {
-    static let keyboard = Draft(name: "Keyboard", color: nil, status: .inStock(quantity: 100))
-    static let mouse = Draft(
-        name: "Mouse", color: Color(name: "Graphite", red: 0.2, green: 0.2, blue: 0.25), status: .outOfStock(isOnBackOrder: true))
-    /// What the user types in the episode of the brief.
-    static let bluetooth = Draft(name: "Bluetooth Keyboard", color: nil, status: .inStock(quantity: 1000))
-    /// An invalid draft: a whitespace-only name.
-    static let blankName = Draft(name: "   ", color: nil, status: .inStock(quantity: 1))
-    static let blankNameError = DomainError.validationFailed(field: "name", message: "name must not be empty")
-
-    static let erin = Origin(user: "erin")
-    static func erin(_ clientID: ClientID, key: String? = nil) -> Origin { Origin(user: "erin", clientID: clientID, idempotencyKey: key) }
-    static let otto = Origin(user: "otto")
-    static func otto(_ clientID: ClientID, key: String? = nil) -> Origin { Origin(user: "otto", clientID: clientID, idempotencyKey: key) }
-}
-
 // MARK: - Temporary database files
 
 /// A fresh, empty folder under the temporary directory, removed when `body` returns or throws.

@@ -6,47 +6,6 @@ import Synchronization
 import TestSupport
 import Testing
 
-/// A stored answer as these tests render one, roughly as the HTTP layer does: the store keeps its
-/// bytes and never reads them.
-private struct TestReply: Hashable {
-    let status: Int
-    let headers: [String: String]
-    let body: Data
-
-    init(status: Int, headers: [String: String], body: Data) {
-        self.status = status
-        self.headers = headers
-        self.body = body
-    }
-
-    /// Reads back the bytes `stored` wrote.
-    init(_ stored: StoredResponse) throws {
-        let parts = try JSONDecoder().decode([String].self, from: Data(stored.bytes))
-        status = Int(parts[0]) ?? 0
-        headers = try JSONDecoder().decode([String: String].self, from: Data(parts[1].utf8))
-        body = Data(parts[2].utf8)
-    }
-
-    var stored: StoredResponse {
-        let headersJSON = String(decoding: try! JSONEncoder().encode(headers), as: UTF8.self)
-        return StoredResponse(bytes: Array(try! JSONEncoder().encode(["\(status)", headersJSON, String(decoding: body, as: UTF8.self)])))
-    }
-}
-
-/// Decided outcomes are stored (201, 422, 409), others are not.
-private func render<Value: Encodable>(_ result: Result<Value, any Error>) -> StoredResponse? {
-    switch result {
-    case .success(let value):
-        let body = (try? JSONCoding.encoder().encode(value)) ?? Data()
-        return TestReply(status: 201, headers: ["Content-Type": "application/json"], body: body).stored
-    case .failure(StoreError.domain(let error)):
-        return TestReply(status: 422, headers: [:], body: Data(error.code.utf8)).stored
-    case .failure(StoreError.alreadyExists):
-        return TestReply(status: 409, headers: [:], body: Data("alreadyExists".utf8)).stored
-    case .failure:
-        return nil
-    }
-}
 
 /// Remembers every response a render closure handed to the store.
 private final class Rendered: Sendable {
@@ -55,7 +14,7 @@ private final class Rendered: Sendable {
 
     func request(user: UserID, key: String, fingerprint: String) -> IdempotentRequest<Item> {
         IdempotentRequest(key: IdempotencyKey(user: user, scope: .items, key: key), fingerprint: fingerprint) { result in
-            let response = render(result)
+            let response = TestReply.render(result)
             self.responses.withLock { $0.append(response) }
             return response
         }
@@ -63,7 +22,7 @@ private final class Rendered: Sendable {
 }
 
 private func itemRequest(user: UserID, key: String, fingerprint: String) -> IdempotentRequest<Item> {
-    IdempotentRequest(key: IdempotencyKey(user: user, scope: .items, key: key), fingerprint: fingerprint) { render($0) }
+    IdempotentRequest(key: IdempotencyKey(user: user, scope: .items, key: key), fingerprint: fingerprint) { TestReply.render($0) }
 }
 
 /// Idempotency keys on every backend: a decided request is stored with its answer in the write's
@@ -155,7 +114,7 @@ struct IdempotencyContractTests {
                 key: IdempotencyKey(user: "erin", scope: .items, key: "put-1"), fingerprint: "PUT keyboard"
             ) { result in
                 if case .failure(StoreError.preconditionFailed) = result { return nil }
-                return render(result)
+                return TestReply.render(result)
             }
             #expect(
                 await failure {
