@@ -7,13 +7,16 @@ extension AppDatabase {
     /// Runs `body`, rules over the writer's rows (`WriteRules`), in one write transaction: the one
     /// path of every item and navigation write. With an idempotency key (claimed in this process
     /// while the request runs): `WriteRules.idempotent` replays a decided request or stores a first
-    /// run's decided outcome in the same transaction.
+    /// run's decided outcome in the same transaction. `position` sets the log's head after the
+    /// write on a value that carries one (`LogPositioned`: a command's outcome): entries are
+    /// numbered as they are appended here, so the head is read at once.
     func perform<Value: Sendable>(
         _ idempotency: IdempotentRequest<Value>?,
+        position: (@Sendable (Value, Int64) -> Value)? = nil,
         _ body: @escaping @Sendable (SQLiteWriteRows) async throws -> Value
     ) async throws -> Replayable<Value> {
         guard let idempotency else {
-            return .fresh(try await write { db in try Self.positioned(try SQLiteWriteRows.run(db, body), db) })
+            return .fresh(try await write { db in try Self.positioned(try SQLiteWriteRows.run(db, body), position, db) })
         }
         try inFlight.claim(idempotency.key)
         defer { inFlight.release(idempotency.key) }
@@ -21,7 +24,7 @@ extension AppDatabase {
             try SQLiteWriteRows.run(db) { rows -> IdempotentStep<Value> in
                 let step = try await WriteRules.idempotent(rows, idempotency) { try await body(rows) }
                 guard case .succeeded(let value) = step else { return step }
-                let positioned = try Self.positioned(value, db)
+                let positioned = try Self.positioned(value, position, db)
                 try await WriteRules.recordSuccess(rows, idempotency, positioned)
                 return .succeeded(positioned)
             }
@@ -33,11 +36,17 @@ extension AppDatabase {
         }
     }
 
-    /// `value` with the log's head after its write, when it carries one (`LogPositioned`): entries
-    /// are numbered as they are appended here, so the head is read at once.
-    static func positioned<Value>(_ value: Value, _ db: Database) throws -> Value {
-        guard WriteRules.isPositioned(value) else { return value }
-        return WriteRules.positioned(value, at: try ChangeLog.head(db))
+    /// `value` positioned by `position` at the log's head, when given.
+    static func positioned<Value>(_ value: Value, _ position: ((Value, Int64) -> Value)?, _ db: Database) throws -> Value {
+        guard let position else { return value }
+        return position(value, try ChangeLog.head(db))
+    }
+
+    /// A command's outcome at the log's head after its write.
+    static let positionCommand: @Sendable (CommandOutcome, Int64) -> CommandOutcome = { outcome, head in
+        var outcome = outcome
+        outcome.position(at: head)
+        return outcome
     }
 
     /// Deletes idempotency records older than `age` (at least 24 hours); returns how many.

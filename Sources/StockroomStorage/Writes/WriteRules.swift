@@ -238,12 +238,6 @@ public enum WriteRules {
         return outcome as? Value ?? value
     }
 
-    /// Whether `value` carries the log's head (so that the backend must read it).
-    @inlinable
-    public static func isPositioned(_ value: some Any) -> Bool {
-        value is any LogPositioned
-    }
-
     /// An outcome of the request itself (a refusal), which is stored and replayed, unlike a failure
     /// of storage (`unavailable`, the backend's own errors), which fails the whole transaction.
     @inlinable
