@@ -10,16 +10,21 @@ extension PostgresStore {
     /// lock, so that a request with the same key still running, on this daemon or another, is
     /// `requestInProgress`), then replays a decided request's stored answer or runs the body; a
     /// first run's value is stored once the batch's entries are numbered, in the same transaction.
+    /// `position` sets the log's head after the write on a value that carries one (a command's
+    /// outcome: `CommandOutcome.positioned`).
     func perform<Value: Sendable>(
         _ idempotency: IdempotentRequest<Value>?,
+        position: (@Sendable (Value, Int64) -> Value)? = nil,
         _ body: @escaping @Sendable (PostgresWrite) async throws -> Value
     ) async throws -> Replayable<Value> {
-        guard let idempotency else { return .fresh(try await write(body)) }
+        guard let idempotency else {
+            return .fresh(try await write(body) { value, head, _ in position?(value, head) ?? value })
+        }
         let outcome = try await write { write in
             try await WriteRules.idempotent(write, idempotency) { try await body(write) }
         } finish: { step, head, write in
             guard case .succeeded(let value) = step else { return step }
-            let positioned = WriteRules.positioned(value, at: head)
+            let positioned = position?(value, head) ?? value
             try await WriteRules.recordSuccess(write, idempotency, positioned)
             return .succeeded(positioned)
         }

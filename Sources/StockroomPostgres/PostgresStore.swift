@@ -179,13 +179,13 @@ public final class PostgresStore: Storage, Service {
 
     // MARK: Transactions
 
-    /// Runs `body` in the next batch of this daemon's group commit (`PostgresCommitter`), in a
-    /// savepoint of its own, and returns its value once the batch committed and its change entries
-    /// were published, positioned at the log's head after them (`LogPositioned`). A deadlock
-    /// (40P01), a serialization failure (40001) or a state that changed under it (`WriteRetry`) runs
-    /// it again in a later batch, up to `attempts` times; storage failures are `unavailable`.
+    /// Runs `body` in the next batch of this daemon's group commit (`PostgresCommitter`, `apply`)
+    /// and returns its value once the batch committed and its change entries were published. A
+    /// deadlock (40P01), a serialization failure (40001) or a state that changed under it
+    /// (`WriteRetry`) runs it again in a later batch, up to `attempts` times; storage failures are
+    /// `unavailable`.
     func write<Value: Sendable>(_ body: @escaping @Sendable (PostgresWrite) async throws -> Value) async throws -> Value {
-        try await write(body) { value, head, _ in WriteRules.positioned(value, at: head) }
+        try await write(body) { value, _, _ in value }
     }
 
     /// `write`, with `finish` completing the value once the batch's entries are numbered (`head`:
@@ -210,61 +210,65 @@ public final class PostgresStore: Storage, Service {
     }
 
     /// Applies one batch in one transaction (`PostgresCommitter`), answers its writes, and returns
-    /// those to run again.
+    /// those to run again. The batch runs first together, without savepoints (each costs two
+    /// statements per write): when every write succeeds, as most do, that is the batch. When one
+    /// of several fails, the transaction is rolled back and the batch runs again, each write in its
+    /// own savepoint. A write alone needs none: its failure is the transaction's.
     func apply(_ batch: [any PostgresQueuedWrite]) async -> [any PostgresQueuedWrite] {
-        if batch.count > 1 {
-            // First together, without savepoints (each costs two statements per write): when every
-            // write succeeds, as most do, that is the batch. When one fails, the transaction is
-            // rolled back and the batch runs again below, each write in its own savepoint.
-            do {
-                let outcome = try await leased(cancellable: false) { connection in
-                    try await Self.transaction(on: connection, logger: self.logger) { connection in
-                        try await self.applyTogether(batch, PostgresWrite(connection: connection, logger: self.logger, epoch: self.epoch))
-                    }
-                }
-                if !outcome.entries.isEmpty { await publish(outcome.entries) }
-                for write in outcome.applied { write.succeed() }
-                return []
-            } catch is OneWriteFailed {
-                committer.countBatchRunAgain()
-            } catch {
-                let error = Self.mapped(error)
-                for write in batch { write.fail(error) }
-                return []
-            }
-        }
-        let outcome: BatchOutcome
         do {
-            outcome = try await leased(cancellable: false) { connection in
-                try await Self.transaction(on: connection, logger: self.logger) { connection in
-                    try await self.applyInTransaction(batch, PostgresWrite(connection: connection, logger: self.logger, epoch: self.epoch))
-                }
-            }
+            return await answer(try await transaction { try await self.applyTogether(batch, $0) })
+        } catch is OneWriteFailed {
+            committer.countBatchRunAgain()
         } catch {
-            // A write alone ran without a savepoint: its own failure is the transaction's.
             if batch.count == 1, Self.isRetryable(error), batch[0].runs < Self.attempts { return batch }
-            let error = Self.mapped(error)
-            for write in batch { write.fail(error) }
+            fail(batch, error)
             return []
         }
+        do {
+            return await answer(try await transaction { try await self.applyInSavepoints(batch, $0) })
+        } catch {
+            fail(batch, error)
+            return []
+        }
+    }
+
+    /// Runs `body` in one transaction on a pooled connection, whatever happens to the task that
+    /// runs it (`leased(cancellable: false)`).
+    private func transaction(_ body: @escaping @Sendable (PostgresWrite) async throws -> BatchOutcome) async throws -> BatchOutcome {
+        try await leased(cancellable: false) { connection in
+            try await Self.transaction(on: connection, logger: self.logger) { connection in
+                try await body(PostgresWrite(connection: connection, logger: self.logger, epoch: self.epoch))
+            }
+        }
+    }
+
+    /// Publishes a committed batch's entries, then answers its writes; returns those to run again.
+    private func answer(_ outcome: BatchOutcome) async -> [any PostgresQueuedWrite] {
         if !outcome.entries.isEmpty { await publish(outcome.entries) }
         for write in outcome.applied { write.succeed() }
         for (write, error) in outcome.refused { write.fail(error) }
         return outcome.again
     }
 
+    /// Answers every write of a batch whose transaction failed.
+    private func fail(_ batch: [any PostgresQueuedWrite], _ error: any Error) {
+        let error = Self.mapped(error)
+        for write in batch { write.fail(error) }
+    }
+
     /// A write of a batch run without savepoints failed: the batch runs again with them.
     private struct OneWriteFailed: Error {}
 
-    /// Every write of `batch` one after another, with no savepoint: `OneWriteFailed` (and the
-    /// transaction rolled back) as soon as one fails; then one head step and each write's finish.
+    /// Every write of `batch` one after another, with no savepoint: as soon as one fails, the
+    /// transaction is rolled back with `OneWriteFailed` (with the write's own error when it is the
+    /// batch's only one); then one head step and each write's finish.
     private func applyTogether(_ batch: [any PostgresQueuedWrite], _ write: PostgresWrite) async throws -> BatchOutcome {
         var applied: [(write: any PostgresQueuedWrite, entries: Int)] = []
         for job in batch {
             do {
                 try await job.run(write)
             } catch {
-                if write.connection.isClosed || Self.isConnectionGone(error) { throw error }
+                if batch.count == 1 || write.connection.isClosed || Self.isConnectionGone(error) { throw error }
                 throw OneWriteFailed()
             }
             applied.append((job, write.entryCount))
@@ -289,36 +293,29 @@ public final class PostgresStore: Storage, Service {
         return outcome
     }
 
-    /// Each write of `batch` in a savepoint of its own (a batch of one without), then one head
-    /// step for all their entries, then each applied write's finish.
-    private func applyInTransaction(_ batch: [any PostgresQueuedWrite], _ write: PostgresWrite) async throws -> BatchOutcome {
+    /// Each write of `batch` in a savepoint of its own, then one head step for all their entries,
+    /// then each applied write's finish.
+    private func applyInSavepoints(_ batch: [any PostgresQueuedWrite], _ write: PostgresWrite) async throws -> BatchOutcome {
         var outcome = BatchOutcome()
         /// Each applied write and how many entries the transaction had after it.
         var applied: [(write: any PostgresQueuedWrite, entries: Int)] = []
-        if batch.count == 1 {
-            // A write alone needs no savepoint (two round trips fewer on a lone write's path): its
-            // failure rolls back the transaction, and `apply` answers it or runs it again.
-            try await batch[0].run(write)
-            applied.append((batch[0], write.entryCount))
-        } else {
-            for job in batch {
-                let mark = write.mark
-                try await write.query("SAVEPOINT job")
-                do {
-                    try await job.run(write)
-                    try await write.query("RELEASE SAVEPOINT job")
-                    applied.append((job, write.entryCount))
-                } catch {
-                    // The transaction itself is gone: the whole batch fails.
-                    if write.connection.isClosed || Self.isConnectionGone(error) { throw error }
-                    try await write.query("ROLLBACK TO SAVEPOINT job")
-                    try await write.query("RELEASE SAVEPOINT job")
-                    write.discard(from: mark)
-                    if Self.isRetryable(error), job.runs < Self.attempts {
-                        outcome.again.append(job)
-                    } else {
-                        outcome.refused.append((job, Self.mapped(error)))
-                    }
+        for job in batch {
+            let mark = write.mark
+            try await write.query("SAVEPOINT job")
+            do {
+                try await job.run(write)
+                try await write.query("RELEASE SAVEPOINT job")
+                applied.append((job, write.entryCount))
+            } catch {
+                // The transaction itself is gone: the whole batch fails.
+                if write.connection.isClosed || Self.isConnectionGone(error) { throw error }
+                try await write.query("ROLLBACK TO SAVEPOINT job")
+                try await write.query("RELEASE SAVEPOINT job")
+                write.discard(from: mark)
+                if Self.isRetryable(error), job.runs < Self.attempts {
+                    outcome.again.append(job)
+                } else {
+                    outcome.refused.append((job, Self.mapped(error)))
                 }
             }
         }

@@ -8,8 +8,8 @@ extension AppDatabase {
     /// path of every item and navigation write. With an idempotency key (claimed in this process
     /// while the request runs): `WriteRules.idempotent` replays a decided request or stores a first
     /// run's decided outcome in the same transaction. `position` sets the log's head after the
-    /// write on a value that carries one (`LogPositioned`: a command's outcome): entries are
-    /// numbered as they are appended here, so the head is read at once.
+    /// write on a value that carries one (a command's outcome: `CommandOutcome.positioned`):
+    /// entries are numbered as they are appended here, so the head is read at once.
     func perform<Value: Sendable>(
         _ idempotency: IdempotentRequest<Value>?,
         position: (@Sendable (Value, Int64) -> Value)? = nil,
@@ -40,13 +40,6 @@ extension AppDatabase {
     static func positioned<Value>(_ value: Value, _ position: ((Value, Int64) -> Value)?, _ db: Database) throws -> Value {
         guard let position else { return value }
         return position(value, try ChangeLog.head(db))
-    }
-
-    /// A command's outcome at the log's head after its write.
-    static let positionCommand: @Sendable (CommandOutcome, Int64) -> CommandOutcome = { outcome, head in
-        var outcome = outcome
-        outcome.position(at: head)
-        return outcome
     }
 
     /// Deletes idempotency records older than `age` (at least 24 hours); returns how many.

@@ -42,7 +42,7 @@ extension AppDatabase {
         _ command: Command, clientID: ClientID, origin: Origin, idempotency: IdempotentRequest<CommandOutcome>? = nil
     ) async throws -> Replayable<CommandOutcome> {
         let limits = limits
-        return try await perform(idempotency, position: Self.positionCommand) { rows in
+        return try await perform(idempotency, position: { $0.positioned(at: $1) }) { rows in
             try await WriteRules.runCommand(rows, command, clientID: clientID, origin: origin, limits: limits)
         }
     }
@@ -53,7 +53,7 @@ extension AppDatabase {
     ) throws -> CommandOutcome {
         try positioned(
             try SQLiteWriteRows.run(db) { rows in try await WriteRules.runCommand(rows, command, clientID: clientID, origin: origin, limits: limits) },
-            positionCommand, db)
+            { $0.positioned(at: $1) }, db)
     }
 
     /// The navigation of `clientID` if `user` owns it, the root state if nobody wrote it, else `notFound`.

@@ -44,7 +44,7 @@ public protocol WriteRows: AnyObject {
     /// as it is now, to be held later with `holdClient(_:atVersion:)` (after the items).
     func client(_ clientID: ClientID, hold: Bool) async throws -> StoredClient?
     /// Holds the row of `clientID`, read earlier without holding it; `WriteRetry` when its version
-    /// is no longer `version` (the write then runs again).
+    /// now differs from `version` (the write then runs again).
     func holdClient(_ clientID: ClientID, atVersion version: Int) async throws
     /// The devices whose navigation names item `id`, in client_id order.
     func clientsReferencing(_ id: ItemID) async throws -> [ClientID]
@@ -111,15 +111,13 @@ public enum IdempotentStep<Value: Sendable>: Sendable {
     case succeeded(Value)
 }
 
-/// A write's outcome that carries the log's head after the write's entries (`CommandOutcome.seq`):
-/// the backend sets it once the entries are numbered, which on PostgreSQL is at the end of a batch.
-public protocol LogPositioned {
-    mutating func position(at head: Int64)
-}
-
-extension CommandOutcome: LogPositioned {
-    public mutating func position(at head: Int64) {
-        seq = head
+extension CommandOutcome {
+    /// The outcome at the log's head after its write (`seq`), which the backend knows once the
+    /// write's entries are numbered: at once on SQLite, at the end of a batch on PostgreSQL.
+    public func positioned(at head: Int64) -> CommandOutcome {
+        var outcome = self
+        outcome.seq = head
+        return outcome
     }
 }
 

@@ -128,24 +128,21 @@ public enum WriteRules {
 
     /// Applies one command to a device's navigation: the items it needs read, `Transition.decide`,
     /// the item effect (with the repair of other devices after a delete), the device cap for a new
-    /// device, the navigation written, and the outcome (its `seq` set by the backend: `positioned`).
+    /// device, the navigation written, and the outcome (its `seq` set by the backend:
+    /// `CommandOutcome.positioned`).
     @inlinable
     public static func runCommand<Rows: WriteRows>(
         _ rows: Rows, _ command: Command, clientID: ClientID, origin: Origin, limits: StoreLimits
     ) async throws -> CommandOutcome {
         try await rows.queueWrites(of: clientID)
         let current: Navigation
-        var items: [ItemID: Item] = [:]
         var stored: [ItemID: StoredItem<Rows.ItemRow>] = [:]
         if command.readsItems {
             // Read first to learn which items the command needs; the row is held after them (items
             // before clients), and a repair that slipped in between runs the command again.
             current = try owned(try await rows.client(clientID, hold: false), clientID: clientID, user: origin.user)
             for id in inIDOrder(command.itemsToLookUp(in: current.state)) {
-                if let item = try await rows.liveItem(id) {
-                    stored[id] = item
-                    items[id] = item.item
-                }
+                stored[id] = try await rows.liveItem(id)
             }
             try await rows.holdClient(clientID, atVersion: current.version)
         } else {
@@ -157,7 +154,8 @@ public enum WriteRules {
         }
         let transition: Transition
         do throws(DomainError) {
-            transition = try Transition.decide(command, on: current.state, items: items, restoreSource: restoreSource)
+            transition = try Transition.decide(
+                command, on: current.state, items: stored.mapValues(\.item), restoreSource: restoreSource)
         } catch {
             throw StoreError.domain(error)
         }
@@ -199,7 +197,7 @@ public enum WriteRules {
     /// `requestInProgress`; a decided request's stored answer is replayed (another body under the
     /// same key is `idempotencyKeyReused`); a first run's refusal is rolled back and, rendered by
     /// `idempotency`, stored now; a first run's value is stored by `recordSuccess` once the backend
-    /// has positioned it (`positioned`), in the same transaction. A failure of storage fails the
+    /// has positioned it (`CommandOutcome.positioned`), in the same transaction. A failure of storage fails the
     /// transaction and stores nothing.
     @inlinable
     public static func idempotent<Rows: WriteRows, Value: Sendable>(
@@ -228,14 +226,6 @@ public enum WriteRules {
         guard let response = idempotency.render(.success(value)) else { return }
         try await rows.recordResponse(
             idempotency.key, fingerprint: idempotency.fingerprint, response: response, at: Timestamp.milliseconds(Date()))
-    }
-
-    /// `value` with the log's head after its write, when it carries one (`LogPositioned`).
-    @inlinable
-    public static func positioned<Value>(_ value: Value, at head: Int64) -> Value {
-        guard var outcome = value as? any LogPositioned else { return value }
-        outcome.position(at: head)
-        return outcome as? Value ?? value
     }
 
     /// An outcome of the request itself (a refusal), which is stored and replayed, unlike a failure
