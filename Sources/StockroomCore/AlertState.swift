@@ -1,10 +1,10 @@
 /// An alert or confirmation dialog as data (swift-navigation's `AlertState`): its title, message
 /// and buttons are part of the navigation state, so every device restores the same alert.
-public struct AlertState: Hashable, Sendable, Codable {
+public struct AlertState: Hashable, Sendable {
     /// The title.
     public var title: TextState
     /// The message under the title, if any.
-    @ExplicitNull public var message: TextState?
+    public var message: TextState?
     /// The buttons, in the order a client shows them.
     public var buttons: [ButtonState]
 
@@ -21,9 +21,9 @@ public struct AlertState: Hashable, Sendable, Codable {
 }
 
 /// One button of an alert (swift-navigation's `ButtonState`): its label, role and the command it sends.
-public struct ButtonState: Hashable, Sendable, Codable {
+public struct ButtonState: Hashable, Sendable {
     /// What a button is for, as a client styles it.
-    public enum Role: String, Hashable, Sendable, Codable {
+    public enum Role: String, Hashable, Sendable {
         /// Dismisses without acting (the default for Escape or a tap outside).
         case cancel
         /// Destroys something: an item, or a draft's typed text.
@@ -33,7 +33,7 @@ public struct ButtonState: Hashable, Sendable, Codable {
     /// The label.
     public var label: TextState
     /// The role, if any.
-    @ExplicitNull public var role: Role?
+    public var role: Role?
     /// The command a tap sends.
     public var command: Command
 

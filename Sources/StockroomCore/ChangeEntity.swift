@@ -1,5 +1,5 @@
 /// The kind of entity a change is about (`entity` of a `Change`).
-public enum ChangeEntity: String, Hashable, Sendable, Codable, CaseIterable {
+public enum ChangeEntity: String, Hashable, Sendable, CaseIterable {
     /// An item.
     case item
     /// One client's navigation.

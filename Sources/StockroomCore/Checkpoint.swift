@@ -1,10 +1,10 @@
 /// A named point in the navigation to return to (Navigator's checkpoints): a depth of the path
 /// (0 = the root) and the value the last `returnToCheckpoint` handed back to the screen there.
-public struct Checkpoint: Hashable, Sendable, Codable {
+public struct Checkpoint: Hashable, Sendable {
     /// How many routes the path holds at the checkpoint.
     public var depth: Int
     /// The value handed back by the last return to it, if any.
-    @ExplicitNull public var value: JSONValue?
+    public var value: JSONValue?
 
     /// Creates a checkpoint.
     public init(depth: Int, value: JSONValue? = nil) {

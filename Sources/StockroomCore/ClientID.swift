@@ -51,19 +51,3 @@ extension ClientID: ExpressibleByStringLiteral {
         self = id
     }
 }
-
-extension ClientID: Codable {
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        let string = try container.decode(String.self)
-        guard let id = ClientID(string) else {
-            throw DecodingError.dataCorruptedError(in: container, debugDescription: Self.rule)
-        }
-        self = id
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(rawValue)
-    }
-}

@@ -1,7 +1,7 @@
 import Foundation
 
 /// An RGB colour with a display name; components are in 0...1.
-public struct Color: Hashable, Sendable, Codable {
+public struct Color: Hashable, Sendable {
     /// The colour's display name (1-50 characters when valid).
     public var name: String
     /// Red component, 0...1.

@@ -1,5 +1,5 @@
 /// Something a device asks of its navigation state; each is applied as one transaction.
-public enum Command: Hashable, Sendable, Codable {
+public enum Command: Hashable, Sendable {
     case selectTab(tab: Tab)
     case push(route: Route)
     case pop
@@ -21,13 +21,13 @@ public enum Command: Hashable, Sendable, Codable {
     case openURL(url: String)
 
     /// What `save` does when the item changed or was deleted since the edit began.
-    public enum OnConflict: String, Hashable, Sendable, Codable {
+    public enum OnConflict: String, Hashable, Sendable {
         /// Keep the draft and open the conflict alert, in the same transaction.
         case alert
     }
 
     /// A conflict alert's choices.
-    public enum ConflictChoice: String, Hashable, Sendable, Codable {
+    public enum ConflictChoice: String, Hashable, Sendable {
         /// Write the draft over the item as it is now (insert it anew if it was deleted).
         case mine
         /// Discard the draft.
@@ -36,7 +36,7 @@ public enum Command: Hashable, Sendable, Codable {
         case review
     }
 
-    /// The command's case name as it appears on the wire.
+    /// The command's name, as refusals and metrics name it (the wire spells each the same; StockroomWire's coding tests hold it to that).
     public var name: String {
         switch self {
         case .selectTab: "selectTab"

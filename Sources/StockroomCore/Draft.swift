@@ -1,9 +1,9 @@
 /// An item's editable fields as typed by a user; may be invalid until saved.
-public struct Draft: Hashable, Sendable, Codable {
+public struct Draft: Hashable, Sendable {
     /// The name as typed (not yet trimmed).
     public var name: String
     /// The colour, if any.
-    @ExplicitNull public var color: Color?
+    public var color: Color?
     /// Stock status.
     public var status: Status
 

@@ -1,13 +1,13 @@
 import Foundation
 
 /// An inventory item as stored: its editable fields plus identity and bookkeeping.
-public struct Item: Hashable, Sendable, Codable {
+public struct Item: Hashable, Sendable {
     /// The item's identifier.
     public var id: ItemID
     /// The item's name, trimmed.
     public var name: String
     /// The item's colour, if any.
-    @ExplicitNull public var color: Color?
+    public var color: Color?
     /// Stock status.
     public var status: Status
     /// Starts at 1 and grows by one on every write.

@@ -80,19 +80,3 @@ public struct ItemID: Hashable, Sendable, Comparable, CustomStringConvertible {
 
     public static func < (lhs: ItemID, rhs: ItemID) -> Bool { lhs.description < rhs.description }
 }
-
-extension ItemID: Codable {
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        let string = try container.decode(String.self)
-        guard let id = ItemID(string) else {
-            throw DecodingError.dataCorruptedError(in: container, debugDescription: "'\(string)' is not a UUID")
-        }
-        self = id
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(description)
-    }
-}

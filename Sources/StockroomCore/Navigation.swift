@@ -24,34 +24,3 @@ public struct Navigation: Hashable, Sendable {
         Navigation(clientID: clientID, state: .root, version: 0, updatedAt: nil)
     }
 }
-
-extension Navigation: Codable {
-    private enum CodingKeys: String, CodingKey { case clientID, tab, path, destination, checkpoints, url, version, updatedAt }
-
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        self.init(
-            clientID: try c.decode(ClientID.self, forKey: .clientID),
-            state: NavigationState(
-                tab: try c.decode(Tab.self, forKey: .tab),
-                path: try c.decode([Route].self, forKey: .path),
-                destination: try c.decodeIfPresent(Destination.self, forKey: .destination),
-                checkpoints: try c.decodeIfPresent([String: Checkpoint].self, forKey: .checkpoints) ?? [:]
-            ),
-            version: try c.decode(Int.self, forKey: .version),
-            updatedAt: try c.decodeIfPresent(Date.self, forKey: .updatedAt)
-        )
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(clientID, forKey: .clientID)
-        try c.encode(state.tab, forKey: .tab)
-        try c.encode(state.path, forKey: .path)
-        try c.encode(state.destination, forKey: .destination)
-        try c.encode(state.checkpoints, forKey: .checkpoints)
-        try c.encode(state.url, forKey: .url)
-        try c.encode(version, forKey: .version)
-        try c.encode(updatedAt, forKey: .updatedAt)
-    }
-}

@@ -89,26 +89,3 @@ public struct NavigationState: Hashable, Sendable {
         return state.prunedCheckpoints()
     }
 }
-
-extension NavigationState: Codable {
-    private enum CodingKeys: String, CodingKey { case tab, path, destination, checkpoints }
-
-    /// Absent `checkpoints` (a client's `PUT` without them, or a state stored before them) read as none.
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        self.init(
-            tab: try c.decode(Tab.self, forKey: .tab),
-            path: try c.decode([Route].self, forKey: .path),
-            destination: try c.decodeIfPresent(Destination.self, forKey: .destination),
-            checkpoints: try c.decodeIfPresent([String: Checkpoint].self, forKey: .checkpoints) ?? [:]
-        )
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(tab, forKey: .tab)
-        try c.encode(path, forKey: .path)
-        try c.encode(ExplicitNull(wrappedValue: destination), forKey: .destination)
-        try c.encode(checkpoints, forKey: .checkpoints)
-    }
-}

@@ -2,7 +2,7 @@ import Foundation
 
 /// Whether a device is open now, and when it was last seen: a `presence` change's value, and
 /// what a navigation read says of its device.
-public struct Presence: Hashable, Sendable, Codable {
+public struct Presence: Hashable, Sendable {
     /// The device.
     public var clientID: ClientID
     /// Whether a feed request or stream of the device is open now, on any daemon.
@@ -15,14 +15,5 @@ public struct Presence: Hashable, Sendable, Codable {
         self.clientID = clientID
         self.online = online
         self.lastSeenAt = lastSeenAt
-    }
-
-    private enum CodingKeys: String, CodingKey { case clientID, online, lastSeenAt }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(clientID, forKey: .clientID)
-        try c.encode(online, forKey: .online)
-        try c.encode(lastSeenAt, forKey: .lastSeenAt)
     }
 }

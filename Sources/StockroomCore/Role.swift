@@ -1,5 +1,5 @@
 /// What a bearer token may do.
-public enum Role: String, Hashable, Sendable, Codable, CaseIterable, Comparable {
+public enum Role: String, Hashable, Sendable, CaseIterable, Comparable {
     /// Reads items; drives its own navigation, but writes no item.
     case viewer
     /// Everything on items.

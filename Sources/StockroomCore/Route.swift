@@ -1,7 +1,7 @@
 import Foundation
 
 /// One entry of the drill-down stack.
-public enum Route: Hashable, Sendable, Codable {
+public enum Route: Hashable, Sendable {
     /// The detail screen of an item.
     case item(id: ItemID)
 

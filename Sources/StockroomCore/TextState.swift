@@ -1,6 +1,6 @@
 /// Text the server renders, as data: a client localizes it by `key` and `args`, or shows `text`,
 /// the English rendering.
-public struct TextState: Hashable, Sendable, Codable {
+public struct TextState: Hashable, Sendable {
     /// What the text says, for a client's string table: `"deleteItem.title"`.
     public var key: String
     /// The values the text names, in order: `["Keyboard"]`.

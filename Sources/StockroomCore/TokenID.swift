@@ -3,7 +3,7 @@
 ///
 /// Any text is a token identifier to look up (a path segment that names no token is a `404`, not a
 /// malformed request), so this wraps a string without checks.
-public struct TokenID: Hashable, Sendable, Comparable, CustomStringConvertible, Codable {
+public struct TokenID: Hashable, Sendable, Comparable, CustomStringConvertible {
     /// The identifier as written.
     public let rawValue: String
 
@@ -15,15 +15,6 @@ public struct TokenID: Hashable, Sendable, Comparable, CustomStringConvertible, 
     public var description: String { rawValue }
 
     public static func < (lhs: TokenID, rhs: TokenID) -> Bool { lhs.rawValue < rhs.rawValue }
-
-    public init(from decoder: any Decoder) throws {
-        rawValue = try decoder.singleValueContainer().decode(String.self)
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(rawValue)
-    }
 }
 
 extension TokenID: ExpressibleByStringLiteral {

@@ -66,18 +66,6 @@ public struct UserID: Hashable, Sendable, CustomStringConvertible {
 
     public var description: String { rawValue }
 }
-
-extension UserID: Codable {
-    public init(from decoder: any Decoder) throws {
-        self.init(stored: try decoder.singleValueContainer().decode(String.self))
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(rawValue)
-    }
-}
-
 extension String {
     func leftPadded(to length: Int) -> String {
         count >= length ? self : String(repeating: "0", count: length - count) + self

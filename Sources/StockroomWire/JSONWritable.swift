@@ -148,7 +148,7 @@ extension Command: JSONWritable {
     /// `{"<name>": {…}}`, as `Command`'s `Codable` writes it.
     public func write(to json: inout JSONWriter) {
         json.raw("{")
-        json.string(name)
+        json.string(wireName.rawValue)
         json.raw(":{")
         switch self {
         case .pop, .popToRoot, .openAdd, .cancel, .confirmDelete, .save(onConflict: nil):
