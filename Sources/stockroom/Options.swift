@@ -75,7 +75,7 @@ struct StorageOptions: ParsableArguments {
         if let url = settings.databaseURL {
             throw Startup.usageError(
                 "this command works on the SQLite file, and DB_URL (--db-url) names PostgreSQL (\(url)); "
-                    + "on PostgreSQL use pg_dump and pg_restore (README, \"PostgreSQL\")")
+                    + "on PostgreSQL use pg_dump and pg_restore (docs/production.md, \"On PostgreSQL: several daemons\")")
         }
         let logger = Startup.logger
         do {

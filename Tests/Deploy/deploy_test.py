@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The deployment as README "Running in production" describes it, against the real image.
+"""The deployment as docs/production.md ("Running in production") describes it, against the real image.
 
 Builds the image from the repository's Dockerfile with the repository's docker-compose.yml, then,
 through the published port from this host:

@@ -14,7 +14,7 @@ and checks, the daemons never being restarted:
 
   - during an outage a request answers 503 (never a 500, never another 5xx); a writer that gets
     503 sends the same request again with the same key until it is decided; `/ready` answers only
-    200 or 503, within 2.5 s (the README says 2), is 503 on every daemon while PostgreSQL is stopped
+    200 or 503, within 2.5 s (docs/production.md says 2), is 503 on every daemon while PostgreSQL is stopped
     (asked from 1.2 s after the stop: it answers from a write made at most once a second), and 200
     again on every daemon within 30 s of its return;
   - after each event every daemon listens again (one `LISTEN` session per daemon in
@@ -269,7 +269,7 @@ def main():
             if kind == "stop":
                 violations.check(stats["503"] > before, f"{label}: no write was answered 503 while PostgreSQL was stopped")
             violations.check(all(server.alive() for server in cluster.servers), f"{label}: a daemon exited")
-            # README: "/ready within 2 [seconds]" while PostgreSQL is unreachable (0.5 s of slack for this machine).
+            # docs/production.md: "/ready within 2 [seconds]" while PostgreSQL is unreachable (0.5 s of slack for this machine).
             violations.check(slowest_ready <= 2.5, f"{label}: a /ready took {slowest_ready:.1f} s to answer")
             log(NAME, f"{label}: PostgreSQL away {up - down:.1f} s, {stats['503'] - before} writes answered 503, "
                       f"/ready answered within {slowest_ready:.1f} s and was 200 on every daemon {back:.1f} s after the "

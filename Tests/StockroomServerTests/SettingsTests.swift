@@ -38,7 +38,7 @@ struct SettingsTests {
         #expect(defaults.corsAllowedOrigins.isEmpty, "CORS is off by default")
     }
 
-    @Test func theEnvironmentVariablesTheREADMENamesAreRead() throws {
+    @Test func theEnvironmentVariablesTheSettingsGuideNamesAreRead() throws {
         let environment = [
             "HTTP_HOST": "0.0.0.0", "HTTP_PORT": "9000", "DB_PATH": "/tmp/x.sqlite", "DB_SYNCHRONOUS": "normal",
             "DB_BUSY_TIMEOUT_SECONDS": "9", "LOG_LEVEL": "debug", "IDEMPOTENCY_RETENTION_HOURS": "48", "DEMO": "true",
@@ -51,9 +51,9 @@ struct SettingsTests {
             "0.0.0.0", "9000", "/tmp/x.sqlite", "NORMAL", "9", "debug", "48", "true",
             "3.0 seconds", "4.0 seconds", "18000.0 seconds", "6", "7.0 seconds", "https://app.example.com http://127.0.0.1:3000",
         ])
-        // A README is only as good as this file: every variable above is in it.
-        let readme = try String(contentsOf: Self.repository.appendingPathComponent("README.md"), encoding: .utf8)
-        for name in environment.keys { #expect(readme.contains("`\(name)`"), "README lacks \(name)") }
+        // The settings guide is only as good as this file: every variable above is in it.
+        let guide = try String(contentsOf: Self.repository.appendingPathComponent("docs/settings.md"), encoding: .utf8)
+        for name in environment.keys { #expect(guide.contains("`\(name)`"), "docs/settings.md lacks \(name)") }
     }
 
     @Test(arguments: [
