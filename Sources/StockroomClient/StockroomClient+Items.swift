@@ -36,18 +36,8 @@ extension StockroomClient {
     /// Creates an item from `draft` (`POST /v1/items`), with `id` if given. The idempotency key makes
     /// a retry after a lost answer safe: the server answers it with the first answer.
     public func createItem(_ draft: Draft, id: ItemID? = nil, idempotencyKey: String = newIdempotencyKey()) async throws -> Item {
-        struct Body: Encodable {
-            let id: ItemID?
-            let draft: Draft
-            func encode(to encoder: any Encoder) throws {
-                try draft.encode(to: encoder)
-                enum Keys: String, CodingKey { case id }
-                var c = encoder.container(keyedBy: Keys.self)
-                try c.encodeIfPresent(id, forKey: .id)
-            }
-        }
         return try await call(
-            Item.self, .POST, "/v1/items", json: try Self.encode(Body(id: id, draft: draft)), headers: [("Idempotency-Key", idempotencyKey)]
+            Item.self, .POST, "/v1/items", json: try Self.encode(NewItemBody(id: id, draft: draft)), headers: [("Idempotency-Key", idempotencyKey)]
         ).value
     }
 

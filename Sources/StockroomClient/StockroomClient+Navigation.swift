@@ -36,9 +36,8 @@ extension StockroomClient {
     /// Sends one command for the device (`POST /v1/clients/{clientID}/commands`). Sending it again with
     /// the same `idempotencyKey` (after a lost answer) applies it once: the answer then says `replayed`.
     public func send(_ command: Command, from clientID: ClientID, idempotencyKey: String = newIdempotencyKey()) async throws -> CommandResult {
-        struct Body: Encodable { let command: Command }
         let (reply, answer) = try await call(
-            CommandResultJSON.self, .POST, "/v1/clients/\(clientID)/commands", json: try Self.encode(Body(command: command)),
+            CommandResultJSON.self, .POST, "/v1/clients/\(clientID)/commands", json: try Self.encode(CommandRequestBody(command: command)),
             headers: [("Idempotency-Key", idempotencyKey)])
         return CommandResult(
             navigation: reply.navigation, item: reply.item, cursor: reply.cursor,
@@ -91,11 +90,7 @@ extension StockroomClient {
 extension StockroomClient {
     /// Creates a token for `user` with `role` (admins only); its secret is in the answer, once.
     public func createToken(user: UserID, role: Role) async throws -> NewToken {
-        struct Body: Encodable {
-            let user: UserID
-            let role: Role
-        }
-        return try await call(NewToken.self, .POST, "/v1/tokens", json: try Self.encode(Body(user: user, role: role))).value
+        return try await call(NewToken.self, .POST, "/v1/tokens", json: try Self.encode(TokenRequestBody(user: user.rawValue, role: role))).value
     }
 
     /// Every token, without secrets (admins only).

@@ -4,11 +4,18 @@ import StockroomCore
 /// (`ErrorJSON` writes it).
 public struct ErrorBody: Hashable, Sendable, Decodable {
     /// The object under `error`.
-    public struct Object: Hashable, Sendable, Decodable {
+    public struct Object: Hashable, Sendable, Codable {
         public let code: ErrorCode
         public let message: String
         public let field: String?
         public let current: Item?
+
+        public init(code: ErrorCode, message: String, field: String?, current: Item? = nil) {
+            self.code = code
+            self.message = message
+            self.field = field
+            self.current = current
+        }
 
         private enum CodingKeys: String, CodingKey { case code, message, field, current }
 
@@ -18,6 +25,14 @@ public struct ErrorBody: Hashable, Sendable, Decodable {
             message = try container.decode(String.self, forKey: .message)
             field = try container.decodeIfPresent(String.self, forKey: .field)
             current = try container.decodeIfPresent(Item.self, forKey: .current)
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(code.rawValue, forKey: .code)
+            try container.encode(message, forKey: .message)
+            try container.encodeNullable(field, forKey: .field)
+            try container.encodeIfPresent(current, forKey: .current)
         }
     }
 

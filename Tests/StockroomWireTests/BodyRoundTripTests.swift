@@ -113,4 +113,40 @@ struct BodyRoundTripTests {
         #expect(short.utf8.count <= 123 && short.contains("…"))
         #expect(try JSONCoding.decoder().decode(ErrorBody.self, from: Data(short.utf8)).error.field == "name")
     }
+
+    /// The request bodies the SDK sends are the ones the server reads: each encodes and decodes to itself.
+    @Test func theRequestBodiesRoundTrip() throws {
+        func roundTrip<Body: Codable & Equatable>(_ body: Body) throws -> Body {
+            try JSONCoding.decoder().decode(Body.self, from: JSONCoding.encoder().encode(body))
+        }
+        for body in [NewItemBody(id: Fixture.mouseID, draft: Fixture.typed), NewItemBody(draft: Fixture.other)] {
+            #expect(try roundTrip(body) == body)
+        }
+        #expect(try roundTrip(NewItemsBody(items: [NewItemBody(draft: Fixture.typed)])).items.count == 1)
+        #expect(try roundTrip(TokenRequestBody(user: "alice", role: .editor)) == TokenRequestBody(user: "alice", role: .editor))
+        #expect(try roundTrip(StatusBody.ok) == StatusBody.ok)
+        let command = CommandRequestBody(command: .updateDraft(draft: Fixture.typed))
+        #expect(try JSONCoding.decoder().decode(CommandRequestBody.self, from: JSONCoding.encoder().encode(command)) == command)
+        // What the SDK writes for a command of an edit is what the server's fast path reads.
+        let bytes = try JSONCoding.encoder().encode(command)
+        #expect(bytes.withUnsafeBytes { CommandRequestBody(fastJSON: $0) } == command)
+
+        let replacement = try JSONCoding.decoder().decode(
+            NavigationReplacementBody.self, from: JSONCoding.encoder().encode(Self.navigation))
+        #expect(replacement.state == Self.navigation.state && replacement.clientID == Self.navigation.clientID)
+    }
+
+    /// The batch route's answer, written by hand, decodes to the results it was written from.
+    @Test func aBatchAnswerDecodesToItsResults() throws {
+        let results = BatchResultsJSON(results: [
+            .created(Fixture.keyboard),
+            .refused(status: 422, ErrorBody.Object(code: .validationFailed, message: "name must be 1-200 characters", field: "name")),
+            .refused(status: 409, ErrorBody.Object(code: .conflict, message: "an item with this id exists", field: "id", current: Fixture.mouse)),
+        ])
+        var json = JSONWriter()
+        results.write(to: &json)
+        #expect(try JSONCoding.decoder().decode(BatchResultsJSON.self, from: Data(json.bytes)) == results)
+        // The same shape as each result's Codable writes it (nulls written, not left out).
+        #expect(try JSON.parse(Data(json.bytes)) == JSON.parse(JSONCoding.encoder().encode(["results": results.results])))
+    }
 }

@@ -18,15 +18,6 @@ struct ItemsController {
         writes.delete(":id", use: delete)
     }
 
-    struct NewItem: Decodable {
-        let id: ItemID?
-        let name: String
-        let color: Color?
-        let status: Status
-
-        var draft: Draft { Draft(name: name, color: color, status: status) }
-    }
-
     @Sendable func list(_ request: Request, context: CallerContext) async throws -> Response {
         let rawLimit = try request.intQuery("limit")
         let after = try request.query("after").map { raw in
@@ -46,40 +37,9 @@ struct ItemsController {
         return json.reply().response
     }
 
-    /// `POST /v1/items/batch`: `{"items": [NewItem]}`, 1-1000 items.
-    struct NewItems: Decodable {
-        let items: [NewItem]
-    }
-
-    /// `{"results": [{"status", "item": Item|null, "error": {"code", "message", "field"}|null}]}`, one per item, in order.
-    struct BatchResults: JSONWritable {
-        let outcomes: [ItemCreation]
-
-        func write(to json: inout JSONWriter) {
-            json.raw(#"{"results":["#)
-            for (index, outcome) in outcomes.enumerated() {
-                if index > 0 { json.raw(",") }
-                switch outcome {
-                case .created(let item):
-                    json.raw(#"{"status":201,"item":"#)
-                    item.write(to: &json)
-                    json.raw(#","error":null}"#)
-                case .refused(let error):
-                    let apiError = APIError(store: error)
-                    json.raw(#"{"status":"#)
-                    json.int(apiError.status.code)
-                    json.raw(#","item":null,"error":"#)
-                    apiError.writeObject(to: &json)
-                    json.raw("}")
-                }
-            }
-            json.raw("]}")
-        }
-    }
-
     @Sendable func createBatch(_ request: Request, context: CallerContext) async throws -> Response {
         let user = context.caller.user
-        let body = try await request.decodeJSON(NewItems.self, context: context)
+        let body = try await request.decodeJSON(NewItemsBody.self, context: context)
         guard (1...BatchItem.maximumCount).contains(body.value.items.count) else {
             throw APIError.validationFailed("items", "items must hold 1-\(BatchItem.maximumCount) items")
         }
@@ -94,7 +54,12 @@ struct ItemsController {
 
     @Sendable static func batchReply(_ outcomes: [ItemCreation]) -> Reply {
         var json = JSONWriter(capacity: 64 + outcomes.count * 300)
-        BatchResults(outcomes: outcomes).write(to: &json)
+        BatchResultsJSON(results: outcomes.map { outcome in
+            switch outcome {
+            case .created(let item): .created(item)
+            case .refused(let error): APIError(store: error).batchResult
+            }
+        }).write(to: &json)
         return json.reply()
     }
 
@@ -106,7 +71,7 @@ struct ItemsController {
 
     @Sendable func create(_ request: Request, context: CallerContext) async throws -> Response {
         let user = context.caller.user
-        let body = try await request.decodeJSON(NewItem.self, context: context)
+        let body = try await request.decodeJSON(NewItemBody.self, context: context)
         let idempotency = try request.idempotency(user: user, scope: .items, body: body.bytes, render: Self.createdReply)
         let origin = Origin(user: user, idempotencyKey: idempotency?.key.key)
         switch try await database.createItem(id: body.value.id, draft: body.value.draft, origin: origin, idempotency: idempotency) {

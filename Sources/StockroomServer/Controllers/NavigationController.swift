@@ -19,31 +19,6 @@ struct NavigationController {
         routes.get("users/me", use: me)
     }
 
-    struct Replacement: Decodable {
-        let clientID: ClientID?
-        let tab: Tab
-        let path: [Route]
-        let destination: Destination?
-        let checkpoints: [String: Checkpoint]?
-
-        var state: NavigationState {
-            NavigationState(tab: tab, path: path, destination: destination, checkpoints: checkpoints ?? [:])
-        }
-    }
-
-    struct CommandRequest: FastJSONDecodable {
-        let command: Command
-
-        init(command: Command) {
-            self.command = command
-        }
-
-        init?(fastJSON bytes: UnsafeRawBufferPointer) {
-            guard let command = Command(fastRequestJSON: bytes) else { return nil }
-            self.command = command
-        }
-    }
-
     @Sendable func get(_ request: Request, context: CallerContext) async throws -> Response {
         let caller = context.caller
         let clientID = try Self.clientID(context)
@@ -58,7 +33,7 @@ struct NavigationController {
     @Sendable func replace(_ request: Request, context: CallerContext) async throws -> Response {
         let caller = context.caller
         let clientID = try Self.clientID(context)
-        let body = try await request.decodeJSON(Replacement.self, context: context).value
+        let body = try await request.decodeJSON(NavigationReplacementBody.self, context: context).value
         let precondition = try request.versionPrecondition()
         if let bodyClientID = body.clientID, bodyClientID != clientID {
             throw APIError.validationFailed("clientID", "clientID in the body must match the path")
@@ -85,7 +60,7 @@ struct NavigationController {
     @Sendable func command(_ request: Request, context: CallerContext) async throws -> Response {
         let caller = context.caller
         let clientID = try Self.clientID(context)
-        let body = try await request.decodeJSON(CommandRequest.self, context: context)
+        let body = try await request.decodeJSON(CommandRequestBody.self, context: context)
         let command = body.value.command
         presence.seen(clientID, user: caller.user)
         if command.writesItems, caller.role < .editor {

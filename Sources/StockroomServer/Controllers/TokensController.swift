@@ -15,14 +15,8 @@ struct TokensController {
         admins.delete(":id", use: revoke)
     }
 
-    /// `{"user", "role"}`: whom the new token acts for.
-    struct Creation: Decodable {
-        let user: String
-        let role: Role
-    }
-
     @Sendable func create(_ request: Request, context: CallerContext) async throws -> Response {
-        let body = try await request.decodeJSON(Creation.self, context: context).value
+        let body = try await request.decodeJSON(TokenRequestBody.self, context: context).value
         let user = try UserID(validating: body.user)
         let token = try await database.createToken(user: user, role: body.role)
         let created = NewToken(id: token.info.id, user: token.info.user, role: token.info.role, token: token.secret, createdAt: token.info.createdAt)

@@ -165,9 +165,9 @@ public struct APIError: Error, HTTPResponseError, Sendable {
 }
 
 extension APIError {
-    /// The object under the body's `error` key: each refused item of a batch answer writes it.
-    func writeObject(to json: inout JSONWriter) {
-        ErrorJSON.writeObject(code: code, message: message, field: field, current: current, to: &json)
+    /// A refused item of a batch answer: the status and error a single create would have answered.
+    var batchResult: BatchResultsJSON.Result {
+        .refused(status: status.code, ErrorBody.Object(code: code, message: message, field: field, current: current))
     }
 }
 

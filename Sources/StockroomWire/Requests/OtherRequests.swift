@@ -1,0 +1,55 @@
+import StockroomCore
+
+/// `PUT /v1/clients/{clientID}/navigation`'s body: a whole navigation state, as a navigation read
+/// answers it (`clientID`, `url`, `version` and `updatedAt` may come along and are ignored, but a
+/// `clientID` must be well formed); absent `checkpoints` read as none.
+public struct NavigationReplacementBody: Hashable, Sendable, Decodable {
+    public let clientID: ClientID?
+    public let state: NavigationState
+
+    private enum CodingKeys: String, CodingKey { case clientID }
+
+    public init(from decoder: any Decoder) throws {
+        clientID = try decoder.container(keyedBy: CodingKeys.self).decodeIfPresent(ClientID.self, forKey: .clientID)
+        state = try NavigationState(from: decoder)
+    }
+}
+
+/// `POST /v1/clients/{clientID}/commands`'s body: `{"command": {"<name>": {…}}}`; the commands of an
+/// edit are read without `JSONDecoder` (`Command(fastRequestJSON:)`).
+public struct CommandRequestBody: FastJSONDecodable, Encodable, Hashable, Sendable {
+    public let command: Command
+
+    public init(command: Command) {
+        self.command = command
+    }
+
+    public init?(fastJSON bytes: UnsafeRawBufferPointer) {
+        guard let command = Command(fastRequestJSON: bytes) else { return nil }
+        self.command = command
+    }
+}
+
+/// `POST /v1/tokens`'s body: `{"user", "role"}`, whom the new token acts for (the user is checked
+/// by the server: `UserID(validating:)`).
+public struct TokenRequestBody: Hashable, Sendable, Codable {
+    public let user: String
+    public let role: Role
+
+    public init(user: String, role: Role) {
+        self.user = user
+        self.role = role
+    }
+}
+
+/// `/health`'s and `/ready`'s body: `{"status": "ok"}`.
+public struct StatusBody: Hashable, Sendable, Codable {
+    public let status: String
+
+    public init(status: String) {
+        self.status = status
+    }
+
+    /// `{"status": "ok"}`.
+    public static let ok = StatusBody(status: "ok")
+}
