@@ -14,8 +14,6 @@ extension FeedController {
         database: any Storage, streams: FeedStreams, settings: FeedSettings, start: Subscription, tokenID: TokenID,
         inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, session: WebSocketSessionContext
     ) async throws {
-        subscribers.increment(transport: .webSocket)
-        defer { subscribers.decrement(transport: .webSocket) }
         let logger = session.logger
         let end = await withTaskGroup(of: WebSocketEnd.self) { group in
             group.addTask {

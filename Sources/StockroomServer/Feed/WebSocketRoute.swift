@@ -1,0 +1,64 @@
+import HTTPTypes
+import Hummingbird
+import HummingbirdWebSocket
+import StockroomStorage
+
+/// `GET /v1/changes/ws`: the handshake's checks, then the upgrade to `webSocket(…)`.
+extension FeedController {
+    /// Checked before upgrading, in the contract's order, so that a refusal (a close code after the
+    /// upgrade, or the plain error without upgrade headers) says what is wrong; without upgrade
+    /// headers a valid request is `426`.
+    @Sendable func webSocketRequest(_ request: Request, context: CallerContext) async throws -> Response {
+        let caller = context.caller
+        // A WebSocket is not subject to CORS, so a browser's Origin (http or https; other clients
+        // send other schemes, or none) is checked here: a page of another origin gets no more
+        // from the WebSocket than it could from fetch or EventSource.
+        if let origin = request.headers[.origin], Self.isWebOrigin(origin), !allowedOrigins.contains(origin),
+            !Self.isSameOrigin(origin, host: request.head.authority)
+        {
+            throw APIError.forbidden("a page from \(origin) may not open this WebSocket; the origin is not in http.corsAllowedOrigins")
+        }
+        let device = try await device(of: request, user: caller.user)
+        let start = try await parse(request, user: caller.user, lastEventID: nil)
+        guard let upgrade = context.webSocketUpgrade else {
+            var error = APIError(.upgradeRequired, "this route speaks WebSocket only")
+            error.headers[.upgrade] = "websocket"
+            throw error
+        }
+        let database = self.database
+        let settings = self.settings
+        let limits = self.limits
+        let streams = self.streams
+        let tokenID = caller.id
+        let presence = self.presence
+        let user = caller.user
+        upgrade.accept { inbound, outbound, session in
+            // Taken once upgraded, so that a handshake that fails after this route cannot leak it;
+            // over a cap the WebSocket closes with 4503 and the error body.
+            let lease: SubscriberLimits.Lease
+            do {
+                lease = try limits.acquire(token: tokenID)
+            } catch {
+                try await WebSocketUpgrade.close(outbound, with: APIError(error))
+                return
+            }
+            let hold = FeedHold(lease: lease, device: device, user: user, presence: presence, transport: .webSocket)
+            defer { hold.release() }
+            try await Self.webSocket(
+                database: database, streams: streams, settings: settings, start: start, tokenID: tokenID, inbound: inbound, outbound: outbound, session: session)
+        }
+        return Response(status: .switchingProtocols)
+    }
+
+    /// Whether `origin` is a web page's (`http://` or `https://`), as browsers send it.
+    static func isWebOrigin(_ origin: String) -> Bool {
+        let lowered = origin.lowercased()
+        return lowered.hasPrefix("http://") || lowered.hasPrefix("https://")
+    }
+
+    /// Whether `origin` is this server as the request addressed it (`http://` or `https://` and the `Host`).
+    static func isSameOrigin(_ origin: String, host: String?) -> Bool {
+        guard let host, !host.isEmpty else { return false }
+        return origin.lowercased() == "http://\(host.lowercased())" || origin.lowercased() == "https://\(host.lowercased())"
+    }
+}
