@@ -51,7 +51,7 @@ struct StorageOptions: ParsableArguments {
         let storage: any Storage
         let services: [any Service]
         do {
-            (storage, services) = try await settings.openStorage(logger: logger)
+            (storage, services) = try await StorageOpening.open(settings, logger: logger)
         } catch let error as StartupError {
             throw Startup.failure(error.description)
         }
@@ -79,7 +79,7 @@ struct StorageOptions: ParsableArguments {
         }
         let logger = Startup.logger
         do {
-            return try settings.openDatabase(logger: logger)
+            return try StorageOpening.openSQLite(settings, logger: logger)
         } catch {
             throw Startup.failure(StartupError.database(path: settings.databasePath, underlying: error).description)
         }

@@ -1,0 +1,41 @@
+import Logging
+import ServiceLifecycle
+import StockroomPostgres
+import StockroomStorage
+import StockroomStore
+
+/// The storage the settings name, opened: read by the server at startup and by the CLI's commands.
+public enum StorageOpening {
+    /// Opens the configured storage: the PostgreSQL database when `databaseURL` is set (migrated
+    /// once whatever other daemons do; its pool, listener and poll are `services`, which must run
+    /// before it is used), else the SQLite file (created and migrated if needed).
+    public static func open(_ settings: Settings, logger: Logger, writesInFlight: WritesInFlight = WritesInFlight()) async throws
+        -> (storage: any Storage, services: [any Service])
+    {
+        if let databaseURL = settings.databaseURL {
+            do {
+                let store = try await PostgresStore.open(
+                    url: databaseURL, limits: StoreLimits(clientsPerUser: settings.limits.clientsPerUser),
+                    maximumConnections: settings.databaseMaxConnections, logger: logger)
+                return (store, [store])
+            } catch {
+                throw StartupError.postgres(url: "\(databaseURL)", underlying: error)
+            }
+        }
+        do {
+            return (try openSQLite(settings, logger: logger, writesInFlight: writesInFlight), [])
+        } catch {
+            throw StartupError.database(path: settings.databasePath, underlying: error)
+        }
+    }
+
+    /// Opens the configured database, creating and migrating it if needed. `writesInFlight` is the
+    /// server's count of its write requests, which the store reads as a hint.
+    public static func openSQLite(_ settings: Settings, logger: Logger, writesInFlight: WritesInFlight = WritesInFlight()) throws -> AppDatabase {
+        var database = try AppDatabase.open(
+            path: settings.databasePath, synchronous: settings.synchronous, busyTimeout: .seconds(settings.busyTimeoutSeconds),
+            writesInFlight: writesInFlight, logger: logger)
+        database.limits = StoreLimits(clientsPerUser: settings.limits.clientsPerUser)
+        return database
+    }
+}
