@@ -1,0 +1,157 @@
+import Foundation
+import Logging
+import NIOCore
+import PostgresNIO
+import ServiceLifecycle
+import StockroomCore
+import StockroomStorage
+import StockroomWire
+import Synchronization
+
+// The write path: each write joins the daemon's next batch (`PostgresCommitter`), and a batch
+// commits in one transaction with one head step.
+
+extension PostgresStore {
+    /// Runs `body` in the next batch of this daemon's group commit (`PostgresCommitter`, `apply`)
+    /// and returns its value once the batch committed and its change entries were published. A
+    /// deadlock (40P01), a serialization failure (40001) or a state that changed under it
+    /// (`WriteRetry`) runs it again in a later batch, up to `attempts` times; storage failures are
+    /// `unavailable`.
+    func write<Value: Sendable>(_ body: @escaping @Sendable (PostgresWrite) async throws -> Value) async throws -> Value {
+        try await write(body) { value, _, _ in value }
+    }
+
+    /// `write`, with `finish` completing the value once the batch's entries are numbered (`head`:
+    /// the log's head after this write's entries), still inside the transaction.
+    func write<Value: Sendable>(
+        _ body: @escaping @Sendable (PostgresWrite) async throws -> Value,
+        finish: @escaping @Sendable (Value, Int64, PostgresWrite) async throws -> Value
+    ) async throws -> Value {
+        let job = PostgresJob(body: body, finish: finish)
+        if committer.enqueue(job) {
+            await committer.drainOnce { batch in await self.apply(batch) }
+        }
+        return try await job.wait()
+    }
+
+    /// What one batch's transaction decided for each of its writes.
+    private struct BatchOutcome: Sendable {
+        var applied: [any PostgresQueuedWrite] = []
+        var refused: [(write: any PostgresQueuedWrite, error: any Error)] = []
+        var again: [any PostgresQueuedWrite] = []
+        var entries: [ChangeEntry] = []
+    }
+
+    /// Applies one batch in one transaction (`PostgresCommitter`), answers its writes, and returns
+    /// those to run again. The batch runs first together, without savepoints (each costs two
+    /// statements per write): when every write succeeds, as most do, that is the batch. When one
+    /// of several fails, the transaction is rolled back and the batch runs again, each write in its
+    /// own savepoint. A write alone needs none: its failure is the transaction's.
+    func apply(_ batch: [any PostgresQueuedWrite]) async -> [any PostgresQueuedWrite] {
+        do {
+            return await answer(try await transaction { try await self.applyTogether(batch, $0) })
+        } catch is OneWriteFailed {
+            committer.countBatchRunAgain()
+        } catch {
+            if batch.count == 1, Self.isRetryable(error), batch[0].runs < Self.attempts { return batch }
+            fail(batch, error)
+            return []
+        }
+        do {
+            return await answer(try await transaction { try await self.applyInSavepoints(batch, $0) })
+        } catch {
+            fail(batch, error)
+            return []
+        }
+    }
+
+    /// Runs `body` in one transaction on a pooled connection, whatever happens to the task that
+    /// runs it (`leased(cancellable: false)`).
+    private func transaction(_ body: @escaping @Sendable (PostgresWrite) async throws -> BatchOutcome) async throws -> BatchOutcome {
+        try await leased(cancellable: false) { connection in
+            try await Self.transaction(on: connection, logger: self.logger) { connection in
+                try await body(PostgresWrite(connection: connection, logger: self.logger, epoch: self.epoch))
+            }
+        }
+    }
+
+    /// Publishes a committed batch's entries, then answers its writes; returns those to run again.
+    private func answer(_ outcome: BatchOutcome) async -> [any PostgresQueuedWrite] {
+        if !outcome.entries.isEmpty { await publish(outcome.entries) }
+        for write in outcome.applied { write.succeed() }
+        for (write, error) in outcome.refused { write.fail(error) }
+        return outcome.again
+    }
+
+    /// Answers every write of a batch whose transaction failed.
+    private func fail(_ batch: [any PostgresQueuedWrite], _ error: any Error) {
+        let error = Self.mapped(error)
+        for write in batch { write.fail(error) }
+    }
+
+    /// A write of a batch run without savepoints failed: the batch runs again with them.
+    private struct OneWriteFailed: Error {}
+
+    /// Every write of `batch` one after another, with no savepoint: as soon as one fails, the
+    /// transaction is rolled back with `OneWriteFailed` (with the write's own error when it is the
+    /// batch's only one); then one head step and each write's finish.
+    private func applyTogether(_ batch: [any PostgresQueuedWrite], _ write: PostgresWrite) async throws -> BatchOutcome {
+        var applied: [(write: any PostgresQueuedWrite, entries: Int)] = []
+        for job in batch {
+            do {
+                try await job.run(write)
+            } catch {
+                if batch.count == 1 || write.connection.isClosed || Self.isConnectionGone(error) { throw error }
+                throw OneWriteFailed()
+            }
+            applied.append((job, write.entryCount))
+        }
+        return try await finish(applied, write, outcome: BatchOutcome())
+    }
+
+    /// One head step for the applied writes' entries, then each one's finish (`head`: the log's
+    /// head after its entries).
+    private func finish(
+        _ applied: [(write: any PostgresQueuedWrite, entries: Int)], _ write: PostgresWrite, outcome: BatchOutcome
+    ) async throws -> BatchOutcome {
+        var outcome = outcome
+        let head = try await write.appendLog()
+        let numbered = write.appended
+        let before = numbered.first.map { $0.seq - 1 } ?? head
+        for (job, entries) in applied {
+            try await job.finish(write, head: entries == 0 ? before : numbered[entries - 1].seq)
+        }
+        outcome.applied = applied.map(\.write)
+        outcome.entries = numbered
+        return outcome
+    }
+
+    /// Each write of `batch` in a savepoint of its own, then one head step for all their entries,
+    /// then each applied write's finish.
+    private func applyInSavepoints(_ batch: [any PostgresQueuedWrite], _ write: PostgresWrite) async throws -> BatchOutcome {
+        var outcome = BatchOutcome()
+        /// Each applied write and how many entries the transaction had after it.
+        var applied: [(write: any PostgresQueuedWrite, entries: Int)] = []
+        for job in batch {
+            let mark = write.mark
+            try await write.query("SAVEPOINT job")
+            do {
+                try await job.run(write)
+                try await write.query("RELEASE SAVEPOINT job")
+                applied.append((job, write.entryCount))
+            } catch {
+                // The transaction itself is gone: the whole batch fails.
+                if write.connection.isClosed || Self.isConnectionGone(error) { throw error }
+                try await write.query("ROLLBACK TO SAVEPOINT job")
+                try await write.query("RELEASE SAVEPOINT job")
+                write.discard(from: mark)
+                if Self.isRetryable(error), job.runs < Self.attempts {
+                    outcome.again.append(job)
+                } else {
+                    outcome.refused.append((job, Self.mapped(error)))
+                }
+            }
+        }
+        return try await finish(applied, write, outcome: outcome)
+    }
+}

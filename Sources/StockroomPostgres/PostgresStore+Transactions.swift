@@ -1,0 +1,53 @@
+import Foundation
+import Logging
+import NIOCore
+import PostgresNIO
+import ServiceLifecycle
+import StockroomCore
+import StockroomStorage
+import StockroomWire
+import Synchronization
+
+extension PostgresStore {
+    /// Runs `body` between `begin` and COMMIT on `connection`: every transaction of the store, the
+    /// migrator and the commands. On a failure the transaction is rolled back, unless the
+    /// connection itself is gone (the server ended the session, the socket closed): PostgreSQL has
+    /// then rolled it back, and a ROLLBACK sent on such a connection can wait for ever (seen with a
+    /// backend terminated mid-statement, through postgres-nio's `withTransaction`). A COMMIT that
+    /// fails leaves the outcome unknown: `unavailable`, never a claim either way.
+    static func transaction<Value>(
+        on connection: PostgresConnection, begin: PostgresQuery = "BEGIN", logger: Logger,
+        _ body: (PostgresConnection) async throws -> Value
+    ) async throws -> Value {
+        try await connection.query(begin, logger: logger)
+        let value: Value
+        do {
+            value = try await body(connection)
+        } catch {
+            if !connection.isClosed, !Self.isConnectionGone(error) {
+                _ = try? await connection.query("ROLLBACK", logger: logger)
+            }
+            throw error
+        }
+        do {
+            try await connection.query("COMMIT", logger: logger)
+        } catch {
+            throw StoreError.unavailable(
+                "the commit's outcome is unknown (PostgreSQL: \(Self.describe(error))); a retry with the same Idempotency-Key is safe")
+        }
+        return value
+    }
+
+    /// How many times a write runs before its retryable failure is answered (`unavailable`).
+    static let attempts = 5
+
+    /// Runs `body` on a pooled connection outside any explicit transaction (each statement its own
+    /// snapshot), mapping storage failures to `unavailable`.
+    func read<Value: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> Value) async throws -> Value {
+        do {
+            return try await leased(body)
+        } catch {
+            throw Self.mapped(error)
+        }
+    }
+}
