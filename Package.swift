@@ -81,7 +81,6 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 // SQLite's C API, already GRDB's: the streams read columns in place.
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
-                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
@@ -223,7 +222,6 @@ let package = Package(
         .testTarget(
             name: "StockroomServerTests",
             dependencies: [
-                "CSpawn",
                 "TestSupport",
                 "StockroomServer",
                 "StockroomStore",

@@ -3,7 +3,6 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOFoundationCompat
-import Synchronization
 
 /// The change feed over Server-Sent Events, as an `AsyncSequence` of ``FeedEvent``.
 ///

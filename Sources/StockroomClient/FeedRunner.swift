@@ -3,7 +3,6 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOFoundationCompat
-import Synchronization
 
 /// Follows the feed and feeds the channel; one runs per iterator.
 struct FeedRunner: Sendable {

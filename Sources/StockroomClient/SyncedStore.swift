@@ -1,6 +1,5 @@
 import Foundation
 import Observation
-import Synchronization
 
 /// A live, observable copy of what one device of a user sees: every item, this device's navigation,
 /// the user's other devices, the commands not yet answered, and the connection.

@@ -5,8 +5,6 @@ import PostgresNIO
 import ServiceLifecycle
 import StockroomCore
 import StockroomStorage
-import StockroomWire
-import Synchronization
 
 // What a PostgreSQL failure means to a write: gone, retryable, or the contract's error.
 

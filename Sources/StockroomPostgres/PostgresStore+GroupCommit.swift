@@ -3,10 +3,7 @@ import Logging
 import NIOCore
 import PostgresNIO
 import ServiceLifecycle
-import StockroomCore
 import StockroomStorage
-import StockroomWire
-import Synchronization
 
 // The write path: each write joins the daemon's next batch (`PostgresCommitter`), and a batch
 // commits in one transaction with one head step.

@@ -2,9 +2,6 @@ import Foundation
 import Logging
 import PostgresNIO
 import ServiceLifecycle
-import StockroomCore
-import StockroomStorage
-import Synchronization
 
 /// How this daemon learns of other daemons' commits: one dedicated connection (not a pooled one)
 /// listening on the `stockroom` channel, where every transaction that appends to the log notifies

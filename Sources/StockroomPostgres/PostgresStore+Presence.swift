@@ -2,7 +2,6 @@ import Foundation
 import PostgresNIO
 import StockroomCore
 import StockroomStorage
-import StockroomWire
 
 extension PostgresStore {
     @discardableResult

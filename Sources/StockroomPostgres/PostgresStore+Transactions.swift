@@ -3,10 +3,7 @@ import Logging
 import NIOCore
 import PostgresNIO
 import ServiceLifecycle
-import StockroomCore
 import StockroomStorage
-import StockroomWire
-import Synchronization
 
 extension PostgresStore {
     /// Runs `body` between `begin` and COMMIT on `connection`: every transaction of the store, the

@@ -3,9 +3,7 @@ import Logging
 import NIOCore
 import PostgresNIO
 import ServiceLifecycle
-import StockroomCore
 import StockroomStorage
-import StockroomWire
 import Synchronization
 
 /// Stockroom's storage on PostgreSQL: the same `Storage` as the SQLite store, on a database that

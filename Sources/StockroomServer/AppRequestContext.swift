@@ -2,7 +2,6 @@ import StockroomWire
 import Hummingbird
 import HummingbirdAuth
 import NIOCore
-import StockroomStorage
 
 /// The request context of every route: Hummingbird's core storage plus, once
 /// `BearerTokenAuthenticator` has run, the caller's token.

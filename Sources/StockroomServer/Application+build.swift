@@ -5,7 +5,6 @@ import Logging
 import NIOCore
 import ServiceLifecycle
 import StockroomStorage
-import StockroomStore
 
 /// Builds the whole application from configuration (the tests start servers this way): reads the
 /// settings once and builds as `buildApplication(settings:)`, which the `serve` command calls.

@@ -1,7 +1,4 @@
 import Foundation
-import StockroomCore
-import StockroomWire
-import Synchronization
 
 /// What a verified copy holds.
 public struct BackupSummary: Sendable {

@@ -1,7 +1,5 @@
 import Foundation
 import StockroomCore
-import StockroomWire
-import Synchronization
 
 /// One item of a batch create: an optional id and the fields.
 public struct BatchItem: Sendable, Hashable {

@@ -1,7 +1,6 @@
 import Foundation
 import StockroomCore
 import StockroomWire
-import Synchronization
 
 /// One committed change, as the log keeps it.
 public struct ChangeEntry: Sendable, Hashable {

@@ -1,5 +1,4 @@
 import Foundation
-import StockroomCore
 import StockroomWire
 import Synchronization
 

@@ -1,7 +1,5 @@
 import Foundation
 import StockroomCore
-import StockroomWire
-import Synchronization
 
 /// The result of a navigation command.
 public struct CommandOutcome: Sendable, Hashable {

@@ -1,7 +1,5 @@
 import Foundation
-import StockroomCore
 import StockroomWire
-import Synchronization
 
 /// A batch of the feed already written as the long-poll answer carries it: the changes' `Change`
 /// JSON objects joined by commas, with the same limits and cursor as `FeedPage`.

@@ -1,7 +1,5 @@
 import Foundation
 import StockroomCore
-import StockroomWire
-import Synchronization
 
 /// Which changes a feed subscriber may see: items for everyone, navigation and presence for their owner only.
 public struct FeedFilter: Hashable, Sendable {

@@ -1,7 +1,5 @@
 import Foundation
-import StockroomCore
 import StockroomWire
-import Synchronization
 
 /// A batch of the feed.
 public struct FeedPage: Sendable, Hashable {

@@ -1,7 +1,5 @@
 import Foundation
-import StockroomCore
 import StockroomWire
-import Synchronization
 
 /// Where a subscriber starts reading.
 public enum FeedStart: Sendable, Hashable {

@@ -1,6 +1,4 @@
 import Foundation
-import StockroomCore
-import StockroomWire
 import Synchronization
 
 /// One subscriber's wake-up signal: at most one pending notification (bounded, never blocks a writer).

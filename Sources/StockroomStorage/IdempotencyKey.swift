@@ -1,7 +1,5 @@
 import Foundation
 import StockroomCore
-import StockroomWire
-import Synchronization
 
 /// Where an Idempotency-Key lives: per user, and per client for commands.
 public struct IdempotencyKey: Hashable, Sendable {

@@ -1,7 +1,4 @@
 import Foundation
-import StockroomCore
-import StockroomWire
-import Synchronization
 
 /// A request carrying an Idempotency-Key, and how to render its outcome for storage.
 public struct IdempotentRequest<Value: Sendable>: Sendable {

@@ -1,7 +1,5 @@
 import Foundation
-import StockroomCore
 import StockroomWire
-import Synchronization
 
 /// A freshly created token, with the secret shown this once.
 public struct IssuedToken: Sendable, Hashable {

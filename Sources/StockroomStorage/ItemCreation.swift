@@ -1,7 +1,5 @@
 import Foundation
 import StockroomCore
-import StockroomWire
-import Synchronization
 
 /// What became of one item of a batch create.
 public enum ItemCreation: Sendable {

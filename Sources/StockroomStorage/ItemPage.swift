@@ -1,7 +1,6 @@
 import Foundation
 import StockroomCore
 import StockroomWire
-import Synchronization
 
 /// One page of items in creation order.
 public struct ItemPage: Sendable, Hashable {

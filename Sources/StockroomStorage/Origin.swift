@@ -1,7 +1,5 @@
 import Foundation
 import StockroomCore
-import StockroomWire
-import Synchronization
 
 /// Who caused a write: recorded on every change entry so a device can recognise its own echoes.
 public struct Origin: Hashable, Sendable {

@@ -1,7 +1,4 @@
 import Foundation
-import StockroomCore
-import StockroomWire
-import Synchronization
 
 /// Either the outcome of running a request now, or the stored response of its first run.
 public enum Replayable<Value: Sendable>: Sendable {

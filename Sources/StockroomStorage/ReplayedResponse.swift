@@ -1,7 +1,4 @@
 import Foundation
-import StockroomCore
-import StockroomWire
-import Synchronization
 
 /// Thrown when a replay is asked for the value of a fresh run (`Replayable.value`).
 public struct ReplayedResponse: Error, Sendable {

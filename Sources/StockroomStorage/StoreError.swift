@@ -1,7 +1,5 @@
 import Foundation
 import StockroomCore
-import StockroomWire
-import Synchronization
 
 /// Why the store refused or failed a request; each case has a stable code.
 public enum StoreError: Error, Sendable {

@@ -1,7 +1,4 @@
 import Foundation
-import StockroomCore
-import StockroomWire
-import Synchronization
 
 /// What one user may hold in the store.
 public struct StoreLimits: Sendable, Hashable {

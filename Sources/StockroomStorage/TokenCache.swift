@@ -1,6 +1,5 @@
 import StockroomWire
 import Foundation
-import StockroomCore
 import Synchronization
 
 /// Verified tokens by the hash of their secret, valid for one token generation: the first lookup

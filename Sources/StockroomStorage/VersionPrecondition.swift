@@ -1,7 +1,4 @@
 import Foundation
-import StockroomCore
-import StockroomWire
-import Synchronization
 
 /// An `If-Match` condition on a resource's version.
 public enum VersionPrecondition: Hashable, Sendable {

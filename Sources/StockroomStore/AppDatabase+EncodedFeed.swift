@@ -3,7 +3,6 @@ import GRDB
 import StockroomCore
 import StockroomStorage
 import StockroomWire
-import Synchronization
 
 #if canImport(GRDBSQLite)
     import GRDBSQLite

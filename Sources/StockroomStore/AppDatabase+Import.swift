@@ -1,6 +1,5 @@
 import Foundation
 import GRDB
-import StockroomCore
 import StockroomStorage
 
 extension AppDatabase {

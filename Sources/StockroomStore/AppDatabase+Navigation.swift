@@ -2,7 +2,6 @@ import Foundation
 import GRDB
 import StockroomCore
 import StockroomStorage
-import StockroomWire
 
 extension AppDatabase {
     /// The caller's navigation of `clientID`; the root state if never written; `notFound` if another user's.

@@ -2,7 +2,6 @@ import Foundation
 import GRDB
 import StockroomCore
 import StockroomStorage
-import StockroomWire
 
 extension AppDatabase {
     @discardableResult

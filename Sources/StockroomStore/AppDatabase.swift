@@ -1,8 +1,6 @@
 import Foundation
 import GRDB
-import Synchronization
 import Logging
-import StockroomCore
 import StockroomStorage
 import StockroomWire
 import StockroomMigrations

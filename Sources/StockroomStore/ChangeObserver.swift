@@ -1,8 +1,6 @@
 import Foundation
 import GRDB
-import StockroomCore
 import StockroomStorage
-import StockroomWire
 import Synchronization
 
 #if canImport(GRDBSQLite)

@@ -1,7 +1,5 @@
 import Foundation
 import GRDB
-import StockroomCore
-import StockroomStorage
 import Synchronization
 
 #if canImport(GRDBSQLite)

@@ -1,6 +1,5 @@
 import GRDB
 import StockroomCore
-import StockroomStorage
 
 /// A row of `client_item_refs`: a client's navigation names an item, so deleting the item repairs it.
 struct ClientItemRefRecord: Codable, FetchableRecord, PersistableRecord {

@@ -2,7 +2,6 @@ import Foundation
 import GRDB
 import Synchronization
 import StockroomCore
-import StockroomStorage
 import StockroomWire
 
 /// A row of `clients`: one device's navigation state and its owner.

@@ -1,6 +1,5 @@
 import GRDB
 import StockroomCore
-import StockroomStorage
 
 /// An identifier the store keeps as its text: the column holds `rawValue`, byte for byte, and a
 /// value read back is taken as stored (the store only ever writes valid ones).

@@ -1,4 +1,3 @@
-import StockroomStorage
 import GRDB
 
 #if canImport(GRDBSQLite)

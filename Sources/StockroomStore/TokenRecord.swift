@@ -2,7 +2,6 @@ import StockroomWire
 import Foundation
 import GRDB
 import StockroomCore
-import StockroomStorage
 
 /// A row of `tokens`: a bearer token's identity, role and the hash of its secret (never the secret).
 struct TokenRecord: Codable, FetchableRecord, PersistableRecord {

@@ -1,5 +1,4 @@
 import Foundation
-import StockroomCore
 
 /// One batch of `GET /v1/changes`.
 public struct ChangeBatch: Hashable, Sendable, Codable {

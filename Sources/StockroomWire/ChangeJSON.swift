@@ -1,4 +1,3 @@
-import StockroomCore
 
 /// The contract's `Change` object, `{"seq","cursor","entity","op","id","value","origin":{"clientID",
 /// "idempotencyKey"},"at"}`: the one writer of it, for an entry the hub holds (`String`s) and for a

@@ -1,4 +1,3 @@
-import StockroomCore
 
 /// The contract's `Color` object, `{"name","red","green","blue"}`.
 public struct ColorJSON<Name: JSONText> {

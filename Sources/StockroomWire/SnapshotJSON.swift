@@ -1,4 +1,3 @@
-import StockroomCore
 
 /// The snapshot, `{"items":[Item],"navigation":[Navigation],"cursor":FeedCursor}`, written in
 /// pieces as its rows are read: the opening, the separators, the closing. Each item by `ItemJSON`,

@@ -2,7 +2,6 @@ import ArgumentParser
 import Foundation
 import StockroomPostgres
 import StockroomServer
-import StockroomStorage
 import StockroomStore
 
 /// `stockroom backup --to FILE`: an online copy of the live database, verified.

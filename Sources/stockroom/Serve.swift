@@ -7,7 +7,6 @@ import ServiceLifecycle
 import StockroomCore
 import StockroomServer
 import StockroomStorage
-import StockroomStore
 import Synchronization
 
 /// `stockroom serve`: run the HTTP server until SIGTERM or SIGINT.

@@ -1,8 +1,6 @@
 import ArgumentParser
 import Foundation
 import StockroomCore
-import StockroomStorage
-import StockroomStore
 
 /// `stockroom token create|list|revoke`.
 struct Token: AsyncParsableCommand {

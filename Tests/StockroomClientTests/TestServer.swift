@@ -3,7 +3,6 @@ import Foundation
 import Hummingbird
 import StockroomClient
 import StockroomServer
-import StockroomStorage
 import StockroomStore
 import Synchronization
 import Testing

@@ -3,7 +3,6 @@ import PostgresNIO
 import StockroomCore
 @testable import StockroomPostgres
 import StockroomStorage
-import StockroomWire
 import Synchronization
 import TestSupport
 import Testing

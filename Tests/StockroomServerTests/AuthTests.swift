@@ -2,8 +2,6 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import StockroomCore
-import StockroomStorage
-import StockroomStore
 import TestSupport
 import Testing
 

@@ -4,7 +4,6 @@ import HTTPTypes
 import HummingbirdTesting
 import Testing
 
-@testable import StockroomServer
 
 @Suite("Browser access: CORS headers, against a live server")
 struct CORSTests {

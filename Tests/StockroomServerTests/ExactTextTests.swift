@@ -5,7 +5,6 @@ import HummingbirdTesting
 import StockroomCore
 import StockroomWire
 import StockroomStorage
-import StockroomStore
 import Testing
 
 /// Text is stored exactly as accepted, and control characters in names, users and ids are refused.

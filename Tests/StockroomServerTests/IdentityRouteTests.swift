@@ -4,8 +4,6 @@ import HummingbirdTesting
 import Logging
 import StockroomCore
 import StockroomServer
-import StockroomStorage
-import StockroomStore
 import Synchronization
 import Testing
 

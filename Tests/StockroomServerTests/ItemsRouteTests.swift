@@ -4,8 +4,6 @@ import Hummingbird
 import HummingbirdTesting
 import StockroomCore
 import StockroomWire
-import StockroomStorage
-import StockroomStore
 @testable import StockroomServer
 import Testing
 

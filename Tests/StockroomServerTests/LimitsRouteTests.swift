@@ -3,8 +3,6 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import StockroomCore
-import StockroomStorage
-import StockroomStore
 import Testing
 
 /// What one request may cost (issue #14, points 4 and 5), over HTTP.

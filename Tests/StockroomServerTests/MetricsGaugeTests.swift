@@ -5,7 +5,6 @@ import Hummingbird
 import HummingbirdTesting
 import HummingbirdWSClient
 import Logging
-import StockroomCore
 import Testing
 
 /// Gauges come back down once streams end (issue #14, point 8).

@@ -3,7 +3,6 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import StockroomCore
-import StockroomWire
 import Testing
 
 /// Alerts, conflicts, checkpoints and deep links over HTTP: each refusal's status, code and field,

@@ -1,6 +1,4 @@
 import Foundation
-import StockroomStorage
-import StockroomStore
 import Testing
 
 @testable import StockroomServer

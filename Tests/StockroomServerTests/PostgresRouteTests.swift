@@ -6,7 +6,6 @@ import HummingbirdTesting
 import StockroomCore
 import StockroomPostgres
 import StockroomServer
-import StockroomStorage
 import StockroomWire
 import TestSupport
 import Testing

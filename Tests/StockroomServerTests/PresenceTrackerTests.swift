@@ -1,5 +1,4 @@
 import Foundation
-import StockroomCore
 import Testing
 
 @testable import StockroomServer

@@ -1,5 +1,4 @@
 import Foundation
-import StockroomWire
 
 /// Runs blocking socket I/O on a thread of its own: on one of the few threads of Swift's
 /// cooperative pool, it could hold back the server under test, which runs on the same pool.

@@ -6,7 +6,6 @@ import HummingbirdTesting
 import Logging
 import StockroomCore
 import StockroomServer
-import StockroomStorage
 import StockroomStore
 import TestSupport
 import Testing

@@ -4,10 +4,7 @@ import Hummingbird
 import HummingbirdWSClient
 import Logging
 import NIOWebSocket
-import StockroomCore
-import StockroomWire
 import StockroomStorage
-import StockroomStore
 import Testing
 
 /// A revoked token stops at once, open streams included (issue #14, point 2).

@@ -4,7 +4,6 @@ import GRDB
 import StockroomCore
 import StockroomWire
 import StockroomStorage
-import StockroomStore
 import Testing
 
 #if canImport(Glibc)

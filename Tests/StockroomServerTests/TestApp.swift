@@ -3,10 +3,8 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import NIOCore
-import StockroomCore
 import StockroomWire
 import StockroomServer
-import StockroomStorage
 import StockroomStore
 import Testing
 

@@ -1,8 +1,6 @@
 import Foundation
-import StockroomCore
 import Testing
 
-import StockroomStorage
 @testable import StockroomStore
 
 /// Drafts and token hashes stay the owner's (issue #14, point 7), whatever the umask.

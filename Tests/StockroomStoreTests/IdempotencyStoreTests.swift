@@ -1,7 +1,6 @@
 import Foundation
 import GRDB
 import StockroomCore
-import StockroomWire
 import Testing
 
 import StockroomStorage

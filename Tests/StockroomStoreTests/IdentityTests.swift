@@ -3,7 +3,6 @@ import StockroomCore
 import Testing
 
 import StockroomStorage
-@testable import StockroomStore
 
 /// One user can never act as another: identities are equal exactly when their stored bytes are,
 /// in Swift as in SQL (issue #14, point 1).

@@ -3,7 +3,6 @@ import GRDB
 import StockroomCore
 import Testing
 
-import StockroomStorage
 @testable import StockroomStore
 
 /// What only SQLite's tables and files show of items. Versions, ids, lists, refusals are in

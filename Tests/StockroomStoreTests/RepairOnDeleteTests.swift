@@ -1,10 +1,7 @@
 import Foundation
 import GRDB
-import StockroomCore
 import Testing
 
-import StockroomStorage
-@testable import StockroomStore
 
 /// What only SQLite's tables show of the repair on delete. The repair itself (paths, alerts, edits,
 /// the order of a user's devices, the log) is in StorageContractTests/RepairContractTests, on

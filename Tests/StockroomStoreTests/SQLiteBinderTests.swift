@@ -3,7 +3,6 @@ import GRDB
 import StockroomCore
 import Testing
 
-import StockroomStorage
 @testable import StockroomStore
 
 /// `Statement.execute(binding:)` stores what GRDB's `execute(arguments:)` stores for the same values.

@@ -1,5 +1,4 @@
 import Foundation
-import StockroomCore
 import TestSupport
 import Testing
 

@@ -2,7 +2,6 @@ import Foundation
 import GRDB
 import Synchronization
 import Testing
-import StockroomStorage
 @testable import StockroomStore
 
 /// Verified tokens are kept in memory: a request with a known token reads nothing, and revocation

@@ -3,7 +3,6 @@ import Testing
 
 @testable import StockroomCore
 @testable import StockroomWire
-import TestSupport
 
 /// `Draft(fastJSON:)` must decode what it takes exactly as `JSONDecoder` does, and take nothing
 /// `JSONDecoder` refuses: the server falls back to `JSONDecoder` only when it answers nil.

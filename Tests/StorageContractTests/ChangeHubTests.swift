@@ -1,4 +1,3 @@
-import StockroomCore
 import StockroomStorage
 import StockroomWire
 import TestSupport

@@ -2,7 +2,6 @@ import Foundation
 import StockroomCore
 import StockroomStorage
 import StockroomWire
-import TestSupport
 import Testing
 
 // What the contract tests moved from StockroomStoreTests share: their fixtures, the protocol's

@@ -1,7 +1,6 @@
 import Foundation
 import StockroomCore
 import StockroomStorage
-import TestSupport
 import Testing
 
 /// The navigation additions on every backend: conflicts as navigation, checkpoints and deep links

@@ -2,7 +2,6 @@ import Foundation
 import StockroomCore
 import StockroomStorage
 import StockroomWire
-import TestSupport
 import Testing
 
 /// Presence on every backend: leases make a device online on any daemon, a flip is one `presence`

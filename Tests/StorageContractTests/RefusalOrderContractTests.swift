@@ -1,7 +1,6 @@
 import Foundation
 import StockroomCore
 import StockroomStorage
-import TestSupport
 import Testing
 
 /// Every backend refuses a write that breaks several rules at once with the same error, the first

@@ -1,6 +1,5 @@
 import Foundation
 import StockroomCore
-import StockroomStorage
 import TestSupport
 import Testing
 

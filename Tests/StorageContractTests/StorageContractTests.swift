@@ -2,7 +2,6 @@ import Foundation
 import StockroomCore
 import StockroomStorage
 import StockroomWire
-import Synchronization
 import TestSupport
 import Testing
 

@@ -5,8 +5,6 @@ import Logging
 import Metrics
 import NIOCore
 import ServiceLifecycle
-import StockroomCore
-import StockroomWire
 import StockroomStorage
 
 /// `/v1/changes`, `/v1/changes/stream`, `/v1/changes/ws` and `/v1/snapshot`: following committed changes.

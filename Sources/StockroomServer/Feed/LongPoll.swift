@@ -1,7 +1,6 @@
 import Hummingbird
 import NIOCore
 import ServiceLifecycle
-import StockroomStorage
 import StockroomWire
 
 /// `GET /v1/changes`: a page of changes, waiting up to `wait` seconds for one (long-poll).

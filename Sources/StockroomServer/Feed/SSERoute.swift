@@ -1,6 +1,5 @@
 import Hummingbird
 import NIOCore
-import StockroomStorage
 
 /// `GET /v1/changes/stream`: Server-Sent Events, served by the parked stream once the response is out.
 extension FeedController {

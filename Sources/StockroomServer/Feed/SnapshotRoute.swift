@@ -1,6 +1,5 @@
 import Hummingbird
 import NIOCore
-import StockroomStorage
 
 /// `GET /v1/snapshot`: every item and the caller's devices at one cursor, streamed as it is read.
 extension FeedController {

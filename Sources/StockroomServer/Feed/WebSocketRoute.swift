@@ -1,7 +1,6 @@
 import HTTPTypes
 import Hummingbird
 import HummingbirdWebSocket
-import StockroomStorage
 
 /// `GET /v1/changes/ws`: the handshake's checks, then the upgrade to `webSocket(…)`.
 extension FeedController {

@@ -2,7 +2,6 @@ import Foundation
 import Hummingbird
 import Metrics
 import StockroomCore
-import StockroomStorage
 import Synchronization
 
 /// Per-token token buckets: each token may send `rate` writes a second, sustained, and `burst` at once.

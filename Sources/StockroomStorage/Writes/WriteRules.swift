@@ -1,6 +1,6 @@
 import Foundation
 import StockroomCore
-import StockroomWire
+import StockroomWire  // needed: Item's and Navigation's JSONWritable conformances, for the values of change entries
 
 /// The rules of every item and navigation write, once for every backend, over its `WriteRows`:
 /// what each write reads, the checks and refusals in the contract's order with their texts,
