@@ -22,60 +22,60 @@ import Observation
 @Observable
 public final class SyncedStore {
     /// Every item as this device should show it: the server's, with pending commands applied.
-    public private(set) var itemsByID: [ItemID: Item] = [:]
+    public internal(set) var itemsByID: [ItemID: Item] = [:]
     /// This device's navigation, with pending commands applied; its `version` is the server's.
-    public private(set) var navigation: Navigation
+    public internal(set) var navigation: Navigation
     /// The user's other devices, most recently changed first.
-    public private(set) var otherDevices: [Navigation] = []
+    public internal(set) var otherDevices: [Navigation] = []
     /// Whether each of the user's devices is open now and when it was last seen, as the server
     /// last said (`GET /v1/users/me/navigation` after each snapshot, then the feed's `presence` changes).
-    public private(set) var presence: [ClientID: Presence] = [:]
+    public internal(set) var presence: [ClientID: Presence] = [:]
     /// Commands sent but not yet answered by the server, oldest first.
-    public private(set) var pendingCommands: [QueuedCommand] = []
+    public internal(set) var pendingCommands: [QueuedCommand] = []
     /// Commands the server refused, oldest first, until dismissed.
-    public private(set) var failures: [CommandFailure] = []
+    public internal(set) var failures: [CommandFailure] = []
     /// The connection to the server.
-    public private(set) var connection: ConnectionState = .idle
+    public internal(set) var connection: ConnectionState = .idle
     /// How many times the server could not continue the feed (`410`) and the store was reloaded from a snapshot.
-    public private(set) var resyncCount = 0
+    public internal(set) var resyncCount = 0
     /// The feed position the store has applied.
-    public private(set) var cursor: FeedCursor?
+    public internal(set) var cursor: FeedCursor?
     /// Whether a first snapshot has been loaded (before it, only queued commands show).
-    public private(set) var isLoaded = false
+    public internal(set) var isLoaded = false
 
     /// This device.
     public let clientID: ClientID
     /// The client the store talks through.
     @ObservationIgnored public let client: StockroomClient
-    @ObservationIgnored private let queue: CommandQueue
-    @ObservationIgnored private let options: Options
+    @ObservationIgnored let queue: CommandQueue
+    @ObservationIgnored let options: Options
 
     /// The server's state as last heard (answers and feed), before pending commands.
-    @ObservationIgnored private var confirmedItems: [ItemID: Item] = [:]
-    @ObservationIgnored private var confirmedNavigation: Navigation
-    @ObservationIgnored private var otherDevicesByID: [ClientID: Navigation] = [:]
+    @ObservationIgnored var confirmedItems: [ItemID: Item] = [:]
+    @ObservationIgnored var confirmedNavigation: Navigation
+    @ObservationIgnored var otherDevicesByID: [ClientID: Navigation] = [:]
     /// Items deleted on the server since the last snapshot: ids are never reused, so a late upsert
     /// (an answer overtaken by the feed's delete) must not bring one back.
-    @ObservationIgnored private var tombstones: Set<ItemID> = []
+    @ObservationIgnored var tombstones: Set<ItemID> = []
     /// Arrival order, to break ties of `createdAt`; placeholders of pending inserts come last.
-    @ObservationIgnored private var arrival: [ItemID: Int] = [:]
-    @ObservationIgnored private var nextArrival = 0
-    @ObservationIgnored private var sortedItems: [Item]?
+    @ObservationIgnored var arrival: [ItemID: Int] = [:]
+    @ObservationIgnored var nextArrival = 0
+    @ObservationIgnored var sortedItems: [Item]?
 
     /// Pending commands as applied on top of the confirmed state.
-    @ObservationIgnored private var optimistic: [Optimistic] = []
+    @ObservationIgnored var optimistic: [Optimistic] = []
     /// The state after replaying `optimistic`, so that a new command applies on top without a replay.
-    @ObservationIgnored private var replayedState = NavigationState.root
-    @ObservationIgnored private var replayedOverlay: [ItemID: Item?] = [:]
-    @ObservationIgnored private var overlaidIDs: Set<ItemID> = []
+    @ObservationIgnored var replayedState = NavigationState.root
+    @ObservationIgnored var replayedOverlay: [ItemID: Item?] = [:]
+    @ObservationIgnored var overlaidIDs: Set<ItemID> = []
     /// Items whose confirmed value changed since they were last shown.
-    @ObservationIgnored private var dirtyIDs: Set<ItemID> = []
+    @ObservationIgnored var dirtyIDs: Set<ItemID> = []
 
-    @ObservationIgnored private let tasks = TaskBag()
-    @ObservationIgnored private let wakeup = Wakeup()
-    @ObservationIgnored private var waiters: [QueuedCommand.ID: [CheckedContinuation<CommandResult, any Error>]] = [:]
-    @ObservationIgnored private var deliveryAttempt = 0
-    @ObservationIgnored private var loadWaiters: [CheckedContinuation<Void, Never>] = []
+    @ObservationIgnored let tasks = TaskBag()
+    @ObservationIgnored let wakeup = Wakeup()
+    @ObservationIgnored var waiters: [QueuedCommand.ID: [CheckedContinuation<CommandResult, any Error>]] = [:]
+    @ObservationIgnored var deliveryAttempt = 0
+    @ObservationIgnored var loadWaiters: [CheckedContinuation<Void, Never>] = []
 
     /// How a store connects and retries.
     public struct Options: Sendable {
@@ -269,314 +269,5 @@ public final class SyncedStore {
     /// Forgets a refusal once the app has shown it.
     public func dismissFailure(_ id: CommandFailure.ID) {
         failures.removeAll { $0.id == id }
-    }
-
-    // MARK: - Applying what the server says
-
-    /// Applies one feed event: what the store does with each event of its own feed, open to apps
-    /// that follow the feed themselves.
-    public func apply(_ event: FeedEvent) {
-        switch event {
-        case .snapshot(let snapshot):
-            load(snapshot, keepingNewer: true)
-            loadPresence()
-        case .resync(let snapshot):
-            resyncCount += 1
-            load(snapshot, keepingNewer: false)
-            loadPresence()
-        case .change(let change):
-            apply(change)
-        case .connected:
-            connection = .online
-            deliveryAttempt = 0
-            wakeup.fire()
-        case .disconnected(let error, _):
-            connection = .offline(reason: Self.describe(error))
-        }
-    }
-
-    /// Reads the devices' presence once the snapshot is in; a presence change the feed brought
-    /// meanwhile is newer and stays.
-    private func loadPresence() {
-        let client = self.client
-        tasks.add(
-            Task { [weak self] in
-                guard let known = try? await client.devicePresence(), let self, !Task.isCancelled else { return }
-                for (id, value) in known where self.presence[id] == nil { self.presence[id] = value }
-            })
-    }
-
-    /// Replaces the confirmed state with a snapshot, keeping pending commands on top.
-    ///
-    /// A first snapshot may have been read before answers the store already applied (a command
-    /// answered while the snapshot was on its way): with `keepingNewer`, a newer version the store
-    /// holds, or a deletion it knows of, stays, so nothing shows older than it was; the feed from the
-    /// snapshot's cursor brings the rest. After a `410` the snapshot replaces everything: the database
-    /// may have been restored, where versions start again.
-    private func load(_ snapshot: Snapshot, keepingNewer: Bool) {
-        var items = Dictionary(snapshot.items.map { ($0.id, $0) }, uniquingKeysWith: { $1 })
-        var ownNavigation = snapshot.navigation.first { $0.clientID == clientID } ?? .unwritten(clientID: clientID)
-        var devices = Dictionary(
-            snapshot.navigation.filter { $0.clientID != clientID }.map { ($0.clientID, $0) }, uniquingKeysWith: { $1 })
-        if keepingNewer {
-            for (id, known) in confirmedItems where (items[id]?.version ?? .max) < known.version { items[id] = known }
-            for id in tombstones { items.removeValue(forKey: id) }
-            if confirmedNavigation.version > ownNavigation.version { ownNavigation = confirmedNavigation }
-            for (id, known) in otherDevicesByID where (devices[id]?.version ?? -1) < known.version { devices[id] = known }
-        } else {
-            tombstones = []
-        }
-        confirmedItems = items
-        arrival = Dictionary(snapshot.items.enumerated().map { ($1.id, $0) }, uniquingKeysWith: { $1 })
-        nextArrival = snapshot.items.count
-        confirmedNavigation = ownNavigation
-        otherDevicesByID = devices
-        publishOtherDevices()
-        cursor = snapshot.cursor
-        itemsByID = confirmedItems
-        sortedItems = nil
-        overlaidIDs = []
-        dirtyIDs = []
-        rebase()
-        if !isLoaded {
-            isLoaded = true
-            let waiting = loadWaiters
-            loadWaiters = []
-            for waiter in waiting { waiter.resume() }
-        }
-    }
-
-    private func apply(_ change: Change) {
-        cursor = change.cursor
-        switch (change.entity, change.operation) {
-        case (.item, .upsert):
-            if let item = change.item { confirm(item) }
-        case (.item, .delete):
-            if let id = ItemID(change.id) { confirmDeletion(of: id) }
-        case (.navigation, .upsert):
-            if let navigation = change.navigation { confirm(navigation) }
-        case (.navigation, .delete):
-            if let id = ClientID(change.id), id != clientID, otherDevicesByID.removeValue(forKey: id) != nil {
-                publishOtherDevices()
-            }
-            if let id = ClientID(change.id) { presence.removeValue(forKey: id) }
-        case (.presence, .upsert):
-            if let value = change.presence { presence[value.clientID] = value }
-        case (.presence, .delete):
-            break
-        }
-        // An echo of one of this device's pending commands: the server applied it. Its own navigation
-        // is the last entry of its transaction; until that arrives the command still counts for the
-        // navigation, decided on the items it saw before (so that its own item echo cannot turn its
-        // save into a conflict), and its item effect is the server's now.
-        if change.origin.clientID == clientID, let key = change.origin.idempotencyKey,
-            let index = optimistic.firstIndex(where: { $0.queued.idempotencyKey == key })
-        {
-            if change.entity == .navigation, change.id == clientID.rawValue {
-                optimistic.remove(at: index)
-            } else if optimistic[index].frozen == nil {
-                optimistic[index].frozen = optimistic[index].lookups
-            }
-        }
-        // With nothing pending this shows the server's state; either way the state the next command is
-        // decided on (`replayedState`) follows it. (A shortcut for the empty case would leave that
-        // state behind: a repair by another device's delete would show, and the next command would
-        // be decided on the path from before it.)
-        rebase()
-    }
-
-    /// Takes the server's item if it is newer than what the store holds; true when it changed.
-    @discardableResult
-    private func confirm(_ item: Item) -> Bool {
-        guard !tombstones.contains(item.id) else { return false }
-        if let known = confirmedItems[item.id], known.version >= item.version { return false }
-        if confirmedItems[item.id] == nil {
-            arrival[item.id] = nextArrival
-            nextArrival += 1
-        }
-        confirmedItems[item.id] = item
-        dirtyIDs.insert(item.id)
-        return true
-    }
-
-    private func confirmDeletion(of id: ItemID) {
-        tombstones.insert(id)
-        confirmedItems.removeValue(forKey: id)
-        dirtyIDs.insert(id)
-    }
-
-    /// Takes the server's navigation of a device if it is newer than what the store holds.
-    private func confirm(_ navigation: Navigation) {
-        if navigation.clientID == clientID {
-            if navigation.version >= confirmedNavigation.version { confirmedNavigation = navigation }
-        } else if (otherDevicesByID[navigation.clientID]?.version ?? -1) < navigation.version {
-            otherDevicesByID[navigation.clientID] = navigation
-            publishOtherDevices()
-        }
-    }
-
-    private func publishOtherDevices() {
-        otherDevices = otherDevicesByID.values.sorted {
-            ($0.updatedAt ?? .distantPast, $0.clientID.rawValue) > ($1.updatedAt ?? .distantPast, $1.clientID.rawValue)
-        }
-    }
-
-    private func show(_ id: ItemID, _ item: Item?) {
-        guard itemsByID[id] != item else { return }
-        itemsByID[id] = item
-        sortedItems = nil
-    }
-
-    // MARK: - Optimistic replay
-
-    /// A pending command as applied on top of the confirmed state.
-    struct Optimistic {
-        let queued: QueuedCommand
-        /// The id an insert shows under until the server's item arrives.
-        let placeholderID = ItemID.random()
-        /// The items the last replay decided on.
-        var lookups: [ItemID: Item] = [:]
-        /// Set at the first echo of the command: the items it was decided on, kept from then on.
-        var frozen: [ItemID: Item]?
-        /// What the last replay decided, nil when the command does not apply locally.
-        var effect: ItemEffect?
-
-        init(_ queued: QueuedCommand) { self.queued = queued }
-    }
-
-    /// Replays every pending command on the confirmed state and shows the result.
-    private func rebase() {
-        var state = confirmedNavigation.state
-        var overlay: [ItemID: Item?] = [:]
-        for index in optimistic.indices { replay(at: index, state: &state, overlay: &overlay) }
-        publish(state: state, overlay: overlay)
-    }
-
-    /// Applies pending command `index` to `state`, its item effect to `overlay` (nil for a delete).
-    /// A command the local state refuses changes nothing here; the server decides.
-    private func replay(at index: Int, state: inout NavigationState, overlay: inout [ItemID: Item?]) {
-        let entry = optimistic[index]
-        let command = entry.queued.command
-        let lookups: [ItemID: Item]
-        if let frozen = entry.frozen {
-            lookups = frozen
-        } else {
-            var found: [ItemID: Item] = [:]
-            for id in command.itemsToLookUp(in: state) {
-                let item: Item? = if let overlaid = overlay[id] { overlaid } else { confirmedItems[id] }
-                if let item { found[id] = item }
-            }
-            lookups = found
-            optimistic[index].lookups = found
-        }
-        var restoreSource: NavigationState?
-        if case .restore(let source) = command {
-            restoreSource = source == clientID ? state : otherDevicesByID[source]?.state
-        }
-        guard let transition = try? Transition.decide(command, on: state, items: lookups, restoreSource: restoreSource) else {
-            optimistic[index].effect = nil
-            return
-        }
-        state = transition.state
-        optimistic[index].effect = transition.effect
-        guard entry.frozen == nil else { return }
-        let at = entry.queued.enqueuedAt
-        switch transition.effect {
-        case .none:
-            break
-        case .insert(let fields):
-            overlay[entry.placeholderID] = Item(
-                id: entry.placeholderID, name: fields.name, color: fields.color, status: fields.status, version: 1, createdAt: at,
-                updatedAt: at)
-        case .update(let id, let fields, let expectedVersion):
-            overlay[id] = Item(
-                id: id, name: fields.name, color: fields.color, status: fields.status, version: expectedVersion + 1,
-                createdAt: lookups[id]?.createdAt ?? at, updatedAt: at)
-        case .delete(let id):
-            overlay[id] = .some(nil)
-        }
-    }
-
-    /// Shows the replayed state: the confirmed items with `overlay` on top, and the navigation.
-    private func publish(state: NavigationState, overlay: [ItemID: Item?]) {
-        replayedState = state
-        replayedOverlay = overlay
-        let shown = Navigation(
-            clientID: clientID, state: state, version: confirmedNavigation.version, updatedAt: confirmedNavigation.updatedAt)
-        if navigation != shown { navigation = shown }
-        for id in overlaidIDs.union(overlay.keys).union(dirtyIDs) {
-            let item: Item? = if let overlaid = overlay[id] { overlaid } else { confirmedItems[id] }
-            show(id, item)
-        }
-        overlaidIDs = Set(overlay.keys)
-        dirtyIDs.removeAll(keepingCapacity: true)
-    }
-
-    // MARK: - Delivery
-
-    enum Step {
-        case delivered, idle, stop
-        case retry(Duration)
-    }
-
-    /// Delivers the oldest queued command: one at a time, in order, each with its own idempotency key.
-    private func deliverNext() async -> Step {
-        guard let next = pendingCommands.first else { return .idle }
-        do {
-            let result = try await client.send(next.command, from: clientID, idempotencyKey: next.idempotencyKey)
-            answered(next, with: result)
-            return .delivered
-        } catch let error as StockroomError where error.isRefusal {
-            refused(next, with: error)
-            return .delivered
-        } catch let error as StockroomError where error.code == .unauthorized {
-            connection = .failed(error)
-            return .stop
-        } catch is CancellationError {
-            return .stop
-        } catch {
-            // No answer, or an answer that says "later" (503, 429, 409 requestInProgress): the same
-            // command with the same key again, after a while or once the feed is back.
-            if !(error is StockroomError) {
-                try? queue.recordAttempt(next.id)
-                connection = .offline(reason: Self.describe(error))
-            }
-            deliveryAttempt += 1
-            let delay = options.commandBackoff.delay(attempt: deliveryAttempt)
-            return .retry(max(delay, (error as? StockroomError)?.retryAfter ?? .zero))
-        }
-    }
-
-    private func answered(_ queued: QueuedCommand, with result: CommandResult) {
-        deliveryAttempt = 0
-        if case .offline = connection { connection = .online }
-        try? queue.remove(queued.id)
-        pendingCommands.removeAll { $0.id == queued.id }
-        confirm(result.navigation)
-        if let item = result.item { confirm(item) }
-        if let index = optimistic.firstIndex(where: { $0.queued.id == queued.id }) {
-            if case .delete(let id)? = optimistic[index].effect, queued.command == .confirmDelete {
-                confirmDeletion(of: id)
-            }
-            optimistic.remove(at: index)
-        }
-        rebase()
-        for waiter in waiters.removeValue(forKey: queued.id) ?? [] { waiter.resume(returning: result) }
-    }
-
-    private func refused(_ queued: QueuedCommand, with error: StockroomError) {
-        deliveryAttempt = 0
-        try? queue.remove(queued.id)
-        pendingCommands.removeAll { $0.id == queued.id }
-        optimistic.removeAll { $0.queued.id == queued.id }
-        if let current = error.currentItem { confirm(current) }
-        failures.append(CommandFailure(id: queued.id, command: queued.command, error: error, at: Date()))
-        rebase()
-        for waiter in waiters.removeValue(forKey: queued.id) ?? [] { waiter.resume(throwing: error) }
-    }
-
-    static func describe(_ error: any Error) -> String {
-        if let error = error as? TransportError { return error.message }
-        return "\(error)"
     }
 }

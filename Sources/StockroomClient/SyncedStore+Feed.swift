@@ -1,0 +1,157 @@
+// Mirroring the server: snapshots, changes and presence as the feed delivers them.
+
+extension SyncedStore {
+    /// Applies one feed event: what the store does with each event of its own feed, open to apps
+    /// that follow the feed themselves.
+    public func apply(_ event: FeedEvent) {
+        switch event {
+        case .snapshot(let snapshot):
+            load(snapshot, keepingNewer: true)
+            loadPresence()
+        case .resync(let snapshot):
+            resyncCount += 1
+            load(snapshot, keepingNewer: false)
+            loadPresence()
+        case .change(let change):
+            apply(change)
+        case .connected:
+            connection = .online
+            deliveryAttempt = 0
+            wakeup.fire()
+        case .disconnected(let error, _):
+            connection = .offline(reason: Self.describe(error))
+        }
+    }
+
+    /// Reads the devices' presence once the snapshot is in; a presence change the feed brought
+    /// meanwhile is newer and stays.
+    func loadPresence() {
+        let client = self.client
+        tasks.add(
+            Task { [weak self] in
+                guard let known = try? await client.devicePresence(), let self, !Task.isCancelled else { return }
+                for (id, value) in known where self.presence[id] == nil { self.presence[id] = value }
+            })
+    }
+
+    /// Replaces the confirmed state with a snapshot, keeping pending commands on top.
+    ///
+    /// A first snapshot may have been read before answers the store already applied (a command
+    /// answered while the snapshot was on its way): with `keepingNewer`, a newer version the store
+    /// holds, or a deletion it knows of, stays, so nothing shows older than it was; the feed from the
+    /// snapshot's cursor brings the rest. After a `410` the snapshot replaces everything: the database
+    /// may have been restored, where versions start again.
+    func load(_ snapshot: Snapshot, keepingNewer: Bool) {
+        var items = Dictionary(snapshot.items.map { ($0.id, $0) }, uniquingKeysWith: { $1 })
+        var ownNavigation = snapshot.navigation.first { $0.clientID == clientID } ?? .unwritten(clientID: clientID)
+        var devices = Dictionary(
+            snapshot.navigation.filter { $0.clientID != clientID }.map { ($0.clientID, $0) }, uniquingKeysWith: { $1 })
+        if keepingNewer {
+            for (id, known) in confirmedItems where (items[id]?.version ?? .max) < known.version { items[id] = known }
+            for id in tombstones { items.removeValue(forKey: id) }
+            if confirmedNavigation.version > ownNavigation.version { ownNavigation = confirmedNavigation }
+            for (id, known) in otherDevicesByID where (devices[id]?.version ?? -1) < known.version { devices[id] = known }
+        } else {
+            tombstones = []
+        }
+        confirmedItems = items
+        arrival = Dictionary(snapshot.items.enumerated().map { ($1.id, $0) }, uniquingKeysWith: { $1 })
+        nextArrival = snapshot.items.count
+        confirmedNavigation = ownNavigation
+        otherDevicesByID = devices
+        publishOtherDevices()
+        cursor = snapshot.cursor
+        itemsByID = confirmedItems
+        sortedItems = nil
+        overlaidIDs = []
+        dirtyIDs = []
+        rebase()
+        if !isLoaded {
+            isLoaded = true
+            let waiting = loadWaiters
+            loadWaiters = []
+            for waiter in waiting { waiter.resume() }
+        }
+    }
+
+    func apply(_ change: Change) {
+        cursor = change.cursor
+        switch (change.entity, change.operation) {
+        case (.item, .upsert):
+            if let item = change.item { confirm(item) }
+        case (.item, .delete):
+            if let id = ItemID(change.id) { confirmDeletion(of: id) }
+        case (.navigation, .upsert):
+            if let navigation = change.navigation { confirm(navigation) }
+        case (.navigation, .delete):
+            if let id = ClientID(change.id), id != clientID, otherDevicesByID.removeValue(forKey: id) != nil {
+                publishOtherDevices()
+            }
+            if let id = ClientID(change.id) { presence.removeValue(forKey: id) }
+        case (.presence, .upsert):
+            if let value = change.presence { presence[value.clientID] = value }
+        case (.presence, .delete):
+            break
+        }
+        // An echo of one of this device's pending commands: the server applied it. Its own navigation
+        // is the last entry of its transaction; until that arrives the command still counts for the
+        // navigation, decided on the items it saw before (so that its own item echo cannot turn its
+        // save into a conflict), and its item effect is the server's now.
+        if change.origin.clientID == clientID, let key = change.origin.idempotencyKey,
+            let index = optimistic.firstIndex(where: { $0.queued.idempotencyKey == key })
+        {
+            if change.entity == .navigation, change.id == clientID.rawValue {
+                optimistic.remove(at: index)
+            } else if optimistic[index].frozen == nil {
+                optimistic[index].frozen = optimistic[index].lookups
+            }
+        }
+        // With nothing pending this shows the server's state; either way the state the next command is
+        // decided on (`replayedState`) follows it. (A shortcut for the empty case would leave that
+        // state behind: a repair by another device's delete would show, and the next command would
+        // be decided on the path from before it.)
+        rebase()
+    }
+
+    /// Takes the server's item if it is newer than what the store holds; true when it changed.
+    @discardableResult
+    func confirm(_ item: Item) -> Bool {
+        guard !tombstones.contains(item.id) else { return false }
+        if let known = confirmedItems[item.id], known.version >= item.version { return false }
+        if confirmedItems[item.id] == nil {
+            arrival[item.id] = nextArrival
+            nextArrival += 1
+        }
+        confirmedItems[item.id] = item
+        dirtyIDs.insert(item.id)
+        return true
+    }
+
+    func confirmDeletion(of id: ItemID) {
+        tombstones.insert(id)
+        confirmedItems.removeValue(forKey: id)
+        dirtyIDs.insert(id)
+    }
+
+    /// Takes the server's navigation of a device if it is newer than what the store holds.
+    func confirm(_ navigation: Navigation) {
+        if navigation.clientID == clientID {
+            if navigation.version >= confirmedNavigation.version { confirmedNavigation = navigation }
+        } else if (otherDevicesByID[navigation.clientID]?.version ?? -1) < navigation.version {
+            otherDevicesByID[navigation.clientID] = navigation
+            publishOtherDevices()
+        }
+    }
+
+    func publishOtherDevices() {
+        otherDevices = otherDevicesByID.values.sorted {
+            ($0.updatedAt ?? .distantPast, $0.clientID.rawValue) > ($1.updatedAt ?? .distantPast, $1.clientID.rawValue)
+        }
+    }
+
+    func show(_ id: ItemID, _ item: Item?) {
+        guard itemsByID[id] != item else { return }
+        itemsByID[id] = item
+        sortedItems = nil
+    }
+}

@@ -1,0 +1,86 @@
+// Optimistic replay: pending commands applied on top of the confirmed state, with `Transition.decide`.
+
+extension SyncedStore {
+    /// A pending command as applied on top of the confirmed state.
+    struct Optimistic {
+        let queued: QueuedCommand
+        /// The id an insert shows under until the server's item arrives.
+        let placeholderID = ItemID.random()
+        /// The items the last replay decided on.
+        var lookups: [ItemID: Item] = [:]
+        /// Set at the first echo of the command: the items it was decided on, kept from then on.
+        var frozen: [ItemID: Item]?
+        /// What the last replay decided, nil when the command does not apply locally.
+        var effect: ItemEffect?
+
+        init(_ queued: QueuedCommand) { self.queued = queued }
+    }
+
+    /// Replays every pending command on the confirmed state and shows the result.
+    func rebase() {
+        var state = confirmedNavigation.state
+        var overlay: [ItemID: Item?] = [:]
+        for index in optimistic.indices { replay(at: index, state: &state, overlay: &overlay) }
+        publish(state: state, overlay: overlay)
+    }
+
+    /// Applies pending command `index` to `state`, its item effect to `overlay` (nil for a delete).
+    /// A command the local state refuses changes nothing here; the server decides.
+    func replay(at index: Int, state: inout NavigationState, overlay: inout [ItemID: Item?]) {
+        let entry = optimistic[index]
+        let command = entry.queued.command
+        let lookups: [ItemID: Item]
+        if let frozen = entry.frozen {
+            lookups = frozen
+        } else {
+            var found: [ItemID: Item] = [:]
+            for id in command.itemsToLookUp(in: state) {
+                let item: Item? = if let overlaid = overlay[id] { overlaid } else { confirmedItems[id] }
+                if let item { found[id] = item }
+            }
+            lookups = found
+            optimistic[index].lookups = found
+        }
+        var restoreSource: NavigationState?
+        if case .restore(let source) = command {
+            restoreSource = source == clientID ? state : otherDevicesByID[source]?.state
+        }
+        guard let transition = try? Transition.decide(command, on: state, items: lookups, restoreSource: restoreSource) else {
+            optimistic[index].effect = nil
+            return
+        }
+        state = transition.state
+        optimistic[index].effect = transition.effect
+        guard entry.frozen == nil else { return }
+        let at = entry.queued.enqueuedAt
+        switch transition.effect {
+        case .none:
+            break
+        case .insert(let fields):
+            overlay[entry.placeholderID] = Item(
+                id: entry.placeholderID, name: fields.name, color: fields.color, status: fields.status, version: 1, createdAt: at,
+                updatedAt: at)
+        case .update(let id, let fields, let expectedVersion):
+            overlay[id] = Item(
+                id: id, name: fields.name, color: fields.color, status: fields.status, version: expectedVersion + 1,
+                createdAt: lookups[id]?.createdAt ?? at, updatedAt: at)
+        case .delete(let id):
+            overlay[id] = .some(nil)
+        }
+    }
+
+    /// Shows the replayed state: the confirmed items with `overlay` on top, and the navigation.
+    func publish(state: NavigationState, overlay: [ItemID: Item?]) {
+        replayedState = state
+        replayedOverlay = overlay
+        let shown = Navigation(
+            clientID: clientID, state: state, version: confirmedNavigation.version, updatedAt: confirmedNavigation.updatedAt)
+        if navigation != shown { navigation = shown }
+        for id in overlaidIDs.union(overlay.keys).union(dirtyIDs) {
+            let item: Item? = if let overlaid = overlay[id] { overlaid } else { confirmedItems[id] }
+            show(id, item)
+        }
+        overlaidIDs = Set(overlay.keys)
+        dirtyIDs.removeAll(keepingCapacity: true)
+    }
+}
