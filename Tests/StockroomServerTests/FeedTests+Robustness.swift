@@ -1,0 +1,181 @@
+import Foundation
+import Logging
+import Synchronization
+import StockroomCore
+import StockroomWire
+import StockroomStorage
+@testable import StockroomStore
+import TestSupport
+import Testing
+@testable import StockroomServer
+
+/// The feed under stalls, restarts, replaced databases and trimmed logs.
+extension FeedTests {
+    /// A subscriber that stops reading neither blocks writers nor other subscribers; once the
+    /// socket buffers in between are full and a write to it stalls, it is cut off (it can resume
+    /// from its cursor). How much the kernel buffers varies, so the writer keeps going until the
+    /// server reports the stalled stream gone, up to a cap far beyond any socket buffer.
+    @Test(.timeLimit(.minutes(3)))
+    func aStalledSubscriberDoesNotBlockWriters() async throws {
+        try await withTestApp { app in
+            try await app.live(settings: Self.fastFeed) { client in
+                let server = LiveServer(port: try #require(client.port))
+                let stalled = try RawSocket(port: server.port, path: "/v1/changes/stream?topics=navigation&access_token=\(app.editor)")
+                let healthySeqs = ReceivedMessages()
+                let target = Mutex<Int?>(nil)
+                let healthy = Task {
+                    let reader = try await SSEReader(server: server, token: app.editor, query: "topics=navigation")
+                    while let event = try await reader.next() {
+                        let change = try FeedChange.decode(event.data)
+                        healthySeqs.append("\(change.seq)")
+                        if let last = target.withLock({ $0 }), change.seq >= last { return }
+                    }
+                }
+                // Metrics are per process, shared with the other tests' servers running meanwhile, and only
+                // this test stalls a subscriber: it counts the stalled disconnects, not the subscribers.
+                func stalledDisconnects() async throws -> Int {
+                    let metrics = String(decoding: try await server.request(.GET, "/metrics", token: nil).body, as: UTF8.self)
+                    let line = metrics.split(separator: "\n").first { $0.hasPrefix(#"stockroom_feed_stalled_disconnects_total{transport="sse"}"#) }
+                    return line.flatMap { $0.split(separator: " ").last }.flatMap { Double($0) }.map { Int($0) } ?? 0
+                }
+                let disconnectsBefore = try await stalledDisconnects()
+                // The largest draft name allowed: 190 characters of 41 UTF-8 bytes each (e + 20 accents).
+                let big = String(repeating: "e" + String(repeating: "\u{301}", count: 20), count: 190)
+                _ = try await server.request(.POST, "/v1/clients/phone/commands", token: app.editor, json: #"{"command":{"openAdd":{}}}"#)
+                var writes = 1
+                while writes < 5000 {
+                    let response = try await server.request(
+                        .POST, "/v1/clients/phone/commands", token: app.editor,
+                        json: #"{"command":{"updateDraft":{"draft":{"name":"\#(writes)\#(big)","color":null,"status":{"inStock":{"quantity":1}}}}}}"#)
+                    #expect(response.status == 200)
+                    writes += 1
+                    if writes > 2, try await stalledDisconnects() > disconnectsBefore { break }
+                }
+                #expect(try await stalledDisconnects() > disconnectsBefore, "the stalled stream was cut off")
+                // One more write after the target is known, so the healthy subscriber's wait cannot
+                // miss it by having read everything already.
+                target.withLock { $0 = writes + 1 }
+                let last = try await server.request(
+                    .POST, "/v1/clients/phone/commands", token: app.editor,
+                    json: #"{"command":{"updateDraft":{"draft":{"name":"last","color":null,"status":{"inStock":{"quantity":1}}}}}}"#)
+                #expect(last.status == 200)
+                writes += 1
+                try await healthy.value
+                #expect(healthySeqs.all == (1...writes).map(String.init), "the healthy subscriber got every change, in order")
+                // The stalled socket reads what the kernel had buffered, then the server's close.
+                #expect(try stalled.readUntilClosed() < writes * 10_000)
+            }
+        }
+    }
+
+    /// The store's inline path (at synchronous=NORMAL a lone write commits on its own event loop)
+    /// is decided by the server's count of its write requests: a long-poll waiting for changes is
+    /// not a write, so a write made meanwhile still runs inline, and wakes the poll.
+    @Test(.timeLimit(.minutes(1)))
+    func aWriteWhileALongPollWaitsStillRunsOnItsEventLoop() async throws {
+        try await withTestApp { app in
+            let writes = WritesInFlight()
+            let database = try AppDatabase.open(
+                path: app.directory.appendingPathComponent("normal.sqlite").path, synchronous: .normal, writesInFlight: writes)
+            let editor = try await database.createToken(user: "erin", role: .editor).secret
+            let settings = try Settings(reader: app.reader())
+            let server = buildApplication(settings: settings, database: database, writes: writes, logger: Logger(label: "test"))
+            try await server.test(.live) { client in
+                let live = LiveServer(port: try #require(client.port))
+                async let polled = live.request(.GET, "/v1/changes?since=now&wait=60", token: editor)
+                try await eventually("the long-poll waits") { database.hub.subscriberCount == 1 }
+                let before = database.committer.statistics.inlineWrites
+                let created = try await live.request(.POST, "/v1/items", token: editor, json: draftJSON(name: "Inline"))
+                #expect(created.status == 201)
+                #expect(database.committer.statistics.inlineWrites == before + 1, "the write went to the writer's queue")
+                #expect(writes.count == 0)
+                let batch = try JSONCoding.decoder().decode(FeedBatch.self, from: try await polled.body)
+                #expect(batch.changes.compactMap(\.item?.name) == ["Inline"])
+            }
+        }
+    }
+
+    /// A subscriber that disconnects is let go at once, not at its next heartbeat: with an hour
+    /// between heartbeats, the hub's subscription ends only if the server notices the client's close.
+    @Test(.timeLimit(.minutes(1)))
+    func aClosedStreamIsNoticedWithoutWaitingForAHeartbeat() async throws {
+        try await withTestApp { app in
+            // Served from the test's own database, so that its hub is the server's.
+            let settings = try Settings(reader: app.reader(extra: ["feed.heartbeatSeconds": .init(.int(3600), isSecret: false)]))
+            let server = buildApplication(settings: settings, database: app.database, logger: Logger(label: "test"))
+            let hub = app.database.hub
+            try await server.test(.live) { client in
+                let port = try #require(client.port)
+                let path = "/v1/changes/stream?access_token=\(app.viewer)"
+                // The stream stays open on a duplicate of its descriptor until shut down below.
+                let (head, stream) = try await blocking {
+                    let socket = try RawSocket(port: port, path: path).failingStalledReads()
+                    return (try socket.readHead(), dup(socket.descriptor))
+                }
+                defer { close(stream) }
+                #expect(head.hasPrefix("HTTP/1.1 200"))
+                try await eventually("the stream subscribes") { hub.subscriberCount > 0 }
+                #expect(hub.subscriberCount == 1)
+                shutdown(stream, Int32(SHUT_RDWR))
+                try await eventually("the closed stream unsubscribes") { hub.subscriberCount == 0 }
+            }
+        }
+    }
+
+    @Test func aRestartedServerContinuesTheSameFeed() async throws {
+        try await withTestApp { app in
+            let cursor: String = try await app.live { client in
+                let server = LiveServer(port: try #require(client.port))
+                _ = try await server.request(.POST, "/v1/items", token: app.editor, json: draftJSON(name: "Before"))
+                return try await server.drain(since: nil, token: app.viewer).cursor
+            }
+            try await app.live { client in
+                let server = LiveServer(port: try #require(client.port))
+                _ = try await server.request(.POST, "/v1/items", token: app.editor, json: draftJSON(name: "After"))
+                let feed = try await server.drain(since: cursor, token: app.viewer)
+                #expect(feed.changes.map(\.seq) == [2])
+                #expect(feed.changes.map(\.item?.name) == ["After"])
+            }
+        }
+    }
+
+    @Test func aReplacedDatabaseAnswers410ToOldCursors() async throws {
+        try await withTestApp { app in
+            let cursor: String = try await app.live { client in
+                let server = LiveServer(port: try #require(client.port))
+                _ = try await server.request(.POST, "/v1/items", token: app.editor, json: draftJSON(name: "Old"))
+                return try await server.drain(since: nil, token: app.viewer).cursor
+            }
+            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: app.databasePath + suffix) }
+            let fresh = try AppDatabase.open(path: app.databasePath)
+            let token = try await fresh.createToken(user: "erin", role: .editor).secret
+            try await app.live { client in
+                let server = LiveServer(port: try #require(client.port))
+                let response = try await server.request(.GET, "/v1/changes?since=\(cursor)", token: token)
+                #expect(response.status == 410)
+                #expect(String(decoding: response.body, as: UTF8.self).contains("resyncRequired"))
+            }
+        }
+    }
+
+    @Test func aTrimmedCursorIs410AndTheSnapshotRecovers() async throws {
+        try await withTestApp { app in
+            try await app.live { client in
+                let server = LiveServer(port: try #require(client.port))
+                for index in 0..<5 {
+                    _ = try await server.request(.POST, "/v1/items", token: app.editor, json: draftJSON(name: "Item \(index)"))
+                }
+                let early = try #require(try await server.drain(since: nil, token: app.viewer).changes.first?.cursor)
+                #expect(try await app.database.trimChanges(maxAge: .seconds(3600), maxEntries: 2) == 3)
+                #expect(try await server.request(.GET, "/v1/changes?since=\(early)", token: app.viewer).status == 410)
+                #expect(try await server.request(.GET, "/v1/changes", token: app.viewer).status == 410)
+                let snapshot = try await server.request(.GET, "/v1/snapshot", token: app.viewer)
+                let cursor = try #require((try JSONSerialization.jsonObject(with: snapshot.body) as? [String: Any])?["cursor"] as? String)
+                let rest = try await server.drain(since: cursor, token: app.viewer)
+                #expect(rest.changes.isEmpty)
+                let stats = try await app.database.logStatistics()
+                #expect(stats.entries == 2 && stats.oldestSeq == 4)
+            }
+        }
+    }
+}

@@ -1,0 +1,70 @@
+import Foundation
+import StockroomCore
+import StockroomStorage
+import StockroomWire
+import Testing
+
+extension StorageContractTests {
+    // MARK: Snapshots
+
+    @Test(arguments: StorageBackend.all)
+    func aSnapshotIsOneConsistentReadWithItsCursor(backend: StorageBackend) async throws {
+        try await withStorage(backend) { storage in
+            let item = try await storage.createItem(id: nil, draft: Self.mouse, origin: Self.erin, idempotency: nil).value
+            _ = try await storage.runCommand(.openAdd, clientID: "erins-phone", origin: Self.erin, idempotency: nil)
+            _ = try await storage.runCommand(.selectTab(tab: .settings), clientID: "ottos-phone", origin: Origin(user: "otto"), idempotency: nil)
+            let pipe = storage.streamSnapshot(user: "erin", depth: 4, stallTimeout: .seconds(30))
+            var bytes: [UInt8] = []
+            while let chunk = try await pipe.next() { bytes += chunk }
+            let snapshot = try JSONCoding.decoder().decode(Snapshot.self, from: Data(bytes))
+            #expect(snapshot.items == [item])
+            #expect(snapshot.navigation.map(\.clientID) == ["erins-phone"], "only the user's own devices")
+            #expect(snapshot.cursor == FeedCursor(epoch: storage.epoch, seq: try await storage.resolve(.now)))
+        }
+    }
+
+    // MARK: Tokens
+
+    @Test(arguments: StorageBackend.all)
+    func tokensAuthenticateUntilRevoked(backend: StorageBackend) async throws {
+        try await withStorage(backend) { storage in
+            let token = try await storage.createToken(user: "erin", role: .editor)
+            #expect(token.info.user == "erin" && token.info.role == .editor && token.info.revokedAt == nil)
+            #expect(try await storage.authenticate(secret: token.secret) == token.info)
+            #expect(try await storage.authenticate(secret: token.secret + "x") == nil)
+            #expect(try await storage.isLiveToken(id: token.info.id))
+            #expect(try await storage.createTokenIfNone(user: "erin", role: .editor) == nil)
+            #expect(try await storage.createTokenIfNone(user: "otto", role: .viewer) != nil)
+            #expect(try await storage.listTokens().map(\.user) == ["erin", "otto"])
+
+            #expect(try await storage.revokeToken(id: token.info.id))
+            #expect(try await storage.authenticate(secret: token.secret) == nil)
+            #expect(try await !storage.isLiveToken(id: token.info.id))
+            #expect(try await storage.revokeToken(id: TokenID("tok_missing")) == false)
+            #expect(try await storage.listTokens().first?.revokedAt != nil)
+        }
+    }
+
+    // MARK: Operations
+
+    @Test(arguments: StorageBackend.all)
+    func aHealthyStoreCanWriteAndSeedsDemoItemsOnce(backend: StorageBackend) async throws {
+        try await withStorage(backend) { storage in
+            // The probe answers within its own two-second bound; on a machine busy enough (a full
+            // test run on two cores) one round can pass it, so a healthy store gets a few rounds.
+            var probe = await storage.writeProbe()
+            for _ in 0..<4 where probe != nil { probe = await storage.writeProbe() }
+            #expect(probe == nil, "\(probe ?? "")")
+            #expect(try await storage.seedDemoItems())
+            #expect(try await storage.seedDemoItems() == false)
+            #expect(try await !storage.listItems(after: nil, limit: 10, query: nil, status: nil).items.isEmpty)
+            try storage.checkpoint()
+        }
+    }
+}
+
+extension Replayable {
+    var isReplay: Bool {
+        if case .replayed = self { true } else { false }
+    }
+}
