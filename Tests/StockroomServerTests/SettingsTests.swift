@@ -18,13 +18,57 @@ struct SettingsTests {
         ]
     }
 
-    /// The settings `digest` leaves out, added later: caps, limits, timeouts and metrics access.
+    /// The settings `digest` leaves out, added later: caps, limits, timeouts, metrics access, the
+    /// PostgreSQL URL and pool, and the revocation check. With `digest`, every key `Settings` reads.
     static func limitsDigest(_ settings: Settings) -> [String] {
         [
             "\(settings.feed.maxSubscribers)", "\(settings.feed.maxSubscribersPerToken)", "\(settings.limits.clientsPerUser)",
-            "\(settings.limits.writesPerSecond)", "\(settings.limits.writeBurst)", settings.metricsAccess.rawValue,
-            "\(settings.connections.idleTimeout)", "\(settings.connections.headerTimeout)", "\(settings.connections.maxConnectionsSetting)",
+            "\(settings.limits.writesPerSecond)", "\(settings.limits.writeBurst)", "\(settings.limits.deviceRetentionDays)",
+            settings.metricsAccess.rawValue, "\(settings.connections.idleTimeout)", "\(settings.connections.headerTimeout)",
+            "\(settings.connections.maxConnectionsSetting)", settings.databaseURL.map { "\($0)" } ?? "none", "\(settings.databaseMaxConnections)",
+            "\(settings.revocationCheck)",
         ]
+    }
+
+    /// Every key `Settings` reads is in `digest` or `limitsDigest`: a key added without being added
+    /// there fails here (the keys are read from the sources, as `read.int("…"` and the like).
+    @Test func theDigestsCoverEveryKey() throws {
+        let folder = Self.repository.appendingPathComponent("Sources/StockroomServer/Settings")
+        var keys: Set<String> = []
+        for file in try FileManager.default.contentsOfDirectory(atPath: folder.path) where file.hasSuffix(".swift") {
+            let text = try String(contentsOf: folder.appendingPathComponent(file), encoding: .utf8)
+            for pattern in [#"read\.[a-z]+\("([A-Za-z.]+)""#, #"let key = "([A-Za-z.]+)""#] {
+                let regex = try Regex(pattern)
+                for match in text.matches(of: regex) { if let key = match.output[1].substring { keys.insert(String(key)) } }
+            }
+        }
+        #expect(keys.count == 27, "keys read: \(keys.sorted())")
+        // Each key, set to a value other than its default, changes a digest.
+        let defaults = try Settings(reader: ConfigReader(provider: InMemoryProvider(values: [:])))
+        let others: [String: ConfigValue] = [
+            "http.host": .init(.string("0.0.0.0"), isSecret: false), "http.port": .init(.int(9), isSecret: false),
+            "db.path": .init(.string("/tmp/other.sqlite"), isSecret: false), "db.synchronous": .init(.string("normal"), isSecret: false),
+            "db.busyTimeoutSeconds": .init(.int(9), isSecret: false), "log.level": .init(.string("debug"), isSecret: false),
+            "idempotency.retentionHours": .init(.int(99), isSecret: false), "demo": .init(.bool(true), isSecret: false),
+            "feed.heartbeatSeconds": .init(.int(9), isSecret: false), "feed.writeTimeoutSeconds": .init(.int(9), isSecret: false),
+            "feed.retention.maxAgeHours": .init(.int(9), isSecret: false), "feed.retention.maxEntries": .init(.int(9), isSecret: false),
+            "feed.retention.intervalSeconds": .init(.int(9), isSecret: false), "feed.maxSubscribers": .init(.int(9), isSecret: false),
+            "feed.maxSubscribersPerToken": .init(.int(9), isSecret: false), "limits.clientsPerUser": .init(.int(9), isSecret: false),
+            "limits.writesPerSecond": .init(.int(9), isSecret: false), "limits.writeBurst": .init(.int(9), isSecret: false),
+            "limits.deviceRetentionDays": .init(.int(9), isSecret: false), "http.idleTimeoutSeconds": .init(.int(9), isSecret: false),
+            "http.headerTimeoutSeconds": .init(.int(9), isSecret: false), "http.maxConnections": .init(.int(99), isSecret: false),
+            "db.maxConnections": .init(.int(9), isSecret: false), "metrics.access": .init(.string("admin"), isSecret: false),
+            "auth.revocationCheckMilliseconds": .init(.int(99), isSecret: false),
+            "http.corsAllowedOrigins": .init(.string("https://app.example.com"), isSecret: false),
+            "db.url": .init(.string("postgres://u@localhost/db"), isSecret: false),
+        ]
+        #expect(Set(others.keys) == keys, "a value for every key")
+        for (key, value) in others {
+            let changed = try Settings(reader: ConfigReader(provider: InMemoryProvider(values: [AbsoluteConfigKey(stringLiteral: key): value])))
+            #expect(
+                Self.digest(changed) != Self.digest(defaults) || Self.limitsDigest(changed) != Self.limitsDigest(defaults),
+                "\(key) changes neither digest")
+        }
     }
 
     @Test func theShippedConfigFileStatesTheBuiltInDefaults() async throws {
