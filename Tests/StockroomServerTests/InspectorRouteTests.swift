@@ -10,7 +10,13 @@ struct InspectorRouteTests {
     @Test(arguments: [
         ("/", "text/html; charset=utf-8", #"<a href="/inspector">"#),
         ("/inspector", "text/html; charset=utf-8", #"<script src="/inspector/inspector.js" defer></script>"#),
-        ("/inspector/inspector.js", "text/javascript; charset=utf-8", "new EventSource("),
+        ("/inspector/core.js", "text/javascript; charset=utf-8", "const Inspector = {};"),
+        ("/inspector/api.js", "text/javascript; charset=utf-8", "async function api("),
+        ("/inspector/items.js", "text/javascript; charset=utf-8", "function renderItems("),
+        ("/inspector/presence.js", "text/javascript; charset=utf-8", "function presenceBadge("),
+        ("/inspector/devices.js", "text/javascript; charset=utf-8", "function renderCard("),
+        ("/inspector/feed.js", "text/javascript; charset=utf-8", "new EventSource("),
+        ("/inspector/inspector.js", "text/javascript; charset=utf-8", #"document.addEventListener("DOMContentLoaded""#),
         ("/inspector/inspector.css", "text/css; charset=utf-8", "@media (max-width: 40rem)"),
         ("/inspector/icon.svg", "image/svg+xml", "<svg"),
     ])
@@ -59,7 +65,10 @@ struct InspectorRouteTests {
     @Test func thePageLoadsNothingButItsOwnFiles() throws {
         let resources = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("Sources/StockroomServer/Resources/inspector")
-        for name in ["index.html", "home.html", "inspector.js", "inspector.css", "icon.svg"] {
+        for name in [
+            "index.html", "home.html", "core.js", "api.js", "items.js", "presence.js", "devices.js", "feed.js", "inspector.js",
+            "inspector.css", "icon.svg",
+        ] {
             let text = try String(contentsOf: resources.appendingPathComponent(name), encoding: .utf8)
             // (The SVG namespace is a name, not a fetch.)
             let checked = text.replacingOccurrences(of: "http://www.w3.org/2000/svg", with: "")

@@ -3,7 +3,7 @@ import HTTPTypes
 import Hummingbird
 import NIOCore
 
-/// `/` and `/inspector`: the inspector page and its files (script, stylesheet, icon), served from the binary's resources,
+/// `/` and `/inspector`: the inspector page and its files (scripts, stylesheet, icon), served from the binary's resources,
 /// open without a token (the page asks for one). Every answer forbids loading anything from
 /// anywhere else.
 struct InspectorController {
@@ -13,7 +13,7 @@ struct InspectorController {
         let contentType: String
     }
 
-    /// Only what this server serves: the page's own script and stylesheet, and its API over
+    /// Only what this server serves: the page's own scripts and stylesheet, and its API over
     /// `fetch` and `EventSource`; no inline script or style, no frames, no form posts elsewhere.
     static let contentSecurityPolicy =
         "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; "
@@ -30,6 +30,12 @@ struct InspectorController {
         return [
             "/": try load("home", "html", "text/html; charset=utf-8"),
             "/inspector": try load("index", "html", "text/html; charset=utf-8"),
+            "/inspector/core.js": try load("core", "js", "text/javascript; charset=utf-8"),
+            "/inspector/api.js": try load("api", "js", "text/javascript; charset=utf-8"),
+            "/inspector/items.js": try load("items", "js", "text/javascript; charset=utf-8"),
+            "/inspector/presence.js": try load("presence", "js", "text/javascript; charset=utf-8"),
+            "/inspector/devices.js": try load("devices", "js", "text/javascript; charset=utf-8"),
+            "/inspector/feed.js": try load("feed", "js", "text/javascript; charset=utf-8"),
             "/inspector/inspector.js": try load("inspector", "js", "text/javascript; charset=utf-8"),
             "/inspector/inspector.css": try load("inspector", "css", "text/css; charset=utf-8"),
             "/inspector/icon.svg": try load("icon", "svg", "image/svg+xml"),
@@ -37,7 +43,10 @@ struct InspectorController {
     }
 
     func addRoutes(to router: Router<AppRequestContext>) {
-        for path in ["/", "/inspector", "/inspector/inspector.js", "/inspector/inspector.css", "/inspector/icon.svg"] {
+        for path in [
+            "/", "/inspector", "/inspector/core.js", "/inspector/api.js", "/inspector/items.js", "/inspector/presence.js",
+            "/inspector/devices.js", "/inspector/feed.js", "/inspector/inspector.js", "/inspector/inspector.css", "/inspector/icon.svg",
+        ] {
             router.get(RouterPath(path)) { _, _ in
                 guard let asset = try Self.assets.get()[path] else { throw CocoaError(.fileNoSuchFile) }
                 return Self.response(asset)

@@ -1,0 +1,69 @@
+"""The API from a page of another origin (Tests/Browser/cors.html on the static site): fetch,
+EventSource and WebSocket from an allowed origin, and nothing from another. A mixin of
+InspectorTests (inspector_test.py), whose `site` serves the page."""
+
+import json
+
+
+class OriginTests:
+    # -- another origin ------------------------------------------------------------------
+
+    def run_from(self, origin, script, *args):
+        self.driver.get(f"{origin}/cors.html")
+        return self.driver.execute_async_script(script, *args)
+
+    PROBE = """
+        const [base, token, itemID, done] = arguments;
+        const result = {};
+        const settle = (promise) => promise.then((v) => v, (e) => ({ failed: String(e) }));
+        result.fetch = await settle(fetch(`${base}/v1/items/${itemID}`, { headers: { Authorization: `Bearer ${token}` } })
+            .then((r) => ({ status: r.status, etag: r.headers.get('ETag') })));
+        result.write = await settle(fetch(`${base}/v1/items`, { method: 'POST',
+            headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json', 'Idempotency-Key': crypto.randomUUID() },
+            body: JSON.stringify({ name: 'From another origin', color: null, status: { inStock: { quantity: 1 } } }) })
+            .then((r) => ({ status: r.status, location: r.headers.get('Location') })));
+        result.eventSource = await new Promise((resolve) => {
+            const source = new EventSource(`${base}/v1/changes/stream?since=now&access_token=${token}`);
+            const timer = setTimeout(() => { source.close(); resolve({ timedOut: true }); }, 10000);
+            // Once following, make a change for it to deliver.
+            source.addEventListener('open', () => fetch(`${base}/v1/items`, { method: 'POST',
+                headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+                body: JSON.stringify({ name: 'Followed', color: null, status: { inStock: { quantity: 1 } } }) }));
+            source.addEventListener('change', (e) => { clearTimeout(timer); source.close(); resolve({ change: JSON.parse(e.data).entity }); });
+            source.addEventListener('error', () => { if (source.readyState === EventSource.CLOSED) { clearTimeout(timer); resolve({ error: true }); } });
+        });
+        const socket = (query) => new Promise((resolve) => {
+            const ws = new WebSocket(`${base.replace('http', 'ws')}/v1/changes/ws?${query}`);
+            // Once following, make a change for it to deliver.
+            ws.onopen = () => fetch(`${base}/v1/items`, { method: 'POST',
+                headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+                body: JSON.stringify({ name: 'Sent over WebSocket', color: null, status: { inStock: { quantity: 1 } } }) }).catch(() => {});
+            ws.onmessage = (e) => { resolve({ message: JSON.parse(e.data).entity }); ws.close(); };
+            ws.onclose = (e) => resolve({ code: e.code, reason: e.reason });
+        });
+        result.badToken = await socket('access_token=wrong');
+        result.badCursor = await socket(`since=garbage&access_token=${token}`);
+        result.good = await socket(`since=now&access_token=${token}`);
+        done(result);
+    """
+
+    def test_an_allowed_origin_can_fetch_follow_eventsource_and_read_websocket_close_codes(self):
+        result = self.run_from(f"http://127.0.0.1:{self.site.port}", self.PROBE, self.server.base, self.server.editor, self.keyboard["id"])
+        self.assertEqual(result["fetch"]["status"], 200)
+        self.assertRegex(result["fetch"]["etag"], r'^"\d+"$', "ETag is exposed")
+        self.assertEqual(result["write"]["status"], 201, "the preflight for Authorization, Content-Type and Idempotency-Key passed")
+        self.assertTrue(result["write"]["location"].startswith("/v1/items/"), "Location is exposed")
+        self.assertEqual(result["eventSource"], {"change": "item"})
+        self.assertEqual(result["badToken"]["code"], 4401)
+        self.assertEqual(json.loads(result["badToken"]["reason"])["error"]["code"], "unauthorized")
+        self.assertEqual(result["badCursor"]["code"], 4400)
+        self.assertEqual(json.loads(result["badCursor"]["reason"])["error"]["field"], "since")
+        self.assertEqual(result["good"], {"message": "item"})
+
+    def test_a_disallowed_origin_cannot(self):
+        result = self.run_from(f"http://localhost:{self.site.port}", self.PROBE, self.server.base, self.server.editor, self.keyboard["id"])
+        self.assertIn("failed", result["fetch"])
+        self.assertIn("failed", result["write"])
+        self.assertEqual(result["eventSource"], {"error": True})
+        self.assertEqual(result["good"]["code"], 4403, "the WebSocket refuses a page of another origin")
+        self.assertEqual(json.loads(result["good"]["reason"])["error"]["code"], "forbidden")
