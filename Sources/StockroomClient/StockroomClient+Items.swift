@@ -78,13 +78,8 @@ extension StockroomClient {
     }
 }
 
-/// One page of `GET /v1/items`.
-public struct ItemPage: Hashable, Sendable, Codable {
-    /// The page's items, in creation order.
-    public var items: [Item]
-    /// Where the next page starts; nil on the last page.
-    public var next: PageCursor?
-}
+/// One page of `GET /v1/items`, as the server writes it (`items` in creation order; `next` nil on the last page).
+public typealias ItemPage = ItemPageJSON
 
 /// The pages of an item listing; each page is fetched when the loop asks for it.
 public struct ItemPages: AsyncSequence, Sendable {

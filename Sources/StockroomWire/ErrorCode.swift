@@ -1,4 +1,4 @@
-/// The contract's error codes (API.md's error table), as the body's `{"error": {"code"}}` writes them:
+/// The contract's error codes (the `Error` schema's `code` in the OpenAPI document), as the body's `{"error": {"code"}}` writes them:
 /// the server answers with them and the client reads them, from this one list.
 public enum ErrorCode: Hashable, Sendable, CustomStringConvertible {
     case invalidJSON, invalidParameter, invalidRequest

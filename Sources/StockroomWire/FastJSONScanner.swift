@@ -29,7 +29,7 @@ struct FastJSONScanner {
             }
         }
         guard complete, let name, let status else { return nil }
-        // An absent colour reads as none, as `ExplicitNull` decodes it.
+        // An absent colour reads as none, as `decodeNullable` decodes it.
         return Draft(name: name, color: color ?? nil, status: status)
     }
 

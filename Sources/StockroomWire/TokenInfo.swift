@@ -12,7 +12,7 @@ public struct TokenInfo: Sendable, Hashable, Codable {
     /// When it was created.
     public var createdAt: Date
     /// When it was revoked, if it was.
-    @ExplicitNull public var revokedAt: Date?
+    public var revokedAt: Date?
 
     /// Creates token information.
     public init(id: TokenID, user: UserID, role: Role, createdAt: Date, revokedAt: Date?) {
@@ -21,5 +21,23 @@ public struct TokenInfo: Sendable, Hashable, Codable {
         self.role = role
         self.createdAt = createdAt
         self.revokedAt = revokedAt
+    }
+
+    private enum CodingKeys: String, CodingKey { case id, user, role, createdAt, revokedAt }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            id: try c.decode(TokenID.self, forKey: .id), user: try c.decode(UserID.self, forKey: .user), role: try c.decode(Role.self, forKey: .role),
+            createdAt: try c.decode(Date.self, forKey: .createdAt), revokedAt: try c.decodeNullable(Date.self, forKey: .revokedAt))
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(id, forKey: .id)
+        try c.encode(user, forKey: .user)
+        try c.encode(role, forKey: .role)
+        try c.encode(createdAt, forKey: .createdAt)
+        try c.encodeNullable(revokedAt, forKey: .revokedAt)
     }
 }

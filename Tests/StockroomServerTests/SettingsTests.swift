@@ -30,18 +30,52 @@ struct SettingsTests {
         ]
     }
 
-    /// Every key `Settings` reads is in `digest` or `limitsDigest`: a key added without being added
-    /// there fails here (the keys are read from the sources, as `read.int("…"` and the like).
-    @Test func theDigestsCoverEveryKey() throws {
-        let folder = Self.repository.appendingPathComponent("Sources/StockroomServer/Settings")
+    /// `docs/settings.md` has a row for every key `Settings` reads, naming its environment variable,
+    /// and its default column is the built-in default: each documented default, given explicitly,
+    /// makes the same settings as no value at all.
+    @Test func theSettingsGuideStatesEveryKeyWithItsVariableAndDefault() throws {
+        let guide = try String(contentsOf: Self.repository.appendingPathComponent("docs/settings.md"), encoding: .utf8)
+        var rows: [String: (variable: String, value: String?)] = [:]
+        for line in guide.split(separator: "\n") where line.hasPrefix("| ") {
+            // A cell's text may hold an escaped `\|`.
+            let cells = line.replacing("\\|", with: "\u{1}").split(separator: "|", omittingEmptySubsequences: false)
+                .map { $0.trimmingCharacters(in: .whitespaces) }
+            guard cells.count >= 6, cells[2].hasPrefix("`"), cells[3].hasPrefix("`") else { continue }
+            let unquoted = { (cell: String) in cell.hasPrefix("`") ? String(cell.dropFirst().prefix { $0 != "`" }) : nil }
+            if let key = unquoted(cells[2]), let variable = unquoted(cells[3]) { rows[key] = (variable, unquoted(cells[5])) }
+        }
+        let defaults = try Settings(reader: ConfigReader(provider: InMemoryProvider(values: [:])))
+        for key in try Self.keysRead() {
+            guard let row = rows[key] else {
+                Issue.record("docs/settings.md has no row for \(key)")
+                continue
+            }
+            let variable = key.replacing(".", with: "_").replacing(/[A-Z]/) { "_" + $0.output }.uppercased()
+            #expect(row.variable == variable, "\(key)'s variable")
+            guard let value = row.value else { continue }  // "empty", "unset": no value is the default
+            let given = try Settings(reader: ConfigReader(provider: EnvironmentVariablesProvider(environmentVariables: [variable: value])))
+            #expect(Self.digest(given) == Self.digest(defaults) && Self.limitsDigest(given) == Self.limitsDigest(defaults),
+                    "\(key): the guide's default \(value) is not the built-in one")
+        }
+    }
+
+    /// The keys `Settings` reads, from its sources (`read.int("…"` and the like, `let key = "…"`).
+    static func keysRead() throws -> Set<String> {
+        let folder = repository.appendingPathComponent("Sources/StockroomServer/Settings")
         var keys: Set<String> = []
         for file in try FileManager.default.contentsOfDirectory(atPath: folder.path) where file.hasSuffix(".swift") {
             let text = try String(contentsOf: folder.appendingPathComponent(file), encoding: .utf8)
             for pattern in [#"read\.[a-z]+\("([A-Za-z.]+)""#, #"let key = "([A-Za-z.]+)""#] {
-                let regex = try Regex(pattern)
-                for match in text.matches(of: regex) { if let key = match.output[1].substring { keys.insert(String(key)) } }
+                for match in text.matches(of: try Regex(pattern)) { if let key = match.output[1].substring { keys.insert(String(key)) } }
             }
         }
+        return keys
+    }
+
+    /// Every key `Settings` reads is in `digest` or `limitsDigest`: a key added without being added
+    /// there fails here (the keys are read from the sources, as `read.int("…"` and the like).
+    @Test func theDigestsCoverEveryKey() throws {
+        let keys = try Self.keysRead()
         #expect(keys.count == 27, "keys read: \(keys.sorted())")
         // Each key, set to a value other than its default, changes a digest.
         let defaults = try Settings(reader: ConfigReader(provider: InMemoryProvider(values: [:])))

@@ -149,4 +149,13 @@ struct BodyRoundTripTests {
         // The same shape as each result's Codable writes it (nulls written, not left out).
         #expect(try JSON.parse(Data(json.bytes)) == JSON.parse(JSONCoding.encoder().encode(["results": results.results])))
     }
+
+    /// The item list's page, written by the server, decodes to the page it was written from.
+    @Test func anItemPageDecodesToItself() throws {
+        for page in [ItemPageJSON(items: [Fixture.keyboard, Fixture.mouse], next: PageCursor(seq: 42)), ItemPageJSON(items: [], next: nil)] {
+            var json = JSONWriter()
+            page.write(to: &json)
+            #expect(try JSONCoding.decoder().decode(ItemPageJSON.self, from: Data(json.bytes)) == page)
+        }
+    }
 }

@@ -232,8 +232,8 @@ struct CodingTests {
         #expect(String(decoding: try JSONEncoder().encode(id), as: UTF8.self) == #""\#(id.rawValue)""#)
     }
 
-    @Test("an ExplicitNull field reads null and an absent key as nil, and a value as itself")
-    func explicitNullDecoding() throws {
+    @Test("a nullable field reads null and an absent key as nil, and a value as itself")
+    func nullableDecoding() throws {
         let absent = try decode(Draft.self, #"{"name": "Mouse", "status": {"outOfStock": {"isOnBackOrder": false}}}"#)
         let null = try decode(Draft.self, #"{"name": "Mouse", "color": null, "status": {"outOfStock": {"isOnBackOrder": false}}}"#)
         #expect(absent.color == nil && null.color == nil && absent == null)

@@ -4,8 +4,8 @@ import StockroomWire
 /// What a backend gives the rules of a write (`WriteRules`): rows read and written inside the
 /// write's one transaction, change entries appended to it, savepoints, idempotency records. Each
 /// primitive is one step of the storage and decides nothing the contract states: which write is
-/// refused, and why, in what order, is `WriteRules`'. `AppDatabase` (SQLite) and `PostgresStore`
-/// implement it; a new backend implements these and gets every write.
+/// refused, and why, in what order, is `WriteRules`'. `SQLiteWriteRows` (StockroomStore) and `PostgresWrite`
+/// (StockroomPostgres) implement it; a new backend implements these and gets every write.
 ///
 /// Locking is the backend's: a primitive that reads a row the write will change holds it, on a
 /// backend that locks rows, until the transaction ends. The rules read in one order that such a
