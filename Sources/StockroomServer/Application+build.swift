@@ -49,6 +49,7 @@ public func buildApplication(
     onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
 ) -> some ApplicationProtocol {
     StockroomMetrics.bootstrap()
+    LogOutput.registerMetrics()
     var connections = settings.connections
     let fileLimit = FileDescriptorLimit.raise(logger: logger)
     connections.resolve(fileLimit: fileLimit)

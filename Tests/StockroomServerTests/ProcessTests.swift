@@ -142,6 +142,27 @@ struct ProcessTests {
         #expect(wal == 0, "the WAL was checkpointed and truncated on shutdown")
     }
 
+    /// The real binary's request log: one line per request in swift-log's form, written by the
+    /// log's own thread (`RequestLine`), with the request id, method, path without the query,
+    /// status and duration; and `/metrics` counts dropped lines from 0.
+    @Test(.timeLimit(.minutes(1)))
+    func eachRequestIsLoggedOnceWithItsFields() async throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let server = try await StockroomProcess.serve(databasePath: databasePath, in: directory)
+        defer { kill(server.process.processIdentifier, SIGKILL) }
+        let live = LiveServer(port: server.port)
+        let metrics = String(decoding: try await live.request(.GET, "/metrics?secret=1", token: nil).body, as: UTF8.self)
+        #expect(metrics.contains("stockroom_log_lines_dropped_total 0"))
+        let log = try await server.waitForOutput(containing: "http.path=/metrics")
+        let line = try #require(log.split(separator: "\n").first { $0.contains("http.path=/metrics") })
+        let fields = line.split(separator: " ")
+        #expect(fields.count == 10, "timestamp, level, label, five fields, source, message: \(line)")
+        #expect(fields[1] == "info" && fields[2] == "stockroom:" && fields[8] == "[StockroomServer]" && fields[9] == "request")
+        #expect(fields[3].hasPrefix("duration_ms=") && fields[4].hasPrefix("hb.request.id="))
+        #expect(fields[5] == "http.method=GET" && fields[6] == "http.path=/metrics" && fields[7] == "http.status=200")
+        #expect(!log.contains("secret"), "never the query")
+    }
+
     /// SIGTERM ends every feed stream cleanly (the SSE body finishes, the WebSocket closes with 1001) and the
     /// process exits 0, instead of waiting on subscribers that would otherwise stay forever.
     @Test(.timeLimit(.minutes(1)))

@@ -8,6 +8,6 @@ import Testing
         (.seconds(2) + .microseconds(5), "2000.00"), (.milliseconds(61_001) + .microseconds(999), "61001.99"),
     ])
     func durationsAreLoggedInMillisecondsWithTwoDecimals(elapsed: Duration, logged: String) {
-        #expect(RequestLogMiddleware.milliseconds(elapsed) == logged)
+        #expect(RequestLine.milliseconds(elapsed) == logged)
     }
 }

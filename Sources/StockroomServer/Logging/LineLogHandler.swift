@@ -7,7 +7,7 @@ import Synchronization
 /// (`localtime` and `strftime` into a fresh 255-byte buffer per line, for the request log one per
 /// request), and, when the output has a writer thread (`LogOutput.startBatching`), formatted there
 /// rather than on the thread that logs. `LineLogHandlerTests` checks the lines against `StreamLogHandler`'s own.
-public struct LineLogHandler: LogHandler {
+public struct LineLogHandler: RequestLogHandler {
     public var logLevel: Logger.Level = .info
     public var metadataProvider: Logger.MetadataProvider?
     public var metadata = Logger.Metadata()
@@ -30,6 +30,11 @@ public struct LineLogHandler: LogHandler {
     public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
         get { metadata[key] }
         set { metadata[key] = newValue }
+    }
+
+    /// Where this handler's request lines go, when a `LogOutput` formats them (`RequestLine`).
+    public var requestLines: RequestLines? {
+        lineOutput.map { RequestLines(output: $0, label: label, metadata: metadata, metadataProvider: metadataProvider) }
     }
 
     public func log(event: LogEvent) {
@@ -81,34 +86,45 @@ public struct LineLogHandler: LogHandler {
                 pairs.append(("error.message", "\(error)"))
                 pairs.append(("error.type", "\(String(reflecting: type(of: error)))"))
             }
-            pairs.sort { $0.key < $1.key }
-
-            // Built as bytes, not by String appends, which cost more per line.
-            line.reserveCapacity(line.count + 256)
-            line.append(contentsOf: LineLogHandler.timestamps.text(for: second).utf8)
-            line.append(UInt8(ascii: " "))
-            line.append(contentsOf: event.level.rawValue.utf8)
-            if !label.isEmpty {
-                line.append(UInt8(ascii: " "))
-                line.append(contentsOf: label.utf8)
-            }
-            line.append(UInt8(ascii: ":"))
-            for index in pairs.indices where index == pairs.count - 1 || pairs[index + 1].key != pairs[index].key {
-                line.append(UInt8(ascii: " "))
-                line.append(contentsOf: pairs[index].key.utf8)
-                line.append(UInt8(ascii: "="))
-                if case .string(let text) = pairs[index].value {
-                    line.append(contentsOf: text.utf8)
-                } else {
-                    line.append(contentsOf: pairs[index].value.description.utf8)
-                }
-            }
-            line.append(contentsOf: " [".utf8)
-            line.append(contentsOf: event.source.utf8)
-            line.append(contentsOf: "] ".utf8)
-            line.append(contentsOf: event.message.description.utf8)
-            line.append(UInt8(ascii: "\n"))
+            LineLogHandler.append(
+                second: second, level: event.level, label: label, pairs: &pairs, source: event.source,
+                message: event.message.description, to: &line)
         }
+    }
+
+    /// Appends a line as `StreamLogHandler` writes it: `pairs` sorted stably by key, and of equal
+    /// keys only the last one written.
+    static func append(
+        second: time_t, level: Logger.Level, label: String, pairs: inout [(key: String, value: Logger.Metadata.Value)],
+        source: String, message: String, to line: inout [UInt8]
+    ) {
+        pairs.sort { $0.key < $1.key }
+
+        // Built as bytes, not by String appends, which cost more per line.
+        line.reserveCapacity(line.count + 256)
+        line.append(contentsOf: LineLogHandler.timestamps.text(for: second).utf8)
+        line.append(UInt8(ascii: " "))
+        line.append(contentsOf: level.rawValue.utf8)
+        if !label.isEmpty {
+            line.append(UInt8(ascii: " "))
+            line.append(contentsOf: label.utf8)
+        }
+        line.append(UInt8(ascii: ":"))
+        for index in pairs.indices where index == pairs.count - 1 || pairs[index + 1].key != pairs[index].key {
+            line.append(UInt8(ascii: " "))
+            line.append(contentsOf: pairs[index].key.utf8)
+            line.append(UInt8(ascii: "="))
+            if case .string(let text) = pairs[index].value {
+                line.append(contentsOf: text.utf8)
+            } else {
+                line.append(contentsOf: pairs[index].value.description.utf8)
+            }
+        }
+        line.append(contentsOf: " [".utf8)
+        line.append(contentsOf: source.utf8)
+        line.append(contentsOf: "] ".utf8)
+        line.append(contentsOf: message.utf8)
+        line.append(UInt8(ascii: "\n"))
     }
 
     static let timestamps = Timestamps()

@@ -1,5 +1,8 @@
 import Foundation
+import Logging
+import Metrics
 import NIOConcurrencyHelpers
+import Synchronization
 
 /// Where log lines go: standard output, written by a thread of its own while the server runs.
 ///
@@ -8,9 +11,11 @@ import NIOConcurrencyHelpers
 /// Batched, the lines a busy server logs within 2 ms of each other go out in one write, and only the
 /// first of them wakes the writer thread; a `LineLogHandler`'s lines are formatted by that thread
 /// too, off the thread that logs (an event loop, for the request log, before the response goes out).
-/// Lines keep their order; nothing is dropped: past `capacity` unwritten bytes, loggers wait for
-/// the writer (as a blocked `fwrite` would make them wait). A line logged right before a `kill -9`
-/// may be lost; `flush()` runs before the process exits normally.
+/// Lines keep their order. An output that cannot keep up never holds the thread that logs (an
+/// event loop): past `capacity` unwritten bytes a line is dropped and counted, in
+/// `stockroom_log_lines_dropped_total` and in a `warning` line the writer writes once it catches
+/// up, saying how many. A line logged right before a `kill -9` may be lost; `flush()` runs before
+/// the process exits normally.
 public final class LogOutput: TextOutputStream, Sendable {
     /// Standard output, as the `stockroom` command logs.
     public static let standardOutput = LogOutput(fileDescriptor: STDOUT_FILENO)
@@ -41,10 +46,30 @@ public final class LogOutput: TextOutputStream, Sendable {
         self.fileDescriptor = fileDescriptor
     }
 
+    /// Lines dropped since the writer last said so (guarded by `lock`).
+    private nonisolated(unsafe) var dropped = 0
+    /// Lines dropped since the output was made.
+    private let droppedTotal = Atomic<Int>(0)
+
     /// A line waiting for the writer: bytes, or a record the writer formats.
     private enum Entry {
         case bytes([UInt8])
         case record(LineLogHandler.Record)
+        case request(RequestLine)
+    }
+
+    /// Lines dropped so far because the output could not keep up.
+    public var droppedLines: Int { droppedTotal.load(ordering: .relaxed) }
+
+    /// `stockroom_log_lines_dropped_total`: made when the server starts (`registerMetrics`), so that
+    /// it reads 0 until a line is dropped.
+    private static let droppedCounter = Mutex<Counter?>(nil)
+
+    /// Creates the dropped-lines counter in the metrics system now (the server calls it at startup).
+    public static func registerMetrics() {
+        droppedCounter.withLock { counter in
+            if counter == nil { counter = Counter(label: "stockroom_log_lines_dropped_total") }
+        }
     }
 
     /// What a record counts for against `capacity` (a request log line is ~200 bytes).
@@ -64,9 +89,7 @@ public final class LogOutput: TextOutputStream, Sendable {
             return
         }
         let bytes = Array(bytes)
-        bufferedBytes += bytes.count
-        buffer.append(.bytes(bytes))
-        wakeWriterAndUnlock()
+        append(.bytes(bytes), counting: bytes.count)
     }
 
     /// Writes a `LineLogHandler` line: formatted by the writer thread, or here until `startBatching`.
@@ -77,15 +100,39 @@ public final class LogOutput: TextOutputStream, Sendable {
             lock.unlock()
             return
         }
-        bufferedBytes += Self.recordBytes
-        buffer.append(.record(record))
+        append(.record(record), counting: Self.recordBytes)
+    }
+
+    /// Writes the request log's line: formatted by the writer thread, or here until `startBatching`.
+    func write(_ line: RequestLine) {
+        lock.lock()
+        guard batching else {
+            var bytes: [UInt8] = []
+            line.append(to: &bytes)
+            Self.writeAll(bytes, to: fileDescriptor)
+            lock.unlock()
+            return
+        }
+        append(.request(line), counting: Self.recordBytes)
+    }
+
+    /// With the lock held: buffers `entry` and wakes the writer, or, past `capacity`, drops it and
+    /// counts it; unlocks.
+    private func append(_ entry: Entry, counting bytes: Int) {
+        guard bufferedBytes <= Self.capacity else {
+            dropped += 1
+            lock.unlock()
+            droppedTotal.wrappingAdd(1, ordering: .relaxed)
+            Self.droppedCounter.withLock { $0?.increment() }
+            return
+        }
+        bufferedBytes += bytes
+        buffer.append(entry)
         wakeWriterAndUnlock()
     }
 
-    /// With the lock held and a line just buffered: wakes the writer if it waits, unlocks, and waits
-    /// for room past `capacity`.
+    /// With the lock held and a line just buffered: wakes the writer if it waits, and unlocks.
     private func wakeWriterAndUnlock() {
-        let full = bufferedBytes > Self.capacity
         if state == .idle {
             // Only the first line after a quiet spell wakes the writer (a futex call).
             state = .pending
@@ -94,7 +141,6 @@ public final class LogOutput: TextOutputStream, Sendable {
             // The writer is writing or about to take the buffer; it looks again before it waits.
             lock.unlock()
         }
-        if full { waitForRoom() }
     }
 
     /// From now on, lines are written by a thread of this output's own.
@@ -114,18 +160,6 @@ public final class LogOutput: TextOutputStream, Sendable {
         lock.unlock()
     }
 
-    /// Waits until the writer has taken what is buffered (past `capacity`, as a stalled output
-    /// would make `fwrite` wait).
-    private func waitForRoom() {
-        while true {
-            lock.lock()
-            let room = bufferedBytes <= Self.capacity
-            lock.unlock()
-            if room { return }
-            usleep(Self.gatherMicroseconds)
-        }
-    }
-
     private func runWriter() {
         var taken: [Entry] = []
         var bytes: [UInt8] = []
@@ -137,14 +171,18 @@ public final class LogOutput: TextOutputStream, Sendable {
             lock.lock()
             swap(&taken, &buffer)
             bufferedBytes = 0
+            let droppedNow = dropped
+            dropped = 0
             state = .writing
             lock.unlock(withValue: .writing)
             for entry in taken {
                 switch entry {
                 case .bytes(let line): bytes.append(contentsOf: line)
                 case .record(let record): record.append(to: &bytes)
+                case .request(let line): line.append(to: &bytes)
                 }
             }
+            if droppedNow > 0 { Self.appendDropped(droppedNow, to: &bytes) }
             taken.removeAll(keepingCapacity: true)
             Self.writeAll(bytes, to: fileDescriptor)
             bytes.removeAll(keepingCapacity: true)
@@ -152,6 +190,14 @@ public final class LogOutput: TextOutputStream, Sendable {
             state = buffer.isEmpty ? .idle : .pending
             lock.unlock(withValue: state)
         }
+    }
+
+    /// The line that says `count` lines were dropped before this write.
+    private static func appendDropped(_ count: Int, to bytes: inout [UInt8]) {
+        var pairs: [(key: String, value: Logger.Metadata.Value)] = [("dropped", .string(String(count)))]
+        LineLogHandler.append(
+            second: time(nil), level: .warning, label: "stockroom", pairs: &pairs, source: RequestLine.source,
+            message: "log lines dropped: the log output did not keep up", to: &bytes)
     }
 
     /// How long the writer waits after the first line before it writes what has arrived.

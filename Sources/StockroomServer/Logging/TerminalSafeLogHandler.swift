@@ -5,7 +5,7 @@ import StockroomCore
 /// in every message and metadata value before the wrapped handler writes them, so a stored value
 /// (an item name, a user written before the input rule) can never move a terminal's cursor, change
 /// its colours or hide part of a log line. The process installs it for every logger at startup.
-public struct TerminalSafeLogHandler: LogHandler {
+public struct TerminalSafeLogHandler: RequestLogHandler {
     private var wrapped: any LogHandler
 
     /// Wraps `handler`.
@@ -31,6 +31,11 @@ public struct TerminalSafeLogHandler: LogHandler {
     public var metadataProvider: Logger.MetadataProvider? {
         get { wrapped.metadataProvider }
         set { wrapped.metadataProvider = newValue }
+    }
+
+    /// The wrapped handler's request lines: a `RequestLine` escapes what it writes itself.
+    public var requestLines: RequestLines? {
+        (wrapped as? any RequestLogHandler)?.requestLines
     }
 
     public func log(event: LogEvent) {

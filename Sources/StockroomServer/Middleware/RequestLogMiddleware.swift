@@ -20,27 +20,27 @@ struct RequestLogMiddleware: RouterMiddleware {
         defer { writes?.leave() }
         let response = try await next(request, context)
         let elapsed = ContinuousClock.now - start
-        context.logger.info(
-            "request",
-            metadata: [
-                "http.method": .string(request.method.rawValue),
-                "http.path": .string(request.uri.path),
-                "http.status": .string(String(response.status.code)),
-                "duration_ms": .string(Self.milliseconds(elapsed)),
-            ]
-        )
+        guard context.logger.logLevel <= .info else { return response }
+        if let lines = (context.logger.handler as? any RequestLogHandler)?.requestLines {
+            // Formatted by the log's writer thread, off the event loop.
+            lines.record(
+                method: request.method, path: request.uri.path, status: Int(response.status.code), elapsed: elapsed)
+        } else {
+            context.logger.info(
+                "request",
+                metadata: [
+                    "http.method": .string(request.method.rawValue),
+                    "http.path": .string(request.uri.path),
+                    "http.status": .string(String(response.status.code)),
+                    "duration_ms": .string(RequestLine.milliseconds(elapsed)),
+                ]
+            )
+        }
         return response
     }
 
     /// Whether a request of `method` may write (the others only read).
     static func writes(_ method: HTTPRequest.Method) -> Bool {
         method != .get && method != .head && method != .options
-    }
-
-    /// `elapsed` in milliseconds with two decimals (`0.42`), without `String(format:)`'s cost per request.
-    static func milliseconds(_ elapsed: Duration) -> String {
-        let hundredths = elapsed.components.seconds * 100_000 + elapsed.components.attoseconds / 10_000_000_000_000
-        let fraction = hundredths % 100
-        return "\(hundredths / 100).\(fraction < 10 ? "0" : "")\(fraction)"
     }
 }
