@@ -111,30 +111,10 @@ struct ItemFilterTests {
         var random = SplitMix64(seed: seed)
         for _ in 0..<50 {
             var budget = ItemFilter.maxComparisons
-            let filter = Self.randomFilter(&random, depth: 3, budget: &budget)
+            let filter = RandomFilters.filter(&random, depth: 3, budget: &budget)
             let read = try ItemFilter(parsing: filter.text)
             #expect(read == filter, "\(filter.text)")
-            for item in Self.all { #expect(read.matches(item) == filter.matches(item)) }
-        }
-    }
-
-    static func randomFilter(_ random: inout SplitMix64, depth: Int, budget: inout Int) -> ItemFilter {
-        let choice = depth == 0 || budget < 3 ? 3 + Int.random(in: 0..<2, using: &random) : Int.random(in: 0..<5, using: &random)
-        switch choice {
-        case 0, 1:
-            let parts = (0..<Int.random(in: 2...3, using: &random)).map { _ in randomFilter(&random, depth: depth - 1, budget: &budget) }
-            return choice == 0 ? .and(parts) : .or(parts)
-        case 2: return .not(randomFilter(&random, depth: depth - 1, budget: &budget))
-        default:
-            budget -= 1
-            let names = ["Red mug", "Lamp", "Blue \"chair\"", "De\\sk", "", "Caf\u{E9}"]
-            switch Int.random(in: 0..<5, using: &random) {
-            case 0: return .comparison(.name, ItemFilter.Operator.allCases.randomElement(using: &random)!, .string(names.randomElement(using: &random)!))
-            case 1: return .comparison(.quantity, [.equal, .notEqual, .less, .greaterOrEqual].randomElement(using: &random)!, .integer(Int64.random(in: -5...20, using: &random)))
-            case 2: return .comparison(.color, [.equal, .notEqual].randomElement(using: &random)!, [.null, .string("Red")].randomElement(using: &random)!)
-            case 3: return .comparison(.onBackOrder, .equal, .bool(Bool.random(using: &random)))
-            default: return .oneOf(.status, [.string("inStock"), .string("outOfStock")].shuffled(using: &random).dropLast(Int.random(in: 0...1, using: &random)).map { $0 })
-            }
+            for item in Self.all + (0..<8).map({ _ in RandomFilters.item(&random) }) { #expect(read.matches(item) == filter.matches(item)) }
         }
     }
 }
