@@ -66,7 +66,7 @@ extension ItemFilter.Operator {
 
 extension ItemFilter.Field {
     /// The item's value of this field; nil when the item does not have it.
-    func value(of item: Item) -> ItemFilter.Value? {
+    public func value(of item: Item) -> ItemFilter.Value? {
         switch self {
         case .id: return .string(item.id.description)
         case .name: return .string(item.name)

@@ -70,7 +70,7 @@ public struct FilterIndex<Key: Hashable & Sendable>: Sendable {
     public func candidates(for item: Item) -> Set<Key> {
         var found = unindexed
         for field in ItemFilter.Field.allCases {
-            guard let byValue = equal[field], let value = field.filterValue(of: item), let keys = byValue[value] else { continue }
+            guard let byValue = equal[field], let value = field.value(of: item), let keys = byValue[value] else { continue }
             found.formUnion(keys)
         }
         if case .inStock(let quantity) = item.status {
@@ -103,23 +103,6 @@ public struct FilterIndex<Key: Hashable & Sendable>: Sendable {
             return all
         case .not, .comparison:
             return nil
-        }
-    }
-}
-
-extension ItemFilter.Field {
-    /// The item's value of this field as an equality term holds it; nil when the item lacks the field.
-    func filterValue(of item: Item) -> ItemFilter.Value? {
-        switch self {
-        case .id: .string(item.id.description)
-        case .name: .string(item.name)
-        case .color: item.color.map { .string($0.name) } ?? .null
-        case .status:
-            if case .inStock = item.status { .string("inStock") } else { .string("outOfStock") }
-        case .quantity:
-            if case .inStock(let quantity) = item.status { .integer(Int64(quantity)) } else { nil }
-        case .onBackOrder:
-            if case .outOfStock(let flag) = item.status { .bool(flag) } else { nil }
         }
     }
 }
