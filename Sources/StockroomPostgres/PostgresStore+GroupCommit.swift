@@ -1,8 +1,4 @@
-import Foundation
-import Logging
-import NIOCore
 import PostgresNIO
-import ServiceLifecycle
 import StockroomStorage
 
 // The write path: each write joins the daemon's next batch (`PostgresCommitter`), and a batch

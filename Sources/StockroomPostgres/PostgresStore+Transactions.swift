@@ -1,8 +1,5 @@
-import Foundation
 import Logging
-import NIOCore
 import PostgresNIO
-import ServiceLifecycle
 import StockroomStorage
 
 extension PostgresStore {

@@ -1,10 +1,6 @@
-import Foundation
 import HTTPTypes
 import Hummingbird
-import Logging
 import Metrics
-import NIOCore
-import ServiceLifecycle
 import StockroomStorage
 
 /// `/v1/changes`, `/v1/changes/stream`, `/v1/changes/ws` and `/v1/snapshot`: following committed changes.
