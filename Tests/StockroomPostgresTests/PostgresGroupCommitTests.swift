@@ -322,6 +322,6 @@ private final class Runs: Sendable {
 
 extension Result {
     fileprivate var failure: Failure? {
-        if case .failure(let error) = self { error as? Failure } else { nil }
+        if case .failure(let error) = self { error } else { nil }
     }
 }
