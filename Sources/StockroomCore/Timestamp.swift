@@ -34,7 +34,7 @@ public enum Timestamp {
 
     /// Parses an RFC 3339 time; nil when it is not one. The form the contract writes
     /// (`2026-11-22T06:00:00.123Z`, with 0-3 fraction digits, UTC) is read by hand; anything else
-    /// (an offset, more digits, a date out of range) by Foundation's ISO 8601 parser, as before.
+    /// (an offset, more digits, a date out of range) by Foundation's ISO 8601 parser.
     public static func parse(_ string: String) -> Date? {
         if let milliseconds = utcMilliseconds(string) { return date(milliseconds: milliseconds) }
         return parseWithFoundation(string)

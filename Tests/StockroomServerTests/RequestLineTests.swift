@@ -34,7 +34,9 @@ import Testing
             }
             line[metadataKey: "hb.request.id"] = "42"
             let lines = try #require((line.handler as? any RequestLogHandler)?.requestLines)
-            lines.record(method: .put, path: path, status: 412, elapsed: .microseconds(1_050))
+            lines.record(
+                method: .put, path: path, status: 412, elapsed: .microseconds(1_050), metadata: line.handler.metadata,
+                metadataProvider: line.handler.metadataProvider)
         }
         let theirLine = theirs.text.withLock { $0 }
         // The same line after the timestamp (the two may straddle a second), the path escaped.

@@ -34,7 +34,7 @@ public struct LineLogHandler: RequestLogHandler {
 
     /// Where this handler's request lines go, when a `LogOutput` formats them (`RequestLine`).
     public var requestLines: RequestLines? {
-        lineOutput.map { RequestLines(output: $0, label: label, metadata: metadata, metadataProvider: metadataProvider) }
+        lineOutput.map { RequestLines(output: $0, label: label) }
     }
 
     public func log(event: LogEvent) {

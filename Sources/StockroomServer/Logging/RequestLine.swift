@@ -50,10 +50,12 @@ struct RequestLine: Sendable {
 public struct RequestLines: Sendable {
     let output: LogOutput
     let label: String
-    let metadata: Logger.Metadata
-    let metadataProvider: Logger.MetadataProvider?
 
-    func record(method: HTTPRequest.Method, path: String, status: Int, elapsed: Duration) {
+    /// Records a request's line with the request logger's metadata and its provider's values.
+    func record(
+        method: HTTPRequest.Method, path: String, status: Int, elapsed: Duration, metadata: Logger.Metadata,
+        metadataProvider: Logger.MetadataProvider?
+    ) {
         output.write(
             RequestLine(
                 second: time(nil), label: label, metadata: metadata, provided: metadataProvider?.get(), method: method, path: path,

@@ -12,6 +12,14 @@ struct RequestLogMiddleware: RouterMiddleware {
     typealias Context = AppRequestContext
 
     let writes: WritesInFlight
+    /// Where the request lines go, found once from the process's log handler (the request loggers
+    /// are made by the same factory); nil: logged through swift-log.
+    let lines: RequestLines?
+
+    init(writes: WritesInFlight, lines: RequestLines? = (Logger(label: "stockroom").handler as? any RequestLogHandler)?.requestLines) {
+        self.writes = writes
+        self.lines = lines
+    }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let start = ContinuousClock.now
@@ -21,10 +29,12 @@ struct RequestLogMiddleware: RouterMiddleware {
         let response = try await next(request, context)
         let elapsed = ContinuousClock.now - start
         guard context.logger.logLevel <= .info else { return response }
-        if let lines = (context.logger.handler as? any RequestLogHandler)?.requestLines {
+        if let lines {
             // Formatted by the log's writer thread, off the event loop.
+            let handler = context.logger.handler
             lines.record(
-                method: request.method, path: request.uri.path, status: Int(response.status.code), elapsed: elapsed)
+                method: request.method, path: request.uri.path, status: Int(response.status.code), elapsed: elapsed,
+                metadata: handler.metadata, metadataProvider: handler.metadataProvider)
         } else {
             context.logger.info(
                 "request",

@@ -2,14 +2,18 @@ import StockroomCore
 
 // Identifiers are JSON strings; one that does not parse is a decoding error naming the rule.
 
+extension SingleValueDecodingContainer {
+    /// The string here as `parse` reads it; a data-corrupted error saying `rule` when it does not.
+    func decodeParsed<Value>(_ parse: (String) -> Value?, rule: (String) -> String) throws -> Value {
+        let string = try decode(String.self)
+        guard let value = parse(string) else { throw DecodingError.dataCorruptedError(in: self, debugDescription: rule(string)) }
+        return value
+    }
+}
+
 extension ItemID: Codable {
     public init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        let string = try container.decode(String.self)
-        guard let id = ItemID(string) else {
-            throw DecodingError.dataCorruptedError(in: container, debugDescription: "'\(string)' is not a UUID")
-        }
-        self = id
+        self = try decoder.singleValueContainer().decodeParsed({ ItemID($0) }) { "'\($0)' is not a UUID" }
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -20,12 +24,7 @@ extension ItemID: Codable {
 
 extension ClientID: Codable {
     public init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        let string = try container.decode(String.self)
-        guard let id = ClientID(string) else {
-            throw DecodingError.dataCorruptedError(in: container, debugDescription: Self.rule)
-        }
-        self = id
+        self = try decoder.singleValueContainer().decodeParsed({ ClientID($0) }) { _ in Self.rule }
     }
 
     public func encode(to encoder: any Encoder) throws {
