@@ -79,13 +79,20 @@ enum Statements {
     /// version. `updated_at` never goes back.
     struct UpdateItemByID: PostgresPreparedStatement {
         static let name = "stockroom_update_item_by_id"
+        /// The row is locked and read as it was (`old`), then written: the before and after of the
+        /// change entry, in one statement.
         static let sql = """
-            UPDATE items SET name = $2, search_name = $3, color_name = $4, color_red = $5, color_green = $6, color_blue = $7,
-                in_stock = $8, quantity = $9, is_on_back_order = $10, version = version + 1, updated_at = greatest($11, updated_at)
-            WHERE id = $1 AND deleted_at IS NULL AND ($12::bigint[] IS NULL OR version = ANY($12::bigint[]))
-            RETURNING \(ItemRow.columns)
+            WITH old AS (
+                SELECT \(ItemRow.columns) FROM items
+                WHERE id = $1 AND deleted_at IS NULL AND ($12::bigint[] IS NULL OR version = ANY($12::bigint[]))
+                FOR UPDATE
+            )
+            UPDATE items i SET name = $2, search_name = $3, color_name = $4, color_red = $5, color_green = $6, color_blue = $7,
+                in_stock = $8, quantity = $9, is_on_back_order = $10, version = i.version + 1, updated_at = greatest($11, i.updated_at)
+            FROM old WHERE i.seq = old.seq
+            RETURNING \(ItemRow.columns(of: "old")), \(ItemRow.columns(of: "i"))
             """
-        typealias Row = ItemRow
+        typealias Row = (before: ItemRow, after: ItemRow)
         var id: ItemID
         var fields: ValidDraft
         var now: Int64
@@ -98,7 +105,10 @@ enum Statements {
             bindings.append(versions)
             return bindings
         }
-        func decodeRow(_ row: PostgresRow) throws -> ItemRow { try ItemRow(row) }
+        func decodeRow(_ row: PostgresRow) throws -> (before: ItemRow, after: ItemRow) {
+            let columns = row.makeRandomAccess()
+            return (try ItemRow(columns, from: 0), try ItemRow(columns, from: ItemRow.columnCount))
+        }
     }
 
     /// A client's row, not locked.
@@ -175,7 +185,7 @@ enum Statements {
         static let name = "stockroom_read_changes"
         static let sql = """
             SELECT h.seq, (SELECT value FROM meta WHERE key = 'trimmed_through'),
-                   c.seq, c.entity, c.op, c.entity_id, c.owner, c.value, c.origin_client_id, c.origin_idempotency_key, c.at
+                   c.seq, c.entity, c.op, c.entity_id, c.owner, c.value, c.origin_client_id, c.origin_idempotency_key, c.at, c.previous
             FROM log_head h
             LEFT JOIN LATERAL (
                 SELECT * FROM changes

@@ -37,37 +37,26 @@ extension PostgresStore {
     /// each transaction moves the head and inserts its entries together, in commit order.
     /// With no filter, every entry (the hub's catch-up reads), and no byte budget.
     func readLoggedChanges(after seq: Int64, filter: FeedFilter?, limit: Int) async throws -> FeedPage {
-        let statement = Statements.ReadChanges(after: seq, filter: filter, limit: Int64(limit + 1))
+        var page = FeedPageBuilder(after: seq, filter: filter, limit: limit, budget: filter != nil)
+        let statement = Statements.ReadChanges(after: seq, filter: filter, limit: Int64(page.rowsToRead))
         let rows = try await read { connection in try await connection.rows(statement, logger: self.logger) }
         guard let first = rows.first else { throw PostgresStoreError.schema("the database has no log_head row") }
         let (head, trimmedText) = try first.decode((Int64, String).self, context: .default)
         guard seq >= Int64(trimmedText) ?? 0 else {
             throw StoreError.resyncRequired("the cursor is older than the retained log; start from a snapshot")
         }
-        var changes: [ChangeEntry] = []
-        var bytes = 0
-        var hasMore = false
+        var read = 0
         for row in rows {
             let columns = row.makeRandomAccess()
             guard try columns[2].decode(Int64?.self) != nil else { break }
-            if changes.count == limit {
-                hasMore = true
-                break
-            }
-            let entry = try Self.entry(columns, epoch: epoch)
-            bytes += entry.json.utf8.count
-            if filter != nil, !changes.isEmpty, bytes > FeedPage.byteBudget {
-                hasMore = true
-                break
-            }
-            changes.append(entry)
+            read += 1
+            guard page.offer(try Self.entry(columns, epoch: epoch)) else { break }
         }
-        let position = hasMore ? (changes.last?.seq ?? seq) : max(head, seq)
-        return FeedPage(changes: changes, cursor: FeedCursor(epoch: epoch, seq: position), hasMore: hasMore)
+        return page.page(epoch: epoch, head: head, unread: read == page.rowsToRead)
     }
 
     /// The entry of a row whose columns from `offset` are seq, entity, op, entity_id, owner,
-    /// value, origin_client_id, origin_idempotency_key, at.
+    /// value, origin_client_id, origin_idempotency_key, at, previous.
     static func entry(_ columns: PostgresRandomAccessRow, from offset: Int = 2, epoch: String) throws -> ChangeEntry {
         guard let entity = ChangeEntity(rawValue: try columns[offset + 1].decode(String.self)),
             let op = ChangeOp(rawValue: try columns[offset + 2].decode(String.self))
@@ -76,6 +65,7 @@ extension PostgresStore {
             seq: try columns[offset].decode(Int64.self), entity: entity, op: op, id: try columns[offset + 3].decode(String.self),
             owner: try columns[offset + 4].decode(String?.self).map(UserID.init(stored:)),
             valueJSON: try columns[offset + 5].decode(String?.self),
+            before: ItemBefore(stored: try columns[offset + 9].decode(String?.self)),
             originClientID: try columns[offset + 6].decode(String?.self).map(ClientID.init(stored:)),
             originIdempotencyKey: try columns[offset + 7].decode(String?.self), at: try columns[offset + 8].decode(Int64.self),
             epoch: epoch)

@@ -6,8 +6,17 @@ import StockroomWire
 
 /// A row of `items` (its `ItemRow.columns`).
 struct ItemRow {
-    static let columns =
-        "seq, id, name, color_name, color_red, color_green, color_blue, in_stock, quantity, is_on_back_order, version, created_at, updated_at"
+    static let columns = columns(of: nil)
+    static let columnCount = 13
+
+    /// The columns, qualified by a table or alias (`old.seq, …`) when there is one.
+    static func columns(of table: String?) -> String {
+        let names = [
+            "seq", "id", "name", "color_name", "color_red", "color_green", "color_blue", "in_stock", "quantity", "is_on_back_order", "version",
+            "created_at", "updated_at",
+        ]
+        return names.map { name in table.map { "\($0).\(name)" } ?? name }.joined(separator: ", ")
+    }
 
     var seq: Int64
     var id: String
@@ -26,6 +35,23 @@ struct ItemRow {
     init(_ row: PostgresRow) throws {
         (seq, id, name, colorName, colorRed, colorGreen, colorBlue, inStock, quantity, isOnBackOrder, version, createdAt, updatedAt) =
             try row.decode((Int64, String, String, String?, Double?, Double?, Double?, Bool, Int64?, Bool?, Int64, Int64, Int64).self)
+    }
+
+    /// The row in `columns` from `offset` (`columnCount` of them, in `columns` order).
+    init(_ columns: PostgresRandomAccessRow, from offset: Int) throws {
+        seq = try columns[offset].decode(Int64.self)
+        id = try columns[offset + 1].decode(String.self)
+        name = try columns[offset + 2].decode(String.self)
+        colorName = try columns[offset + 3].decode(String?.self)
+        colorRed = try columns[offset + 4].decode(Double?.self)
+        colorGreen = try columns[offset + 5].decode(Double?.self)
+        colorBlue = try columns[offset + 6].decode(Double?.self)
+        inStock = try columns[offset + 7].decode(Bool.self)
+        quantity = try columns[offset + 8].decode(Int64?.self)
+        isOnBackOrder = try columns[offset + 9].decode(Bool?.self)
+        version = try columns[offset + 10].decode(Int64.self)
+        createdAt = try columns[offset + 11].decode(Int64.self)
+        updatedAt = try columns[offset + 12].decode(Int64.self)
     }
 
     var item: Item {

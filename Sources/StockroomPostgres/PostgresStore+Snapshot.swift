@@ -13,7 +13,7 @@ extension PostgresStore {
     /// arrive from PostgreSQL as the pipe takes chunks (postgres-nio's row stream has back-pressure),
     /// so a slow client holds one pooled connection and a few chunks; past `stallTimeout` without
     /// a chunk taken, the transaction ends (a long snapshot would hold back vacuum).
-    public func streamSnapshot(user: UserID, depth: Int, stallTimeout: Duration) -> ChunkPipe {
+    public func streamSnapshot(user: UserID, items filter: ItemFilter?, depth: Int, stallTimeout: Duration) -> ChunkPipe {
         let pipe = ChunkPipe(depth: depth, stallTimeout: stallTimeout)
         Task {
             do {
@@ -21,7 +21,7 @@ extension PostgresStore {
                     try await Self.transaction(
                         on: connection, begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: self.logger
                     ) { connection in
-                        try await self.writeSnapshot(connection, user: user, to: pipe)
+                        try await self.writeSnapshot(connection, user: user, items: filter, to: pipe)
                     }
                 }
                 pipe.finish()
@@ -32,7 +32,7 @@ extension PostgresStore {
         return pipe
     }
 
-    private func writeSnapshot(_ connection: PostgresConnection, user: UserID, to pipe: ChunkPipe) async throws {
+    private func writeSnapshot(_ connection: PostgresConnection, user: UserID, items filter: ItemFilter?, to pipe: ChunkPipe) async throws {
         guard let head = try await connection.query("SELECT seq FROM log_head WHERE id = 1", logger: logger).collect().first?
             .decode(Int64.self)
         else { throw PostgresStoreError.schema("the database has no log_head row") }
@@ -44,8 +44,10 @@ extension PostgresStore {
         let items = try await connection.query(
             "SELECT \(unescaped: ItemRow.columns) FROM items WHERE deleted_at IS NULL ORDER BY seq", logger: logger)
         for try await row in items {
+            let item = try ItemRow(row).item
+            if let filter, !filter.matches(item) { continue }
             if first { first = false } else { SnapshotJSON.writeSeparator(to: &json) }
-            try ItemRow(row).item.write(to: &json)
+            item.write(to: &json)
             if json.bytes.count >= Self.snapshotChunkBytes {
                 try await pipe.send(json.bytes)
                 json.removeAll()
@@ -62,6 +64,31 @@ extension PostgresStore {
         }
         SnapshotJSON.writeClosing(cursor: FeedCursor(epoch: epoch, seq: head), to: &json)
         try await pipe.send(json.bytes)
+    }
+
+    public func refilter(from old: ItemFilter?, to new: ItemFilter?, since: Int64) async throws -> Refilter {
+        try await leased { connection in
+            try await Self.transaction(on: connection, begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: self.logger) {
+                connection in
+                let (head, trimmed) = try await self.watermarks(connection)
+                guard since >= trimmed, since <= head else {
+                    throw StoreError.resyncRequired("the cursor is older than the retained log; start from a snapshot")
+                }
+                var changed: Set<String> = []
+                for try await id in try await connection.query(
+                    "SELECT DISTINCT entity_id FROM changes WHERE seq > \(since) AND entity = 'item'", logger: self.logger
+                ).decode(String.self) {
+                    changed.insert(id)
+                }
+                var items: [Item] = []
+                for try await row in try await connection.query(
+                    "SELECT \(unescaped: ItemRow.columns) FROM items WHERE deleted_at IS NULL ORDER BY seq", logger: self.logger)
+                {
+                    items.append(try ItemRow(row).item)
+                }
+                return Refilter.build(liveItems: items, changed: changed, from: old, to: new, cursor: FeedCursor(epoch: self.epoch, seq: head))
+            }
+        }
     }
 
     // MARK: Operations

@@ -35,9 +35,14 @@ extension PostgresWrite: WriteRows {
     }
 
     /// One statement checks that the item is live and at an allowed version, locks and writes it.
-    func updateLiveItem(_ id: ItemID, fields: ValidDraft, precondition: VersionPrecondition?, at: Int64) async throws -> Item? {
+    func updateLiveItem(_ id: ItemID, fields: ValidDraft, precondition: VersionPrecondition?, at: Int64) async throws
+        -> (before: Item, after: Item)?
+    {
         let versions: [Int64]? = if case .oneOf(let versions)? = precondition { versions.map(Int64.init) } else { nil }
-        return try await rows(Statements.UpdateItemByID(id: id, fields: fields, now: at, versions: versions)).first?.item
+        guard let written = try await rows(Statements.UpdateItemByID(id: id, fields: fields, now: at, versions: versions)).first else {
+            return nil
+        }
+        return (try written.before.item, try written.after.item)
     }
 
     func tombstone(_ stored: StoredItem<ItemRow>, at: Int64) async throws {
@@ -88,10 +93,10 @@ extension PostgresWrite: WriteRows {
     // MARK: The log
 
     func append(
-        entity: ChangeEntity, op: ChangeOp, id: String, owner: UserID?, value: (some JSONWritable)?, origin: Origin, at: Int64,
-        ownerClient: ClientID?
+        entity: ChangeEntity, op: ChangeOp, id: String, owner: UserID?, value: (some JSONWritable)?, before: Item?, origin: Origin,
+        at: Int64, ownerClient: ClientID?
     ) async throws {
-        record(entity: entity, op: op, id: id, owner: owner, value: value, origin: origin, at: at, ownerClient: ownerClient)
+        record(entity: entity, op: op, id: id, owner: owner, value: value, before: before, origin: origin, at: at, ownerClient: ownerClient)
     }
 
     // MARK: Idempotency

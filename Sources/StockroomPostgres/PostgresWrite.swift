@@ -19,6 +19,8 @@ final class PostgresWrite {
         var id: String
         var owner: UserID?
         var value: String?
+        /// An item change's item as it was (`ItemBefore.stored`).
+        var previous: String?
         var origin: Origin
         var at: Int64
         /// A client whose `owner_change_seq` becomes this entry's seq (its owner changed it).
@@ -45,13 +47,17 @@ final class PostgresWrite {
         try await connection.query(query, logger: logger).collect()
     }
 
-    /// Records a change entry to append when the transaction ends.
+    /// Records a change entry to append when the transaction ends. `before`: an item change's
+    /// item as it was (nil for a create and for other entities).
     func record(
-        entity: ChangeEntity, op: ChangeOp, id: String, owner: UserID?, value: (some JSONWritable)?, origin: Origin, at: Int64,
-        ownerClient: ClientID? = nil
+        entity: ChangeEntity, op: ChangeOp, id: String, owner: UserID?, value: (some JSONWritable)?, before: Item? = nil, origin: Origin,
+        at: Int64, ownerClient: ClientID? = nil
     ) {
         let json = value.map { String(decoding: $0.jsonBytes, as: UTF8.self) }
-        pending.append(Pending(entity: entity, op: op, id: id, owner: owner, value: json, origin: origin, at: at, ownerClient: ownerClient))
+        let previous = before.map { String(decoding: $0.jsonBytes, as: UTF8.self) }
+        pending.append(
+            Pending(
+                entity: entity, op: op, id: id, owner: owner, value: json, previous: previous, origin: origin, at: at, ownerClient: ownerClient))
     }
 
     /// Forgets what a rolled-back savepoint appended and claimed.
@@ -100,7 +106,7 @@ final class PostgresWrite {
             appended.append(
                 ChangeEntry(
                     seq: seq, entity: entry.entity, op: entry.op, id: entry.id, owner: entry.owner, valueJSON: entry.value,
-                    originClientID: entry.origin.clientID, originIdempotencyKey: entry.origin.idempotencyKey, at: entry.at, epoch: epoch))
+                    before: ItemBefore(stored: entry.previous), originClientID: entry.origin.clientID, originIdempotencyKey: entry.origin.idempotencyKey, at: entry.at, epoch: epoch))
         }
         pending.removeAll()
         head = last
@@ -115,11 +121,12 @@ final class PostgresWrite {
                 UPDATE log_head SET seq = seq + cardinality($1::text[]) WHERE id = 1 RETURNING seq
             ), entries AS (
                 SELECT head.seq - cardinality($1::text[]) + e.n AS seq, e.*
-                FROM head, unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::bigint[], $9::text[])
-                    WITH ORDINALITY AS e(entity, op, entity_id, owner, value, origin_client_id, origin_idempotency_key, at, owner_client, n)
+                FROM head, unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::bigint[], $9::text[],
+                                  $10::text[])
+                    WITH ORDINALITY AS e(entity, op, entity_id, owner, value, origin_client_id, origin_idempotency_key, at, owner_client, previous, n)
             ), inserted AS (
-                INSERT INTO changes (seq, entity, op, entity_id, owner, value, origin_client_id, origin_idempotency_key, at)
-                SELECT seq, entity, op, entity_id, owner, value, origin_client_id, origin_idempotency_key, at FROM entries
+                INSERT INTO changes (seq, entity, op, entity_id, owner, value, origin_client_id, origin_idempotency_key, at, previous)
+                SELECT seq, entity, op, entity_id, owner, value, origin_client_id, origin_idempotency_key, at, previous FROM entries
             ), owners AS (
                 UPDATE clients c SET owner_change_seq = o.seq
                 FROM (SELECT owner_client, max(seq) AS seq FROM entries WHERE owner_client IS NOT NULL GROUP BY owner_client) o
@@ -136,7 +143,7 @@ final class PostgresWrite {
         }
 
         func makeBindings() -> PostgresBindings {
-            var bindings = PostgresBindings(capacity: 9)
+            var bindings = PostgresBindings(capacity: 10)
             bindings.append(entries.map(\.entity.rawValue))
             bindings.append(entries.map(\.op.rawValue))
             bindings.append(entries.map(\.id))
@@ -146,6 +153,7 @@ final class PostgresWrite {
             bindings.append(NullableTextArray(entries.map { $0.origin.idempotencyKey }))
             bindings.append(entries.map(\.at))
             bindings.append(NullableTextArray(entries.map { $0.ownerClient?.rawValue }))
+            bindings.append(NullableTextArray(entries.map(\.previous)))
             return bindings
         }
 

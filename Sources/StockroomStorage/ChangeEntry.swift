@@ -1,6 +1,7 @@
 import Foundation
 import StockroomCore
 import StockroomWire
+import Synchronization
 
 /// One committed change, as the log keeps it.
 public struct ChangeEntry: Sendable, Hashable {
@@ -16,6 +17,9 @@ public struct ChangeEntry: Sendable, Hashable {
     public var owner: UserID?
     /// The JSON of the Item or Navigation after the change; nil for a delete.
     public var valueJSON: String?
+    /// For an item change, what the item was before it (`ItemBefore`): what a filtered feed needs
+    /// to tell a move out of its filter from a change it never showed.
+    public var before: ItemBefore
     /// The device that caused it.
     public var originClientID: ClientID?
     /// The Idempotency-Key of the request that caused it.
@@ -26,9 +30,16 @@ public struct ChangeEntry: Sendable, Hashable {
     /// The contract's `Change` JSON object, encoded once when the entry is read.
     public var json: String
 
+    /// The database epoch its cursor names.
+    let epoch: String
+
+    /// An item entry's items (before and after), decoded the first time a filter asks; shared by
+    /// every copy of the entry, so a thousand filtered feeds decode a change once.
+    let items: DecodedItems?
+
     /// An entry read from a log, its JSON encoded for `epoch`.
     public init(
-        seq: Int64, entity: ChangeEntity, op: ChangeOp, id: String, owner: UserID?, valueJSON: String?,
+        seq: Int64, entity: ChangeEntity, op: ChangeOp, id: String, owner: UserID?, valueJSON: String?, before: ItemBefore = .none,
         originClientID: ClientID?, originIdempotencyKey: String?, at: Int64, epoch: String
     ) {
         self.seq = seq
@@ -37,23 +48,101 @@ public struct ChangeEntry: Sendable, Hashable {
         self.id = id
         self.owner = owner
         self.valueJSON = valueJSON
+        self.before = before
         self.originClientID = originClientID
         self.originIdempotencyKey = originIdempotencyKey
         self.at = at
+        self.epoch = epoch
+        items = entity == .item ? DecodedItems() : nil
         json = Self.json(
             seq: seq, epoch: epoch, entity: entity, op: op, id: id, valueJSON: valueJSON,
             originClientID: originClientID?.rawValue, originIdempotencyKey: originIdempotencyKey, at: at)
     }
 
+    /// The entry as a filtered feed sends an item crossing its filter: `in`, the upsert with
+    /// `"move": "in"`; `out`, a delete with no value and `"move": "out"`.
+    func moved(_ move: ChangeMove) -> ChangeEntry {
+        var moved = self
+        if move == .out {
+            moved.op = .delete
+            moved.valueJSON = nil
+        }
+        moved.json = Self.json(
+            seq: seq, epoch: epoch, entity: entity, op: moved.op, id: id, valueJSON: moved.valueJSON,
+            originClientID: originClientID?.rawValue, originIdempotencyKey: originIdempotencyKey, at: at, move: move)
+        return moved
+    }
+
     /// The `Change` JSON of an entry, built from the stored value without re-encoding it.
     public static func json(
         seq: Int64, epoch: String, entity: ChangeEntity, op: ChangeOp, id: String, valueJSON: String?,
-        originClientID: String?, originIdempotencyKey: String?, at: Int64
+        originClientID: String?, originIdempotencyKey: String?, at: Int64, move: ChangeMove? = nil
     ) -> String {
         var json = JSONWriter(capacity: 160 + (valueJSON?.utf8.count ?? 4))
         ChangeJSON.write(
             seq: seq, epoch: epoch.utf8, entity: entity.rawValue, op: op.rawValue, id: id, value: valueJSON?.utf8,
-            originClientID: originClientID, originIdempotencyKey: originIdempotencyKey, at: at, to: &json)
+            originClientID: originClientID, originIdempotencyKey: originIdempotencyKey, at: at, move: move, to: &json)
         return json.string
     }
+}
+
+/// What an item was before a change, as the log records it.
+public enum ItemBefore: Sendable, Hashable {
+    /// No item: a create, or an entry that is not an item's.
+    case none
+    /// The item's JSON as it was.
+    case item(json: String)
+    /// Not recorded: the entry was written before the log kept the item before a change
+    /// (`previous` holds `ItemBefore.unknownMark`). A filter treats it as matched.
+    case unknown
+
+    /// What the `previous` column holds for an entry written before it existed.
+    public static let unknownMark = "?"
+
+    /// The value the `previous` column holds for it.
+    public var stored: String? {
+        switch self {
+        case .none: nil
+        case .item(let json): json
+        case .unknown: Self.unknownMark
+        }
+    }
+
+    /// The value of a `previous` column.
+    public init(stored: String?) {
+        switch stored {
+        case nil: self = .none
+        case Self.unknownMark?: self = .unknown
+        case let json?: self = .item(json: json)
+        }
+    }
+}
+
+/// An item entry's decoded items: a cache, not part of the entry's value (every copy of an entry
+/// has the same JSON, so equal entries decode to equal items).
+final class DecodedItems: Sendable, Hashable {
+    /// The item after the change (nil for a delete) and before it (nil: none; `unknown`: not recorded).
+    struct Pair: Sendable {
+        var after: Item?
+        var before: Item?
+        var beforeUnknown: Bool
+    }
+
+    private let pair = Mutex<Pair?>(nil)
+
+    func get(_ entry: ChangeEntry) -> Pair {
+        if let decoded = pair.withLock({ $0 }) { return decoded }
+        var before: Item?
+        if case .item(let json) = entry.before { before = Self.decode(json) }
+        let decoded = Pair(after: entry.valueJSON.flatMap(Self.decode), before: before, beforeUnknown: entry.before == .unknown)
+        pair.withLock { $0 = decoded }
+        return decoded
+    }
+
+    private static func decode(_ json: String) -> Item? {
+        try? JSONCoding.decoder().decode(Item.self, from: Data(json.utf8))
+    }
+
+    static func == (lhs: DecodedItems, rhs: DecodedItems) -> Bool { true }
+    func hash(into hasher: inout Hasher) {}
 }

@@ -67,7 +67,7 @@ public final class ChangeHub: Sendable {
             if state.recent.count > 2 * Self.recentCapacity { state.recent.removeFirst(state.recent.count - Self.recentCapacity) }
             state.head = entries.last!.seq
             let woken = state.subscribers.values.filter { subscriber in
-                entries.contains { subscriber.filter.sees(entity: $0.entity, owner: $0.owner) }
+                entries.contains { subscriber.filter.shown($0) != nil }
             }
             guard !state.holding else {
                 state.held.append(contentsOf: woken)
@@ -112,21 +112,11 @@ public final class ChangeHub: Sendable {
             if seq < state.head {
                 guard let first = state.recent.first, first.seq <= seq + 1 else { return nil }
             }
-            var changes: [ChangeEntry] = []
-            var hasMore = false
+            var page = FeedPageBuilder(after: seq, filter: filter, limit: limit)
             if let first = state.recent.first, seq < state.head {
-                var bytes = 0
-                for entry in state.recent[Int(seq + 1 - first.seq)...] where filter.sees(entity: entry.entity, owner: entry.owner) {
-                    bytes += entry.json.utf8.count
-                    if changes.count == limit || (!changes.isEmpty && bytes > FeedPage.byteBudget) {
-                        hasMore = true
-                        break
-                    }
-                    changes.append(entry)
-                }
+                for entry in state.recent[Int(seq + 1 - first.seq)...] where !page.offer(entry) { break }
             }
-            let position = hasMore ? (changes.last?.seq ?? seq) : state.head
-            return FeedPage(changes: changes, cursor: FeedCursor(epoch: epoch, seq: position), hasMore: hasMore)
+            return page.page(epoch: epoch, head: state.head)
         }
     }
 

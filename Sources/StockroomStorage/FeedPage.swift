@@ -22,3 +22,63 @@ public struct FeedPage: Sendable, Hashable {
         self.hasMore = hasMore
     }
 }
+
+/// Builds a page from entries offered in seq order, the same way for every source (the hub's
+/// memory, either log): what the filter shows of each (`FeedFilter.shown`), up to `limit` changes
+/// and the byte budget, and the cursor past what it took. Item changes the item filter hides move
+/// the cursor too, so a filtered feed over a busy log still advances.
+package struct FeedPageBuilder {
+    /// How many rows of its topics a log read looks at for one page under an item filter: the
+    /// filter may hide all of them, and the page then ends there, `hasMore`, its cursor past them.
+    package static let filteredScan = 2_000
+
+    /// Nil: every entry (a hub's catch-up read).
+    let filter: FeedFilter?
+    let limit: Int
+    let budget: Bool
+    private(set) var changes: [ChangeEntry] = []
+    private var bytes = 0
+    private var through: Int64
+    private(set) var isFull = false
+
+    /// A page after `seq`; `budget`: bounded by `FeedPage.byteBudget` as well as by count.
+    package init(after seq: Int64, filter: FeedFilter?, limit: Int, budget: Bool = true) {
+        self.filter = filter
+        self.limit = limit
+        self.budget = budget
+        through = seq
+    }
+
+    /// How many rows a log read asks for: one more than the page holds (to learn whether more
+    /// follow), or `filteredScan` under an item filter.
+    package var rowsToRead: Int { filter?.items == nil ? limit + 1 : max(limit + 1, Self.filteredScan) }
+
+    /// Offers the next entry; false when the page is full and the entry was not taken.
+    @discardableResult
+    package mutating func offer(_ entry: ChangeEntry) -> Bool {
+        guard !isFull else { return false }
+        // An entry of a topic the subscriber does not follow (which a log read does not even
+        // read) leaves the cursor where it is; one its item filter hides moves it past.
+        if let filter, !filter.sees(entity: entry.entity, owner: entry.owner) { return true }
+        guard let shown = filter == nil ? entry : filter?.shown(entry) else {
+            through = entry.seq
+            return true
+        }
+        let size = shown.json.utf8.count
+        if changes.count == limit || (budget && !changes.isEmpty && bytes + size > FeedPage.byteBudget) {
+            isFull = true
+            return false
+        }
+        bytes += size
+        changes.append(shown)
+        through = entry.seq
+        return true
+    }
+
+    /// The page: complete up to `head` unless it filled up or `unread` (the read stopped with rows
+    /// left); then `hasMore`, its cursor past the last entry looked at.
+    package func page(epoch: String, head: Int64, unread: Bool = false) -> FeedPage {
+        let hasMore = isFull || unread
+        return FeedPage(changes: changes, cursor: FeedCursor(epoch: epoch, seq: hasMore ? through : max(head, through)), hasMore: hasMore)
+    }
+}

@@ -87,9 +87,13 @@ public protocol Storage: Sendable {
     func trimChanges(maxAge: Duration, maxEntries: Int) async throws -> Int
     /// How many entries the log holds, and the oldest seq it keeps.
     func logStatistics() async throws -> (entries: Int64, oldestSeq: Int64?)
-    /// The items and `user`'s navigations with the cursor they are current at, as the snapshot's
-    /// JSON in chunks, read in one consistent read.
-    func streamSnapshot(user: UserID, depth: Int, stallTimeout: Duration) -> ChunkPipe
+    /// The items (those matching `items`, when given) and `user`'s navigations with the cursor
+    /// they are current at, as the snapshot's JSON in chunks, read in one consistent read.
+    func streamSnapshot(user: UserID, items: ItemFilter?, depth: Int, stallTimeout: Duration) -> ChunkPipe
+    /// What a client that follows the items matching `old` (nil: every item), at `since`, needs to
+    /// follow those matching `new` instead, read in one consistent read (`Refilter`);
+    /// `resyncRequired` when `since` was trimmed meanwhile.
+    func refilter(from old: ItemFilter?, to new: ItemFilter?, since: Int64) async throws -> Refilter
 
     // MARK: Tokens
 

@@ -36,7 +36,8 @@ public enum CopiedTable: String, Sendable, CaseIterable {
         case .changes:
             [.init(name: "seq", kind: .integer), .init(name: "entity", kind: .text), .init(name: "op", kind: .text),
              .init(name: "entity_id", kind: .text), .init(name: "owner", kind: .text), .init(name: "value", kind: .text),
-             .init(name: "origin_client_id", kind: .text), .init(name: "origin_idempotency_key", kind: .text), .init(name: "at", kind: .integer)]
+             .init(name: "origin_client_id", kind: .text), .init(name: "origin_idempotency_key", kind: .text), .init(name: "at", kind: .integer),
+             .init(name: "previous", kind: .text)]
         case .clients:
             [.init(name: "client_id", kind: .text), .init(name: "owner", kind: .text), .init(name: "state", kind: .text),
              .init(name: "version", kind: .integer), .init(name: "updated_at", kind: .integer), .init(name: "owner_change_seq", kind: .integer)]

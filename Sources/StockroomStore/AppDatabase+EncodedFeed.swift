@@ -21,6 +21,8 @@ extension AppDatabase {
     /// away meanwhile is still refused.
     public func readEncodedChanges(after seq: Int64, filter: FeedFilter, limit: Int) async throws -> EncodedFeedPage {
         if let page = hub.recentChanges(after: seq, filter: filter, limit: limit) { return EncodedFeedPage(page) }
+        // An item filter needs each entry's items: the entries' path.
+        if filter.items != nil { return EncodedFeedPage(try await readLoggedChanges(after: seq, filter: filter, limit: limit)) }
         let key = FeedPagePrefetch.Key(seq: seq, filter: filter, limit: limit)
         let page: EncodedFeedPage
         if let prefetched = feedPrefetch.take(key), let read = try? await prefetched.value, seq >= hub.trimmedThrough {

@@ -35,25 +35,14 @@ extension AppDatabase {
                 visible.append(ChangeRecord.Columns.entity == entity && ChangeRecord.Columns.owner == filter.user)
             }
             guard !visible.isEmpty else { return FeedPage(changes: [], cursor: FeedCursor(epoch: self.epoch, seq: head), hasMore: false) }
+            var page = FeedPageBuilder(after: seq, filter: filter, limit: limit)
             let records = try ChangeRecord
                 .filter(ChangeRecord.Columns.seq > seq && visible.joined(operator: .or))
                 .order(ChangeRecord.Columns.seq)
-                .limit(limit + 1)
+                .limit(page.rowsToRead)
                 .fetchAll(db)
-            var changes: [ChangeEntry] = []
-            var bytes = 0
-            var hasMore = records.count > limit
-            for record in records.prefix(limit) {
-                let entry = ChangeEntry(record, epoch: self.epoch)
-                bytes += entry.json.utf8.count
-                if !changes.isEmpty, bytes > FeedPage.byteBudget {
-                    hasMore = true
-                    break
-                }
-                changes.append(entry)
-            }
-            let position = hasMore ? (changes.last?.seq ?? seq) : max(head, seq)
-            return FeedPage(changes: changes, cursor: FeedCursor(epoch: self.epoch, seq: position), hasMore: hasMore)
+            for record in records where !page.offer(ChangeEntry(record, epoch: self.epoch)) { break }
+            return page.page(epoch: self.epoch, head: head, unread: records.count == page.rowsToRead)
         }
     }
 

@@ -25,12 +25,14 @@ extension AppDatabase {
     ///
     /// The first chunk is sent as soon as the transaction has read the head, so a consumer that waits
     /// for it before answering can still answer an error (a storage failure) with a status.
-    public func streamSnapshot(user: UserID, depth: Int = 4, stallTimeout: Duration = .seconds(30)) -> ChunkPipe {
+    public func streamSnapshot(user: UserID, items filter: ItemFilter? = nil, depth: Int = 4, stallTimeout: Duration = .seconds(30))
+        -> ChunkPipe
+    {
         let pipe = ChunkPipe(depth: depth, stallTimeout: stallTimeout)
         let epoch = self.epoch
         (snapshotReader ?? writer).asyncRead { result in
             do {
-                try Self.writeSnapshot(try result.get(), user: user, epoch: epoch, to: pipe)
+                try Self.writeSnapshot(try result.get(), user: user, items: filter, epoch: epoch, to: pipe)
                 pipe.finish()
             } catch let error as DatabaseError {
                 pipe.finish(Self.mapped(error))
@@ -43,8 +45,8 @@ extension AppDatabase {
 
     /// Every live item and the user's navigation states with the feed position they are consistent
     /// with, collected from `streamSnapshot` (for tests and tools; the route streams).
-    public func snapshot(user: UserID) async throws -> Snapshot {
-        let pipe = streamSnapshot(user: user, depth: 64)
+    public func snapshot(user: UserID, items filter: ItemFilter? = nil) async throws -> Snapshot {
+        let pipe = streamSnapshot(user: user, items: filter, depth: 64)
         var bytes: [UInt8] = []
         while let chunk = try await pipe.next() { bytes += chunk }
         return try JSONCoding.decoder().decode(Snapshot.self, from: Data(bytes))
@@ -59,19 +61,47 @@ extension AppDatabase {
         FROM items NOT INDEXED WHERE deleted_at IS NULL ORDER BY seq
         """
 
-    static func writeSnapshot(_ db: Database, user: UserID, epoch: String, to pipe: ChunkPipe) throws {
+    /// Every live item's columns as `ItemRecord(current:)` reads them, in creation order.
+    static let liveItemsSQL = ItemRecord.selectSQL + " NOT INDEXED WHERE deleted_at IS NULL ORDER BY seq"
+
+    public func refilter(from old: ItemFilter?, to new: ItemFilter?, since: Int64) async throws -> Refilter {
+        let epoch = self.epoch
+        return try await read { db in
+            let head = try ChangeLog.head(db)
+            guard since >= (try Self.trimmedThrough(db)), since <= head else {
+                throw StoreError.resyncRequired("the cursor is older than the retained log; start from a snapshot")
+            }
+            let changed = Set(
+                try String.fetchAll(
+                    db, sql: "SELECT DISTINCT entity_id FROM changes WHERE seq > ? AND entity = 'item'", arguments: [since]))
+            var items: [Item] = []
+            let statement = try db.makeStatement(sql: Self.liveItemsSQL)
+            let rows = try Row.fetchCursor(statement)
+            while try rows.next() != nil { items.append(try ItemRecord(current: statement.sqliteStatement).item) }
+            return Refilter.build(liveItems: items, changed: changed, from: old, to: new, cursor: FeedCursor(epoch: epoch, seq: head))
+        }
+    }
+
+    static func writeSnapshot(_ db: Database, user: UserID, items filter: ItemFilter?, epoch: String, to pipe: ChunkPipe) throws {
         let head = try ChangeLog.head(db)
         var json = JSONWriter(capacity: snapshotChunkBytes + 4096)
         SnapshotJSON.writeOpening(to: &json)
         try pipe.send(json.bytes)
         json.removeAll()
-        let statement = try db.makeStatement(sql: snapshotItemsSQL)
+        // Under a filter each row becomes an Item to be matched; without one it is written in place.
+        let statement = try db.makeStatement(sql: filter == nil ? snapshotItemsSQL : liveItemsSQL)
         let rows = try Row.fetchCursor(statement)
         let columns = statement.sqliteStatement
         var first = true
         while try rows.next() != nil {
+            var matched: Item?
+            if let filter {
+                let item = try ItemRecord(current: columns).item
+                guard filter.matches(item) else { continue }
+                matched = item
+            }
             if first { first = false } else { SnapshotJSON.writeSeparator(to: &json) }
-            try writeItem(columns, to: &json)
+            if let matched { matched.write(to: &json) } else { try writeItem(columns, to: &json) }
             if json.bytes.count >= snapshotChunkBytes {
                 try pipe.send(json.bytes)
                 json.removeAll()

@@ -12,7 +12,8 @@ enum ChangeLog {
     /// (ARCHITECTURE.md, "The change log's stored form").
     static let valueFormat = "2"
 
-    /// Appends one entry and returns its seq. The value writes its own JSON (an item, a navigation):
+    /// Appends one entry and returns its seq. `before`: an item change's item as it was (nil for
+    /// a create and for other entities). The value writes its own JSON (an item, a navigation):
     /// no `Encodable` container, no cast at run time.
     @discardableResult
     static func append(
@@ -22,10 +23,12 @@ enum ChangeLog {
         id: String,
         owner: UserID?,
         value: (some JSONWritable)?,
+        before: Item? = nil,
         origin: Origin,
         at: Int64
     ) throws -> Int64 {
         let json = value?.jsonBytes
+        let previous = before?.jsonBytes
         // A cached statement, not `ChangeRecord.insert` (which prepares anew and encodes through
         // `Encodable`): every write appends at least one entry. In `CodingKeys` order.
         try db.cachedStatement(sql: appendSQL).execute { binder in
@@ -37,6 +40,7 @@ enum ChangeLog {
             binder.bind(origin.clientID)
             binder.bind(origin.idempotencyKey)
             binder.bind(at)
+            binder.bind(text: previous)
         }
         return db.lastInsertedRowID
     }

@@ -23,6 +23,8 @@ struct ChangeRecord: Codable, FetchableRecord, PersistableRecord {
     var originClientID: ClientID?
     var originIdempotencyKey: String?
     var at: Int64
+    /// For an item change, the JSON of the item before it: `ItemBefore.stored`.
+    var previous: String?
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case seq, entity, op
@@ -30,7 +32,7 @@ struct ChangeRecord: Codable, FetchableRecord, PersistableRecord {
         case owner, value
         case originClientID = "origin_client_id"
         case originIdempotencyKey = "origin_idempotency_key"
-        case at
+        case at, previous
     }
 
     enum Columns {
@@ -43,6 +45,7 @@ struct ChangeRecord: Codable, FetchableRecord, PersistableRecord {
         static let originClientID = Column(CodingKeys.originClientID)
         static let originIdempotencyKey = Column(CodingKeys.originIdempotencyKey)
         static let at = Column(CodingKeys.at)
+        static let previous = Column(CodingKeys.previous)
     }
 
     /// Every column, in the order `init(row:)` reads them by position.
@@ -64,6 +67,7 @@ struct ChangeRecord: Codable, FetchableRecord, PersistableRecord {
         originClientID = row[6]
         originIdempotencyKey = row[7]
         at = row[8]
+        previous = row[9]
     }
 }
 
@@ -85,6 +89,7 @@ extension ChangeRecord {
         originClientID = SQLiteColumn.optionalString(row, 6).flatMap(ClientID.init(storedText:))
         originIdempotencyKey = SQLiteColumn.optionalString(row, 7)
         at = sqlite3_column_int64(row, 8)
+        previous = SQLiteColumn.optionalString(row, 9)
     }
 
 }
@@ -98,7 +103,7 @@ extension ChangeEntry {
     init(_ record: ChangeRecord, epoch: String) {
         self.init(
             seq: record.seq ?? 0, entity: record.entity, op: record.op, id: record.entityID, owner: record.owner,
-            valueJSON: record.value, originClientID: record.originClientID,
+            valueJSON: record.value, before: ItemBefore(stored: record.previous), originClientID: record.originClientID,
             originIdempotencyKey: record.originIdempotencyKey, at: record.at, epoch: epoch)
     }
 }

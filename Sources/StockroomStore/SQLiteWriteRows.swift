@@ -58,9 +58,9 @@ final class SQLiteWriteRows: WriteRows {
         return try record.item
     }
 
-    func updateLiveItem(_ id: ItemID, fields: ValidDraft, precondition: VersionPrecondition?, at: Int64) throws -> Item? {
+    func updateLiveItem(_ id: ItemID, fields: ValidDraft, precondition: VersionPrecondition?, at: Int64) throws -> (before: Item, after: Item)? {
         guard let stored = try liveItem(id), precondition?.matches(stored.item.version) ?? true else { return nil }
-        return try updateItem(stored, fields: fields, at: at)
+        return (stored.item, try updateItem(stored, fields: fields, at: at))
     }
 
     func tombstone(_ stored: StoredItem<ItemRecord>, at: Int64) throws {
@@ -116,10 +116,11 @@ final class SQLiteWriteRows: WriteRows {
     // MARK: The log
 
     func append(
-        entity: ChangeEntity, op: ChangeOp, id: String, owner: UserID?, value: (some JSONWritable)?, origin: Origin, at: Int64,
-        ownerClient: ClientID?
+        entity: ChangeEntity, op: ChangeOp, id: String, owner: UserID?, value: (some JSONWritable)?, before: Item?, origin: Origin,
+        at: Int64, ownerClient: ClientID?
     ) throws {
-        lastAppended = try ChangeLog.append(db, entity: entity, op: op, id: id, owner: owner, value: value, origin: origin, at: at)
+        lastAppended = try ChangeLog.append(
+            db, entity: entity, op: op, id: id, owner: owner, value: value, before: before, origin: origin, at: at)
     }
 
     // MARK: Idempotency

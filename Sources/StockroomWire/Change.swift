@@ -38,6 +38,8 @@ public struct Change: Hashable, Sendable {
     public var entity: Entity
     /// Upsert or delete.
     public var operation: Operation
+    /// On a filtered feed, how an item change crossed the filter; nil otherwise.
+    public var move: ChangeMove?
     /// The entity's identifier: an item id or a client id.
     public var id: String
     /// The value after the change; nil for a delete.
@@ -48,11 +50,15 @@ public struct Change: Hashable, Sendable {
     public var at: Date
 
     /// Creates a change.
-    public init(seq: Int, cursor: FeedCursor, entity: Entity, operation: Operation, id: String, value: Value?, origin: Origin, at: Date) {
+    public init(
+        seq: Int, cursor: FeedCursor, entity: Entity, operation: Operation, move: ChangeMove? = nil, id: String, value: Value?, origin: Origin,
+        at: Date
+    ) {
         self.seq = seq
         self.cursor = cursor
         self.entity = entity
         self.operation = operation
+        self.move = move
         self.id = id
         self.value = value
         self.origin = origin
@@ -79,7 +85,7 @@ public struct Change: Hashable, Sendable {
 }
 
 extension Change: Codable {
-    private enum CodingKeys: String, CodingKey { case seq, cursor, entity, op, id, value, origin, at }
+    private enum CodingKeys: String, CodingKey { case seq, cursor, entity, op, move, id, value, origin, at }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -95,6 +101,7 @@ extension Change: Codable {
             cursor: try c.decode(FeedCursor.self, forKey: .cursor),
             entity: entity,
             operation: try c.decode(Operation.self, forKey: .op),
+            move: try c.decodeIfPresent(ChangeMove.self, forKey: .move),
             id: try c.decode(String.self, forKey: .id),
             value: value,
             origin: try c.decode(Origin.self, forKey: .origin),
@@ -108,6 +115,7 @@ extension Change: Codable {
         try c.encode(cursor, forKey: .cursor)
         try c.encode(entity, forKey: .entity)
         try c.encode(operation, forKey: .op)
+        try c.encodeIfPresent(move, forKey: .move)
         try c.encode(id, forKey: .id)
         switch value {
         case .item(let item): try c.encode(item, forKey: .value)

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import PostgresNIO
 import StockroomCore
+import StockroomStorage
 import StockroomWire
 import TestSupport
 import Testing
@@ -36,7 +37,13 @@ struct PostgresMigrationTests {
         try await connection.query(
             "INSERT INTO changes (seq, entity, op, entity_id, owner, value, at) VALUES (1, 'navigation', 'upsert', 'phone', 'erin', \(value), 5)",
             logger: logger)
-        #expect(try await PostgresMigrator.migrate(connection, logger: logger) == ["0002_navigation_values", "0003_presence"])
+        #expect(try await PostgresMigrator.migrate(connection, logger: logger) == ["0002_navigation_values", "0003_presence", "0004_previous_values"])
+        // An entry from before the log kept the item before a change says it was not recorded.
+        var previous: [String?] = []
+        for try await stored in try await connection.query("SELECT previous FROM changes", logger: logger).decode(String?.self) {
+            previous.append(stored)
+        }
+        #expect(previous == [ItemBefore.unknownMark])
 
         var values: [String] = []
         for try await stored in try await connection.query("SELECT value FROM changes", logger: logger).decode(String.self) {

@@ -222,6 +222,27 @@ struct MigrationTests {
         }
     }
 
+    @Test("0009: entries from before it say the item before them was not recorded; new ones record it")
+    func previousValuesMigrationMarksOlderEntriesUnknown() async throws {
+        try await withTemporaryFolder { folder in
+            let path = folder.appendingPathComponent("stockroom.sqlite").path
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            do {
+                let queue = try DatabaseQueue(path: path)
+                try AppDatabase.migrator().migrate(queue, upTo: "0008_presence")
+                try await queue.write { db in
+                    try db.execute(
+                        sql: "INSERT INTO changes (seq, entity, op, entity_id, owner, value, at) VALUES (1, 'item', 'delete', 'x', NULL, NULL, 5)")
+                }
+            }
+            let database = try AppDatabase.open(path: path)
+            let created = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Origin(user: "erin"), idempotency: nil).value
+            _ = try await database.updateItem(created.id, draft: Sample.mouse, precondition: nil, origin: Origin(user: "erin"), idempotency: nil)
+            let page = try await database.readLoggedChanges(after: 0, filter: FeedFilter(user: "erin", topics: [.item]), limit: 10)
+            #expect(page.changes.map(\.before) == [.unknown, .none, .item(json: String(decoding: created.jsonBytes, as: UTF8.self))])
+        }
+    }
+
     /// The change log's values are spliced into feed answers as stored: a file whose values are in
     /// a form this version does not write is refused at open, not served.
     @Test("a file whose change log values are in another form is refused")

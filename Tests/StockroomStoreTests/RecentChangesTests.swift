@@ -19,6 +19,13 @@ import StockroomStorage
                 _ = try await database.runCommand(.openEdit(itemID: item.id), clientID: "phone", origin: Sample.erin("phone"))
                 _ = try await database.runCommand(.push(route: .item(id: item.id)), clientID: "tablet", origin: Sample.otto("tablet"))
             }
+            // Moves across `quantity <= 5`: in, out, in again, and a deleted item that matched.
+            for (index, quantity) in [(1, 3), (2, 4), (1, 50), (2, 2), (3, 5)] {
+                _ = try await database.updateItem(
+                    items[index].id, draft: Draft(name: "Cable", color: nil, status: .inStock(quantity: quantity)), precondition: nil,
+                    origin: Sample.erin)
+            }
+            try await database.deleteItem(items[3].id, precondition: nil, origin: Sample.erin)
             try await database.deleteItem(items[0].id, precondition: nil, origin: Sample.erin)
             _ = try await database.runCommand(.cancel, clientID: "phone", origin: Sample.erin("phone"))
             let head = database.hub.head
@@ -27,6 +34,8 @@ import StockroomStorage
             let filters = [
                 FeedFilter(user: "erin", topics: [.item, .navigation]), FeedFilter(user: "otto", topics: [.navigation]),
                 FeedFilter(user: "erin", topics: [.item]), FeedFilter(user: "nobody", topics: [.navigation]),
+                FeedFilter(user: "erin", topics: [.item, .navigation], items: try ItemFilter(parsing: "quantity <= 5")),
+                FeedFilter(user: "otto", topics: [.item], items: try ItemFilter(parsing: #"name = "Cable" and quantity > 3"#)),
             ]
             for filter in filters {
                 for limit in [1, 2, 5, 1000] {

@@ -59,7 +59,7 @@ struct ItemFieldContractTests {
             for change in changes { if case .item(let item) = change.value { last[item.id] = item } }
             #expect(Set(last.values) == Set(written), "the feed's last value of each item is the item")
 
-            let pipe = storage.streamSnapshot(user: "erin", depth: 4, stallTimeout: .seconds(30))
+            let pipe = storage.streamSnapshot(user: "erin", items: nil, depth: 4, stallTimeout: .seconds(30))
             var bytes: [UInt8] = []
             while let chunk = try await pipe.next() { bytes += chunk }
             let snapshot = try JSONCoding.decoder().decode(Snapshot.self, from: Data(bytes))

@@ -13,7 +13,7 @@ extension StorageContractTests {
             let item = try await storage.createItem(id: nil, draft: Self.mouse, origin: Self.erin, idempotency: nil).value
             _ = try await storage.runCommand(.openAdd, clientID: "erins-phone", origin: Self.erin, idempotency: nil)
             _ = try await storage.runCommand(.selectTab(tab: .settings), clientID: "ottos-phone", origin: Origin(user: "otto"), idempotency: nil)
-            let pipe = storage.streamSnapshot(user: "erin", depth: 4, stallTimeout: .seconds(30))
+            let pipe = storage.streamSnapshot(user: "erin", items: nil, depth: 4, stallTimeout: .seconds(30))
             var bytes: [UInt8] = []
             while let chunk = try await pipe.next() { bytes += chunk }
             let snapshot = try JSONCoding.decoder().decode(Snapshot.self, from: Data(bytes))

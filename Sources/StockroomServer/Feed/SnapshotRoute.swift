@@ -5,7 +5,7 @@ import NIOCore
 extension FeedController {
     @Sendable func snapshot(_ request: Request, context: CallerContext) async throws -> Response {
         let caller = context.caller
-        let pipe = database.streamSnapshot(user: caller.user, depth: 4, stallTimeout: settings.writeTimeout)
+        let pipe = database.streamSnapshot(user: caller.user, items: nil, depth: 4, stallTimeout: settings.writeTimeout)
         // Whoever drops the response without running its body (a connection closed first) still ends the read.
         let owner = PipeOwner(pipe)
         // The first chunk comes once the read transaction holds: a storage failure is still a status.

@@ -30,9 +30,10 @@ public protocol WriteRows: AnyObject {
     /// Writes `fields` to the item read as `stored`, its version one higher, updated at `at` or
     /// its last update, whichever is later.
     func updateItem(_ stored: StoredItem<ItemRow>, fields: ValidDraft, at: Int64) async throws -> Item
-    /// `updateItem` in one step when `id` is live and its version passes `precondition`; nil,
-    /// writing nothing, otherwise (the rules then read the row to say why).
-    func updateLiveItem(_ id: ItemID, fields: ValidDraft, precondition: VersionPrecondition?, at: Int64) async throws -> Item?
+    /// `updateItem` in one step when `id` is live and its version passes `precondition`, with the
+    /// item as it was; nil, writing nothing, otherwise (the rules then read the row to say why).
+    func updateLiveItem(_ id: ItemID, fields: ValidDraft, precondition: VersionPrecondition?, at: Int64) async throws
+        -> (before: Item, after: Item)?
     /// Marks the item deleted at `at`.
     func tombstone(_ stored: StoredItem<ItemRow>, at: Int64) async throws
 
@@ -58,11 +59,12 @@ public protocol WriteRows: AnyObject {
 
     // MARK: The log
 
-    /// Appends one change entry to this transaction's log. `ownerClient`: a device whose owner's
-    /// order moves to this entry (see `saveClient`).
+    /// Appends one change entry to this transaction's log. `before`: for an item change, the item
+    /// as it was (nil for a create). `ownerClient`: a device whose owner's order moves to this
+    /// entry (see `saveClient`).
     func append(
-        entity: ChangeEntity, op: ChangeOp, id: String, owner: UserID?, value: (some JSONWritable)?, origin: Origin, at: Int64,
-        ownerClient: ClientID?
+        entity: ChangeEntity, op: ChangeOp, id: String, owner: UserID?, value: (some JSONWritable)?, before: Item?, origin: Origin,
+        at: Int64, ownerClient: ClientID?
     ) async throws
 
     // MARK: Idempotency

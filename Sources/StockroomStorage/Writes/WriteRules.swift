@@ -24,7 +24,7 @@ public enum WriteRules {
         guard let item = try await rows.insertItem(id, fields: fields, at: Timestamp.milliseconds(Date())) else {
             throw StoreError.alreadyExists(id)
         }
-        try await logUpsert(rows, item, origin: origin)
+        try await logUpsert(rows, item, before: nil, origin: origin)
         return item
     }
 
@@ -56,17 +56,17 @@ public enum WriteRules {
         let now = Timestamp.milliseconds(Date())
         // One step when it is written; the row is read only to say why it was not.
         if case .success(let fields) = fields,
-            let item = try await rows.updateLiveItem(id, fields: fields, precondition: precondition, at: now)
+            let written = try await rows.updateLiveItem(id, fields: fields, precondition: precondition, at: now)
         {
-            try await logUpsert(rows, item, origin: origin)
-            return item
+            try await logUpsert(rows, written.after, before: written.before, origin: origin)
+            return written.after
         }
         guard let stored = try await rows.liveItem(id) else { throw StoreError.notFound("no item \(id)") }
         if let precondition, !precondition.matches(stored.item.version) {
             throw StoreError.preconditionFailed(currentVersion: stored.item.version)
         }
         let item = try await rows.updateItem(stored, fields: try fields.get(), at: now)
-        try await logUpsert(rows, item, origin: origin)
+        try await logUpsert(rows, item, before: stored.item, origin: origin)
         return item
     }
 
@@ -87,7 +87,7 @@ public enum WriteRules {
             guard let item = try await rows.insertItem(.random(), fields: try validated(draft), at: Timestamp.milliseconds(Date())) else {
                 throw WriteRetry()
             }
-            try await logUpsert(rows, item, origin: origin)
+            try await logUpsert(rows, item, before: nil, origin: origin)
         }
     }
 
@@ -168,14 +168,14 @@ public enum WriteRules {
             guard let item = try await rows.insertItem(.random(), fields: fields, at: Timestamp.milliseconds(Date())) else {
                 throw WriteRetry()
             }
-            try await logUpsert(rows, item, origin: origin)
+            try await logUpsert(rows, item, before: nil, origin: origin)
             written = item
         case .update(let id, let fields, let expectedVersion):
             guard let item = stored[id], item.item.version == expectedVersion else {
                 throw StoreError.domain(.invalidTransition("item \(id) changed during the command"))
             }
             let updated = try await rows.updateItem(item, fields: fields, at: Timestamp.milliseconds(Date()))
-            try await logUpsert(rows, updated, origin: origin)
+            try await logUpsert(rows, updated, before: item.item, origin: origin)
             written = updated
         case .delete(let id):
             guard let item = stored[id] else { throw StoreError.domain(.itemDeleted(id)) }
@@ -252,7 +252,8 @@ public enum WriteRules {
         let now = Timestamp.milliseconds(Date())
         try await rows.tombstone(stored, at: now)
         try await rows.append(
-            entity: .item, op: .delete, id: stored.item.id.description, owner: nil, value: Item?.none, origin: origin, at: now, ownerClient: nil)
+            entity: .item, op: .delete, id: stored.item.id.description, owner: nil, value: Item?.none, before: stored.item, origin: origin,
+            at: now, ownerClient: nil)
         try await repairNavigation(rows, afterDeleting: stored.item.id, origin: origin, exceptClient: exceptClient)
     }
 
@@ -278,7 +279,7 @@ public enum WriteRules {
             clientID: clientID, state: state, version: previous.version + 1, updatedAt: Timestamp.date(milliseconds: now))
         let ownerChanged = origin.user == owner
         try await rows.append(
-            entity: .navigation, op: .upsert, id: clientID.rawValue, owner: owner, value: navigation, origin: origin, at: now,
+            entity: .navigation, op: .upsert, id: clientID.rawValue, owner: owner, value: navigation, before: nil, origin: origin, at: now,
             ownerClient: ownerChanged ? clientID : nil)
         try await rows.saveClient(navigation, owner: owner, ownerChanged: ownerChanged)
         return navigation
@@ -302,11 +303,11 @@ public enum WriteRules {
         return Set(ids).sorted { $0.description < $1.description }
     }
 
-    /// An item upsert's entry, at the item's update time.
+    /// An item upsert's entry, at the item's update time, with the item as it was (nil: created).
     @inlinable
-    static func logUpsert<Rows: WriteRows>(_ rows: Rows, _ item: Item, origin: Origin) async throws {
+    static func logUpsert<Rows: WriteRows>(_ rows: Rows, _ item: Item, before: Item?, origin: Origin) async throws {
         try await rows.append(
-            entity: .item, op: .upsert, id: item.id.description, owner: nil, value: item, origin: origin,
+            entity: .item, op: .upsert, id: item.id.description, owner: nil, value: item, before: before, origin: origin,
             at: Timestamp.milliseconds(item.updatedAt), ownerClient: nil)
     }
 

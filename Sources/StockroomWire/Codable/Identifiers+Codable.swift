@@ -60,6 +60,7 @@ extension Tab: Codable {}
 extension Role: Codable {}
 extension ChangeEntity: Codable {}
 extension ChangeOp: Codable {}
+extension ChangeMove: Codable {}
 extension ButtonState.Role: Codable {}
 extension Command.OnConflict: Codable {}
 extension Command.ConflictChoice: Codable {}
