@@ -29,6 +29,9 @@ public struct ChangeEntry: Sendable, Hashable {
 
     /// The contract's `Change` JSON object, encoded once when the entry is read.
     public var json: String
+    /// Set on the entry a filtered feed sends for an item crossing its filter (`FeedFilter.shown`):
+    /// its `json` then differs from the log's entry of the same seq.
+    public private(set) var move: ChangeMove?
 
     /// The database epoch its cursor names.
     let epoch: String
@@ -63,6 +66,7 @@ public struct ChangeEntry: Sendable, Hashable {
     /// `"move": "in"`; `out`, a delete with no value and `"move": "out"`.
     func moved(_ move: ChangeMove) -> ChangeEntry {
         var moved = self
+        moved.move = move
         if move == .out {
             moved.op = .delete
             moved.valueJSON = nil

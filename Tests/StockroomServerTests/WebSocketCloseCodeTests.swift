@@ -35,6 +35,7 @@ struct WebSocketCloseCodeTests {
         ("since=garbage&access_token=VIEWER", 4400, "invalidParameter", "since"),
         ("topics=items,pets&access_token=VIEWER", 4400, "invalidParameter", "topics"),
         ("since=c1.abcdef.0&access_token=VIEWER", 4410, "resyncRequired", nil),
+        ("filter=quantity%20%3C&access_token=VIEWER", 4422, "validationFailed", "filter"),
     ] as [(String, Int, String, String?)])
     func aRefusedUpgradeIsUpgradedThenClosedWith4000PlusStatusAndTheErrorBody(
         query: String, closeCode: Int, code: String, field: String?
@@ -52,10 +53,11 @@ struct WebSocketCloseCodeTests {
                 #expect(error["code"] == code)
                 #expect(error["field"] == field)
                 #expect(reason.utf8.count <= 123)
-                // The same request without upgrade headers gets the plain HTTP error.
+                // The same request without upgrade headers: a bad token is still 401; past it, the
+                // request's own shape comes first, whatever its parameters say.
                 let plain = try await LiveServer(port: port).request(.GET, "/v1/changes/ws?\(query)", token: nil)
-                #expect(plain.status == closeCode - 4000)
-                #expect(try Self.error(String(decoding: plain.body, as: UTF8.self))["code"] == code)
+                #expect(plain.status == (closeCode == 4401 ? 401 : 426))
+                #expect(try Self.error(String(decoding: plain.body, as: UTF8.self))["code"] == (closeCode == 4401 ? code : "upgradeRequired"))
             }
         }
     }
@@ -153,6 +155,15 @@ struct WebSocketCloseCodeTests {
                 #expect(oldVersion.hasPrefix("http/1.1 426 upgrade required\r\n"))
                 #expect(oldVersion.contains("sec-websocket-version: 13\r\n") && oldVersion.contains("connection: close\r\n"))
                 #expect(oldVersion.contains(#""code":"upgraderequired""#))
+                // The handshake is checked before the parameters: an old cursor does not make it 410.
+                let oldCursor = try await blocking {
+                    try RawSocket(
+                        port: port,
+                        raw: base.replacingOccurrences(of: "?access_token", with: "?since=c1.abcdef.0&access_token")
+                            + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: AAA\r\n\r\n"
+                    ).failingStalledReads().readAll().lowercased()
+                }
+                #expect(oldCursor.hasPrefix("http/1.1 426 upgrade required\r\n"))
                 let noKey = try await blocking { try RawSocket(port: port, raw: base + "Sec-WebSocket-Version: 13\r\n\r\n").failingStalledReads().readAll() }
                 #expect(noKey.hasPrefix("HTTP/1.1 400 Bad Request\r\n"))
                 #expect(noKey.contains(#""code":"invalidParameter""#) && noKey.contains(#""field":"Sec-WebSocket-Key""#))

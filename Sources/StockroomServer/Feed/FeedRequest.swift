@@ -22,7 +22,8 @@ extension FeedController {
     }
 
     func filter(_ request: Request, user: UserID) throws -> FeedFilter {
-        guard let raw = request.query("topics") else { return FeedFilter(user: user, topics: [.item, .navigation]) }
+        let items = try Self.itemFilter(request, name: "filter")
+        guard let raw = request.query("topics") else { return FeedFilter(user: user, topics: [.item, .navigation], items: items) }
         var topics = Set<ChangeEntity>()
         for name in raw.split(separator: ",", omittingEmptySubsequences: false) {
             guard let topic = Topic(rawValue: name.trimmingCharacters(in: .whitespaces)) else {
@@ -30,7 +31,18 @@ extension FeedController {
             }
             topics.insert(topic.entity)
         }
-        return FeedFilter(user: user, topics: topics)
+        return FeedFilter(user: user, topics: topics, items: items)
+    }
+
+    /// An item filter parameter (`filter`, `fromFilter`), parsed and checked once: nil when absent;
+    /// `422 validationFailed` naming its position when it is not the grammar's.
+    static func itemFilter(_ request: Request, name: String) throws -> ItemFilter? {
+        guard let raw = request.query(name) else { return nil }
+        do {
+            return try ItemFilter(parsing: raw)
+        } catch {
+            throw APIError.validationFailed(name, "\(name): at character \(error.position), expected \(error.expected)")
+        }
     }
 
     /// The device a feed request names (`clientID=`), which it marks online while open; `400` when

@@ -2,6 +2,7 @@ import NIOCore
 import ServiceLifecycle
 import StockroomCore
 import StockroomStorage
+import StockroomWire
 
 extension FeedController {
     enum FollowEvent: Sendable {
@@ -9,6 +10,8 @@ extension FeedController {
         /// One page of changes, in commit order (one write where the transport allows).
         case changes([ChangeEntry])
         case heartbeat
+        /// Under an item filter, an idle stream's cursor moved past changes the filter hid.
+        case progress(FeedCursor)
         case resync(String)
         /// The stream's token was revoked: the stream ends with `unauthorized`.
         case revoked
@@ -48,6 +51,7 @@ extension FeedController {
             try await withGracefulShutdownHandler {
                 try await deliver(.open)
                 var seq = start.seq
+                var announced = start.seq
                 var idle = false
                 while !Task.isCancelled, !subscription.isClosed {
                     let page: FeedPage
@@ -63,8 +67,9 @@ extension FeedController {
                         try await deliver(.revoked)
                         return
                     }
-                    if !page.changes.isEmpty {
+                    if let last = page.changes.last {
                         try await deliver(.changes(page.changes))
+                        announced = last.seq
                         sent(page.changes.count, transport: transport)
                     }
                     seq = page.cursor.seq
@@ -75,7 +80,12 @@ extension FeedController {
                             try await deliver(.revoked)
                             return
                         }
-                        try await deliver(.heartbeat)
+                        if start.filter.items != nil, seq > announced {
+                            try await deliver(.progress(page.cursor))
+                            announced = seq
+                        } else {
+                            try await deliver(.heartbeat)
+                        }
                     }
                     idle = !(await subscription.wait(until: .now + settings.heartbeat))
                 }

@@ -27,7 +27,9 @@ extension FeedController {
         // answered with its batch so far, possibly empty, and its cursor: shutdown waits for no poll.
         var waited = false
         try await withGracefulShutdownHandler {
-            while page.count == 0, ContinuousClock.now < deadline {
+            // An empty page with more to read (a filter hid everything it looked at) answers at
+            // once: its cursor moved.
+            while page.count == 0, !page.hasMore, ContinuousClock.now < deadline {
                 waited = true
                 let woke = await subscription.wait(timeout: deadline - ContinuousClock.now)
                 if Task.isCancelled || Task.isShuttingDownGracefully || subscription.isClosed { break }

@@ -29,6 +29,9 @@ final class ParkedSSEStream: Sendable {
     /// Where the stream stands between rounds. Only the round in progress touches it; the lock
     /// makes the hand-over from one round's task to the next checkable.
     private let position: Mutex<(seq: Int64, idle: Bool)>
+    /// The newest cursor the client was given (a change's `id:`, or a progress event's): under an
+    /// item filter, an idle round whose cursor moved past it sends `event: progress`.
+    private let announced: Mutex<Int64>
 
     private init(
         database: any Storage, start: FeedController.Subscription, subscription: FeedSubscription, token: TokenCheck,
@@ -46,6 +49,7 @@ final class ParkedSSEStream: Sendable {
         self.deliveries = deliveries
         self.logger = logger
         self.position = Mutex((start.seq, false))
+        self.announced = Mutex(start.seq)
     }
 
     /// Starts following the feed on a parked response: the stream's first round (its catch-up) runs
@@ -92,8 +96,9 @@ final class ParkedSSEStream: Sendable {
                 // After the read: a change committed after a revocation reaches the hub only after
                 // the revocation's generation does, so it is never delivered.
                 guard try await token.isLive() else { return try await end(with: FeedController.revoked) }
-                if !page.changes.isEmpty {
+                if let last = page.changes.last {
                     try await send(page.changes.map(frames.chunk))
+                    announced.withLock { $0 = last.seq }
                     FeedController.sent(page.changes.count, transport: .sse)
                 }
                 seq = page.cursor.seq
@@ -101,7 +106,13 @@ final class ParkedSSEStream: Sendable {
                 if idle {
                     // Idle: ask the database itself, for a revocation by another process.
                     guard try await token.isLive(force: true) else { return try await end(with: FeedController.revoked) }
-                    try await send([Self.heartbeatFrame])
+                    if filter.items != nil, seq > announced.withLock({ $0 }) {
+                        // The filter hid what the log gained since: the cursor moves without a change.
+                        try await send([SSEFrames.chunk(of: SSEFrames.progressEvent(page.cursor))])
+                        announced.withLock { $0 = seq }
+                    } else {
+                        try await send([Self.heartbeatFrame])
+                    }
                 }
                 position.withLock { $0 = (seq, false) }
                 guard let woke = parkAgain() else { return }
@@ -145,8 +156,9 @@ final class ParkedSSEStream: Sendable {
         guard let page = database.hub.recentChanges(after: seq, filter: filter, limit: 200), !page.hasMore, !token.needsRead else {
             return false
         }
-        if !page.changes.isEmpty {
+        if let last = page.changes.last {
             response.write(chunks: page.changes.map(frames.chunk))
+            announced.withLock { $0 = last.seq }
             FeedController.sent(page.changes.count, transport: .sse)
         }
         position.withLock { $0 = (page.cursor.seq, false) }

@@ -30,6 +30,8 @@ final class SSEFrames: Sendable {
 
     /// The change's frame as one HTTP/1.1 chunk.
     func chunk(_ entry: ChangeEntry) -> ByteBuffer {
+        // A move is one filter's view of the entry, not the entry every stream shares.
+        if entry.move != nil { return Self.chunk(of: Self.encode(entry, epoch: epoch)) }
         let index = Int(entry.seq % Int64(Self.capacity))
         if let chunk = slots.withLock({ $0[index].seq == entry.seq ? $0[index].chunk : nil }) { return chunk }
         let chunk = Self.chunk(of: Self.encode(entry, epoch: epoch))
@@ -47,6 +49,12 @@ final class SSEFrames: Sendable {
         buffer.writeString(entry.json)
         buffer.writeStaticString("\n\n")
         return buffer
+    }
+
+    /// `event: progress`: a filtered stream's cursor moved past changes its filter hides.
+    static func progressEvent(_ cursor: FeedCursor) -> ByteBuffer {
+        let encoded = cursor.encoded
+        return ByteBuffer(string: "id: \(encoded)\nevent: progress\ndata: {\"cursor\":\"\(encoded)\"}\n\n")
     }
 
     /// The contract's `event: error` with the error's body, which ends a stream.

@@ -1,11 +1,20 @@
 import Hummingbird
 import NIOCore
+import StockroomCore
+import StockroomWire
 
-/// `GET /v1/snapshot`: every item and the caller's devices at one cursor, streamed as it is read.
+/// `GET /v1/snapshot`: every item (matching `filter=`, when given) and the caller's devices at one
+/// cursor, streamed as it is read; with `fromFilter=` or `since=`, the delta that changes a
+/// client's filter in place (`refilter`).
 extension FeedController {
     @Sendable func snapshot(_ request: Request, context: CallerContext) async throws -> Response {
         let caller = context.caller
-        let pipe = database.streamSnapshot(user: caller.user, items: nil, depth: 4, stallTimeout: settings.writeTimeout)
+        let filter = try Self.itemFilter(request, name: "filter")
+        let fromFilter = try Self.itemFilter(request, name: "fromFilter")
+        if fromFilter != nil || request.query("since") != nil {
+            return try await refilter(request, from: fromFilter, to: filter)
+        }
+        let pipe = database.streamSnapshot(user: caller.user, items: filter, depth: 4, stallTimeout: settings.writeTimeout)
         // Whoever drops the response without running its body (a connection closed first) still ends the read.
         let owner = PipeOwner(pipe)
         // The first chunk comes once the read transaction holds: a storage failure is still a status.
@@ -45,6 +54,32 @@ extension FeedController {
                 try await Self.withDeadline(writeTimeout) { try await box.finish() }
             }
         )
+    }
+
+    /// `{"items": [Item], "removed": [id], "cursor"}`: what a client at `since` under `old` (absent:
+    /// every item) needs to follow `new` (absent: every item) from `cursor`.
+    func refilter(_ request: Request, from old: ItemFilter?, to new: ItemFilter?) async throws -> Response {
+        guard let raw = request.query("since") else {
+            throw APIError.invalidParameter("since", "fromFilter needs since: the cursor the client holds its items at")
+        }
+        let since = try await database.resolve(try Self.parseStart(raw, field: "since"))
+        let delta = try await database.refilter(from: old, to: new, since: since)
+        var json = JSONWriter(capacity: 256 + delta.items.count * 200 + delta.removed.count * 40)
+        json.raw(#"{"items":["#)
+        for (index, item) in delta.items.enumerated() {
+            if index > 0 { json.raw(",") }
+            item.write(to: &json)
+        }
+        json.raw(#"],"removed":["#)
+        for (index, id) in delta.removed.enumerated() {
+            if index > 0 { json.raw(",") }
+            json.itemID(id)
+        }
+        json.raw(#"],"cursor":"#)
+        json.string(delta.cursor.encoded)
+        json.raw("}")
+        return Reply(status: .ok, headers: [.contentType: Reply.jsonContentType, .cacheControl: "no-store"], body: ByteBuffer(bytes: json.bytes))
+            .response
     }
 
     /// Snapshots being streamed now (each holds a read transaction).

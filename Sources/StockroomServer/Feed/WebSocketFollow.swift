@@ -27,6 +27,8 @@ extension FeedController {
                             for entry in entries { try await outbound.write(.text(entry.json)) }
                         case .heartbeat:
                             try await outbound.write(.custom(.init(fin: true, opcode: .ping, data: ByteBuffer())))
+                        case .progress(let cursor):
+                            try await outbound.write(.text(#"{"progress":{"cursor":""# + cursor.encoded + #""}}"#))
                         case .open:
                             break
                         case .resync(let message):

@@ -5,8 +5,9 @@ import HummingbirdWebSocket
 /// `GET /v1/changes/ws`: the handshake's checks, then the upgrade to `webSocket(…)`.
 extension FeedController {
     /// Checked before upgrading, in the contract's order, so that a refusal (a close code after the
-    /// upgrade, or the plain error without upgrade headers) says what is wrong; without upgrade
-    /// headers a valid request is `426`.
+    /// upgrade, or a plain error when there is no upgrade to make) says what is wrong: the origin,
+    /// then the request's own shape (`426` without upgrade headers, the handshake's error), then
+    /// its parameters.
     @Sendable func webSocketRequest(_ request: Request, context: CallerContext) async throws -> Response {
         let caller = context.caller
         // A WebSocket is not subject to CORS, so a browser's Origin (http or https; other clients
@@ -17,13 +18,16 @@ extension FeedController {
         {
             throw APIError.forbidden("a page from \(origin) may not open this WebSocket; the origin is not in http.corsAllowedOrigins")
         }
-        let device = try await device(of: request, user: caller.user)
-        let start = try await parse(request, user: caller.user, lastEventID: nil)
+        // The request's own shape before its parameters: a request that does not ask to upgrade,
+        // or whose handshake cannot be finished, is told so whatever its cursor or filter says.
         guard let upgrade = context.webSocketUpgrade else {
             var error = APIError(.upgradeRequired, "this route speaks WebSocket only")
             error.headers[.upgrade] = "websocket"
             throw error
         }
+        if WebSocketUpgrade.acceptValue(request.head) == nil { throw WebSocketUpgrade.handshakeError(request.head) }
+        let device = try await device(of: request, user: caller.user)
+        let start = try await parse(request, user: caller.user, lastEventID: nil)
         let database = self.database
         let settings = self.settings
         let limits = self.limits

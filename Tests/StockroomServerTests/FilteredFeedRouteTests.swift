@@ -1,0 +1,146 @@
+import Configuration
+import Foundation
+import StockroomCore
+import StockroomWire
+import Testing
+
+@testable import StockroomServer
+
+/// `filter=` on the feed's routes and the snapshot, against a live server on loopback (API.md,
+/// "Filtered feeds"); the storage contract tests hold the moves and the property on both backends.
+@Suite("Filtered feeds, against a live server on loopback")
+struct FilteredFeedRouteTests {
+    /// A query value, every byte but the unreserved ones percent-encoded.
+    static func encoded(_ text: String) -> String {
+        text.addingPercentEncoding(withAllowedCharacters: CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~"))!
+    }
+
+    static func create(_ server: LiveServer, _ app: TestApp, name: String, quantity: Int) async throws -> Item {
+        let created = try await server.request(.POST, "/v1/items", token: app.editor, json: draftJSON(name: name, quantity: quantity))
+        try #require(created.status == 201)
+        return try JSONCoding.decoder().decode(Item.self, from: created.body)
+    }
+
+    static func update(_ server: LiveServer, _ app: TestApp, _ item: Item, quantity: Int) async throws {
+        let updated = try await server.request(.PUT, "/v1/items/\(item.id)", token: app.editor, json: draftJSON(name: item.name, quantity: quantity))
+        try #require(updated.status == 200)
+    }
+
+    /// Every change of a long-poll page, decoded as the SDK decodes it (with `move`).
+    static func page(_ server: LiveServer, _ app: TestApp, _ query: String) async throws -> (changes: [Change], cursor: String, hasMore: Bool) {
+        let response = try await server.request(.GET, "/v1/changes?" + query, token: app.viewer)
+        try #require(response.status == 200, "\(String(decoding: response.body, as: UTF8.self))")
+        struct Page: Decodable {
+            let changes: [Change]
+            let cursor: String
+            let hasMore: Bool
+        }
+        let page = try JSONCoding.decoder().decode(Page.self, from: response.body)
+        return (page.changes, page.cursor, page.hasMore)
+    }
+
+    @Test func theLongPollAndSSESendMovesAndSSEAnnouncesProgress() async throws {
+        try await withTestApp { app in
+            try await app.live(settings: FeedTests.fastFeed) { client in
+                let server = LiveServer(port: try #require(client.port))
+                let filter = Self.encoded("quantity <= 5")
+                let low = try await Self.create(server, app, name: "Cable", quantity: 3)
+                let high = try await Self.create(server, app, name: "Lamp", quantity: 10)
+                try await Self.update(server, app, high, quantity: 2)
+                try await Self.update(server, app, low, quantity: 9)
+
+                let page = try await Self.page(server, app, "filter=\(filter)&topics=items")
+                #expect(page.changes.map { "\($0.seq) \($0.operation.rawValue) \($0.move?.rawValue ?? "-")" } == ["1 upsert -", "3 upsert in", "4 delete out"])
+                #expect(page.changes[1].item?.status == .inStock(quantity: 2) && page.changes[2].value == nil)
+
+                // The same over SSE, then progress past a write the filter hides.
+                let stream = try await SSEReader(server: server, token: app.viewer, query: "filter=\(filter)&topics=items")
+                #expect(stream.status == 200)
+                var events: [SSEReader.Event] = []
+                for _ in 0..<3 { events.append(try #require(try await stream.next())) }
+                let moves = try events.map { try JSONCoding.decoder().decode(Change.self, from: Data($0.data.utf8)).move }
+                #expect(events.map(\.event) == ["change", "change", "change"] && moves == [nil, .in, .out])
+                _ = try await Self.create(server, app, name: "Mug", quantity: 50)
+                let progress = try #require(try await stream.next())
+                #expect(progress.event == "progress")
+                let cursor = try #require(progress.id)
+                #expect(cursor.hasSuffix(".5") && progress.data == #"{"cursor":"\#(cursor)"}"#)
+
+                // A long-poll whose filter hides everything answers with the head's cursor.
+                let quiet = try await Self.page(server, app, "filter=\(Self.encoded("name = \"nothing\""))&since=\(page.cursor)&wait=1")
+                #expect(quiet.changes.isEmpty && quiet.cursor == cursor && !quiet.hasMore)
+            }
+        }
+    }
+
+    @Test func aFilterChangedInPlaceSendsOnlyWhatTheClientLacks() async throws {
+        try await withTestApp { app in
+            try await app.live { client in
+                let server = LiveServer(port: try #require(client.port))
+                let a = try await Self.create(server, app, name: "Cable", quantity: 1)
+                let b = try await Self.create(server, app, name: "Lamp", quantity: 4)
+                let c = try await Self.create(server, app, name: "Mug", quantity: 8)
+                let old = Self.encoded("quantity <= 5")
+                let snapshotResponse = try await server.request(.GET, "/v1/snapshot?filter=\(old)", token: app.viewer)
+                let snapshot = try JSONCoding.decoder().decode(Snapshot.self, from: snapshotResponse.body)
+                #expect(snapshot.items.map(\.id) == [a.id, b.id])
+                try await Self.update(server, app, b, quantity: 3)
+
+                let new = Self.encoded("quantity >= 2")
+                let response = try await server.request(
+                    .GET, "/v1/snapshot?filter=\(new)&fromFilter=\(old)&since=\(snapshot.cursor.encoded)", token: app.viewer)
+                #expect(response.status == 200)
+                struct Delta: Decodable {
+                    let items: [Item]
+                    let removed: [ItemID]
+                    let cursor: String
+                }
+                let delta = try JSONCoding.decoder().decode(Delta.self, from: response.body)
+                // b changed since (sent), c moved in (sent), a no longer matches (removed).
+                #expect(Set(delta.items.map(\.id)) == [b.id, c.id])
+                #expect(delta.removed == [a.id])
+                #expect(delta.cursor.hasSuffix(".4"))
+
+                let trimmedSince = try await server.request(.GET, "/v1/snapshot?filter=\(new)&since=c1.0000.1", token: app.viewer)
+                #expect(trimmedSince.status == 400 || trimmedSince.status == 410)
+                let noSince = try await server.request(.GET, "/v1/snapshot?filter=\(new)&fromFilter=\(old)", token: app.viewer)
+                #expect(noSince.status == 400)
+            }
+        }
+    }
+
+    /// Every malformed filter is `422 validationFailed` on its parameter, naming the position, on
+    /// every route that takes one; nothing is served.
+    @Test(arguments: [
+        ("quantity <", 11), ("quantity << 3", 11), ("nme = \"x\"", 1), ("(name = \"x\"", 12), ("name = \"x", 10),
+        ("quantity = 1 and", 17), ("name ^= 3", 9), ("", 1), ("status = \"sold\"", 10),
+    ])
+    func aMalformedFilterIs422NamingItsPosition(filter: String, position: Int) async throws {
+        try await withTestApp { app in
+            try await app.live { client in
+                let server = LiveServer(port: try #require(client.port))
+                let encoded = Self.encoded(filter)
+                for path in [
+                    "/v1/changes?filter=\(encoded)", "/v1/changes/stream?filter=\(encoded)", "/v1/snapshot?filter=\(encoded)",
+                    "/v1/snapshot?fromFilter=\(encoded)&since=now",
+                ] {
+                    let response = try await server.request(.GET, path, token: app.viewer)
+                    #expect(response.status == 422, "\(path)")
+                    let error = try JSONCoding.decoder().decode(ErrorBody.self, from: response.body)
+                    #expect(error.error.code == "validationFailed")
+                    #expect(error.error.field == (path.contains("fromFilter") ? "fromFilter" : "filter"))
+                    #expect(error.error.message.contains("at character \(position),"), "\(filter): \(error.error.message)")
+                }
+            }
+        }
+    }
+
+    struct ErrorBody: Decodable {
+        struct Detail: Decodable {
+            let code: String
+            let message: String
+            let field: String?
+        }
+        let error: Detail
+    }
+}
