@@ -2,7 +2,6 @@ import Foundation
 import PostgresNIO
 import StockroomCore
 import StockroomStorage
-import StockroomWire
 
 extension PostgresStore {
     /// Resolves a start position against the database's head and trim watermark (not this daemon's

@@ -1,5 +1,4 @@
 import Foundation
-import StockroomWire
 import Synchronization
 
 /// The observation layer: reads each commit's new change entries once, from the commit itself,
@@ -11,12 +10,23 @@ public final class ChangeHub: Sendable {
     /// How many recent entries are kept in memory.
     package static let recentCapacity = 4096
 
-    private struct State {
+    /// A subscription and what it sees now (a WebSocket may change its item filter).
+    fileprivate struct Subscriber {
+        let subscription: FeedSubscription
+        var filter: FeedFilter
+    }
+
+    fileprivate struct State {
         var head: Int64
         /// Entries with contiguous seqs ending at `head` (possibly none).
         var recent: [ChangeEntry] = []
         var trimmedThrough: Int64
-        var subscribers: [ObjectIdentifier: FeedSubscription] = [:]
+        /// Subscribers without an item filter, checked for every entry.
+        var subscribers: [ObjectIdentifier: Subscriber] = [:]
+        /// Subscribers with an item filter: an item entry reaches them through `index` (the
+        /// filters its item may match before or after the change); other entries are checked.
+        var filtered: [ObjectIdentifier: Subscriber] = [:]
+        var index = FilterIndex<ObjectIdentifier>()
         var tokenGeneration: Int64 = 0
         /// While the group committer answers a batch's writers, wake-ups wait here (see `holdingWakes`).
         var holding = false
@@ -36,17 +46,26 @@ public final class ChangeHub: Sendable {
     public var head: Int64 { state.withLock { $0.head } }
 
     /// How many subscriptions are open now.
-    public var subscriberCount: Int { state.withLock { $0.subscribers.count } }
+    public var subscriberCount: Int { state.withLock { $0.subscribers.count + $0.filtered.count } }
 
     /// Registers a subscriber; call before its first read so that no commit slips between the two.
     public func subscribe(_ filter: FeedFilter) -> FeedSubscription {
         let subscription = FeedSubscription(filter: filter, hub: self)
-        state.withLock { $0.subscribers[ObjectIdentifier(subscription)] = subscription }
+        state.withLock { $0.add(Subscriber(subscription: subscription, filter: filter)) }
         return subscription
     }
 
+    /// Changes what `subscription` is woken for; call before reading under the new filter, so that
+    /// no commit slips between the two.
+    public func change(_ subscription: FeedSubscription, to filter: FeedFilter) {
+        state.withLock { state in
+            state.remove(ObjectIdentifier(subscription))
+            state.add(Subscriber(subscription: subscription, filter: filter))
+        }
+    }
+
     package func remove(_ subscription: FeedSubscription) {
-        _ = state.withLock { $0.subscribers.removeValue(forKey: ObjectIdentifier(subscription)) }
+        state.withLock { $0.remove(ObjectIdentifier(subscription)) }
     }
 
     /// Called after a commit with the entries it appended, in seq order: they are readable at
@@ -66,9 +85,7 @@ public final class ChangeHub: Sendable {
             state.recent.append(contentsOf: entries)
             if state.recent.count > 2 * Self.recentCapacity { state.recent.removeFirst(state.recent.count - Self.recentCapacity) }
             state.head = entries.last!.seq
-            let woken = state.subscribers.values.filter { subscriber in
-                entries.contains { subscriber.filter.shown($0) != nil }
-            }
+            let woken = state.woken(by: entries)
             guard !state.holding else {
                 state.held.append(contentsOf: woken)
                 return []
@@ -130,14 +147,64 @@ public final class ChangeHub: Sendable {
         let subscribers: [FeedSubscription] = state.withLock { state in
             guard generation > state.tokenGeneration else { return [] }
             state.tokenGeneration = generation
-            return Array(state.subscribers.values)
+            return state.all
         }
         for subscriber in subscribers { subscriber.notify() }
     }
 
     /// Ends every subscription (graceful shutdown).
     public func closeAll() {
-        let subscribers = state.withLock { Array($0.subscribers.values) }
+        let subscribers = state.withLock { $0.all }
         for subscriber in subscribers { subscriber.close() }
+    }
+}
+
+extension ChangeHub.State {
+    var all: [FeedSubscription] { subscribers.values.map(\.subscription) + filtered.values.map(\.subscription) }
+
+    mutating func add(_ subscriber: ChangeHub.Subscriber) {
+        let key = ObjectIdentifier(subscriber.subscription)
+        if let items = subscriber.filter.items {
+            filtered[key] = subscriber
+            index.insert(items, for: key)
+        } else {
+            subscribers[key] = subscriber
+        }
+    }
+
+    mutating func remove(_ key: ObjectIdentifier) {
+        if subscribers.removeValue(forKey: key) == nil, filtered.removeValue(forKey: key) != nil {
+            index.remove(key)
+        }
+    }
+
+    /// The subscribers that `entries` concern. Under an item filter, an item entry is checked only
+    /// against the filters the index names for its item before and after the change: a write costs
+    /// what the filters it may match cost, not one check per open filter.
+    func woken(by entries: ArraySlice<ChangeEntry>) -> [FeedSubscription] {
+        var woken: [FeedSubscription] = []
+        for subscriber in subscribers.values where entries.contains(where: { subscriber.filter.shown($0) != nil }) {
+            woken.append(subscriber.subscription)
+        }
+        guard !filtered.isEmpty else { return woken }
+        var candidates: Set<ObjectIdentifier> = []
+        var checkAll = false
+        for entry in entries {
+            guard entry.entity == .item, let decoded = entry.items?.get(entry) else {
+                checkAll = true
+                continue
+            }
+            if decoded.beforeUnknown {
+                checkAll = true
+                continue
+            }
+            if let after = decoded.after { candidates.formUnion(index.candidates(for: after)) }
+            if let before = decoded.before { candidates.formUnion(index.candidates(for: before)) }
+        }
+        let checked: [ChangeHub.Subscriber] = checkAll ? Array(filtered.values) : candidates.compactMap { filtered[$0] }
+        for subscriber in checked where entries.contains(where: { subscriber.filter.shown($0) != nil }) {
+            woken.append(subscriber.subscription)
+        }
+        return woken
     }
 }

@@ -1,5 +1,7 @@
 import Configuration
 import Foundation
+import HummingbirdWSClient
+import Logging
 import StockroomCore
 import StockroomWire
 import Testing
@@ -105,6 +107,56 @@ struct FilteredFeedRouteTests {
                 #expect(trimmedSince.status == 400 || trimmedSince.status == 410)
                 let noSince = try await server.request(.GET, "/v1/snapshot?filter=\(new)&fromFilter=\(old)", token: app.viewer)
                 #expect(noSince.status == 400)
+            }
+        }
+    }
+
+    @Test func aWebSocketChangesItsFilterInPlace() async throws {
+        try await withTestApp { app in
+            try await app.live { client in
+                let server = LiveServer(port: try #require(client.port))
+                let a = try await Self.create(server, app, name: "Cable", quantity: 1)
+                let b = try await Self.create(server, app, name: "Lamp", quantity: 4)
+                let c = try await Self.create(server, app, name: "Mug", quantity: 8)
+                let received = ReceivedMessages()
+                try await WebSocketClient.connect(
+                    url: "ws://127.0.0.1:\(server.port)/v1/changes/ws?topics=items&filter=\(Self.encoded("quantity <= 5"))&access_token=\(app.viewer)",
+                    logger: Logger(label: "test")
+                ) { inbound, outbound, _ in
+                    var messages = inbound.messages(maxSize: 1 << 20).makeAsyncIterator()
+                    func next() async throws -> String {
+                        while let message = try await messages.next() {
+                            if case .text(let text) = message { return text }
+                        }
+                        throw CancellationError()
+                    }
+                    received.append(try await next())
+                    received.append(try await next())
+                    try await outbound.write(.text(#"{"setFilter":{"filter":"quantity >= 2"}}"#))
+                    received.append(try await next())
+                    try await outbound.write(.text(#"{"setFilter":{"filter":"quantity <"}}"#))
+                    received.append(try await next())
+                    try await Self.update(server, app, a, quantity: 3)
+                    received.append(try await next())
+                    try await outbound.close(.normalClosure, reason: nil)
+                }
+                let all = received.all
+                try #require(all.count == 5)
+                #expect(try [all[0], all[1]].map { try FeedChange.decode($0).item?.id } == [a.id, b.id])
+                struct Refiltered: Decodable {
+                    struct Delta: Decodable {
+                        let items: [Item]
+                        let removed: [ItemID]
+                        let cursor: String
+                    }
+                    let refilter: Delta
+                }
+                let refilter = try JSONCoding.decoder().decode(Refiltered.self, from: Data(all[2].utf8)).refilter
+                #expect(refilter.items.map(\.id) == [c.id], "b matches both filters and is unchanged: not sent again")
+                #expect(refilter.removed == [a.id])
+                #expect(all[3].contains(#""code":"validationFailed""#) && all[3].contains("at character 11"), "\(all[3])")
+                let moved = try JSONCoding.decoder().decode(Change.self, from: Data(all[4].utf8))
+                #expect(moved.id == a.id.description && moved.move == .in && moved.seq == 4)
             }
         }
     }

@@ -36,6 +36,7 @@ struct WebSocketCloseCodeTests {
         ("topics=items,pets&access_token=VIEWER", 4400, "invalidParameter", "topics"),
         ("since=c1.abcdef.0&access_token=VIEWER", 4410, "resyncRequired", nil),
         ("filter=quantity%20%3C&access_token=VIEWER", 4422, "validationFailed", "filter"),
+        ("since=c1.abcdef.0&clientID=no%20spaces&access_token=VIEWER", 4400, "invalidParameter", "clientID"),
     ] as [(String, Int, String, String?)])
     func aRefusedUpgradeIsUpgradedThenClosedWith4000PlusStatusAndTheErrorBody(
         query: String, closeCode: Int, code: String, field: String?

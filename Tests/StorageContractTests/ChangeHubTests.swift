@@ -1,3 +1,4 @@
+import StockroomCore
 import StockroomStorage
 import StockroomWire
 import TestSupport
@@ -56,5 +57,38 @@ struct ChangeHubTests {
             #expect(page?.changes.map(\.seq) == Array((0..<hub.head).map { $0 + 1 }))
         }
         #expect(refusals > 0)
+    }
+}
+
+/// The hub wakes filtered subscribers through the filter index: exactly those whose filter the
+/// item matched before the write or matches after it, among many that it does not.
+@Suite("ChangeHub with item filters")
+struct ChangeHubFilterTests {
+    static func itemJSON(quantity: Int) -> String {
+        #"{"id":"6f1c2e4a-0000-4000-8000-000000000001","name":"Lamp","color":null,"status":{"inStock":{"quantity":\#(quantity)}},"version":1,"createdAt":"2026-11-22T06:00:00.000Z","updatedAt":"2026-11-22T06:00:00.000Z"}"#
+    }
+
+    @Test
+    func aWriteWakesTheFiltersItsItemMatchedBeforeOrMatchesAfter() throws {
+        let hub = ChangeHub(head: 0, trimmedThrough: 0, epoch: "e1")
+        var subscriptions: [FeedSubscription] = []
+        for quantity in 0..<1_000 {
+            let filter = try ItemFilter(parsing: quantity.isMultiple(of: 2) ? "quantity = \(quantity)" : "quantity >= \(quantity) and quantity <= \(quantity)")
+            subscriptions.append(hub.subscribe(FeedFilter(user: "erin", topics: [.item], items: filter)))
+        }
+        let navigationOnly = hub.subscribe(FeedFilter(user: "erin", topics: [.navigation], items: try ItemFilter(parsing: "quantity = 5")))
+        // Quantity 7 becomes 500: the filters of 7 (a move out) and of 500 (a move in) wake.
+        let entry = ChangeEntry(
+            seq: 1, entity: .item, op: .upsert, id: "6f1c2e4a-0000-4000-8000-000000000001", owner: nil,
+            valueJSON: Self.itemJSON(quantity: 500), before: .item(json: Self.itemJSON(quantity: 7)), originClientID: nil,
+            originIdempotencyKey: nil, at: 1, epoch: "e1")
+        #expect(hub.committed([entry]))
+        let woken = subscriptions.indices.filter { subscriptions[$0].park(until: .now) { _ in } == true }
+        #expect(woken == [7, 500])
+        #expect(navigationOnly.park(until: .now) { _ in } == nil, "a subscriber not following items is not woken")
+        let page = try #require(hub.recentChanges(after: 0, filter: FeedFilter(user: "erin", topics: [.item], items: try ItemFilter(parsing: "quantity = 7")), limit: 10))
+        #expect(page.changes.map(\.move) == [.out])
+        for subscription in subscriptions + [navigationOnly] { subscription.cancel() }
+        #expect(hub.subscriberCount == 0)
     }
 }

@@ -41,8 +41,13 @@ extension FeedController {
         do {
             return try ItemFilter(parsing: raw)
         } catch {
-            throw APIError.validationFailed(name, "\(name): at character \(error.position), expected \(error.expected)")
+            throw refusal(error, name: name)
         }
+    }
+
+    /// A bad filter's answer: `422 validationFailed` on the parameter, naming the position.
+    static func refusal(_ error: ItemFilterError, name: String) -> APIError {
+        APIError.validationFailed(name, "\(name): at character \(error.position), expected \(error.expected)")
     }
 
     /// The device a feed request names (`clientID=`), which it marks online while open; `400` when

@@ -12,6 +12,9 @@ extension FeedController {
         case heartbeat
         /// Under an item filter, an idle stream's cursor moved past changes the filter hid.
         case progress(FeedCursor)
+        /// The answer to a filter changed in place (`FilterControl`): the changes after its cursor
+        /// follow the new filter.
+        case refilter(Refilter)
         case resync(String)
         /// The stream's token was revoked: the stream ends with `unauthorized`.
         case revoked
@@ -24,9 +27,11 @@ extension FeedController {
     /// heartbeat and the write timeout for every stream in one sweep.
     static func follow(
         database: any Storage, streams: FeedStreams, start: Subscription, tokenID: TokenID, settings: FeedSettings,
-        transport: FeedTransport, channel: any Channel, send: @escaping @Sendable (FollowEvent) async throws -> Void
+        transport: FeedTransport, channel: any Channel, control: FilterControl? = nil,
+        send: @escaping @Sendable (FollowEvent) async throws -> Void
     ) async throws {
         let subscription = database.hub.subscribe(start.filter)
+        control?.attach(subscription)
         let token = TokenCheck(database: database, tokenID: tokenID)
         let stream = streams.register(subscription: subscription, channel: channel, transport: transport)
         defer {
@@ -52,11 +57,28 @@ extension FeedController {
                 try await deliver(.open)
                 var seq = start.seq
                 var announced = start.seq
+                var filter = start.filter
                 var idle = false
                 while !Task.isCancelled, !subscription.isClosed {
+                    if case .some(let items) = control?.take() {
+                        // The hub first, so that no commit after the delta's read goes unnoticed.
+                        let next = FeedFilter(user: filter.user, topics: filter.topics, items: items)
+                        database.hub.change(subscription, to: next)
+                        let delta: Refilter
+                        do {
+                            delta = try await database.refilter(from: filter.items, to: items, since: seq)
+                        } catch StoreError.resyncRequired(let message) {
+                            try await deliver(.resync(message))
+                            return
+                        }
+                        try await deliver(.refilter(delta))
+                        filter = next
+                        seq = delta.cursor.seq
+                        announced = seq
+                    }
                     let page: FeedPage
                     do {
-                        page = try await database.readChanges(after: seq, filter: start.filter, limit: 200)
+                        page = try await database.readChanges(after: seq, filter: filter, limit: 200)
                     } catch StoreError.resyncRequired(let message) {
                         try await deliver(.resync(message))
                         return
@@ -80,7 +102,7 @@ extension FeedController {
                             try await deliver(.revoked)
                             return
                         }
-                        if start.filter.items != nil, seq > announced {
+                        if filter.items != nil, seq > announced {
                             try await deliver(.progress(page.cursor))
                             announced = seq
                         } else {

@@ -65,19 +65,7 @@ extension FeedController {
         let since = try await database.resolve(try Self.parseStart(raw, field: "since"))
         let delta = try await database.refilter(from: old, to: new, since: since)
         var json = JSONWriter(capacity: 256 + delta.items.count * 200 + delta.removed.count * 40)
-        json.raw(#"{"items":["#)
-        for (index, item) in delta.items.enumerated() {
-            if index > 0 { json.raw(",") }
-            item.write(to: &json)
-        }
-        json.raw(#"],"removed":["#)
-        for (index, id) in delta.removed.enumerated() {
-            if index > 0 { json.raw(",") }
-            json.itemID(id)
-        }
-        json.raw(#"],"cursor":"#)
-        json.string(delta.cursor.encoded)
-        json.raw("}")
+        Self.write(delta, to: &json)
         return Reply(status: .ok, headers: [.contentType: Reply.jsonContentType, .cacheControl: "no-store"], body: ByteBuffer(bytes: json.bytes))
             .response
     }

@@ -1,8 +1,10 @@
+import Foundation
 import HummingbirdWebSocket
 import NIOCore
 import NIOWebSocket
 import StockroomCore
 import StockroomStorage
+import StockroomWire
 
 extension FeedController {
     /// Why a WebSocket's feed ended.
@@ -10,23 +12,49 @@ extension FeedController {
         case followEnded, clientClosed, shutdown
     }
 
+    /// Applies one client message; the error to answer when it is not a valid `setFilter`.
+    static func handle(_ message: WebSocketMessage, control: FilterControl) -> APIError? {
+        guard case .text(let text) = message,
+            let parsed = try? JSONCoding.decoder().decode(FeedSocketMessage.self, from: Data(text.utf8))
+        else {
+            return APIError.invalidJSON(#"a message must be {"setFilter": {"filter": "…"}}"#)
+        }
+        guard let raw = parsed.setFilter.filter else {
+            control.request(nil)
+            return nil
+        }
+        do throws(ItemFilterError) {
+            control.request(try ItemFilter(parsing: raw))
+            return nil
+        } catch {
+            return refusal(error, name: "filter")
+        }
+    }
+
     static func webSocket(
         database: any Storage, streams: FeedStreams, settings: FeedSettings, start: Subscription, tokenID: TokenID,
         inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, session: WebSocketSessionContext
     ) async throws {
         let logger = session.logger
+        let control = FilterControl()
         let end = await withTaskGroup(of: WebSocketEnd.self) { group in
             group.addTask {
                 do {
                     try await follow(
                         database: database, streams: streams, start: start, tokenID: tokenID, settings: settings, transport: .webSocket,
-                        channel: session.channel
+                        channel: session.channel, control: control
                     ) { event in
                         switch event {
                         case .changes(let entries):
                             for entry in entries { try await outbound.write(.text(entry.json)) }
                         case .heartbeat:
                             try await outbound.write(.custom(.init(fin: true, opcode: .ping, data: ByteBuffer())))
+                        case .refilter(let delta):
+                            var json = JSONWriter(capacity: 256 + delta.items.count * 200)
+                            json.raw(#"{"refilter":"#)
+                            Self.write(delta, to: &json)
+                            json.raw("}")
+                            try await outbound.write(.text(String(decoding: json.bytes, as: UTF8.self)))
                         case .progress(let cursor):
                             try await outbound.write(.text(#"{"progress":{"cursor":""# + cursor.encoded + #""}}"#))
                         case .open:
@@ -46,11 +74,16 @@ extension FeedController {
                 await session.shutdown.wait()
                 return .shutdown
             }
-            // The client sends nothing we need, but its close (or a dropped connection) ends the inbound
-            // stream: stop following at once instead of at the next heartbeat.
+            // The client's messages: `setFilter` changes the stream's item filter; a message that is
+            // not one is answered with an error message, and the stream goes on as it was. Its close
+            // (or a dropped connection) ends the inbound stream: stop following at once.
             group.addTask {
                 do {
-                    for try await _ in inbound {}
+                    for try await message in inbound.messages(maxSize: 16 * 1024) {
+                        if let error = Self.handle(message, control: control) {
+                            try await outbound.write(.text(#"{"error":"# + error.json() + "}"))
+                        }
+                    }
                 } catch {
                     logger.debug("WebSocket inbound ended", metadata: ["reason": "\(error)"])
                 }

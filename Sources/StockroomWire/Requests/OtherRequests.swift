@@ -53,3 +53,22 @@ public struct StatusBody: Hashable, Sendable, Codable {
     /// `{"status": "ok"}`.
     public static let ok = StatusBody(status: "ok")
 }
+
+/// A message a client sends on the feed's WebSocket: `{"setFilter": {"filter": "…"}}` changes the
+/// stream's item filter in place (`filter` null or absent: every item). Encodable for the SDK.
+public struct FeedSocketMessage: Hashable, Sendable, Codable {
+    public struct SetFilter: Hashable, Sendable, Codable {
+        /// The new filter's text, in the grammar of `filter=`; nil for every item.
+        public let filter: String?
+
+        public init(filter: String?) {
+            self.filter = filter
+        }
+    }
+
+    public let setFilter: SetFilter
+
+    public init(setFilter: SetFilter) {
+        self.setFilter = setFilter
+    }
+}
