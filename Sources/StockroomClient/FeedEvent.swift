@@ -10,6 +10,9 @@ public enum FeedEvent: Sendable {
     /// trimmed past it, or the database was restored or replaced), so the feed took this new
     /// snapshot and continues from its cursor. Replace local state with it.
     case resync(Snapshot)
+    /// Under a filter, the feed's position moved past changes the filter hides (the server's
+    /// `progress` event): a reader that keeps its cursor keeps this one.
+    case progress(FeedCursor)
     /// The stream is open: what comes next is live.
     case connected
     /// The stream dropped (or could not open); the feed tries again after `retryIn`.

@@ -12,12 +12,17 @@ public struct FeedOptions: Hashable, Sendable {
     public var heartbeatTimeout: Duration
     /// Waits between reconnection attempts.
     public var backoff: Backoff
+    /// The items to follow (`filter=`); nil for every item. Under a filter the snapshot holds only
+    /// the matching items, and an item that starts or stops matching arrives as a change with
+    /// `move` set (``Change/move``).
+    public var filter: ItemFilter?
 
     /// Creates feed options.
     public init(
         topics: Set<Topic> = Set(Topic.allCases), clientID: ClientID? = nil, heartbeatTimeout: Duration = .seconds(45),
-        backoff: Backoff = Backoff(initial: .milliseconds(250), maximum: .seconds(5))
+        backoff: Backoff = Backoff(initial: .milliseconds(250), maximum: .seconds(5)), filter: ItemFilter? = nil
     ) {
+        self.filter = filter
         self.topics = topics
         self.clientID = clientID
         self.heartbeatTimeout = heartbeatTimeout

@@ -14,7 +14,7 @@ struct FeedRunner: Sendable {
         let progress: FeedProgress
         switch start {
         case .snapshot:
-            guard let snapshot = await retrying({ try await client.snapshot() }) else { return }
+            guard let snapshot = await retrying({ [options] in try await client.snapshot(filter: options.filter) }) else { return }
             await channel.send(.snapshot(snapshot))
             progress = FeedProgress(cursor: snapshot.cursor)
         case .after(let cursor):
@@ -34,7 +34,7 @@ struct FeedRunner: Sendable {
                 try await follow(progress: progress) { attempt = 0 }
                 failure = StreamEnded()
             } catch let error as StockroomError where error.code == .resyncRequired {
-                guard let snapshot = await retrying({ try await client.snapshot() }) else { return }
+                guard let snapshot = await retrying({ [options] in try await client.snapshot(filter: options.filter) }) else { return }
                 await channel.send(.resync(snapshot))
                 progress.state.withLock {
                     $0.cursor = snapshot.cursor
@@ -54,6 +54,12 @@ struct FeedRunner: Sendable {
             await channel.send(.disconnected(failure, retryIn: delay))
             do { try await Task.sleep(for: delay) } catch { return }
         }
+    }
+
+    /// The cursor of a `progress` event's data, `{"cursor": "…"}`.
+    static func progressCursor(_ data: String) -> FeedCursor? {
+        struct Progress: Decodable { let cursor: FeedCursor }
+        return try? JSONDecoder().decode(Progress.self, from: Data(data.utf8)).cursor
     }
 
     static func retryAfter(_ error: any Error) -> Duration? {
@@ -88,6 +94,7 @@ struct FeedRunner: Sendable {
         let cursor = progress.state.withLock { $0.cursor }
         var query = [("topics", StockroomClient.topics(options.topics))]
         if let device = options.clientID { query.append(("clientID", device.rawValue)) }
+        if let filter = options.filter { query.append(("filter", filter.text)) }
         var request = HTTPClientRequest(url: client.url("/v1/changes/stream", query: query))
         request.headers.add(name: "Authorization", value: "Bearer \(client.token)")
         request.headers.add(name: "Accept", value: "text/event-stream")
@@ -139,6 +146,15 @@ struct FeedRunner: Sendable {
                                 state.handingOver = false
                                 state.lastActivity = .now
                             }
+                        case "progress":
+                            // The position moved past changes the filter hides: resume from there.
+                            guard let cursor = Self.progressCursor(data), progress.state.withLock({ state in
+                                guard state.lastSeq.map({ Int64(cursor.seq) > Int64($0) }) ?? true else { return false }
+                                state.cursor = cursor
+                                state.lastSeq = Int(cursor.seq)
+                                return true
+                            }) else { continue }
+                            await channel.send(.progress(cursor))
                         case "error":
                             throw StockroomError(status: 0, body: Data(data.utf8), retryAfter: nil).withStatusFromCode()
                         default:

@@ -54,16 +54,28 @@ extension StockroomClient {
 extension StockroomClient {
     /// Every live item and this user's devices, read in one transaction, with the cursor the feed
     /// continues from (`GET /v1/snapshot`).
-    public func snapshot() async throws -> Snapshot {
-        try await call(Snapshot.self, .GET, "/v1/snapshot").value
+    public func snapshot(filter: ItemFilter? = nil) async throws -> Snapshot {
+        try await call(Snapshot.self, .GET, "/v1/snapshot", query: [("filter", filter?.text)]).value
+    }
+
+    /// What a client that holds the items matching `old` (nil: every item) at `since` needs to
+    /// hold those matching `new` instead, without a refetch (`GET /v1/snapshot?filter=&fromFilter=&since=`):
+    /// upsert ``FilterDelta/items``, drop ``FilterDelta/removed``, then follow `new` from
+    /// ``FilterDelta/cursor``. A cursor the server no longer has throws `resyncRequired` (410).
+    public func refilter(from old: ItemFilter?, to new: ItemFilter?, since: FeedCursor) async throws -> FilterDelta {
+        try await call(
+            FilterDelta.self, .GET, "/v1/snapshot", query: [("filter", new?.text), ("fromFilter", old?.text), ("since", since.encoded)]
+        ).value
     }
 
     /// One batch of changes after `start` (`GET /v1/changes`); with `wait` it long-polls up to that long
     /// for a change. A cursor the server no longer has throws `resyncRequired` (410).
     public func changes(
-        from start: FeedStart, limit: Int = 100, topics: Set<Topic> = Set(Topic.allCases), wait: Duration? = nil
+        from start: FeedStart, limit: Int = 100, topics: Set<Topic> = Set(Topic.allCases), filter: ItemFilter? = nil, wait: Duration? = nil
     ) async throws -> ChangeBatch {
-        var query: [(String, String?)] = [("since", Self.since(start)), ("limit", "\(limit)"), ("topics", Self.topics(topics))]
+        var query: [(String, String?)] = [
+            ("since", Self.since(start)), ("limit", "\(limit)"), ("topics", Self.topics(topics)), ("filter", filter?.text),
+        ]
         if let wait { query.append(("wait", "\(wait.components.seconds)")) }
         return try await call(ChangeBatch.self, .GET, "/v1/changes", query: query).value
     }

@@ -14,6 +14,8 @@ extension SyncedStore {
             loadPresence()
         case .change(let change):
             apply(change)
+        case .progress(let position):
+            cursor = position
         case .connected:
             connection = .online
             deliveryAttempt = 0
@@ -80,7 +82,9 @@ extension SyncedStore {
         case (.item, .upsert):
             if let item = change.item { confirm(item) }
         case (.item, .delete):
-            if let id = ItemID(change.id) { confirmDeletion(of: id) }
+            guard let id = ItemID(change.id) else { break }
+            // An item that left the store's filter still exists: it may come back in.
+            if change.move == .out { confirmDeparture(of: id) } else { confirmDeletion(of: id) }
         case (.navigation, .upsert):
             if let navigation = change.navigation { confirm(navigation) }
         case (.navigation, .delete):
@@ -125,6 +129,13 @@ extension SyncedStore {
         confirmedItems[item.id] = item
         dirtyIDs.insert(item.id)
         return true
+    }
+
+    /// Drops an item the store no longer follows (it left the filter): not a deletion, so a later
+    /// move back in shows it again.
+    func confirmDeparture(of id: ItemID) {
+        confirmedItems.removeValue(forKey: id)
+        dirtyIDs.insert(id)
     }
 
     func confirmDeletion(of id: ItemID) {

@@ -42,6 +42,8 @@ public final class SyncedStore {
     public internal(set) var cursor: FeedCursor?
     /// Whether a first snapshot has been loaded (before it, only queued commands show).
     public internal(set) var isLoaded = false
+    /// The items the store follows (`FeedOptions.filter` at first; ``setFilter(_:)``); nil for every item.
+    public internal(set) var filter: ItemFilter?
 
     /// This device.
     public let clientID: ClientID
@@ -76,6 +78,8 @@ public final class SyncedStore {
     @ObservationIgnored var waiters: [QueuedCommand.ID: [CheckedContinuation<CommandResult, any Error>]] = [:]
     @ObservationIgnored var deliveryAttempt = 0
     @ObservationIgnored var loadWaiters: [CheckedContinuation<Void, Never>] = []
+    /// The task following the feed (also in `tasks`), replaced when the filter changes.
+    @ObservationIgnored var feedTask: Task<Void, Never>?
 
     /// How a store connects and retries.
     public struct Options: Sendable {
@@ -98,6 +102,7 @@ public final class SyncedStore {
         self.clientID = clientID
         self.queue = queue
         self.options = options
+        filter = options.feed.filter
         confirmedNavigation = .unwritten(clientID: clientID)
         navigation = .unwritten(clientID: clientID)
         let pending = try queue.pending(for: clientID)
@@ -157,23 +162,7 @@ public final class SyncedStore {
     public func start() {
         guard tasks.isEmpty else { return }
         connection = .connecting
-        var feedOptions = options.feed
-        // The store's own stream marks its device online.
-        if feedOptions.clientID == nil { feedOptions.clientID = clientID }
-        let feed = client.feed(from: .snapshot, options: feedOptions)
-        tasks.add(
-            Task { [weak self] in
-                do {
-                    for try await event in feed {
-                        guard let self, !Task.isCancelled else { return }
-                        self.apply(event)
-                    }
-                } catch let error as StockroomError {
-                    self?.connection = .failed(error)
-                } catch {
-                    // Cancelled: stopped.
-                }
-            })
+        follow(from: .snapshot)
         // The delivery loop holds the store only while it delivers, not while it waits.
         let wakeup = self.wakeup
         tasks.add(
@@ -198,6 +187,7 @@ public final class SyncedStore {
     /// waiting in `perform` get `CancellationError`; `waitUntilLoaded` and `waitUntilDelivered` return.
     public func stop() {
         tasks.cancelAll()
+        feedTask = nil
         connection = .idle
         let waiting = waiters.values.flatMap { $0 }
         waiters = [:]

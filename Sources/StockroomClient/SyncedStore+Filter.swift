@@ -1,0 +1,61 @@
+// Following part of the inventory: the store's feed under its item filter, and the filter changed in place.
+
+extension SyncedStore {
+    /// Follows the feed from `start` under the store's filter, in place of any feed it followed.
+    func follow(from start: FeedStart) {
+        feedTask?.cancel()
+        var feedOptions = options.feed
+        feedOptions.filter = filter
+        // The store's own stream marks its device online.
+        if feedOptions.clientID == nil { feedOptions.clientID = clientID }
+        let feed = client.feed(from: start, options: feedOptions)
+        let task = Task { [weak self] in
+            do {
+                for try await event in feed {
+                    guard let self, !Task.isCancelled else { return }
+                    self.apply(event)
+                }
+            } catch let error as StockroomError {
+                self?.connection = .failed(error)
+            } catch {
+                // Cancelled: stopped.
+            }
+        }
+        feedTask = task
+        tasks.add(task)
+    }
+
+    /// Follows `new` (nil: every item) instead of the store's filter, without a refetch: the server
+    /// sends what the store lacks under `new` and the ids it no longer follows (``StockroomClient/refilter(from:to:since:)``),
+    /// and the feed goes on from there. Before the first snapshot, or after a `410`, the store
+    /// reloads under `new` from a snapshot instead.
+    public func setFilter(_ new: ItemFilter?) async throws {
+        guard new != filter else { return }
+        let old = filter
+        guard isLoaded, let since = cursor, feedTask != nil else {
+            filter = new
+            if feedTask != nil { follow(from: .snapshot) }
+            return
+        }
+        feedTask?.cancel()
+        feedTask = nil
+        let delta: FilterDelta
+        do {
+            delta = try await client.refilter(from: old, to: new, since: since)
+        } catch let error as StockroomError where error.code == .resyncRequired {
+            filter = new
+            follow(from: .snapshot)
+            return
+        } catch {
+            // Not changed: the feed goes on under the old filter.
+            follow(from: .after(since))
+            throw error
+        }
+        filter = new
+        for id in delta.removed { confirmDeparture(of: id) }
+        for item in delta.items { confirm(item) }
+        cursor = delta.cursor
+        rebase()
+        follow(from: .after(delta.cursor))
+    }
+}

@@ -1,0 +1,66 @@
+import Foundation
+import Observation
+import StockroomClient
+import Testing
+
+/// Following part of the inventory from the SDK, against a live server: a typed filter on the
+/// feed and the store, moves in and out, progress, and a filter changed without a refetch.
+@Suite("The SDK under an item filter, against a live server", .timeLimit(.minutes(2)))
+@MainActor
+struct FilteredStoreTests {
+    @Test func aStoreFollowsItsFilterThroughMovesAndChangesItWithoutARefetch() async throws {
+        try await withServer { server in
+            let client = try server.client()
+            let a = try await client.createItem(.named("Cable", quantity: 1))
+            let b = try await client.createItem(.named("Lamp", quantity: 4))
+            let c = try await client.createItem(.named("Mug", quantity: 8))
+            var options = testStoreOptions
+            options.feed.filter = try ItemFilter(parsing: "quantity <= 5")
+            let store = try SyncedStore(client: client, clientID: "phone", queue: .inMemory(), options: options)
+            store.start()
+            defer { store.stop() }
+            try await waitUntil(store, "the filtered snapshot") { $0.isLoaded && Set($0.itemsByID.keys) == [a.id, b.id] }
+
+            // Out of the filter and back in: the item leaves, then shows again (it was not deleted).
+            _ = try await client.updateItem(a.id, with: .named("Cable", quantity: 9), ifVersion: nil)
+            try await waitUntil(store, "a moved out") { $0.itemsByID[a.id] == nil }
+            let back = try await client.updateItem(a.id, with: .named("Cable", quantity: 2), ifVersion: nil)
+            try await waitUntil(store, "a moved back in") { $0.itemsByID[a.id] == back }
+
+            // Another filter in place: the store then holds exactly what a fresh snapshot under it holds.
+            let next = try ItemFilter(parsing: "quantity >= 2")
+            try await store.setFilter(next)
+            let fresh = try await client.snapshot(filter: next)
+            #expect(store.filter == next)
+            #expect(store.itemsByID == Dictionary(uniqueKeysWithValues: fresh.items.map { ($0.id, $0) }))
+            #expect(Set(store.itemsByID.keys) == [a.id, b.id, c.id] && store.resyncCount == 0)
+
+            // And the feed goes on under it: c leaves, a new matching item arrives.
+            _ = try await client.updateItem(c.id, with: .named("Mug", quantity: 1), ifVersion: nil)
+            let d = try await client.createItem(.named("Desk", quantity: 3))
+            try await waitUntil(store, "c out, d in") { $0.itemsByID[c.id] == nil && $0.itemsByID[d.id] == d }
+        }
+    }
+
+    @Test func aFilteredFeedSaysWhereItIsWhileTheFilterHidesEverything() async throws {
+        try await withServer { server in
+            let client = try server.client()
+            var options = testFeedOptions
+            options.filter = try ItemFilter(parsing: #"name = "nothing""#)
+            var events = client.feed(from: .snapshot, options: options).makeAsyncIterator()
+            guard case .snapshot(let snapshot)? = try await events.next() else {
+                Issue.record("no snapshot first")
+                return
+            }
+            #expect(snapshot.items.isEmpty)
+            let created = try await client.createItem(.named("Lamp"))
+            while let event = try await events.next() {
+                if case .change(let change) = event { Issue.record("a hidden change arrived: \(change.id)") }
+                if case .progress(let cursor) = event {
+                    #expect(cursor.seq == snapshot.cursor.seq + 1, "past the hidden create of \(created.id)")
+                    break
+                }
+            }
+        }
+    }
+}
