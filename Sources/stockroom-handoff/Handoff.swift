@@ -84,7 +84,7 @@ final class Screen {
     func draw() {
         var out = "\u{1B}[2J\u{1B}[H"
         out += bold("Stockroom handoff") + ": device \(bold(store.clientID.rawValue)) - \(connection)\n\n"
-        out += bold("Items") + "\n"
+        out += bold("Items") + (store.filter.map { " matching \($0.text.terminalSafe)" } ?? "") + "\n"
         let items = store.items
         if items.isEmpty { out += "  (none)\n" }
         for (index, item) in items.enumerated() {
@@ -137,7 +137,7 @@ final class Screen {
                 message = """
                     edit N | add | duplicate N | name TEXT | type TEXT | qty N | save | cancel
                     open N | back | delete N | confirm | press N (an alert's button) | continue DEVICE
-                    mark NAME | return NAME | link URL | dismiss | quit
+                    mark NAME | return NAME | link URL | filter [EXPR] (e.g. quantity <= 5; none: all) | dismiss | quit
                     """
             case "edit":
                 try store.send(.openEdit(itemID: try item(rest).id))
@@ -184,6 +184,9 @@ final class Screen {
                 try store.continue(from: source)
             case "dismiss":
                 for failure in store.failures { store.dismissFailure(failure.id) }
+            case "filter":
+                // Follows only the matching items from now on, without a refetch.
+                try await store.setFilter(rest.isEmpty ? nil : try ItemFilter(parsing: rest))
             default:
                 throw Usage("unknown command \(verb); type help")
             }
