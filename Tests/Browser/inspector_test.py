@@ -16,12 +16,13 @@ import unittest
 from action_tests import ActionTests
 from browser_support import BINARY, OUTPUT, BrowserCase, InspectorHelpers, Server, StaticSite
 from feed_history_tests import FeedHistoryChecks
+from filter_tests import FilterChecks
 from origin_tests import OriginTests
 from page_tests import PageTests
 from presence_tests import PresenceChecks
 
 # The fixtures are in browser_support.py; the tests in page_tests.py, action_tests.py, origin_tests.py,
-# feed_history_tests.py and presence_tests.py, mixins of the three test cases below (each with the
+# feed_history_tests.py, presence_tests.py and filter_tests.py, mixins of the test cases below (each with the
 # server its tests share).
 
 
@@ -61,6 +62,15 @@ class FeedHistoryTests(FeedHistoryChecks, InspectorHelpers, BrowserCase):
 
 class PresenceTests(PresenceChecks, InspectorHelpers, BrowserCase):
     """Each device's presence on its card, against a server of its own (one test restarts it)."""
+
+    @classmethod
+    def setUpClass(cls):
+        os.makedirs(OUTPUT, exist_ok=True)
+        cls.server = Server(cors_origins=[], retention_entries=None)
+
+
+class FilterTests(FilterChecks, InspectorHelpers, BrowserCase):
+    """The item filter of the Items and Feed panels, against a server of its own."""
 
     @classmethod
     def setUpClass(cls):

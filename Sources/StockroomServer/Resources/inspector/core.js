@@ -44,6 +44,7 @@ const Inspector = {};
     presenceTimer: null,   // a re-read of presence is due (see presenceSoon)
     presenceAgain: false,  // a navigation change arrived after it was scheduled
     cursor: null,
+    filter: "",            // the item filter the page follows (filter=), empty for every item
     source: null,
     generation: 0,         // bumps on every (re)start, so stale callbacks do nothing
     retry: null,

@@ -16,7 +16,9 @@
   // `nameOf` names a deleted item; by default, from the items the page holds.
   function logChange(change, nameOf = itemName) {
     let what;
-    if (change.entity === "item") {
+    if (change.entity === "item" && change.move === "out") {
+      what = `${nameOf(change.id)} no longer matches the filter`;
+    } else if (change.entity === "item") {
       what = change.op === "delete" || !change.value ? `deleted ${nameOf(change.id)}` : `${change.value.name} v${change.value.version} · ${statusText(change.value.status)}`;
     } else if (change.entity === "presence") {
       const presence = change.value || {};
@@ -27,9 +29,12 @@
     }
     // A presence change's origin is its own device: nothing to add.
     const origin = change.entity !== "presence" && change.origin && change.origin.clientID ? ` from ${change.origin.clientID}` : "";
+    // A filtered feed marks an item that crossed its filter: "moved in" or "moved out".
+    const move = change.move ? el("span", { class: "move", "data-move": change.move, text: `moved ${change.move}` }) : null;
     const entry = el("li", { "data-seq": String(change.seq) },
       el("span", { class: "seq", title: change.cursor, text: `#${change.seq}` }),
       el("span", { class: "topic", text: `${change.entity === "item" ? "items" : change.entity} ${change.op}` }),
+      move,
       el("span", { class: "what", text: what + origin }));
     const feed = $("feed");
     feed.prepend(entry);
@@ -56,7 +61,7 @@
     const head = parseCursor(state.cursor);
     if (!head) return [];
     const at = (seq) => encodeURIComponent(`c1.${head.epoch}.${seq}`);
-    const first = await api("GET", `/v1/changes?since=oldest&limit=1&topics=${TOPICS}`);
+    const first = await api("GET", `/v1/changes?since=oldest&limit=1&topics=${TOPICS}${filterParam()}`);
     if (generation !== state.generation) return null;
     if (first.status !== 200) return [];
     // Nothing this token may see lies before the oldest visible change the log keeps.
@@ -71,7 +76,7 @@
       let position = from;
       while (position < end) {
         if (++requests > RECENT_REQUESTS) return recent;
-        const result = await api("GET", `/v1/changes?since=${at(position)}&limit=1000&topics=${TOPICS}`);
+        const result = await api("GET", `/v1/changes?since=${at(position)}&limit=1000&topics=${TOPICS}${filterParam()}`);
         if (generation !== state.generation) return null;
         // A 410 here is a trim that ran meanwhile: keep the whole windows read so far.
         if (result.status !== 200) return recent;
@@ -135,7 +140,7 @@
     const generation = ++state.generation;
     stopFeed();
     setConnection("connecting", "Loading snapshot…");
-    const snapshot = await api("GET", "/v1/snapshot");
+    const snapshot = await api("GET", state.filter ? `/v1/snapshot?filter=${encodeURIComponent(state.filter)}` : "/v1/snapshot");
     if (generation !== state.generation) return;
     if (snapshot.status === 401) return signOut("The server refused this token (401). It may be wrong or revoked.");
     if (snapshot.status !== 200) {
@@ -166,7 +171,7 @@
 
   function follow(generation) {
     // No clientID: the inspector is not a device, and does not show as one online.
-    const url = `/v1/changes/stream?since=${encodeURIComponent(state.cursor)}&topics=${TOPICS}&access_token=${encodeURIComponent(state.token)}`;
+    const url = `/v1/changes/stream?since=${encodeURIComponent(state.cursor)}&topics=${TOPICS}${filterParam()}&access_token=${encodeURIComponent(state.token)}`;
     const source = new EventSource(url);
     state.source = source;
     setConnection("connecting", "Connecting to the feed…");
@@ -176,6 +181,11 @@
     source.addEventListener("change", (event) => {
       if (generation !== state.generation) return;
       apply(JSON.parse(event.data));
+    });
+    // The filter hid what the log gained: the page's cursor moves on without a change.
+    source.addEventListener("progress", (event) => {
+      if (generation !== state.generation) return;
+      setCursor(JSON.parse(event.data).cursor);
     });
     source.addEventListener("error", (event) => {
       if (generation !== state.generation) return;
@@ -231,6 +241,40 @@
     state.retry = setTimeout(() => { if (generation === state.generation) start(); }, 3000);
   }
 
+  // ---- the item filter -------------------------------------------------------------------
+
+  const filterParam = () => state.filter ? `&filter=${encodeURIComponent(state.filter)}` : "";
+
+  function showFilter() {
+    $("feed-filter").hidden = !state.filter;
+    $("feed-filter-text").textContent = state.filter;
+  }
+
+  // Follows `text` (empty: every item) in place of the page's filter without a refetch: the
+  // server sends the items the page lacks and the ids it no longer follows, then the feed goes
+  // on under the new filter from there. A bad filter is the server's 422, shown under the box.
+  async function setFilter(text) {
+    $("filter-error").textContent = "";
+    if (text === state.filter) return;
+    const query = [`since=${encodeURIComponent(state.cursor || "")}`];
+    if (text) query.push(`filter=${encodeURIComponent(text)}`);
+    if (state.filter) query.push(`fromFilter=${encodeURIComponent(state.filter)}`);
+    const result = await api("GET", `/v1/snapshot?${query.join("&")}`);
+    if (result.status === 422 || result.status === 400) {
+      $("filter-error").textContent = errorText(result);
+      return;
+    }
+    const generation = ++state.generation;
+    stopFeed();
+    state.filter = text;
+    showFilter();
+    if (result.status !== 200) return start();   // 410 and the rest: a new snapshot under the new filter
+    for (const id of result.json.removed) if (state.items.has(id)) deleteItem(id);
+    for (const item of result.json.items) upsertItem(item);
+    setCursor(result.json.cursor);
+    follow(generation);
+  }
+
   function stopFeed() {
     clearTimeout(state.retry);
     clearTimeout(state.presenceTimer);
@@ -239,5 +283,5 @@
     state.source = null;
   }
 
-  Object.assign(Inspector, { start, stopFeed });
+  Object.assign(Inspector, { start, stopFeed, setFilter });
 })();

@@ -4,7 +4,7 @@
 
 (() => {
   const { TOKEN_KEY, FEED_LIMIT, PRESENCE_CLOCK_MS, $, state, setConnection, say, api, errorText, send,
-    refreshPresenceTimes, start, stopFeed } = Inspector;
+    refreshPresenceTimes, start, stopFeed, setFilter } = Inspector;
 
   // ---- item writes and opening on a device ---------------------------------------------
 
@@ -90,6 +90,14 @@
     $("banner-close").addEventListener("click", () => { $("banner").hidden = true; });
     $("create-form").addEventListener("submit", create);
     $("open-form").addEventListener("submit", openOnDevice);
+    $("filter-form").addEventListener("submit", (event) => {
+      event.preventDefault();
+      setFilter($("filter").value.trim());
+    });
+    $("filter-clear").addEventListener("click", () => {
+      $("filter").value = "";
+      setFilter("");
+    });
     setInterval(refreshPresenceTimes, PRESENCE_CLOCK_MS);
     const saved = sessionStorage.getItem(TOKEN_KEY);
     if (saved) signIn(saved);
