@@ -44,14 +44,12 @@ extension PostgresStore {
         guard seq >= Int64(trimmedText) ?? 0 else {
             throw StoreError.resyncRequired("the cursor is older than the retained log; start from a snapshot")
         }
-        var read = 0
         for row in rows {
             let columns = row.makeRandomAccess()
             guard try columns[2].decode(Int64?.self) != nil else { break }
-            read += 1
             guard page.offer(try Self.entry(columns, epoch: epoch)) else { break }
         }
-        return page.page(epoch: epoch, head: head, unread: read == page.rowsToRead)
+        return page.page(epoch: epoch, head: head)
     }
 
     /// The entry of a row whose columns from `offset` are seq, entity, op, entity_id, owner,

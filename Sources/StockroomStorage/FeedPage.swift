@@ -40,6 +40,8 @@ package struct FeedPageBuilder {
     private var bytes = 0
     private var through: Int64
     private(set) var isFull = false
+    /// How many entries of the followed topics were taken or passed over.
+    private var looked = 0
 
     /// A page after `seq`; `budget`: bounded by `FeedPage.byteBudget` as well as by count.
     package init(after seq: Int64, filter: FeedFilter?, limit: Int, budget: Bool = true) {
@@ -53,14 +55,20 @@ package struct FeedPageBuilder {
     /// follow), or `filteredScan` under an item filter.
     package var rowsToRead: Int { filter?.items == nil ? limit + 1 : max(limit + 1, Self.filteredScan) }
 
-    /// Offers the next entry; false when the page is full and the entry was not taken.
+    /// Whether the page has looked at `rowsToRead` entries: it ends there, `hasMore`, wherever
+    /// they came from (memory or a log read of that many rows).
+    var isExhausted: Bool { looked >= rowsToRead }
+
+    /// Offers the next entry; false when the page is full or has looked at all it may, and the
+    /// entry was not taken.
     @discardableResult
     package mutating func offer(_ entry: ChangeEntry) -> Bool {
-        guard !isFull else { return false }
+        guard !isFull, !isExhausted else { return false }
         // An entry of a topic the subscriber does not follow (which a log read does not even
         // read) leaves the cursor where it is; one its item filter hides moves it past.
         if let filter, !filter.sees(entity: entry.entity, owner: entry.owner) { return true }
         guard let shown = filter == nil ? entry : filter?.shown(entry) else {
+            looked += 1
             through = entry.seq
             return true
         }
@@ -70,15 +78,16 @@ package struct FeedPageBuilder {
             return false
         }
         bytes += size
+        looked += 1
         changes.append(shown)
         through = entry.seq
         return true
     }
 
-    /// The page: complete up to `head` unless it filled up or `unread` (the read stopped with rows
-    /// left); then `hasMore`, its cursor past the last entry looked at.
-    package func page(epoch: String, head: Int64, unread: Bool = false) -> FeedPage {
-        let hasMore = isFull || unread
+    /// The page: complete up to `head` unless it filled up or looked at all it may; then
+    /// `hasMore`, its cursor past the last entry looked at.
+    package func page(epoch: String, head: Int64) -> FeedPage {
+        let hasMore = isFull || isExhausted
         return FeedPage(changes: changes, cursor: FeedCursor(epoch: epoch, seq: hasMore ? through : max(head, through)), hasMore: hasMore)
     }
 }

@@ -42,7 +42,7 @@ extension AppDatabase {
                 .limit(page.rowsToRead)
                 .fetchAll(db)
             for record in records where !page.offer(ChangeEntry(record, epoch: self.epoch)) { break }
-            return page.page(epoch: self.epoch, head: head, unread: records.count == page.rowsToRead)
+            return page.page(epoch: self.epoch, head: head)
         }
     }
 
