@@ -183,4 +183,41 @@ struct MultiDaemonTests {
             #expect(try await daemons[1].presence(of: ["phone"], user: "erin", now: later)["phone"]?.online == false)
         }
     }
+
+    /// A filtered feed on one daemon of writes made through others: the moves in and out are the
+    /// same as on the daemon that wrote them, from memory or from the table.
+    @Test(.timeLimit(.minutes(2)))
+    func aFilteredFeedOnOneDaemonSeesMovesMadeThroughOthers() async throws {
+        try await withDaemons(3) { daemons, _ in
+            let erin = Origin(user: "erin")
+            let low = try await daemons[0].createItem(
+                id: nil, draft: Draft(name: "Cable", color: nil, status: .inStock(quantity: 2)), origin: erin, idempotency: nil
+            ).value
+            let high = try await daemons[1].createItem(
+                id: nil, draft: Draft(name: "Lamp", color: nil, status: .inStock(quantity: 20)), origin: erin, idempotency: nil
+            ).value
+            _ = try await daemons[0].updateItem(
+                high.id, draft: Draft(name: "Lamp", color: nil, status: .inStock(quantity: 1)), precondition: nil, origin: erin, idempotency: nil)
+            _ = try await daemons[1].updateItem(
+                low.id, draft: Draft(name: "Cable", color: nil, status: .inStock(quantity: 9)), precondition: nil, origin: erin, idempotency: nil)
+            let head = try await daemons[0].resolve(.now)
+            let filter = FeedFilter(user: "erin", topics: [.item], items: try ItemFilter(parsing: "quantity <= 5"))
+            let deadline = ContinuousClock.now + .seconds(10)
+            var pages: [FeedPage] = []
+            for daemon in daemons {
+                // What the other daemons committed reaches this one's memory by NOTIFY: read until it is there.
+                var page = try await daemon.readChanges(after: 0, filter: filter, limit: 100)
+                while page.cursor.seq < head, ContinuousClock.now < deadline {
+                    try await Task.sleep(for: .milliseconds(20))
+                    page = try await daemon.readChanges(after: 0, filter: filter, limit: 100)
+                }
+                pages.append(page)
+            }
+            let moves = pages[2].changes.map { "\($0.seq) \($0.op.rawValue) \($0.move?.rawValue ?? "-")" }
+            #expect(moves == ["1 upsert -", "3 upsert in", "4 delete out"])
+            #expect(pages.allSatisfy { $0.changes.map(\.json) == pages[0].changes.map(\.json) && $0.cursor.seq == head })
+            // The table's answer (a page the daemon's memory cannot give: before its oldest entry) is the same.
+            #expect(try await daemons[2].readLoggedChanges(after: 0, filter: filter, limit: 100).changes.map(\.json) == pages[0].changes.map(\.json))
+        }
+    }
 }
