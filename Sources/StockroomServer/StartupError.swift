@@ -10,6 +10,8 @@ public enum StartupError: Error, CustomStringConvertible {
     case postgres(url: String, underlying: any Error)
     /// The server could not listen on its address.
     case listen(host: String, port: Int, underlying: any Error)
+    /// Something else stopped the start before the server listened (the demo items' write, storage).
+    case start(underlying: any Error)
 
     public var description: String {
         switch self {
@@ -21,6 +23,8 @@ public enum StartupError: Error, CustomStringConvertible {
         case .postgres(let url, let underlying):
             return "cannot open the PostgreSQL database \(url): \(PostgresStore.describe(underlying)). "
                 + "Check that PostgreSQL runs, accepts this user and has this database, or fix --db-url or DB_URL."
+        case .start(let underlying):
+            return "could not start: \(Self.reason(underlying))"
         case .listen(let host, let port, let underlying):
             let errno = (underlying as? IOError)?.errnoCode
             switch errno {

@@ -3,6 +3,7 @@ import Foundation
 import Configuration
 import Hummingbird
 import Logging
+import NIOCore
 import ServiceLifecycle
 import StockroomCore
 import StockroomServer
@@ -62,6 +63,11 @@ struct Serve: AsyncParsableCommand {
         do {
             try await ServiceGroup(configuration: group).run()
         } catch where !listening.withLock({ $0 }) {
+            // Only a socket's error is the address's; anything else that stopped the start (the
+            // demo items' write, a storage failure) is said as itself.
+            guard error is IOError || error is ChannelError else {
+                throw Startup.failure(StartupError.start(underlying: error).description)
+            }
             throw Startup.failure(StartupError.listen(host: settings.host, port: settings.port, underlying: error).description)
         }
     }
