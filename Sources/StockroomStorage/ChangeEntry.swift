@@ -36,9 +36,11 @@ public struct ChangeEntry: Sendable, Hashable {
     /// The database epoch its cursor names.
     let epoch: String
 
-    /// An item entry's items (before and after), decoded the first time a filter asks; shared by
-    /// every copy of the entry, so a thousand filtered feeds decode a change once.
-    let items: DecodedItems?
+    /// Where an item entry's items (before and after) are kept once decoded, shared by every copy
+    /// of the entry, so that a thousand filtered feeds decode a change once: given by the hub to
+    /// the entries it keeps while filtered feeds are open (`ChangeHub.committed`); nil elsewhere,
+    /// where a filter decodes the entry it reads (`decodedItems`).
+    var items: DecodedItems?
 
     /// An entry read from a log, its JSON encoded for `epoch`.
     public init(
@@ -56,7 +58,7 @@ public struct ChangeEntry: Sendable, Hashable {
         self.originIdempotencyKey = originIdempotencyKey
         self.at = at
         self.epoch = epoch
-        items = entity == .item ? DecodedItems() : nil
+        items = nil
         json = Self.json(
             seq: seq, epoch: epoch, entity: entity, op: op, id: id, valueJSON: valueJSON,
             originClientID: originClientID?.rawValue, originIdempotencyKey: originIdempotencyKey, at: at)
@@ -87,6 +89,13 @@ public struct ChangeEntry: Sendable, Hashable {
             seq: seq, epoch: epoch.utf8, entity: entity.rawValue, op: op.rawValue, id: id, value: valueJSON?.utf8,
             originClientID: originClientID, originIdempotencyKey: originIdempotencyKey, at: at, move: move, to: &json)
         return json.string
+    }
+}
+
+extension ChangeEntry {
+    /// An item entry's items before and after the change, from the hub's cache when it keeps one.
+    var decodedItems: DecodedItems.Pair {
+        items?.get(self) ?? DecodedItems.decode(self)
     }
 }
 
@@ -136,11 +145,15 @@ final class DecodedItems: Sendable, Hashable {
 
     func get(_ entry: ChangeEntry) -> Pair {
         if let decoded = pair.withLock({ $0 }) { return decoded }
-        var before: Item?
-        if case .item(let json) = entry.before { before = Self.decode(json) }
-        let decoded = Pair(after: entry.valueJSON.flatMap(Self.decode), before: before, beforeUnknown: entry.before == .unknown)
+        let decoded = Self.decode(entry)
         pair.withLock { $0 = decoded }
         return decoded
+    }
+
+    static func decode(_ entry: ChangeEntry) -> Pair {
+        var before: Item?
+        if case .item(let json) = entry.before { before = decode(json) }
+        return Pair(after: entry.valueJSON.flatMap(decode), before: before, beforeUnknown: entry.before == .unknown)
     }
 
     private static func decode(_ json: String) -> Item? {

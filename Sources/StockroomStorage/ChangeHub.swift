@@ -80,8 +80,13 @@ public final class ChangeHub: Sendable {
     package func committed(_ entries: [ChangeEntry]) -> Bool {
         let woken = state.withLock { state -> [FeedSubscription]? in
             guard let start = entries.firstIndex(where: { $0.seq > state.head }) else { return [] }
-            let entries = entries[start...]
+            var entries = entries[start...]
             guard entries.first!.seq == state.head + 1 else { return nil }
+            // While filtered feeds are open, each item entry kept gets a place for its decoded
+            // items, so that they are decoded once for every filter (none otherwise: no cost).
+            if !state.filtered.isEmpty {
+                for index in entries.indices where entries[index].entity == .item { entries[index].items = DecodedItems() }
+            }
             state.recent.append(contentsOf: entries)
             if state.recent.count > 2 * Self.recentCapacity { state.recent.removeFirst(state.recent.count - Self.recentCapacity) }
             state.head = entries.last!.seq
@@ -190,10 +195,11 @@ extension ChangeHub.State {
         var candidates: Set<ObjectIdentifier> = []
         var checkAll = false
         for entry in entries {
-            guard entry.entity == .item, let decoded = entry.items?.get(entry) else {
+            guard entry.entity == .item else {
                 checkAll = true
                 continue
             }
+            let decoded = entry.decodedItems
             if decoded.beforeUnknown {
                 checkAll = true
                 continue

@@ -39,7 +39,8 @@ public struct FeedFilter: Hashable, Sendable {
     /// matched before: a subscriber that may hold the item is told to drop it.
     public func shown(_ entry: ChangeEntry) -> ChangeEntry? {
         guard sees(entity: entry.entity, owner: entry.owner) else { return nil }
-        guard let items, entry.entity == .item, let decoded = entry.items?.get(entry) else { return entry }
+        guard let items, entry.entity == .item else { return entry }
+        let decoded = entry.decodedItems
         let before = decoded.beforeUnknown || (decoded.before.map(items.matches) ?? false)
         let after = decoded.after.map(items.matches) ?? false
         switch (before, after) {
