@@ -42,7 +42,7 @@ extension SyncedStore {
         try? queue.remove(queued.id)
         pendingCommands.removeAll { $0.id == queued.id }
         confirm(result.navigation)
-        if let item = result.item { confirm(item) }
+        if let item = result.item { confirmAnswered(item) }
         if let index = optimistic.firstIndex(where: { $0.queued.id == queued.id }) {
             if case .delete(let id)? = optimistic[index].effect, queued.command == .confirmDelete {
                 confirmDeletion(of: id)
@@ -58,7 +58,7 @@ extension SyncedStore {
         try? queue.remove(queued.id)
         pendingCommands.removeAll { $0.id == queued.id }
         optimistic.removeAll { $0.queued.id == queued.id }
-        if let current = error.currentItem { confirm(current) }
+        if let current = error.currentItem { confirmAnswered(current) }
         failures.append(CommandFailure(id: queued.id, command: queued.command, error: error, at: Date()))
         rebase()
         for waiter in waiters.removeValue(forKey: queued.id) ?? [] { waiter.resume(throwing: error) }

@@ -56,6 +56,7 @@ extension SyncedStore {
         } else {
             tombstones = []
         }
+        departed = []
         confirmedItems = items
         arrival = Dictionary(snapshot.items.enumerated().map { ($1.id, $0) }, uniquingKeysWith: { $1 })
         nextArrival = snapshot.items.count
@@ -80,7 +81,10 @@ extension SyncedStore {
         cursor = change.cursor
         switch (change.entity, change.operation) {
         case (.item, .upsert):
-            if let item = change.item { confirm(item) }
+            if let item = change.item {
+                departed.remove(item.id)
+                confirm(item)
+            }
         case (.item, .delete):
             guard let id = ItemID(change.id) else { break }
             // An item that left the store's filter still exists: it may come back in.
@@ -134,6 +138,7 @@ extension SyncedStore {
     /// Drops an item the store no longer follows (it left the filter): not a deletion, so a later
     /// move back in shows it again.
     func confirmDeparture(of id: ItemID) {
+        departed.insert(id)
         confirmedItems.removeValue(forKey: id)
         dirtyIDs.insert(id)
     }

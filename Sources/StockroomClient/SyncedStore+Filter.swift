@@ -53,9 +53,24 @@ extension SyncedStore {
         }
         filter = new
         for id in delta.removed { confirmDeparture(of: id) }
-        for item in delta.items { confirm(item) }
+        for item in delta.items {
+            departed.remove(item.id)
+            confirm(item)
+        }
         cursor = delta.cursor
         rebase()
         follow(from: .after(delta.cursor))
+    }
+
+    /// Takes an item the server answered with (a command's, a refusal's current item): under a
+    /// filter only one that matches it, and never one the feed has taken out of the filter (the
+    /// feed, which brings it back in, decides: an answer may be older than that move).
+    func confirmAnswered(_ item: Item) {
+        guard !departed.contains(item.id) else { return }
+        if let filter, !filter.matches(item) {
+            confirmDeparture(of: item.id)
+            return
+        }
+        confirm(item)
     }
 }

@@ -59,6 +59,8 @@ public final class SyncedStore {
     /// Items deleted on the server since the last snapshot: ids are never reused, so a late upsert
     /// (an answer overtaken by the feed's delete) must not bring one back.
     @ObservationIgnored var tombstones: Set<ItemID> = []
+    /// Items the feed took out of the store's filter: an answer does not bring one back (the feed does).
+    @ObservationIgnored var departed: Set<ItemID> = []
     /// Arrival order, to break ties of `createdAt`; placeholders of pending inserts come last.
     @ObservationIgnored var arrival: [ItemID: Int] = [:]
     @ObservationIgnored var nextArrival = 0

@@ -66,6 +66,40 @@ extension PostgresStore {
         try await pipe.send(json.bytes)
     }
 
+    public func streamItems(matching filter: ItemFilter?, encoding: ItemStreamEncoding, depth: Int, stallTimeout: Duration) -> ChunkPipe {
+        let pipe = ChunkPipe(depth: depth, stallTimeout: stallTimeout)
+        Task {
+            do {
+                try await self.leased { connection in
+                    try await Self.transaction(
+                        on: connection, begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: self.logger
+                    ) { connection in
+                        let (head, _) = try await self.watermarks(connection)
+                        try await pipe.send(encoding.header(FeedCursor(epoch: self.epoch, seq: head)))
+                        var chunk: [UInt8] = []
+                        chunk.reserveCapacity(ItemStreamEncoding.chunkBytes + 4096)
+                        for try await row in try await connection.query(
+                            "SELECT \(unescaped: ItemRow.columns) FROM items WHERE deleted_at IS NULL ORDER BY seq", logger: self.logger)
+                        {
+                            let item = try ItemRow(row).item
+                            if let filter, !filter.matches(item) { continue }
+                            encoding.item(item, &chunk)
+                            if chunk.count >= ItemStreamEncoding.chunkBytes {
+                                try await pipe.send(chunk)
+                                chunk.removeAll(keepingCapacity: true)
+                            }
+                        }
+                        if !chunk.isEmpty { try await pipe.send(chunk) }
+                    }
+                }
+                pipe.finish()
+            } catch {
+                pipe.finish(Self.mapped(error))
+            }
+        }
+        return pipe
+    }
+
     public func refilter(from old: ItemFilter?, to new: ItemFilter?, since: Int64) async throws -> Refilter {
         try await leased { connection in
             try await Self.transaction(on: connection, begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: self.logger) {

@@ -90,6 +90,11 @@ public protocol Storage: Sendable {
     /// The items (those matching `items`, when given) and `user`'s navigations with the cursor
     /// they are current at, as the snapshot's JSON in chunks, read in one consistent read.
     func streamSnapshot(user: UserID, items: ItemFilter?, depth: Int, stallTimeout: Duration) -> ChunkPipe
+    /// Every live item (those matching `items`, when given) in creation order, read in one
+    /// consistent read, written by `encoding` in chunks: its header first, with the cursor the
+    /// read is current at (following the feed from it misses nothing), sent as soon as the read
+    /// holds, so that a consumer waiting for it can still answer a storage failure with a status.
+    func streamItems(matching items: ItemFilter?, encoding: ItemStreamEncoding, depth: Int, stallTimeout: Duration) -> ChunkPipe
     /// What a client that follows the items matching `old` (nil: every item), at `since`, needs to
     /// follow those matching `new` instead, read in one consistent read (`Refilter`);
     /// `resyncRequired` when `since` was trimmed meanwhile.

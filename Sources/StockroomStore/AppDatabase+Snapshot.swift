@@ -64,6 +64,37 @@ extension AppDatabase {
     /// Every live item's columns as `ItemRecord(current:)` reads them, in creation order.
     static let liveItemsSQL = ItemRecord.selectSQL + " NOT INDEXED WHERE deleted_at IS NULL ORDER BY seq"
 
+    public func streamItems(matching filter: ItemFilter?, encoding: ItemStreamEncoding, depth: Int, stallTimeout: Duration) -> ChunkPipe {
+        let pipe = ChunkPipe(depth: depth, stallTimeout: stallTimeout)
+        let epoch = self.epoch
+        (snapshotReader ?? writer).asyncRead { result in
+            do {
+                let db = try result.get()
+                try pipe.send(encoding.header(FeedCursor(epoch: epoch, seq: try ChangeLog.head(db))))
+                var chunk: [UInt8] = []
+                chunk.reserveCapacity(ItemStreamEncoding.chunkBytes + 4096)
+                let statement = try db.makeStatement(sql: Self.liveItemsSQL)
+                let rows = try Row.fetchCursor(statement)
+                while try rows.next() != nil {
+                    let item = try ItemRecord(current: statement.sqliteStatement).item
+                    if let filter, !filter.matches(item) { continue }
+                    encoding.item(item, &chunk)
+                    if chunk.count >= ItemStreamEncoding.chunkBytes {
+                        try pipe.send(chunk)
+                        chunk.removeAll(keepingCapacity: true)
+                    }
+                }
+                if !chunk.isEmpty { try pipe.send(chunk) }
+                pipe.finish()
+            } catch let error as DatabaseError {
+                pipe.finish(Self.mapped(error))
+            } catch {
+                pipe.finish(error)
+            }
+        }
+        return pipe
+    }
+
     public func refilter(from old: ItemFilter?, to new: ItemFilter?, since: Int64) async throws -> Refilter {
         let epoch = self.epoch
         return try await read { db in

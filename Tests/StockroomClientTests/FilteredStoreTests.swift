@@ -63,4 +63,28 @@ struct FilteredStoreTests {
             }
         }
     }
+
+    /// A save that takes the item out of the store's filter: the answer does not put it back in
+    /// the store, whichever of the answer and the feed's move out comes first.
+    @Test func anAnswerDoesNotBringBackAnItemOutsideTheFilter() async throws {
+        try await withServer { server in
+            let client = try server.client()
+            let cable = try await client.createItem(.named("Cable", quantity: 1))
+            var options = testStoreOptions
+            options.feed.filter = try ItemFilter(parsing: "quantity <= 5")
+            let store = try SyncedStore(client: client, clientID: "phone", queue: .inMemory(), options: options)
+            store.start()
+            defer { store.stop() }
+            try await waitUntil(store, "the filtered snapshot") { $0.itemsByID[cable.id] != nil }
+            try store.send(.openEdit(itemID: cable.id))
+            try store.editDraft { $0.status = .inStock(quantity: 9) }
+            let saved = try await store.perform(.save())
+            #expect(saved.item?.status == .inStock(quantity: 9))
+            #expect(store.itemsByID[cable.id] == nil, "the answer's item does not match the filter")
+            // The feed's move out (after the save's entries) changes nothing more.
+            let head = try await client.changes(from: .now, limit: 1).cursor
+            try await waitUntil(store, "the feed past the save") { ($0.cursor?.seq ?? 0) >= head.seq }
+            #expect(store.itemsByID[cable.id] == nil)
+        }
+    }
 }

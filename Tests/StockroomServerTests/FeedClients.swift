@@ -70,6 +70,17 @@ struct LiveServer: Sendable {
         return (Int(response.status.code), Data(buffer: body))
     }
 
+    /// `request`, with the answer's headers (names lower-cased, the last of a repeated one).
+    func requestWithHeaders(_ method: HTTPMethod, _ path: String, token: String?) async throws -> (status: Int, headers: [String: String], body: Data) {
+        var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)\(path)")
+        request.method = method
+        if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
+        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(120))
+        let body = try await response.body.collect(upTo: 64 << 20)
+        let headers = Dictionary(response.headers.map { ($0.name.lowercased(), $0.value) }, uniquingKeysWith: { $1 })
+        return (Int(response.status.code), headers, Data(buffer: body))
+    }
+
     /// Reads the whole feed after `since` with batch requests.
     func drain(since: String?, token: String, topics: String? = nil) async throws -> (changes: [FeedChange], cursor: String) {
         var changes: [FeedChange] = []

@@ -23,6 +23,33 @@ extension StorageContractTests {
         }
     }
 
+    /// The export's read: a header with the cursor the read is current at, then each live item
+    /// (the filter's) in creation order, in one consistent read.
+    @Test(arguments: StorageBackend.all)
+    func streamedItemsAreOneReadWithItsCursor(backend: StorageBackend) async throws {
+        try await withStorage(backend) { storage in
+            var items: [Item] = []
+            for quantity in [3, 30, 4] {
+                items.append(
+                    try await storage.createItem(
+                        id: nil, draft: Draft(name: "Lamp \(quantity)", color: nil, status: .inStock(quantity: quantity)), origin: Self.erin,
+                        idempotency: nil
+                    ).value)
+            }
+            try await storage.deleteItem(items[2].id, precondition: nil, origin: Self.erin, idempotency: nil)
+            let encoding = ItemStreamEncoding(
+                header: { cursor in Array("\(cursor.encoded)\n".utf8) }, item: { item, bytes in bytes += Array("\(item.id)\n".utf8) })
+            for (filter, expected) in [(nil, [items[0], items[1]]), (try ItemFilter(parsing: "quantity < 10"), [items[0]])] {
+                let pipe = storage.streamItems(matching: filter, encoding: encoding, depth: 2, stallTimeout: .seconds(30))
+                var bytes: [UInt8] = []
+                while let chunk = try await pipe.next() { bytes += chunk }
+                let lines = String(decoding: bytes, as: UTF8.self).split(separator: "\n").map(String.init)
+                #expect(lines.first == FeedCursor(epoch: storage.epoch, seq: try await storage.resolve(.now)).encoded)
+                #expect(Array(lines.dropFirst()) == expected.map(\.id.description))
+            }
+        }
+    }
+
     // MARK: Tokens
 
     @Test(arguments: StorageBackend.all)

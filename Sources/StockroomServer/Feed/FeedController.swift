@@ -3,7 +3,8 @@ import Hummingbird
 import Metrics
 import StockroomStorage
 
-/// `/v1/changes`, `/v1/changes/stream`, `/v1/changes/ws` and `/v1/snapshot`: following committed changes.
+/// `/v1/changes`, `/v1/changes/stream`, `/v1/changes/ws` and `/v1/snapshot`: following committed
+/// changes; and `/v1/items/export`, the items at one cursor as CSV.
 struct FeedController {
     let database: any Storage
     let settings: FeedSettings
@@ -41,6 +42,7 @@ struct FeedController {
         group.get("changes", use: batch)
         group.get("changes/stream", use: stream)
         group.get("snapshot", use: snapshot)
+        group.get("items/export", use: export)
         group.get("changes/ws", use: webSocketRequest)
     }
 

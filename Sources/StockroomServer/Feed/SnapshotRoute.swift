@@ -1,6 +1,8 @@
 import Hummingbird
+import HTTPTypes
 import NIOCore
 import StockroomCore
+import StockroomStorage
 import StockroomWire
 
 /// `GET /v1/snapshot`: every item (matching `filter=`, when given) and the caller's devices at one
@@ -15,6 +17,15 @@ extension FeedController {
             return try await refilter(request, from: fromFilter, to: filter)
         }
         let pipe = database.streamSnapshot(user: caller.user, items: filter, depth: 4, stallTimeout: settings.writeTimeout)
+        return try await streamed(pipe, headers: [.contentType: Reply.jsonContentType, .cacheControl: "no-store"], context: context)
+    }
+
+    /// A response whose body is `pipe`'s chunks, written as they come: the first chunk is awaited
+    /// before answering (it comes once the read transaction holds: a storage failure is still a
+    /// status); a client that stops reading is cut off after the write timeout.
+    func streamed(_ pipe: ChunkPipe, headers: HTTPFields, context: CallerContext, first received: (([UInt8]) -> HTTPFields)? = nil)
+        async throws -> Response
+    {
         // Whoever drops the response without running its body (a connection closed first) still ends the read.
         let owner = PipeOwner(pipe)
         // The first chunk comes once the read transaction holds: a storage failure is still a status.
@@ -28,9 +39,11 @@ extension FeedController {
         let writeTimeout = settings.writeTimeout
         let channel = context.channel
         let logger = context.logger
+        var headers = headers
+        if let received { headers.append(contentsOf: received(first)) }
         return Response(
             status: .ok,
-            headers: [.contentType: Reply.jsonContentType, .cacheControl: "no-store"],
+            headers: headers,
             body: ResponseBody { writer in
                 Self.snapshotStreams.add(1)
                 defer {
