@@ -151,15 +151,20 @@ enum Statements {
                 VALUES ($1, $2, $3, $4, $5, 0)
                 ON CONFLICT (client_id) DO UPDATE SET owner = excluded.owner, state = excluded.state, version = excluded.version,
                     updated_at = excluded.updated_at
+                WHERE clients.version = excluded.version - 1
                 RETURNING client_id
             ), dropped AS (
-                DELETE FROM client_item_refs WHERE client_id = $1 AND item_id <> ALL ($6::text[])
+                DELETE FROM client_item_refs WHERE client_id IN (SELECT client_id FROM saved) AND item_id <> ALL ($6::text[])
+            ), refs AS (
+                INSERT INTO client_item_refs (item_id, client_id)
+                SELECT DISTINCT refs.item_id, saved.client_id FROM saved, unnest($6::text[]) AS refs(item_id)
+                ON CONFLICT DO NOTHING
             )
-            INSERT INTO client_item_refs (item_id, client_id)
-            SELECT DISTINCT refs.item_id, saved.client_id FROM saved, unnest($6::text[]) AS refs(item_id)
-            ON CONFLICT DO NOTHING
+            SELECT count(*) FROM saved
             """
-        typealias Row = ()
+        /// 1 when the row was written; 0 when it was not at the version before `version` (or
+        /// existed already, for version 1).
+        typealias Row = Int64
         var clientID: ClientID
         var owner: UserID
         var stateJSON: String
@@ -176,7 +181,7 @@ enum Statements {
             bindings.append(referenced)
             return bindings
         }
-        func decodeRow(_ row: PostgresRow) throws {}
+        func decodeRow(_ row: PostgresRow) throws -> Int64 { try row.decode(Int64.self) }
     }
 
     /// Up to `limit` entries after `after` that the filter lets through, with the head and the trim

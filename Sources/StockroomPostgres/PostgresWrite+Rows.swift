@@ -51,7 +51,7 @@ extension PostgresWrite: WriteRows {
 
     // MARK: Navigation
 
-    /// The client's advisory lock: every command and replacement of one device queue there.
+    /// The client's advisory lock: a device's first writes queue there.
     func queueWrites(of clientID: ClientID) async throws {
         _ = try await rows(Statements.AdvisoryLock(name: "client:" + clientID.rawValue))
     }
@@ -62,11 +62,6 @@ extension PostgresWrite: WriteRows {
             ? try await rows(Statements.LockedClient(clientID: clientID)).first
             : try await rows(Statements.ClientByID(clientID: clientID)).first
         return try row.map { StoredClient(navigation: try $0.navigation, owner: $0.owner) }
-    }
-
-    func holdClient(_ clientID: ClientID, atVersion version: Int) async throws {
-        let locked = try await rows(Statements.LockedClient(clientID: clientID)).first
-        if Int(locked?.version ?? 0) != version { throw WriteRetry() }
     }
 
     func clientsReferencing(_ id: ItemID) async throws -> [ClientID] {
@@ -82,12 +77,15 @@ extension PostgresWrite: WriteRows {
 
     /// The owner's own change moves `owner_change_seq` to its entry's seq when the entries are
     /// numbered (`append`'s `ownerClient`); a repair by someone else keeps it.
+    /// One statement writes the row at the version read (or creates it), or nothing: then `WriteRetry`.
     func saveClient(_ navigation: Navigation, owner: UserID, ownerChanged: Bool) async throws {
-        _ = try await rows(
+        let saved = try await rows(
             Statements.SaveClient(
                 clientID: navigation.clientID, owner: owner, stateJSON: String(decoding: navigation.state.jsonBytes, as: UTF8.self),
                 version: Int64(navigation.version), now: navigation.updatedAt.map(Timestamp.milliseconds) ?? 0,
-                referenced: navigation.state.referencedItemIDs.map(\.description)))
+                referenced: navigation.state.referencedItemIDs.map(\.description))
+        ).first
+        if saved != 1 { throw WriteRetry() }
     }
 
     // MARK: The log

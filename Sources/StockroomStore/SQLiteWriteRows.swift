@@ -78,9 +78,6 @@ final class SQLiteWriteRows: WriteRows {
         return StoredClient(navigation: try record.navigation, owner: UserID(stored: record.owner))
     }
 
-    /// Nothing moves under the one writer.
-    func holdClient(_ clientID: ClientID, atVersion version: Int) {}
-
     func clientsReferencing(_ id: ItemID) throws -> [ClientID] {
         try ClientItemRefRecord
             .filter(ClientItemRefRecord.Columns.itemID == id.description)
@@ -94,6 +91,7 @@ final class SQLiteWriteRows: WriteRows {
         try Int.fetchOne(db.cachedStatement(sql: ClientRecord.countByOwnerSQL), arguments: [owner.rawValue]) ?? 0
     }
 
+    /// Nothing moves under the one writer: the row is at the version the write read.
     func saveClient(_ navigation: Navigation, owner: UserID, ownerChanged: Bool) throws {
         guard let seq = lastAppended else { throw DatabaseError(message: "a navigation saved before its change entry") }
         let ownerChangeSeq: Int64 =

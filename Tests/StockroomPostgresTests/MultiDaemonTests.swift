@@ -220,4 +220,49 @@ struct MultiDaemonTests {
             #expect(try await daemons[2].readLoggedChanges(after: 0, filter: filter, limit: 100).changes.map(\.json) == pages[0].changes.map(\.json))
         }
     }
+
+    /// 30 commands of one new device through three daemons at once: every one applies, none
+    /// lost. Pushes read the device's row without holding it and write only at the version read
+    /// (a conflict runs the command again); its first writes queue behind each other.
+    @Test(.timeLimit(.minutes(2)))
+    func commandsOfOneDeviceThroughEveryDaemonAtOnceAllApply() async throws {
+        try await withDaemons(3) { daemons, _ in
+            let erin = Origin(user: "erin")
+            var items: [Item] = []
+            for index in 0..<15 {
+                items.append(
+                    try await daemons[0].createItem(
+                        id: nil, draft: Draft(name: "Item \(index)", color: nil, status: .inStock(quantity: 1)), origin: erin, idempotency: nil
+                    ).value)
+            }
+            let pushed = items
+            let failures = await withTaskGroup(of: String?.self) { group in
+                for index in 0..<30 {
+                    group.addTask {
+                        let command: Command = index.isMultiple(of: 2)
+                            ? .push(route: .item(id: pushed[index / 2].id)) : .selectTab(tab: index % 4 == 1 ? .settings : .inventory)
+                        // A write that waited past the lock timeout on a busy machine is `unavailable`,
+                        // applied nowhere: a client retries it, as this does.
+                        var attempt = 0
+                        while true {
+                            attempt += 1
+                            do {
+                                _ = try await daemons[index % 3].runCommand(
+                                    command, clientID: "fresh", origin: Origin(user: "erin", clientID: "fresh"), idempotency: nil)
+                                return nil
+                            } catch StoreError.unavailable where attempt < 5 {
+                                continue
+                            } catch {
+                                return "\(error)"
+                            }
+                        }
+                    }
+                }
+                return await group.reduce(into: []) { if let failure = $1 { $0.append(failure) } }
+            }
+            #expect(failures.isEmpty, "\(failures)")
+            let navigation = try await daemons[1].navigation(clientID: "fresh", user: "erin")
+            #expect(navigation.state.path.count == 15, "no push lost")
+        }
+    }
 }

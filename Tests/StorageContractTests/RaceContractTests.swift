@@ -1,12 +1,46 @@
 import Foundation
 import StockroomCore
 import StockroomStorage
+import StockroomWire
 import TestSupport
 import Testing
 
 /// Concurrent writers on every backend. (Moved from StockroomStoreTests/ConcurrentSaveTests.)
 @Suite("Storage contract: concurrent writers")
 struct RaceContractTests {
+    /// 20 commands of one device at once, its first among them: every one applies, none lost,
+    /// whichever path it takes (a command that reads items reads the device's row without holding
+    /// it and writes only at the version read; a first write queues behind the other first writes).
+    @Test(arguments: StorageBackend.all)
+    func twentyCommandsOfOneNewDeviceAtOnceAllApply(backend: StorageBackend) async throws {
+        try await withStorage(backend) { storage in
+            var items: [Item] = []
+            for index in 0..<10 {
+                items.append(try await storage.createItem(id: nil, draft: Draft(name: "Item \(index)", color: nil, status: .inStock(quantity: 1)), origin: Sample.erin).value)
+            }
+            let head = try await storage.resolve(.now)
+            let pushed = items
+            let answers = await withTaskGroup(of: Bool.self) { group in
+                for index in 0..<20 {
+                    group.addTask {
+                        // Pushes read items (the row read, not held); tab changes hold the row.
+                        let command: Command = index.isMultiple(of: 2)
+                            ? .push(route: .item(id: pushed[index / 2].id)) : .selectTab(tab: index % 4 == 1 ? .settings : .inventory)
+                        return (try? await storage.runCommand(command, clientID: "fresh", origin: Sample.erin("fresh"))) != nil
+                    }
+                }
+                return await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(answers.allSatisfy { $0 }, "every command applies")
+            let navigation = try await storage.navigation(clientID: "fresh", user: "erin")
+            #expect(navigation.state.path.count == 10, "no push lost")
+            let entries = try await storage.readChanges(after: head, filter: FeedFilter(user: "erin", topics: [.navigation]), limit: 100).changes
+            let versions = try entries.map { try JSONCoding.decoder().decode(Navigation.self, from: Data(try #require($0.valueJSON).utf8)).version }
+            // selectTab of the tab already shown writes nothing: at most 20 versions, each once, in order.
+            #expect(versions == Array(1...versions.count) && navigation.version == versions.count)
+        }
+    }
+
     /// 20 devices saving edits of the same item at the same base version: one wins, 19 get conflict,
     /// their drafts kept; the log holds the winner's two entries and nothing else.
     @Test(arguments: StorageBackend.all)

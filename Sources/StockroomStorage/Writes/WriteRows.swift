@@ -9,8 +9,8 @@ import StockroomWire
 ///
 /// Locking is the backend's: a primitive that reads a row the write will change holds it, on a
 /// backend that locks rows, until the transaction ends. The rules read in one order that such a
-/// backend can keep deadlock-free: a device's own queue (`queueWrites(of:)`), the items in id
-/// order, client rows in client_id order, and the log's head last.
+/// backend can keep deadlock-free: a device's own queue (`queueWrites(of:)`, for its first write),
+/// the items in id order, client rows in client_id order, and the log's head last.
 ///
 /// The methods are `async` for backends whose steps wait on a server; SQLite's never suspend
 /// (its writer runs the rules to their end on its own thread).
@@ -39,22 +39,22 @@ public protocol WriteRows: AnyObject {
 
     // MARK: Navigation
 
-    /// Queues this write behind every other write of `clientID`'s navigation until the transaction ends.
+    /// Queues this write behind every other write of `clientID`'s navigation that queued, until
+    /// the transaction ends: the rules queue a device's first write (it has no row to hold yet).
     func queueWrites(of clientID: ClientID) async throws
     /// The navigation row of `clientID`. `hold`: held until the transaction ends; otherwise read
-    /// as it is now, to be held later with `holdClient(_:atVersion:)` (after the items).
+    /// as it is now (`saveClient` then writes only at the version read).
     func client(_ clientID: ClientID, hold: Bool) async throws -> StoredClient?
-    /// Holds the row of `clientID`, read earlier without holding it; `WriteRetry` when its version
-    /// now differs from `version` (the write then runs again).
-    func holdClient(_ clientID: ClientID, atVersion version: Int) async throws
     /// The devices whose navigation names item `id`, in client_id order.
     func clientsReferencing(_ id: ItemID) async throws -> [ClientID]
     /// How many devices `owner` has, counted so that two writes adding a device cannot both pass
     /// the cap (the backend serializes them).
     func clientCount(owner: UserID) async throws -> Int
     /// Writes a navigation row: `navigation` (its state, version and time) owned by `owner`, with
-    /// its item references. `ownerChanged`: the owner made this change (its entry, appended just
-    /// before, orders the owner's devices), not a repair by someone else.
+    /// its item references, only if the stored row is still at `navigation.version - 1` (none for
+    /// version 1): `WriteRetry` otherwise (a write read the row without holding it, and another
+    /// changed it meanwhile; the write then runs again). `ownerChanged`: the owner made this change
+    /// (its entry, appended just before, orders the owner's devices), not a repair by someone else.
     func saveClient(_ navigation: Navigation, owner: UserID, ownerChanged: Bool) async throws
 
     // MARK: The log

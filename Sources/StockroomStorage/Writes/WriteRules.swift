@@ -101,8 +101,7 @@ public enum WriteRules {
     public static func replaceNavigation<Rows: WriteRows>(
         _ rows: Rows, clientID: ClientID, state: NavigationState, precondition: VersionPrecondition?, origin: Origin, limits: StoreLimits
     ) async throws -> Navigation {
-        try await rows.queueWrites(of: clientID)
-        let current = try owned(try await rows.client(clientID, hold: true), clientID: clientID, user: origin.user)
+        let current = try await currentNavigation(rows, clientID, hold: true, user: origin.user)
         do throws(DomainError) {
             try state.checkSize()
         } catch {
@@ -134,19 +133,18 @@ public enum WriteRules {
     public static func runCommand<Rows: WriteRows>(
         _ rows: Rows, _ command: Command, clientID: ClientID, origin: Origin, limits: StoreLimits
     ) async throws -> CommandOutcome {
-        try await rows.queueWrites(of: clientID)
         let current: Navigation
         var stored: [ItemID: StoredItem<Rows.ItemRow>] = [:]
         if command.readsItems {
-            // Read first to learn which items the command needs; the row is held after them (items
-            // before clients), and a repair that slipped in between runs the command again.
-            current = try owned(try await rows.client(clientID, hold: false), clientID: clientID, user: origin.user)
+            // Read first to learn which items the command needs, without holding the row (items
+            // are held before clients); the navigation is then written only if the row is still at
+            // this version (`saveClient`), so a repair that slipped in between runs the command again.
+            current = try await currentNavigation(rows, clientID, hold: false, user: origin.user)
             for id in inIDOrder(command.itemsToLookUp(in: current.state)) {
                 stored[id] = try await rows.liveItem(id)
             }
-            try await rows.holdClient(clientID, atVersion: current.version)
         } else {
-            current = try owned(try await rows.client(clientID, hold: true), clientID: clientID, user: origin.user)
+            current = try await currentNavigation(rows, clientID, hold: true, user: origin.user)
         }
         var restoreSource: NavigationState?
         if case .restore(let sourceID) = command, let source = try await rows.client(sourceID, hold: false), source.owner == origin.user {
@@ -237,6 +235,17 @@ public enum WriteRules {
     }
 
     // MARK: Steps
+
+    /// The device's navigation as a write starts (held when `hold`). A device with a row needs no
+    /// more: its row orders its writes (held, or written only at the version read). A device's first
+    /// write queues behind any other first write of it (`queueWrites`) and reads again, so that two
+    /// cannot both create it.
+    @inlinable
+    static func currentNavigation<Rows: WriteRows>(_ rows: Rows, _ clientID: ClientID, hold: Bool, user: UserID) async throws -> Navigation {
+        if let row = try await rows.client(clientID, hold: hold) { return try owned(row, clientID: clientID, user: user) }
+        try await rows.queueWrites(of: clientID)
+        return try owned(try await rows.client(clientID, hold: hold), clientID: clientID, user: user)
+    }
 
     /// The navigation in `row` if `user` owns it, the root state if nobody wrote it, else `notFound`.
     @inlinable
