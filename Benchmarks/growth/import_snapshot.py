@@ -7,7 +7,8 @@ the default durability), then:
      (items/s, every result checked);
   2. single POSTs: wrk -t4 -c32 POST /v1/items for --dur seconds (req/s), for comparison;
   3. one snapshot: seconds, MB, items/s, the server's RSS before it and its peak during it;
-  4. --concurrent snapshots at once: the server's peak RSS, each read to its end by its own client.
+  4. --concurrent snapshots at once: the server's peak RSS, each read to its end by its own client;
+  5. one CSV export (GET /v1/items/export): seconds, rows/s, the server's RSS before it and its peak.
 Stops the server by PID. Standard library only, plus wrk for step 2."""
 import argparse, http.client, json, os, socket, subprocess, tempfile, threading, time, uuid
 
@@ -124,6 +125,23 @@ try:
     assert len(sizes) == a.concurrent and len(set(sizes)) == 1, sizes
     print(f"{a.concurrent} snapshots at once\t{el:.2f} s\tRSS before {before:.0f} MB, peak {peak:.0f} MB (+{peak - before:.0f})",
           flush=True)
+    # 5. one CSV export
+    time.sleep(1)
+    before = rss_mb()
+    def read_export():
+        c = conn(); c.request("GET", "/v1/items/export", headers=H); r = c.getresponse()
+        assert r.status == 200 and r.getheader("Stockroom-Cursor"), r.status
+        total, rows = 0, 0
+        while True:
+            chunk = r.read(1 << 16)
+            if not chunk: break
+            total += len(chunk); rows += chunk.count(b"\r\n")
+        return total, rows - 1
+    el, peak, (size, rows) = peak_rss_during(read_export)
+    assert rows >= items, (rows, items)
+    print(f"export\t{rows} rows\t{el:.2f} s\t{size / 1e6:.1f} MB\t{rows / el:.0f} rows/s\tRSS before {before:.0f} MB, peak {peak:.0f} MB "
+          f"(+{peak - before:.0f})", flush=True)
+
     dbmb = sum(os.path.getsize(os.path.join(d, f)) for f in os.listdir(d) if f.startswith("db.sqlite")) / 1e6
     print(f"database\t{dbmb:.1f} MB\t{dbmb * 1e6 / max(1, items):.0f} B/item (wrk's POSTs included)", flush=True)
 finally:

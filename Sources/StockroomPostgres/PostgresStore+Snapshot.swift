@@ -76,20 +76,19 @@ extension PostgresStore {
                     ) { connection in
                         let (head, _) = try await self.watermarks(connection)
                         try await pipe.send(encoding.header(FeedCursor(epoch: self.epoch, seq: head)))
-                        var chunk: [UInt8] = []
-                        chunk.reserveCapacity(ItemStreamEncoding.chunkBytes + 4096)
+                        var chunk = JSONWriter(capacity: ItemStreamEncoding.chunkBytes + 4096)
                         for try await row in try await connection.query(
                             "SELECT \(unescaped: ItemRow.columns) FROM items WHERE deleted_at IS NULL ORDER BY seq", logger: self.logger)
                         {
                             let item = try ItemRow(row).item
                             if let filter, !filter.matches(item) { continue }
                             encoding.item(item, &chunk)
-                            if chunk.count >= ItemStreamEncoding.chunkBytes {
-                                try await pipe.send(chunk)
-                                chunk.removeAll(keepingCapacity: true)
+                            if chunk.bytes.count >= ItemStreamEncoding.chunkBytes {
+                                try await pipe.send(chunk.bytes)
+                                chunk.removeAll()
                             }
                         }
-                        if !chunk.isEmpty { try await pipe.send(chunk) }
+                        if !chunk.bytes.isEmpty { try await pipe.send(chunk.bytes) }
                     }
                 }
                 pipe.finish()

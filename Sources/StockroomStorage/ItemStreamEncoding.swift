@@ -6,9 +6,9 @@ import StockroomWire
 /// filled.
 public struct ItemStreamEncoding: Sendable {
     public var header: @Sendable (FeedCursor) -> [UInt8]
-    public var item: @Sendable (Item, inout [UInt8]) -> Void
+    public var item: @Sendable (Item, inout JSONWriter) -> Void
 
-    public init(header: @escaping @Sendable (FeedCursor) -> [UInt8], item: @escaping @Sendable (Item, inout [UInt8]) -> Void) {
+    public init(header: @escaping @Sendable (FeedCursor) -> [UInt8], item: @escaping @Sendable (Item, inout JSONWriter) -> Void) {
         self.header = header
         self.item = item
     }

@@ -71,20 +71,19 @@ extension AppDatabase {
             do {
                 let db = try result.get()
                 try pipe.send(encoding.header(FeedCursor(epoch: epoch, seq: try ChangeLog.head(db))))
-                var chunk: [UInt8] = []
-                chunk.reserveCapacity(ItemStreamEncoding.chunkBytes + 4096)
+                var chunk = JSONWriter(capacity: ItemStreamEncoding.chunkBytes + 4096)
                 let statement = try db.makeStatement(sql: Self.liveItemsSQL)
                 let rows = try Row.fetchCursor(statement)
                 while try rows.next() != nil {
                     let item = try ItemRecord(current: statement.sqliteStatement).item
                     if let filter, !filter.matches(item) { continue }
                     encoding.item(item, &chunk)
-                    if chunk.count >= ItemStreamEncoding.chunkBytes {
-                        try pipe.send(chunk)
-                        chunk.removeAll(keepingCapacity: true)
+                    if chunk.bytes.count >= ItemStreamEncoding.chunkBytes {
+                        try pipe.send(chunk.bytes)
+                        chunk.removeAll()
                     }
                 }
-                if !chunk.isEmpty { try pipe.send(chunk) }
+                if !chunk.bytes.isEmpty { try pipe.send(chunk.bytes) }
                 pipe.finish()
             } catch let error as DatabaseError {
                 pipe.finish(Self.mapped(error))

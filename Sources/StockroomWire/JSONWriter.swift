@@ -156,13 +156,19 @@ public struct JSONWriter: Sendable {
         bytes.append(UInt8(ascii: "\""))
     }
 
+    /// An item id in its canonical lowercase form, without quotes (a CSV cell).
+    public mutating func itemIDUnquoted(_ id: ItemID) {
+        id.forEachCanonicalByte { bytes.append($0) }
+    }
+
     /// A boolean.
     public mutating func bool(_ value: Bool) {
         if value { raw("true") } else { raw("false") }
     }
 
-    /// A time in milliseconds since 1970 as `"2026-11-22T06:00:00.123Z"`.
-    public mutating func timestamp(milliseconds: Int64) {
+    /// A time in milliseconds since 1970 as `"2026-11-22T06:00:00.123Z"` (without the quotes when
+    /// not `quoted`: a CSV cell).
+    public mutating func timestamp(milliseconds: Int64, quoted: Bool = true) {
         var seconds = milliseconds / 1000
         var millis = milliseconds % 1000
         if millis < 0 {
@@ -176,7 +182,7 @@ public struct JSONWriter: Sendable {
             days -= 1
         }
         let (year, month, day) = Self.civil(daysSince1970: days)
-        bytes.append(UInt8(ascii: "\""))
+        if quoted { bytes.append(UInt8(ascii: "\"")) }
         fixed(year, width: 4)
         bytes.append(UInt8(ascii: "-"))
         fixed(month, width: 2)
@@ -190,7 +196,7 @@ public struct JSONWriter: Sendable {
         fixed(secondOfDay % 60, width: 2)
         bytes.append(UInt8(ascii: "."))
         fixed(millis, width: 3)
-        raw("Z\"")
+        if quoted { raw("Z\"") } else { raw("Z") }
     }
 
     /// A time as `"2026-11-22T06:00:00.123Z"`.

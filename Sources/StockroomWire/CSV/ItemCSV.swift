@@ -17,49 +17,59 @@ public enum ItemCSV {
     public static var header: [UInt8] { Array((columns.joined(separator: ",") + "\r\n").utf8) }
 
     /// Appends `item`'s row.
-    public static func write(_ item: Item, to bytes: inout [UInt8]) {
-        text(item.name, to: &bytes)
-        bytes.append(comma)
+    public static func write(_ item: Item, to json: inout JSONWriter) {
+        text(item.name, to: &json)
         switch item.status {
         case .inStock(let quantity):
-            bytes += Array("inStock,\(quantity),,".utf8)
+            json.raw(",inStock,")
+            json.int(quantity)
+            json.raw(",,")
         case .outOfStock(let isOnBackOrder):
-            bytes += Array("outOfStock,,\(isOnBackOrder)".utf8)
-            bytes.append(comma)
+            json.raw(isOnBackOrder ? ",outOfStock,,true," : ",outOfStock,,false,")
         }
         if let color = item.color {
-            text(color.name, to: &bytes)
-            for component in [color.red, color.green, color.blue] {
-                bytes.append(comma)
-                number(component, to: &bytes)
-            }
+            text(color.name, to: &json)
+            json.raw(",")
+            json.double(color.red)
+            json.raw(",")
+            json.double(color.green)
+            json.raw(",")
+            json.double(color.blue)
         } else {
-            bytes += Array(",,,".utf8)
+            json.raw(",,,")
         }
-        bytes.append(comma)
-        bytes += Array("\(item.id),\(item.version),".utf8)
-        bytes += Array(Timestamp.format(item.createdAt).utf8)
-        bytes.append(comma)
-        bytes += Array(Timestamp.format(item.updatedAt).utf8)
-        bytes += [UInt8(ascii: "\r"), UInt8(ascii: "\n")]
+        json.raw(",")
+        json.itemIDUnquoted(item.id)
+        json.raw(",")
+        json.int(item.version)
+        json.raw(",")
+        json.timestamp(milliseconds: Timestamp.milliseconds(item.createdAt), quoted: false)
+        json.raw(",")
+        json.timestamp(milliseconds: Timestamp.milliseconds(item.updatedAt), quoted: false)
+        json.raw("\r\n")
     }
 
     /// A text cell: guarded against formulas, quoted when it must be.
-    static func text(_ value: String, to bytes: inout [UInt8]) {
-        let guarded = guardedAgainstFormula(value)
-        let needsQuotes =
-            guarded.utf8.contains { $0 == comma || $0 == quote || $0 == UInt8(ascii: "\r") || $0 == UInt8(ascii: "\n") }
-            || guarded.first == " " || guarded.last == " "
+    static func text(_ value: String, to json: inout JSONWriter) {
+        let value = guardedAgainstFormula(value)
+        var needsQuotes = value.utf8.first == space || value.utf8.last == space
+        if !needsQuotes {
+            for byte in value.utf8 where byte == comma || byte == quote || byte == cr || byte == lf {
+                needsQuotes = true
+                break
+            }
+        }
         guard needsQuotes else {
-            bytes += Array(guarded.utf8)
+            json.raw(json: value.utf8)
             return
         }
-        bytes.append(quote)
-        for byte in guarded.utf8 {
-            if byte == quote { bytes.append(quote) }
-            bytes.append(byte)
+        var quoted: [UInt8] = [quote]
+        for byte in value.utf8 {
+            if byte == quote { quoted.append(quote) }
+            quoted.append(byte)
         }
-        bytes.append(quote)
+        quoted.append(quote)
+        json.raw(json: quoted)
     }
 
     /// `value` with a leading `'` when a spreadsheet would read it as a formula.
@@ -75,13 +85,10 @@ public enum ItemCSV {
         return String(cell.unicodeScalars.dropFirst())
     }
 
-    static func number(_ value: Double, to bytes: inout [UInt8]) {
-        var json = JSONWriter(capacity: 24)
-        json.double(value)
-        bytes += json.bytes
-    }
-
     static let formulaStarts: Set<Unicode.Scalar> = ["=", "+", "-", "@", "\t", "\r"]
     static let comma = UInt8(ascii: ",")
     static let quote = UInt8(ascii: "\"")
+    static let space = UInt8(ascii: " ")
+    static let cr = UInt8(ascii: "\r")
+    static let lf = UInt8(ascii: "\n")
 }
