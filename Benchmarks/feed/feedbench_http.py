@@ -192,9 +192,12 @@ class ItemWriter:
 
     async def put(self, name, quantity):
         """PUT the item with a new name. Returns (t0, t1, status, body)."""
+        return await self.put_draft({"name": name, "color": self.item.get("color"), "status": {"inStock": {"quantity": quantity}}})
+
+    async def put_draft(self, draft):
+        """PUT the item with `draft`. Returns (t0, t1, status, body)."""
         if self.conn is None or self.conn.lost:
             await self.connect()
-        draft = {"name": name, "color": self.item.get("color"), "status": {"inStock": {"quantity": quantity}}}
         payload = json.dumps(draft, separators=(",", ":")).encode()
         req = (f"PUT /v1/items/{self.item['id']} HTTP/1.1\r\nHost: 127.0.0.1:{self.port}\r\n"
                f"Authorization: Bearer {self.token}\r\nContent-Type: application/json\r\n"

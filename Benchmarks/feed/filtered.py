@@ -25,7 +25,7 @@ import time
 import urllib.parse
 
 from feedbench_http import ItemWriter, http_request
-from feedbench_probes import distribution, log, now_ns, server_cpu_s
+from feedbench_probes import distribution, log, server_cpu_s
 from feedbench_subscribers import Group
 
 ITEMS = 50
@@ -120,18 +120,8 @@ async def latency_round(args, items, filtered):
 
 async def put_colored(writer, j, marker):
     """PUT item j unchanged but for its colour's name, the marker the streams are searched for."""
-    if writer.conn is None or writer.conn.lost:
-        await writer.connect()
     draft = {"name": f"B{j}", "color": {"name": marker, "red": 0, "green": 0, "blue": 0}, "status": {"inStock": {"quantity": 10 * j}}}
-    payload = json.dumps(draft, separators=(",", ":")).encode()
-    req = (f"PUT /v1/items/{writer.item['id']} HTTP/1.1\r\nHost: 127.0.0.1:{writer.port}\r\n"
-           f"Authorization: Bearer {writer.token}\r\nContent-Type: application/json\r\n"
-           f"Content-Length: {len(payload)}\r\n\r\n").encode() + payload
-    writer.conn.waiter = asyncio.get_running_loop().create_future()
-    t0 = now_ns()
-    writer.conn.transport.write(req)
-    t1, status, body = await asyncio.wait_for(writer.conn.waiter, 30)
-    return t0, t1, status, body
+    return await writer.put_draft(draft)
 
 
 async def run_latency(args):

@@ -14,6 +14,16 @@ extension PostgresStore {
     /// so a slow client holds one pooled connection and a few chunks; past `stallTimeout` without
     /// a chunk taken, the transaction ends (a long snapshot would hold back vacuum).
     public func streamSnapshot(user: UserID, items filter: ItemFilter?, depth: Int, stallTimeout: Duration) -> ChunkPipe {
+        streamRead(depth: depth, stallTimeout: stallTimeout) { connection, pipe in
+            try await self.writeSnapshot(connection, user: user, items: filter, to: pipe)
+        }
+    }
+
+    /// Runs `body` in one REPEATABLE READ read-only transaction on a pooled connection, its chunks
+    /// handed to the pipe returned; the pipe ends when `body` returns, or with its error (mapped).
+    func streamRead(depth: Int, stallTimeout: Duration, _ body: @escaping @Sendable (PostgresConnection, ChunkPipe) async throws -> Void)
+        -> ChunkPipe
+    {
         let pipe = ChunkPipe(depth: depth, stallTimeout: stallTimeout)
         Task {
             do {
@@ -21,7 +31,7 @@ extension PostgresStore {
                     try await Self.transaction(
                         on: connection, begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: self.logger
                     ) { connection in
-                        try await self.writeSnapshot(connection, user: user, items: filter, to: pipe)
+                        try await body(connection, pipe)
                     }
                 }
                 pipe.finish()
@@ -67,36 +77,23 @@ extension PostgresStore {
     }
 
     public func streamItems(matching filter: ItemFilter?, encoding: ItemStreamEncoding, depth: Int, stallTimeout: Duration) -> ChunkPipe {
-        let pipe = ChunkPipe(depth: depth, stallTimeout: stallTimeout)
-        Task {
-            do {
-                try await self.leased { connection in
-                    try await Self.transaction(
-                        on: connection, begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: self.logger
-                    ) { connection in
-                        let (head, _) = try await self.watermarks(connection)
-                        try await pipe.send(encoding.header(FeedCursor(epoch: self.epoch, seq: head)))
-                        var chunk = JSONWriter(capacity: ItemStreamEncoding.chunkBytes + 4096)
-                        for try await row in try await connection.query(
-                            "SELECT \(unescaped: ItemRow.columns) FROM items WHERE deleted_at IS NULL ORDER BY seq", logger: self.logger)
-                        {
-                            let item = try ItemRow(row).item
-                            if let filter, !filter.matches(item) { continue }
-                            encoding.item(item, &chunk)
-                            if chunk.bytes.count >= ItemStreamEncoding.chunkBytes {
-                                try await pipe.send(chunk.bytes)
-                                chunk.removeAll()
-                            }
-                        }
-                        if !chunk.bytes.isEmpty { try await pipe.send(chunk.bytes) }
-                    }
+        streamRead(depth: depth, stallTimeout: stallTimeout) { connection, pipe in
+            let (head, _) = try await self.watermarks(connection)
+            try await pipe.send(encoding.header(FeedCursor(epoch: self.epoch, seq: head)))
+            var chunk = JSONWriter(capacity: ItemStreamEncoding.chunkBytes + 4096)
+            for try await row in try await connection.query(
+                "SELECT \(unescaped: ItemRow.columns) FROM items WHERE deleted_at IS NULL ORDER BY seq", logger: self.logger)
+            {
+                let item = try ItemRow(row).item
+                if let filter, !filter.matches(item) { continue }
+                encoding.item(item, &chunk)
+                if chunk.bytes.count >= ItemStreamEncoding.chunkBytes {
+                    try await pipe.send(chunk.bytes)
+                    chunk.removeAll()
                 }
-                pipe.finish()
-            } catch {
-                pipe.finish(Self.mapped(error))
             }
+            if !chunk.bytes.isEmpty { try await pipe.send(chunk.bytes) }
         }
-        return pipe
     }
 
     public func refilter(from old: ItemFilter?, to new: ItemFilter?, since: Int64) async throws -> Refilter {

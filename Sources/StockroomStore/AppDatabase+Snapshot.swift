@@ -28,11 +28,19 @@ extension AppDatabase {
     public func streamSnapshot(user: UserID, items filter: ItemFilter? = nil, depth: Int = 4, stallTimeout: Duration = .seconds(30))
         -> ChunkPipe
     {
-        let pipe = ChunkPipe(depth: depth, stallTimeout: stallTimeout)
         let epoch = self.epoch
+        return streamRead(depth: depth, stallTimeout: stallTimeout) { db, pipe in
+            try Self.writeSnapshot(db, user: user, items: filter, epoch: epoch, to: pipe)
+        }
+    }
+
+    /// Runs `body` in one read transaction on the snapshot reader, its chunks handed to the pipe
+    /// returned; the pipe ends when `body` returns, or with its error (a database's mapped).
+    func streamRead(depth: Int, stallTimeout: Duration, _ body: @escaping @Sendable (Database, ChunkPipe) throws -> Void) -> ChunkPipe {
+        let pipe = ChunkPipe(depth: depth, stallTimeout: stallTimeout)
         (snapshotReader ?? writer).asyncRead { result in
             do {
-                try Self.writeSnapshot(try result.get(), user: user, items: filter, epoch: epoch, to: pipe)
+                try body(try result.get(), pipe)
                 pipe.finish()
             } catch let error as DatabaseError {
                 pipe.finish(Self.mapped(error))
@@ -65,33 +73,23 @@ extension AppDatabase {
     static let liveItemsSQL = ItemRecord.selectSQL + " NOT INDEXED WHERE deleted_at IS NULL ORDER BY seq"
 
     public func streamItems(matching filter: ItemFilter?, encoding: ItemStreamEncoding, depth: Int, stallTimeout: Duration) -> ChunkPipe {
-        let pipe = ChunkPipe(depth: depth, stallTimeout: stallTimeout)
         let epoch = self.epoch
-        (snapshotReader ?? writer).asyncRead { result in
-            do {
-                let db = try result.get()
-                try pipe.send(encoding.header(FeedCursor(epoch: epoch, seq: try ChangeLog.head(db))))
-                var chunk = JSONWriter(capacity: ItemStreamEncoding.chunkBytes + 4096)
-                let statement = try db.makeStatement(sql: Self.liveItemsSQL)
-                let rows = try Row.fetchCursor(statement)
-                while try rows.next() != nil {
-                    let item = try ItemRecord(current: statement.sqliteStatement).item
-                    if let filter, !filter.matches(item) { continue }
-                    encoding.item(item, &chunk)
-                    if chunk.bytes.count >= ItemStreamEncoding.chunkBytes {
-                        try pipe.send(chunk.bytes)
-                        chunk.removeAll()
-                    }
+        return streamRead(depth: depth, stallTimeout: stallTimeout) { db, pipe in
+            try pipe.send(encoding.header(FeedCursor(epoch: epoch, seq: try ChangeLog.head(db))))
+            var chunk = JSONWriter(capacity: ItemStreamEncoding.chunkBytes + 4096)
+            let statement = try db.makeStatement(sql: Self.liveItemsSQL)
+            let rows = try Row.fetchCursor(statement)
+            while try rows.next() != nil {
+                let item = try ItemRecord(current: statement.sqliteStatement).item
+                if let filter, !filter.matches(item) { continue }
+                encoding.item(item, &chunk)
+                if chunk.bytes.count >= ItemStreamEncoding.chunkBytes {
+                    try pipe.send(chunk.bytes)
+                    chunk.removeAll()
                 }
-                if !chunk.bytes.isEmpty { try pipe.send(chunk.bytes) }
-                pipe.finish()
-            } catch let error as DatabaseError {
-                pipe.finish(Self.mapped(error))
-            } catch {
-                pipe.finish(error)
             }
+            if !chunk.bytes.isEmpty { try pipe.send(chunk.bytes) }
         }
-        return pipe
     }
 
     public func refilter(from old: ItemFilter?, to new: ItemFilter?, since: Int64) async throws -> Refilter {

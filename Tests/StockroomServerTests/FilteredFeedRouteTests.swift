@@ -92,11 +92,6 @@ struct FilteredFeedRouteTests {
                 let response = try await server.request(
                     .GET, "/v1/snapshot?filter=\(new)&fromFilter=\(old)&since=\(snapshot.cursor.encoded)", token: app.viewer)
                 #expect(response.status == 200)
-                struct Delta: Decodable {
-                    let items: [Item]
-                    let removed: [ItemID]
-                    let cursor: String
-                }
                 let delta = try JSONCoding.decoder().decode(Delta.self, from: response.body)
                 // b changed since (sent), c moved in (sent), a no longer matches (removed).
                 #expect(Set(delta.items.map(\.id)) == [b.id, c.id])
@@ -143,14 +138,7 @@ struct FilteredFeedRouteTests {
                 let all = received.all
                 try #require(all.count == 5)
                 #expect(try [all[0], all[1]].map { try FeedChange.decode($0).item?.id } == [a.id, b.id])
-                struct Refiltered: Decodable {
-                    struct Delta: Decodable {
-                        let items: [Item]
-                        let removed: [ItemID]
-                        let cursor: String
-                    }
-                    let refilter: Delta
-                }
+                struct Refiltered: Decodable { let refilter: Delta }
                 let refilter = try JSONCoding.decoder().decode(Refiltered.self, from: Data(all[2].utf8)).refilter
                 #expect(refilter.items.map(\.id) == [c.id], "b matches both filters and is unchanged: not sent again")
                 #expect(refilter.removed == [a.id])
@@ -185,6 +173,13 @@ struct FilteredFeedRouteTests {
                 }
             }
         }
+    }
+
+    /// The snapshot's delta to a new filter, as `GET /v1/snapshot?since=` and a WebSocket's `refilter` send it.
+    struct Delta: Decodable {
+        let items: [Item]
+        let removed: [ItemID]
+        let cursor: String
     }
 
     struct ErrorBody: Decodable {
