@@ -91,7 +91,7 @@ struct App: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "stockroom",
         abstract: "Inventory and per-device navigation state over HTTP, stored in SQLite.",
-        subcommands: [Serve.self, Migrate.self, Token.self, Backup.self, Restore.self],
+        subcommands: [Serve.self, Migrate.self, Token.self, Backup.self, Restore.self, Items.self],
         defaultSubcommand: Serve.self
     )
 }

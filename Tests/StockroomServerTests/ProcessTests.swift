@@ -318,6 +318,38 @@ struct ProcessTests {
         #expect(await server.waitForExit() == 0)
     }
 
+    /// `stockroom items export` against a running server: the file is the export route's body,
+    /// `--filter` narrows it, and a bad filter or no token is a clear failure.
+    @Test(.timeLimit(.minutes(1)))
+    func itemsExportWritesTheServersCSV() async throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let token = try #require(
+            try StockroomProcess.run(["token", "create", "--user", "erin", "--role", "viewer", "--db-path", databasePath], in: directory)
+                .output.split(separator: "\n").last.map(String.init))
+        let server = try await StockroomProcess.serve(databasePath: databasePath, in: directory, extra: ["--demo"])
+        defer { kill(server.process.processIdentifier, SIGKILL) }
+        let live = LiveServer(port: server.port)
+        let url = "http://127.0.0.1:\(server.port)"
+        let file = directory.appendingPathComponent("items.csv").path
+        let exported = try StockroomProcess.run(
+            ["items", "export", "--server", url, "-o", file], in: directory, environment: ["STOCKROOM_TOKEN": token])
+        #expect(exported.status == 0, "\(exported.error)")
+        let expected = try await live.request(.GET, "/v1/items/export", token: token).body
+        #expect(try Data(contentsOf: URL(fileURLWithPath: file)) == expected)
+        #expect(exported.error.contains("exported 4 items to \(file) at feed cursor c1."), "\(exported.error)")
+
+        let filtered = try StockroomProcess.run(
+            ["items", "export", "--server", url, "--filter", "quantity >= 100"], in: directory, environment: ["STOCKROOM_TOKEN": token])
+        #expect(filtered.status == 0)
+        #expect(filtered.output.split(separator: "\r\n").map { String($0.prefix(5)) } == ["name,", "Keybo", "Mouse"])
+
+        let bad = try StockroomProcess.run(
+            ["items", "export", "--server", url, "--filter", "quantity <"], in: directory, environment: ["STOCKROOM_TOKEN": token])
+        #expect(bad.status != 0 && bad.error.contains("422") && bad.error.contains("at character 11"), "\(bad.error)")
+        let anonymous = try StockroomProcess.run(["items", "export", "--server", url], in: directory, environment: ["STOCKROOM_TOKEN": ""])
+        #expect(anonymous.status != 0 && anonymous.error.contains("STOCKROOM_TOKEN"), "\(anonymous.error)")
+    }
+
     /// `backup` copies the live database while the server writes and verifies it; `restore`
     /// refuses a missing, corrupt or newer-schema file without touching the database, and otherwise
     /// replaces it under a new epoch: the backed-up items are back and an older cursor gets 410.
