@@ -127,19 +127,11 @@ public struct CSVReader: Sendable {
                 state = .quoted
             case quote:
                 throw Failure(line: recordLine, reason: .strayQuote)
-            case comma:
-                try endField()
-                state = .fieldStart
-            case cr:
-                try endRecord(record)
-                state = .afterCR
-            case lf:
-                try endRecord(record)
-                state = .fieldStart
-                started = false
             default:
-                field.append(byte)
-                state = .unquoted
+                if try !endsField(byte, record: record) {
+                    field.append(byte)
+                    state = .unquoted
+                }
             }
         case .quoted:
             if byte == quote { state = .quoteInQuoted } else { field.append(byte) }
@@ -148,22 +140,32 @@ public struct CSVReader: Sendable {
             case quote:
                 field.append(quote)
                 state = .quoted
-            case comma:
-                try endField()
-                state = .fieldStart
-            case cr:
-                try endRecord(record)
-                state = .afterCR
-            case lf:
-                try endRecord(record)
-                state = .fieldStart
-                started = false
             default:
-                throw Failure(line: recordLine, reason: .strayQuote)
+                guard try endsField(byte, record: record) else { throw Failure(line: recordLine, reason: .strayQuote) }
             }
         case .afterCR:
             break
         }
+    }
+
+    /// After an unquoted field or a closing quote: a comma ends the field, a CR or an LF the
+    /// record (true); anything else is the caller's (false).
+    private mutating func endsField(_ byte: UInt8, record: (Record) throws -> Void) throws -> Bool {
+        switch byte {
+        case comma:
+            try endField()
+            state = .fieldStart
+        case cr:
+            try endRecord(record)
+            state = .afterCR
+        case lf:
+            try endRecord(record)
+            state = .fieldStart
+            started = false
+        default:
+            return false
+        }
+        return true
     }
 
     private mutating func endField() throws {
