@@ -43,6 +43,8 @@ final class PostgresCommitter: Sendable {
         var largestBatch = 0
         /// Batches run again with savepoints because a write failed in them.
         var runAgainWithSavepoints = 0
+        /// Item updates run ahead of their writes, several in one statement (`PlannedUpdate`).
+        var updatesAnsweredAhead = 0
     }
 
     private let state = Mutex(State())
@@ -97,6 +99,11 @@ final class PostgresCommitter: Sendable {
         }
     }
 
+    /// Counts item updates run ahead in one statement.
+    func countAnsweredAhead(_ count: Int) {
+        state.withLock { $0.statistics.updatesAnsweredAhead += count }
+    }
+
     /// Counts a batch run again with savepoints.
     func countBatchRunAgain() {
         state.withLock { $0.statistics.runAgainWithSavepoints += 1 }
@@ -118,6 +125,8 @@ final class PostgresCommitter: Sendable {
 protocol PostgresQueuedWrite: AnyObject, Sendable {
     /// How many times it has run (a batch's first run without savepoints included).
     var runs: Int { get }
+    /// The item update its body will ask for first, when known before it runs (`PlannedUpdate`).
+    var plan: PlannedUpdate? { get }
     /// Runs the body inside the batch's transaction (in its own savepoint); throws to roll it back.
     func run(_ write: PostgresWrite) async throws
     /// Completes the value once the batch's entries are numbered: `head` is the log's head after
@@ -136,14 +145,17 @@ final class PostgresJob<Value: Sendable>: PostgresQueuedWrite, @unchecked Sendab
     private let finisher: @Sendable (Value, Int64, PostgresWrite) async throws -> Value
     private var value: Value?
     private(set) var runs = 0
+    let plan: PlannedUpdate?
     private let answer = Mutex<(result: Result<Value, any Error>?, waiter: CheckedContinuation<Value, any Error>?)>((nil, nil))
 
     init(
         body: @escaping @Sendable (PostgresWrite) async throws -> Value,
-        finish: @escaping @Sendable (Value, Int64, PostgresWrite) async throws -> Value
+        finish: @escaping @Sendable (Value, Int64, PostgresWrite) async throws -> Value,
+        plan: PlannedUpdate? = nil
     ) {
         self.body = body
         self.finisher = finish
+        self.plan = plan
     }
 
     func run(_ write: PostgresWrite) async throws {

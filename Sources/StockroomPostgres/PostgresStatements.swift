@@ -111,6 +111,61 @@ enum Statements {
         }
     }
 
+    /// Several writes' `UpdateItemByID` in one statement (`PostgresWrite.updateLiveItems`): each
+    /// input row is an item id (distinct), its new fields, the time and the versions allowed
+    /// (comma-separated; null: any), all as text and cast here. The rows are locked in id order,
+    /// as a write's own item reads are. A row comes back for each item written, with its input's
+    /// position (`n`, from 1) and the item as it was and as it is.
+    struct UpdateItemsByID: PostgresPreparedStatement {
+        static let name = "stockroom_update_items_by_id"
+        static let sql = """
+            WITH input AS (
+                SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
+                                     $9::text[], $10::text[], $11::text[], $12::text[])
+                    WITH ORDINALITY AS u(n_id, n_name, n_search_name, n_color_name, n_color_red, n_color_green, n_color_blue,
+                                         n_in_stock, n_quantity, n_is_on_back_order, n_now, n_versions, n)
+            ), old AS (
+                SELECT \(ItemRow.columns(of: "items")), input.*
+                FROM items JOIN input ON items.id = input.n_id
+                WHERE items.deleted_at IS NULL
+                    AND (input.n_versions IS NULL OR items.version = ANY(string_to_array(input.n_versions, ',')::bigint[]))
+                ORDER BY items.id
+                FOR UPDATE OF items
+            )
+            UPDATE items i SET name = old.n_name, search_name = old.n_search_name, color_name = old.n_color_name,
+                color_red = old.n_color_red::float8, color_green = old.n_color_green::float8, color_blue = old.n_color_blue::float8,
+                in_stock = old.n_in_stock::boolean, quantity = old.n_quantity::bigint, is_on_back_order = old.n_is_on_back_order::boolean,
+                version = i.version + 1, updated_at = greatest(old.n_now::bigint, i.updated_at)
+            FROM old WHERE i.seq = old.seq
+            RETURNING old.n, \(ItemRow.columns(of: "old")), \(ItemRow.columns(of: "i"))
+            """
+        typealias Row = (position: Int, before: ItemRow, after: ItemRow)
+        var updates: [PlannedUpdate]
+        func makeBindings() -> PostgresBindings {
+            let columns = updates.map { ItemColumns($0.fields) }
+            var bindings = PostgresBindings(capacity: 12)
+            bindings.append(NullableTextArray(updates.map { $0.id.description }))
+            bindings.append(NullableTextArray(columns.map(\.name)))
+            bindings.append(NullableTextArray(columns.map(\.searchName)))
+            bindings.append(NullableTextArray(columns.map(\.colorName)))
+            bindings.append(NullableTextArray(columns.map { $0.colorRed.map { "\($0)" } }))
+            bindings.append(NullableTextArray(columns.map { $0.colorGreen.map { "\($0)" } }))
+            bindings.append(NullableTextArray(columns.map { $0.colorBlue.map { "\($0)" } }))
+            bindings.append(NullableTextArray(columns.map { "\($0.inStock)" }))
+            bindings.append(NullableTextArray(columns.map { $0.quantity.map { "\($0)" } }))
+            bindings.append(NullableTextArray(columns.map { $0.isOnBackOrder.map { "\($0)" } }))
+            bindings.append(NullableTextArray(updates.map { "\($0.at)" }))
+            bindings.append(NullableTextArray(updates.map { $0.versions.map { $0.map { "\($0)" }.joined(separator: ",") } }))
+            return bindings
+        }
+        func decodeRow(_ row: PostgresRow) throws -> (position: Int, before: ItemRow, after: ItemRow) {
+            let columns = row.makeRandomAccess()
+            return (
+                Int(try columns[0].decode(Int64.self)), try ItemRow(columns, from: 1), try ItemRow(columns, from: 1 + ItemRow.columnCount)
+            )
+        }
+    }
+
     /// A client's row, not locked.
     struct ClientByID: PostgresPreparedStatement {
         static let name = "stockroom_client_by_id"

@@ -1,4 +1,5 @@
 import PostgresNIO
+import StockroomCore
 import StockroomStorage
 
 // The write path: each write joins the daemon's next batch (`PostgresCommitter`), and a batch
@@ -10,17 +11,22 @@ extension PostgresStore {
     /// deadlock (40P01), a serialization failure (40001) or a state that changed under it
     /// (`WriteRetry`) runs it again in a later batch, up to `attempts` times; storage failures are
     /// `unavailable`.
-    func write<Value: Sendable>(_ body: @escaping @Sendable (PostgresWrite) async throws -> Value) async throws -> Value {
-        try await write(body) { value, _, _ in value }
+    func write<Value: Sendable>(
+        plan: PlannedUpdate? = nil, _ body: @escaping @Sendable (PostgresWrite) async throws -> Value
+    ) async throws -> Value {
+        try await write(plan: plan, body) { value, _, _ in value }
     }
 
     /// `write`, with `finish` completing the value once the batch's entries are numbered (`head`:
     /// the log's head after this write's entries), still inside the transaction.
+    /// `plan`: the item update `body` asks for first, which a batch of several such writes runs
+    /// for all of them in one statement (`answeringAhead`).
     func write<Value: Sendable>(
+        plan: PlannedUpdate? = nil,
         _ body: @escaping @Sendable (PostgresWrite) async throws -> Value,
         finish: @escaping @Sendable (Value, Int64, PostgresWrite) async throws -> Value
     ) async throws -> Value {
-        let job = PostgresJob(body: body, finish: finish)
+        let job = PostgresJob(body: body, finish: finish, plan: plan)
         if committer.enqueue(job) {
             await committer.drainOnce { batch in await self.apply(batch) }
         }
@@ -90,9 +96,12 @@ extension PostgresStore {
     /// batch's only one); then one head step and each write's finish.
     private func applyTogether(_ batch: [any PostgresQueuedWrite], _ write: PostgresWrite) async throws -> BatchOutcome {
         var applied: [(write: any PostgresQueuedWrite, entries: Int)] = []
-        for job in batch {
+        for job in try await answeringAhead(batch, write) {
             do {
+                write.running = ObjectIdentifier(job)
                 try await job.run(write)
+                // A body that did not ask for the update run for it ahead: run the batch again without.
+                if write.answeredAhead[ObjectIdentifier(job)] != nil { throw PlannedUpdate.NotAsked() }
             } catch {
                 if batch.count == 1 || write.connection.isClosed || Self.isConnectionGone(error) { throw error }
                 throw OneWriteFailed()
@@ -100,6 +109,35 @@ extension PostgresStore {
             applied.append((job, write.entryCount))
         }
         return try await finish(applied, write, outcome: BatchOutcome())
+    }
+
+    /// The batch in the order it runs: when two or more of its writes are planned item updates
+    /// (`PlannedUpdate`, one per item), they run first, their updates answered ahead by one
+    /// statement (`PostgresWrite.updateLiveItems`), then the others in their order. Any order of a
+    /// batch's writes is an order they could have come in, and the log records the one they ran in.
+    /// A failure here runs the batch again with savepoints, where nothing is answered ahead.
+    private func answeringAhead(_ batch: [any PostgresQueuedWrite], _ write: PostgresWrite) async throws -> [any PostgresQueuedWrite] {
+        var planned: [(write: ObjectIdentifier, update: PlannedUpdate)] = []
+        var first: [any PostgresQueuedWrite] = []
+        var rest: [any PostgresQueuedWrite] = []
+        var items = Set<ItemID>()
+        for job in batch {
+            if let plan = job.plan, items.insert(plan.id).inserted {
+                planned.append((ObjectIdentifier(job), plan))
+                first.append(job)
+            } else {
+                rest.append(job)
+            }
+        }
+        guard planned.count > 1 else { return batch }
+        do {
+            try await write.updateLiveItems(planned)
+        } catch {
+            if write.connection.isClosed || Self.isConnectionGone(error) { throw error }
+            throw OneWriteFailed()
+        }
+        committer.countAnsweredAhead(planned.count)
+        return first + rest
     }
 
     /// One head step for the applied writes' entries, then each one's finish (`head`: the log's

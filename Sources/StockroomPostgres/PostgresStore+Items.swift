@@ -116,9 +116,15 @@ extension PostgresStore {
     public func updateItem(
         _ id: ItemID, draft: Draft, precondition: VersionPrecondition?, origin: Origin, idempotency: IdempotentRequest<Item>? = nil
     ) async throws -> Replayable<Item> {
-        try await perform(idempotency) { write in
+        let body: @Sendable (PostgresWrite) async throws -> Item = { write in
             try await WriteRules.updateItem(write, id: id, draft: draft, precondition: precondition, origin: origin)
         }
+        // Without a key the body's first step is the update: planned, several such writes of a
+        // batch share one statement. With one, a replay must not write, so nothing runs ahead.
+        guard idempotency == nil, let plan = PlannedUpdate(id: id, draft: draft, precondition: precondition) else {
+            return try await perform(idempotency, body)
+        }
+        return .fresh(try await write(plan: plan, body))
     }
 
     @discardableResult

@@ -39,6 +39,7 @@ extension PostgresWrite: WriteRows {
         -> (before: Item, after: Item)?
     {
         let versions: [Int64]? = if case .oneOf(let versions)? = precondition { versions.map(Int64.init) } else { nil }
+        if let answer = try takeAnsweredUpdate(id, fields: fields, versions: versions) { return answer.written }
         guard let written = try await rows(Statements.UpdateItemByID(id: id, fields: fields, now: at, versions: versions)).first else {
             return nil
         }

@@ -34,6 +34,11 @@ final class PostgresWrite {
     private(set) var appended: [ChangeEntry] = []
     /// The head after this transaction's entries, once they are numbered.
     private(set) var head: Int64?
+    /// Item updates run ahead for several writes of a batch in one statement (`updateLiveItems`),
+    /// by the write each was planned for; its `updateLiveItem` takes it instead of a statement.
+    var answeredAhead: [ObjectIdentifier: AnsweredUpdate] = [:]
+    /// The write of the batch that runs now (its key in `answeredAhead`).
+    var running: ObjectIdentifier?
 
     init(connection: PostgresConnection, logger: Logger, epoch: String) {
         self.connection = connection

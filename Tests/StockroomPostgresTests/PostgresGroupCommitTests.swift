@@ -3,6 +3,7 @@ import PostgresNIO
 import StockroomCore
 @testable import StockroomPostgres
 import StockroomStorage
+import StockroomWire
 import Synchronization
 import TestSupport
 import Testing
@@ -101,6 +102,106 @@ struct PostgresGroupCommitTests {
             #expect(page.changes.map(\.seq) == Array((head + 1)...(head + 13)))
             #expect(Set(page.changes.map(\.id)) == Set(created.map(\.description) + [existing.id.description]))
             for id in created { #expect(try await store.item(id) != nil) }
+        }
+    }
+
+    /// PUTs without an idempotency key queued together: their updates run ahead in one statement
+    /// (`PlannedUpdate`), the rest of each write after; a second PUT of the same item runs after
+    /// the first, and the log holds every write once, in the order they were applied.
+    @Test(.timeLimit(.minutes(2)))
+    func putsOfOneBatchUpdateTheirItemsInOneStatement() async throws {
+        try await withDaemons(1) { stores, _ in
+            let store = stores[0]
+            var items: [Item] = []
+            for n in 0..<8 { items.append(try await store.createItem(id: nil, draft: Self.draft(n), origin: Self.erin, idempotency: nil).value) }
+            let head = try await store.resolve(.now)
+            let release = Gate()
+            let holder = try await Self.hold(store, until: release)
+            let before = store.committer.statistics
+            // Each item once (quantity 100 + n), the first item twice more, the second with a key.
+            let puts: [(item: Item, quantity: Int, precondition: VersionPrecondition?, key: String?)] =
+                items.enumerated().map { ($1, 100 + $0, $0 % 2 == 0 ? .oneOf([1]) : nil, nil) }
+                + [(items[0], 200, nil, nil), (items[0], 201, nil, nil), (items[1], 300, nil, "key-1")]
+            let results = try await withThrowingTaskGroup(of: (Int, Item).self) { group in
+                for (index, put) in puts.enumerated() {
+                    group.addTask {
+                        let idempotency = put.key.map {
+                            IdempotentRequest<Item>(key: IdempotencyKey(user: "erin", scope: .items, key: $0), fingerprint: "PUT \($0)") { _ in nil }
+                        }
+                        let item = try await store.updateItem(
+                            put.item.id, draft: Self.draft(put.quantity), precondition: put.precondition, origin: Self.erin,
+                            idempotency: idempotency
+                        ).value
+                        return (index, item)
+                    }
+                }
+                try await eventually("every write is queued") { store.committer.pendingCount >= puts.count }
+                release.open()
+                return try await group.reduce(into: [Int: Item]()) { $0[$1.0] = $1.1 }
+            }
+            try await holder.value
+            let after = store.committer.statistics
+            #expect(after.batches == before.batches + 1)
+            #expect(after.runAgainWithSavepoints == before.runAgainWithSavepoints)
+            // One planned update per item: the 8 first PUTs; the repeats and the keyed one run as usual.
+            #expect(after.updatesAnsweredAhead == before.updatesAnsweredAhead + 8)
+            for index in 0..<8 { #expect(results[index]?.status == .inStock(quantity: 100 + index)) }
+            // The item's own PUTs in the order they queued: versions 2, then 3 and 4 in some order.
+            #expect(results[0]?.version == 2)
+            #expect(Set([results[8]?.version, results[9]?.version]) == [3, 4])
+            #expect(results[10]?.version == 3)
+            let page = try await store.readChanges(after: head, filter: FeedFilter(user: "erin", topics: [.item]), limit: 100)
+            #expect(page.changes.map(\.seq) == Array((head + 1)...(head + Int64(puts.count))))
+            // Each item's entries go up in version, and the last is the item as stored.
+            var last: [String: Item] = [:]
+            for change in page.changes {
+                let value = try JSONCoding.decoder().decode(Item.self, from: Data(try #require(change.valueJSON).utf8))
+                if let previous = last[change.id] { #expect(value.version == previous.version + 1) }
+                last[change.id] = value
+            }
+            for item in items { #expect(try await store.item(item.id) == last[item.id.description]) }
+        }
+    }
+
+    /// A planned PUT refused (a stale version, a missing item) among planned ones: the batch runs
+    /// again with savepoints, the refused ones answered alone and the others applied once.
+    @Test(.timeLimit(.minutes(2)))
+    func aRefusedPlannedPutIsAnsweredAloneAndTheOthersApplyOnce() async throws {
+        try await withDaemons(1) { stores, _ in
+            let store = stores[0]
+            var items: [Item] = []
+            for n in 0..<4 { items.append(try await store.createItem(id: nil, draft: Self.draft(n), origin: Self.erin, idempotency: nil).value) }
+            let head = try await store.resolve(.now)
+            let release = Gate()
+            let holder = try await Self.hold(store, until: release)
+            let before = store.committer.statistics
+            let missing = ItemID.random()
+            let targets: [(id: ItemID, precondition: VersionPrecondition?)] =
+                items.map { ($0.id, .oneOf([1])) } + [(items[0].id, .oneOf([7])), (missing, nil)]
+            let results = try await withThrowingTaskGroup(of: (Int, Result<Item, Failure>).self) { group in
+                for (index, target) in targets.enumerated() {
+                    group.addTask {
+                        let result = await Result<Item, any Error> {
+                            try await store.updateItem(
+                                target.id, draft: Self.draft(50 + index), precondition: target.precondition, origin: Self.erin, idempotency: nil
+                            ).value
+                        }
+                        return (index, result.mapError(Failure.init))
+                    }
+                }
+                try await eventually("every write is queued") { store.committer.pendingCount >= targets.count }
+                release.open()
+                return try await group.reduce(into: [Int: Result<Item, Failure>]()) { $0[$1.0] = $1.1 }
+            }
+            try await holder.value
+            #expect(store.committer.statistics.runAgainWithSavepoints == before.runAgainWithSavepoints + 1)
+            for index in 0..<4 { #expect(try results[index]?.get().version == 2) }
+            // items[0] at version 1 was PUT by its own write too, so version 7 is stale either way.
+            #expect(results[4]?.failure == Failure(StoreError.preconditionFailed(currentVersion: 2)))
+            #expect(results[5]?.failure == Failure(StoreError.notFound("no item \(missing)")))
+            let page = try await store.readChanges(after: head, filter: FeedFilter(user: "erin", topics: [.item]), limit: 100)
+            #expect(page.changes.map(\.seq) == Array((head + 1)...(head + 4)))
+            for item in items { #expect(try await store.item(item.id)?.version == 2) }
         }
     }
 

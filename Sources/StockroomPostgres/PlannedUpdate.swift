@@ -1,0 +1,65 @@
+import Foundation
+import PostgresNIO
+import StockroomCore
+import StockroomStorage
+
+/// The item update a write's body asks for first (`WriteRows.updateLiveItem`), known before it
+/// runs: a `PUT /v1/items/{id}` without an idempotency key, whose draft is valid. Several of them
+/// in one batch are run by one statement (`Statements.UpdateItemsByID`) before their bodies, which
+/// then take their answer from the write (`PostgresWrite.answeredAhead`) instead of a statement
+/// each. The body still decides everything: the update it asks for is the one planned, and when it
+/// does not ask for it the batch runs again without answers ahead.
+struct PlannedUpdate: Sendable {
+    var id: ItemID
+    var fields: ValidDraft
+    /// The versions allowed; nil: any live version.
+    var versions: [Int64]?
+    var at: Int64
+
+    /// The plan of `WriteRules.updateItem(id:draft:precondition:)`; nil when the draft is invalid
+    /// (the body then refuses it without an update).
+    init?(id: ItemID, draft: Draft, precondition: VersionPrecondition?) {
+        guard let fields = try? ValidDraft(draft) else { return nil }
+        self.id = id
+        self.fields = fields
+        versions = if case .oneOf(let versions)? = precondition { versions.map(Int64.init) } else { nil }
+        at = Timestamp.milliseconds(Date())
+    }
+
+    /// Whether `updateLiveItem(id, fields:, precondition:)` asks for this update.
+    func isAsked(id: ItemID, fields: ValidDraft, versions: [Int64]?) -> Bool {
+        self.id == id && self.fields == fields && self.versions == versions
+    }
+
+    /// A write of the batch did not ask for the update planned for it, or asked for another.
+    struct NotAsked: Error {}
+}
+
+/// An update answered ahead: the item it was for, and the item before and after (nil: not written,
+/// missing, deleted or at another version).
+struct AnsweredUpdate {
+    var update: PlannedUpdate
+    var written: (before: Item, after: Item)?
+}
+
+extension PostgresWrite {
+    /// Runs the planned updates of several writes in one statement and keeps each answer for its
+    /// write (`answeredAhead`). The items are distinct.
+    func updateLiveItems(_ planned: [(write: ObjectIdentifier, update: PlannedUpdate)]) async throws {
+        var written: [Int: (before: Item, after: Item)] = [:]
+        for row in try await rows(Statements.UpdateItemsByID(updates: planned.map(\.update))) {
+            written[row.position] = (try row.before.item, try row.after.item)
+        }
+        for (index, plan) in planned.enumerated() {
+            answeredAhead[plan.write] = AnsweredUpdate(update: plan.update, written: written[index + 1])
+        }
+    }
+
+    /// The answer kept for the running write's update, taken; nil when none was kept. Throws
+    /// `PlannedUpdate.NotAsked` when the write asks for another update than the one run for it.
+    func takeAnsweredUpdate(_ id: ItemID, fields: ValidDraft, versions: [Int64]?) throws -> AnsweredUpdate? {
+        guard let running, let answer = answeredAhead.removeValue(forKey: running) else { return nil }
+        guard answer.update.isAsked(id: id, fields: fields, versions: versions) else { throw PlannedUpdate.NotAsked() }
+        return answer
+    }
+}
