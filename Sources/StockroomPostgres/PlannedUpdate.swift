@@ -3,6 +3,15 @@ import PostgresNIO
 import StockroomCore
 import StockroomStorage
 
+/// What a write will read or write first, known before it runs, which a batch does for several
+/// writes at once (`PostgresStore.answeringAhead`).
+enum WritePlan: Sendable {
+    /// A PUT's item update (`PlannedUpdate`).
+    case update(PlannedUpdate)
+    /// A command of a device: its row and the items it looks up are read ahead (`PostgresWrite.readAhead`).
+    case command(Command, clientID: ClientID)
+}
+
 /// The item update a write's body asks for first (`WriteRows.updateLiveItem`), known before it
 /// runs: a `PUT /v1/items/{id}` without an idempotency key, whose draft is valid. Several of them
 /// in one batch are run by one statement (`Statements.UpdateItemsByID`) before their bodies, which
@@ -61,5 +70,28 @@ extension PostgresWrite {
         guard let running, let answer = answeredAhead.removeValue(forKey: running) else { return nil }
         guard answer.update.isAsked(id: id, fields: fields, versions: versions) else { throw PlannedUpdate.NotAsked() }
         return answer
+    }
+}
+
+extension PostgresWrite {
+    /// Reads ahead what several commands of different devices will read first: the devices' rows
+    /// in one statement (not locked), then the items the commands look up in their states, locked
+    /// in id order, in another. Each answers the write's `client` and `liveItem` until this
+    /// transaction writes that row (`saveClient`, `updateItem`, `tombstone`, the sweep forget it),
+    /// so a write never sees a row as it was before an earlier write of its batch changed it.
+    func readAhead(_ commands: [(command: Command, clientID: ClientID)]) async throws {
+        for row in try await rows(Statements.ClientsByID(clientIDs: commands.map(\.clientID))) {
+            clientsAhead[row.clientID] = StoredClient(navigation: try row.navigation, owner: row.owner)
+        }
+        var ids = Set<ItemID>()
+        for (command, clientID) in commands where command.readsItems {
+            let state = clientsAhead[clientID]?.navigation.state ?? Navigation.unwritten(clientID: clientID).state
+            ids.formUnion(command.itemsToLookUp(in: state))
+        }
+        guard !ids.isEmpty else { return }
+        for row in try await rows(Statements.LockedItems(ids: Array(ids))) {
+            let stored = StoredItem(item: try row.item, row: row)
+            itemsAhead[stored.item.id] = stored
+        }
     }
 }

@@ -45,6 +45,8 @@ final class PostgresCommitter: Sendable {
         var runAgainWithSavepoints = 0
         /// Item updates run ahead of their writes, several in one statement (`PlannedUpdate`).
         var updatesAnsweredAhead = 0
+        /// Commands whose device and items were read ahead, several in one statement (`readAhead`).
+        var commandsReadAhead = 0
     }
 
     private let state = Mutex(State())
@@ -100,8 +102,11 @@ final class PostgresCommitter: Sendable {
     }
 
     /// Counts item updates run ahead in one statement.
-    func countAnsweredAhead(_ count: Int) {
-        state.withLock { $0.statistics.updatesAnsweredAhead += count }
+    func countAhead(updates: Int, commands: Int) {
+        state.withLock {
+            $0.statistics.updatesAnsweredAhead += updates
+            $0.statistics.commandsReadAhead += commands
+        }
     }
 
     /// Counts a batch run again with savepoints.
@@ -125,8 +130,8 @@ final class PostgresCommitter: Sendable {
 protocol PostgresQueuedWrite: AnyObject, Sendable {
     /// How many times it has run (a batch's first run without savepoints included).
     var runs: Int { get }
-    /// The item update its body will ask for first, when known before it runs (`PlannedUpdate`).
-    var plan: PlannedUpdate? { get }
+    /// What its body will read or write first, when known before it runs (`WritePlan`).
+    var plan: WritePlan? { get }
     /// Runs the body inside the batch's transaction (in its own savepoint); throws to roll it back.
     func run(_ write: PostgresWrite) async throws
     /// Completes the value once the batch's entries are numbered: `head` is the log's head after
@@ -145,13 +150,13 @@ final class PostgresJob<Value: Sendable>: PostgresQueuedWrite, @unchecked Sendab
     private let finisher: @Sendable (Value, Int64, PostgresWrite) async throws -> Value
     private var value: Value?
     private(set) var runs = 0
-    let plan: PlannedUpdate?
+    let plan: WritePlan?
     private let answer = Mutex<(result: Result<Value, any Error>?, waiter: CheckedContinuation<Value, any Error>?)>((nil, nil))
 
     init(
         body: @escaping @Sendable (PostgresWrite) async throws -> Value,
         finish: @escaping @Sendable (Value, Int64, PostgresWrite) async throws -> Value,
-        plan: PlannedUpdate? = nil
+        plan: WritePlan? = nil
     ) {
         self.body = body
         self.finisher = finish

@@ -166,6 +166,34 @@ enum Statements {
         }
     }
 
+    /// Several clients' rows, not locked (`PostgresWrite.readAhead`).
+    struct ClientsByID: PostgresPreparedStatement {
+        static let name = "stockroom_clients_by_id"
+        static let sql = "SELECT \(ClientRow.columns) FROM clients WHERE client_id = ANY($1::text[])"
+        typealias Row = ClientRow
+        var clientIDs: [ClientID]
+        func makeBindings() -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 1)
+            bindings.append(clientIDs.map(\.rawValue))
+            return bindings
+        }
+        func decodeRow(_ row: PostgresRow) throws -> ClientRow { try ClientRow(row) }
+    }
+
+    /// Several live items, their rows locked in id order until the transaction ends (`PostgresWrite.readAhead`).
+    struct LockedItems: PostgresPreparedStatement {
+        static let name = "stockroom_locked_items"
+        static let sql = "SELECT \(ItemRow.columns) FROM items WHERE id = ANY($1::text[]) AND deleted_at IS NULL ORDER BY id FOR UPDATE"
+        typealias Row = ItemRow
+        var ids: [ItemID]
+        func makeBindings() -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 1)
+            bindings.append(ids.map(\.description))
+            return bindings
+        }
+        func decodeRow(_ row: PostgresRow) throws -> ItemRow { try ItemRow(row) }
+    }
+
     /// A client's row, not locked.
     struct ClientByID: PostgresPreparedStatement {
         static let name = "stockroom_client_by_id"

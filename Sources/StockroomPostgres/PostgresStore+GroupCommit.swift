@@ -12,17 +12,17 @@ extension PostgresStore {
     /// (`WriteRetry`) runs it again in a later batch, up to `attempts` times; storage failures are
     /// `unavailable`.
     func write<Value: Sendable>(
-        plan: PlannedUpdate? = nil, _ body: @escaping @Sendable (PostgresWrite) async throws -> Value
+        plan: WritePlan? = nil, _ body: @escaping @Sendable (PostgresWrite) async throws -> Value
     ) async throws -> Value {
         try await write(plan: plan, body) { value, _, _ in value }
     }
 
     /// `write`, with `finish` completing the value once the batch's entries are numbered (`head`:
     /// the log's head after this write's entries), still inside the transaction.
-    /// `plan`: the item update `body` asks for first, which a batch of several such writes runs
-    /// for all of them in one statement (`answeringAhead`).
+    /// `plan`: what `body` will read or write first, which a batch does for several such writes
+    /// at once (`answeringAhead`).
     func write<Value: Sendable>(
-        plan: PlannedUpdate? = nil,
+        plan: WritePlan? = nil,
         _ body: @escaping @Sendable (PostgresWrite) async throws -> Value,
         finish: @escaping @Sendable (Value, Int64, PostgresWrite) async throws -> Value
     ) async throws -> Value {
@@ -111,33 +111,47 @@ extension PostgresStore {
         return try await finish(applied, write, outcome: BatchOutcome())
     }
 
-    /// The batch in the order it runs: when two or more of its writes are planned item updates
-    /// (`PlannedUpdate`, one per item), they run first, their updates answered ahead by one
-    /// statement (`PostgresWrite.updateLiveItems`), then the others in their order. Any order of a
-    /// batch's writes is an order they could have come in, and the log records the one they ran in.
-    /// A failure here runs the batch again with savepoints, where nothing is answered ahead.
+    /// The batch in the order it runs, with what its writes will do first done for several at
+    /// once (`WritePlan`). When two or more are planned item updates (one per item), their updates
+    /// run ahead in one statement (`PostgresWrite.updateLiveItems`) and those writes run first,
+    /// then the others in their order: any order of a batch's writes is an order they could have
+    /// come in, and the log records the one they ran in. When two or more are commands of
+    /// different devices, the devices' rows and the items they look up are read ahead
+    /// (`PostgresWrite.readAhead`). A failure here runs the batch again with savepoints, where
+    /// nothing is done ahead.
     private func answeringAhead(_ batch: [any PostgresQueuedWrite], _ write: PostgresWrite) async throws -> [any PostgresQueuedWrite] {
-        var planned: [(write: ObjectIdentifier, update: PlannedUpdate)] = []
+        var updates: [(write: ObjectIdentifier, update: PlannedUpdate)] = []
+        var commands: [(command: Command, clientID: ClientID)] = []
         var first: [any PostgresQueuedWrite] = []
         var rest: [any PostgresQueuedWrite] = []
         var items = Set<ItemID>()
+        var clients = Set<ClientID>()
         for job in batch {
-            if let plan = job.plan, items.insert(plan.id).inserted {
-                planned.append((ObjectIdentifier(job), plan))
+            switch job.plan {
+            case .update(let plan)? where items.insert(plan.id).inserted:
+                updates.append((ObjectIdentifier(job), plan))
                 first.append(job)
-            } else {
-                rest.append(job)
+                continue
+            case .command(let command, let clientID)? where clients.insert(clientID).inserted:
+                commands.append((command, clientID))
+            default:
+                break
             }
+            rest.append(job)
         }
-        guard planned.count > 1 else { return batch }
+        let updateAhead = updates.count > 1
+        let readAhead = commands.count > 1
+        guard updateAhead || readAhead else { return batch }
         do {
-            try await write.updateLiveItems(planned)
+            // The updates first: the commands' reads then see them.
+            if updateAhead { try await write.updateLiveItems(updates) }
+            if readAhead { try await write.readAhead(commands) }
         } catch {
             if write.connection.isClosed || Self.isConnectionGone(error) { throw error }
             throw OneWriteFailed()
         }
-        committer.countAnsweredAhead(planned.count)
-        return first + rest
+        committer.countAhead(updates: updateAhead ? updates.count : 0, commands: readAhead ? commands.count : 0)
+        return updateAhead ? first + rest : batch
     }
 
     /// One head step for the applied writes' entries, then each one's finish (`head`: the log's

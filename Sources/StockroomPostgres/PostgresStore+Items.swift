@@ -124,7 +124,7 @@ extension PostgresStore {
         guard idempotency == nil, let plan = PlannedUpdate(id: id, draft: draft, precondition: precondition) else {
             return try await perform(idempotency, body)
         }
-        return .fresh(try await write(plan: plan, body))
+        return .fresh(try await write(plan: .update(plan), body))
     }
 
     @discardableResult

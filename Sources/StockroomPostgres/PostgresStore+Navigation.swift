@@ -63,7 +63,7 @@ extension PostgresStore {
         _ command: Command, clientID: ClientID, origin: Origin, idempotency: IdempotentRequest<CommandOutcome>? = nil
     ) async throws -> Replayable<CommandOutcome> {
         let limits = self.limits
-        return try await perform(idempotency, position: { $0.positioned(at: $1) }) { write in
+        return try await perform(idempotency, plan: .command(command, clientID: clientID), position: { $0.positioned(at: $1) }) { write in
             try await WriteRules.runCommand(write, command, clientID: clientID, origin: origin, limits: limits)
         }
     }

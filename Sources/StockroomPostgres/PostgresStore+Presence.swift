@@ -132,6 +132,7 @@ extension PostgresStore {
             ).map { try $0.decode((String, String).self) }
             for (id, owner) in stale {
                 try await write.query("DELETE FROM clients WHERE client_id = \(id)")
+                write.clientsAhead[ClientID(stored: id)] = nil
                 try await write.query("DELETE FROM devices_seen WHERE client_id = \(id)")
                 let user = UserID(stored: owner)
                 write.record(

@@ -13,6 +13,7 @@ extension PostgresWrite: WriteRows {
     // MARK: Items
 
     func liveItem(_ id: ItemID) async throws -> StoredItem<ItemRow>? {
+        if let stored = itemsAhead[id] { return stored }
         guard let row = try await rows(Statements.LockedItem(id: id)).first else { return nil }
         return StoredItem(item: try row.item, row: row)
     }
@@ -27,6 +28,7 @@ extension PostgresWrite: WriteRows {
     }
 
     func updateItem(_ stored: StoredItem<ItemRow>, fields: ValidDraft, at: Int64) async throws -> Item {
+        itemsAhead[stored.item.id] = nil
         let now = max(at, stored.row.updatedAt)
         guard let updated = try await rows(Statements.UpdateItem(seq: stored.row.seq, fields: fields, now: now)).first else {
             throw PostgresStoreError.schema("UPDATE items returned no row")
@@ -40,6 +42,7 @@ extension PostgresWrite: WriteRows {
     {
         let versions: [Int64]? = if case .oneOf(let versions)? = precondition { versions.map(Int64.init) } else { nil }
         if let answer = try takeAnsweredUpdate(id, fields: fields, versions: versions) { return answer.written }
+        itemsAhead[id] = nil
         guard let written = try await rows(Statements.UpdateItemByID(id: id, fields: fields, now: at, versions: versions)).first else {
             return nil
         }
@@ -47,6 +50,7 @@ extension PostgresWrite: WriteRows {
     }
 
     func tombstone(_ stored: StoredItem<ItemRow>, at: Int64) async throws {
+        itemsAhead[stored.item.id] = nil
         try await query("UPDATE items SET deleted_at = \(at) WHERE seq = \(stored.row.seq)")
     }
 
@@ -57,7 +61,10 @@ extension PostgresWrite: WriteRows {
         _ = try await rows(Statements.AdvisoryLock(name: "client:" + clientID.rawValue))
     }
 
+    /// A row read ahead (`readAhead`) answers without holding it: `saveClient` writes only at the
+    /// version read, so a change that slipped in runs the write again.
     func client(_ clientID: ClientID, hold: Bool) async throws -> StoredClient? {
+        if let stored = clientsAhead[clientID] { return stored }
         let row =
             hold
             ? try await rows(Statements.LockedClient(clientID: clientID)).first
@@ -80,6 +87,7 @@ extension PostgresWrite: WriteRows {
     /// numbered (`append`'s `ownerClient`); a repair by someone else keeps it.
     /// One statement writes the row at the version read (or creates it), or nothing: then `WriteRetry`.
     func saveClient(_ navigation: Navigation, owner: UserID, ownerChanged: Bool) async throws {
+        clientsAhead[navigation.clientID] = nil
         let saved = try await rows(
             Statements.SaveClient(
                 clientID: navigation.clientID, owner: owner, stateJSON: String(decoding: navigation.state.jsonBytes, as: UTF8.self),

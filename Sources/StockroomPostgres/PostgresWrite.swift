@@ -39,6 +39,10 @@ final class PostgresWrite {
     var answeredAhead: [ObjectIdentifier: AnsweredUpdate] = [:]
     /// The write of the batch that runs now (its key in `answeredAhead`).
     var running: ObjectIdentifier?
+    /// Client rows read ahead for a batch's commands (`readAhead`), each until this transaction writes it.
+    var clientsAhead: [ClientID: StoredClient] = [:]
+    /// Live items read and locked ahead for a batch's commands, each until this transaction writes it.
+    var itemsAhead: [ItemID: StoredItem<ItemRow>] = [:]
 
     init(connection: PostgresConnection, logger: Logger, epoch: String) {
         self.connection = connection

@@ -205,6 +205,63 @@ struct PostgresGroupCommitTests {
         }
     }
 
+    /// Commands of several devices queued together: their devices' rows and items are read ahead
+    /// (`readAhead`), and a row one write of the batch changed is read again by the next. Two
+    /// devices save the same item in one batch: one writes it, the other finds it changed (a
+    /// conflict), as when they come one after another.
+    @Test(.timeLimit(.minutes(2)))
+    func commandsOfOneBatchReadAheadAndSeeEachOthersWrites() async throws {
+        try await withDaemons(1) { stores, _ in
+            let store = stores[0]
+            let shared = try await store.createItem(id: nil, draft: Self.draft(1), origin: Self.erin, idempotency: nil).value
+            let other = try await store.createItem(id: nil, draft: Self.draft(2), origin: Self.erin, idempotency: nil).value
+            let devices = ["laptop", "phone", "tablet", "watch"].map { ClientID(stored: $0) }
+            for (n, device) in devices.prefix(2).enumerated() {
+                _ = try await store.runCommand(.openEdit(itemID: shared.id), clientID: device, origin: Self.erin, idempotency: nil)
+                _ = try await store.runCommand(.updateDraft(draft: Self.draft(10 + n)), clientID: device, origin: Self.erin, idempotency: nil)
+            }
+            _ = try await store.runCommand(.openEdit(itemID: other.id), clientID: devices[2], origin: Self.erin, idempotency: nil)
+            let head = try await store.resolve(.now)
+            let release = Gate()
+            let holder = try await Self.hold(store, until: release)
+            let before = store.committer.statistics
+            let commands: [(Command, ClientID)] = [
+                (.save(onConflict: .alert), devices[0]), (.save(onConflict: .alert), devices[1]), (.updateDraft(draft: Self.draft(30)), devices[2]),
+                (.openEdit(itemID: other.id), devices[3]),
+            ]
+            let outcomes = try await withThrowingTaskGroup(of: (Int, CommandOutcome).self) { group in
+                for (index, (command, device)) in commands.enumerated() {
+                    group.addTask { (index, try await store.runCommand(command, clientID: device, origin: Self.erin, idempotency: nil).value) }
+                }
+                try await eventually("every write is queued") { store.committer.pendingCount >= commands.count }
+                release.open()
+                return try await group.reduce(into: [Int: CommandOutcome]()) { $0[$1.0] = $1.1 }
+            }
+            try await holder.value
+            let after = store.committer.statistics
+            #expect(after.commandsReadAhead == before.commandsReadAhead + 4)
+            #expect(after.runAgainWithSavepoints == before.runAgainWithSavepoints)
+            // One save wrote the item; the other met it changed and holds the conflict.
+            let saved = try #require(await store.item(shared.id))
+            #expect(saved.version == 2)
+            let savers = [outcomes[0], outcomes[1]].compactMap { $0 }
+            #expect(savers.compactMap(\.item) == [saved])
+            #expect(savers.filter { if case .conflict? = $0.navigation.state.destination { true } else { false } }.count == 1)
+            if case .edit(let id, _, let draft)? = outcomes[2]?.navigation.state.destination {
+                #expect(id == other.id && draft == Self.draft(30))
+            } else {
+                Issue.record("the tablet's draft: \(String(describing: outcomes[2]?.navigation.state.destination))")
+            }
+            if case .edit(let id, let version, _)? = outcomes[3]?.navigation.state.destination {
+                #expect(id == other.id && version == 1)
+            } else {
+                Issue.record("the watch's edit: \(String(describing: outcomes[3]?.navigation.state.destination))")
+            }
+            let page = try await store.readChanges(after: head, filter: FeedFilter(user: "erin", topics: [.item]), limit: 100)
+            #expect(page.changes.filter { $0.id == shared.id.description }.count == 1)
+        }
+    }
+
     /// A write that met a state moved under it (`WriteRetry`, as a deadlock or a serialization
     /// failure) rolls back alone and runs again in a later batch; the others of its batch commit once.
     @Test(.timeLimit(.minutes(2)))
