@@ -95,3 +95,43 @@ extension PostgresWrite {
         }
     }
 }
+
+/// A device row written by a command of the batch and not sent yet (`PostgresWrite.flushSaves`).
+struct DeferredSave {
+    var clientID: ClientID
+    var owner: UserID
+    var stateJSON: String
+    var version: Int64
+    /// The version the row had when read ahead: written only if it still has it.
+    var base: Int64
+    var updatedAt: Int64
+    var referenced: [String]
+}
+
+extension PostgresWrite {
+    /// Keeps a command's navigation to write with the batch's others (a later save of the same
+    /// device replaces it, keeping the version first read).
+    func deferSave(_ navigation: Navigation, owner: UserID) {
+        var save = DeferredSave(
+            clientID: navigation.clientID, owner: owner, stateJSON: String(decoding: navigation.state.jsonBytes, as: UTF8.self),
+            version: Int64(navigation.version), base: Int64(navigation.version - 1),
+            updatedAt: navigation.updatedAt.map(Timestamp.milliseconds) ?? 0,
+            referenced: navigation.state.referencedItemIDs.map(\.description))
+        if let index = deferredSaves.firstIndex(where: { $0.clientID == navigation.clientID }) {
+            save.base = deferredSaves[index].base
+            deferredSaves[index] = save
+        } else {
+            deferredSaves.append(save)
+        }
+    }
+
+    /// Writes the deferred device rows in one statement (`Statements.SaveClients`); `WriteRetry`
+    /// when one of them moved since it was read (the batch then runs again with savepoints).
+    func flushSaves() async throws {
+        guard !deferredSaves.isEmpty else { return }
+        let saves = deferredSaves
+        deferredSaves = []
+        let saved = try await rows(Statements.SaveClients(saves: saves)).first ?? 0
+        if saved != saves.count { throw WriteRetry() }
+    }
+}

@@ -194,6 +194,44 @@ enum Statements {
         func decodeRow(_ row: PostgresRow) throws -> ItemRow { try ItemRow(row) }
     }
 
+    /// Several devices' rows written at once (`PostgresWrite.flushSaves`), each only at the
+    /// version read (`base`), their item references replaced (ids joined by commas); the count
+    /// of rows written.
+    struct SaveClients: PostgresPreparedStatement {
+        static let name = "stockroom_save_clients"
+        static let sql = """
+            WITH input AS (
+                SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::bigint[], $7::text[])
+                    AS u(client_id, owner, state, version, base, updated_at, refs)
+            ), saved AS (
+                UPDATE clients c SET owner = input.owner, state = input.state, version = input.version, updated_at = input.updated_at
+                FROM input WHERE c.client_id = input.client_id AND c.version = input.base
+                RETURNING c.client_id, string_to_array(input.refs, ',') AS refs
+            ), dropped AS (
+                DELETE FROM client_item_refs r USING saved WHERE r.client_id = saved.client_id AND r.item_id <> ALL (saved.refs)
+            ), refs AS (
+                INSERT INTO client_item_refs (item_id, client_id)
+                SELECT DISTINCT ref, saved.client_id FROM saved, unnest(saved.refs) AS ref
+                ON CONFLICT DO NOTHING
+            )
+            SELECT count(*) FROM saved
+            """
+        typealias Row = Int
+        var saves: [DeferredSave]
+        func makeBindings() -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 7)
+            bindings.append(saves.map(\.clientID.rawValue))
+            bindings.append(saves.map(\.owner.rawValue))
+            bindings.append(saves.map(\.stateJSON))
+            bindings.append(saves.map(\.version))
+            bindings.append(saves.map(\.base))
+            bindings.append(saves.map(\.updatedAt))
+            bindings.append(saves.map { $0.referenced.joined(separator: ",") })
+            return bindings
+        }
+        func decodeRow(_ row: PostgresRow) throws -> Int { Int(try row.decode(Int64.self)) }
+    }
+
     /// A client's row, not locked.
     struct ClientByID: PostgresPreparedStatement {
         static let name = "stockroom_client_by_id"

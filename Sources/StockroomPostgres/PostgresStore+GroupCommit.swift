@@ -108,6 +108,12 @@ extension PostgresStore {
             }
             applied.append((job, write.entryCount))
         }
+        do {
+            try await write.flushSaves()
+        } catch {
+            if write.connection.isClosed || Self.isConnectionGone(error) { throw error }
+            throw OneWriteFailed()
+        }
         return try await finish(applied, write, outcome: BatchOutcome())
     }
 

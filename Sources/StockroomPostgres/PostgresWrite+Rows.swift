@@ -86,7 +86,15 @@ extension PostgresWrite: WriteRows {
     /// The owner's own change moves `owner_change_seq` to its entry's seq when the entries are
     /// numbered (`append`'s `ownerClient`); a repair by someone else keeps it.
     /// One statement writes the row at the version read (or creates it), or nothing: then `WriteRetry`.
+    /// A row read ahead (`readAhead`), outside a savepoint, is written when the batch next sends a
+    /// statement (`flushSaves`): checked here against the version read, and again there.
     func saveClient(_ navigation: Navigation, owner: UserID, ownerChanged: Bool) async throws {
+        if savepointDepth == 0, let stored = clientsAhead[navigation.clientID] {
+            guard stored.navigation.version == navigation.version - 1 else { throw WriteRetry() }
+            deferSave(navigation, owner: owner)
+            clientsAhead[navigation.clientID] = StoredClient(navigation: navigation, owner: owner)
+            return
+        }
         clientsAhead[navigation.clientID] = nil
         let saved = try await rows(
             Statements.SaveClient(
@@ -139,6 +147,9 @@ extension PostgresWrite: WriteRows {
 
     /// The body's entries are discarded with its rows when it is rolled back.
     func savepoint<T>(_ body: () async throws -> T) async throws -> T {
+        try await flushSaves()
+        savepointDepth += 1
+        defer { savepointDepth -= 1 }
         let mark = self.mark
         try await query("SAVEPOINT request")
         do {

@@ -43,6 +43,11 @@ final class PostgresWrite {
     var clientsAhead: [ClientID: StoredClient] = [:]
     /// Live items read and locked ahead for a batch's commands, each until this transaction writes it.
     var itemsAhead: [ItemID: StoredItem<ItemRow>] = [:]
+    /// Device rows written by the batch's commands and not sent yet (`saveClient`), sent in one
+    /// statement (`flushSaves`) before any statement that may read them.
+    var deferredSaves: [DeferredSave] = []
+    /// How many savepoints of a write (`savepoint`) are open: inside one, nothing is deferred.
+    var savepointDepth = 0
 
     init(connection: PostgresConnection, logger: Logger, epoch: String) {
         self.connection = connection
@@ -53,7 +58,8 @@ final class PostgresWrite {
     /// Runs a statement and reads all its rows.
     @discardableResult
     func query(_ query: PostgresQuery) async throws -> [PostgresRow] {
-        try await connection.query(query, logger: logger).collect()
+        try await flushSaves()
+        return try await connection.query(query, logger: logger).collect()
     }
 
     /// Records a change entry to append when the transaction ends. `before`: an item change's
@@ -100,6 +106,7 @@ final class PostgresWrite {
     /// entries (the current head when there are none).
     @discardableResult
     func appendLog() async throws -> Int64 {
+        try await flushSaves()
         guard !pending.isEmpty else {
             if let head { return head }
             let rows = try await query("SELECT seq FROM log_head WHERE id = 1")

@@ -262,6 +262,85 @@ struct PostgresGroupCommitTests {
         }
     }
 
+    /// One sequence of writes, run one at a time and then as one batch (read ahead, device rows
+    /// written at the batch's end): the same navigations, items and log. The batch holds a device's
+    /// three commands, a save whose item another device then saves (a conflict), an item deleted
+    /// while two devices show it (its delete alert on one, on the other's path: both repaired, and
+    /// both opened it earlier in the batch), and a device's first write.
+    @Test(.timeLimit(.minutes(2)))
+    func aBatchOfCommandsEndsAsTheSameCommandsOneAtATime() async throws {
+        let x = ItemID.random(), y = ItemID.random()
+        @Sendable func device(_ name: String) -> ClientID { ClientID(stored: name) }
+        let writes: [@Sendable (PostgresStore) async throws -> Void] = [
+            { _ = try await $0.runCommand(.updateDraft(draft: Self.draft(5)), clientID: device("a"), origin: Self.erin, idempotency: nil) },
+            { _ = try await $0.runCommand(.openEdit(itemID: x), clientID: device("b"), origin: Self.erin, idempotency: nil) },
+            { _ = try await $0.runCommand(.save(onConflict: .alert), clientID: device("a"), origin: Self.erin, idempotency: nil) },
+            { _ = try await $0.runCommand(.openDeleteAlert(itemID: y), clientID: device("a"), origin: Self.erin, idempotency: nil) },
+            { _ = try await $0.runCommand(.push(route: .item(id: y)), clientID: device("d"), origin: Self.erin, idempotency: nil) },
+            { _ = try await $0.deleteItem(y, precondition: nil, origin: Self.erin, idempotency: nil) },
+            { _ = try await $0.runCommand(.updateDraft(draft: Self.draft(7)), clientID: device("b"), origin: Self.erin, idempotency: nil) },
+            { _ = try await $0.runCommand(.save(onConflict: .alert), clientID: device("b"), origin: Self.erin, idempotency: nil) },
+            { _ = try await $0.runCommand(.openEdit(itemID: x), clientID: device("c"), origin: Self.erin, idempotency: nil) },
+        ]
+        struct Ending: Equatable {
+            /// Each device's state, its items' times left out (the two runs differ in them).
+            var navigations: [String: String] = [:]
+            var versions: [String: Int] = [:]
+            var x: Item?
+            var y: Item?
+            var log: [String] = []
+        }
+        func run(together: Bool) async throws -> (Ending, PostgresCommitter.Statistics, PostgresCommitter.Statistics) {
+            try await withDaemons(1) { stores, _ in
+                let store = stores[0]
+                try await store.createItem(id: x, draft: Self.draft(1), origin: Self.erin, idempotency: nil)
+                try await store.createItem(id: y, draft: Self.draft(2), origin: Self.erin, idempotency: nil)
+                try await store.runCommand(.openEdit(itemID: x), clientID: device("a"), origin: Self.erin, idempotency: nil)
+                try await store.runCommand(.openEdit(itemID: x), clientID: device("d"), origin: Self.erin, idempotency: nil)
+                let head = try await store.resolve(.now)
+                let before = store.committer.statistics
+                if together {
+                    let release = Gate()
+                    let holder = try await Self.hold(store, until: release)
+                    try await withThrowingTaskGroup(of: Void.self) { group in
+                        // Queued one after another, so that the batch holds them in this order.
+                        for (index, write) in writes.enumerated() {
+                            group.addTask { try await write(store) }
+                            try await eventually("write \(index) is queued") { store.committer.pendingCount > index }
+                        }
+                        release.open()
+                        try await group.waitForAll()
+                    }
+                    try await holder.value
+                } else {
+                    for write in writes { try await write(store) }
+                }
+                var ending = Ending()
+                for navigation in try await store.navigations(user: "erin") {
+                    ending.navigations[navigation.clientID.rawValue] = "\(navigation.state)".replacing(
+                        /\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \+0000/, with: "(time)")
+                    ending.versions[navigation.clientID.rawValue] = navigation.version
+                }
+                ending.x = try await store.item(x)
+                ending.y = try await store.item(y)
+                let page = try await store.readChanges(after: head, filter: FeedFilter(user: "erin", topics: [.item, .navigation]), limit: 100)
+                ending.log = page.changes.map { "\($0.entity.rawValue) \($0.op.rawValue) \($0.id)" }
+                return (ending, before, store.committer.statistics)
+            }
+        }
+        let (oneAtATime, _, _) = try await run(together: false)
+        let (together, before, after) = try await run(together: true)
+        #expect(after.batches == before.batches + 2)
+        #expect(after.commandsReadAhead > before.commandsReadAhead)
+        #expect(after.runAgainWithSavepoints == before.runAgainWithSavepoints)
+        #expect(together.log.count == oneAtATime.log.count)
+        #expect(together.navigations == oneAtATime.navigations)
+        #expect(together.versions == oneAtATime.versions)
+        #expect(together.x?.version == oneAtATime.x?.version && together.x?.status == oneAtATime.x?.status)
+        #expect(together.y == nil && oneAtATime.y == nil)
+        #expect(together.log == oneAtATime.log)
+    }
+
     /// A write that met a state moved under it (`WriteRetry`, as a deadlock or a serialization
     /// failure) rolls back alone and runs again in a later batch; the others of its batch commit once.
     @Test(.timeLimit(.minutes(2)))
