@@ -92,7 +92,16 @@ final class PostgresCommitter: Sendable {
                 state.draining = false
                 return nil
             }
-            let batch = Array(state.pending.prefix(Self.maximumBatch))
+            // A write that runs alone (an import) ends the batch before it, or is the batch.
+            var count = 0
+            for job in state.pending.prefix(Self.maximumBatch) {
+                if job.alone {
+                    if count == 0 { count = 1 }
+                    break
+                }
+                count += 1
+            }
+            let batch = Array(state.pending.prefix(count))
             state.pending.removeFirst(batch.count)
             state.statistics.batches += 1
             state.statistics.writes += batch.count
@@ -132,6 +141,8 @@ protocol PostgresQueuedWrite: AnyObject, Sendable {
     var runs: Int { get }
     /// What its body will read or write first, when known before it runs (`WritePlan`).
     var plan: WritePlan? { get }
+    /// Runs in a batch of its own (an import: many rows, rolled back whole).
+    var alone: Bool { get }
     /// Runs the body inside the batch's transaction (in its own savepoint); throws to roll it back.
     func run(_ write: PostgresWrite) async throws
     /// Completes the value once the batch's entries are numbered: `head` is the log's head after
@@ -151,16 +162,19 @@ final class PostgresJob<Value: Sendable>: PostgresQueuedWrite, @unchecked Sendab
     private var value: Value?
     private(set) var runs = 0
     let plan: WritePlan?
+    let alone: Bool
     private let answer = Mutex<(result: Result<Value, any Error>?, waiter: CheckedContinuation<Value, any Error>?)>((nil, nil))
 
     init(
         body: @escaping @Sendable (PostgresWrite) async throws -> Value,
         finish: @escaping @Sendable (Value, Int64, PostgresWrite) async throws -> Value,
-        plan: WritePlan? = nil
+        plan: WritePlan? = nil,
+        alone: Bool = false
     ) {
         self.body = body
         self.finisher = finish
         self.plan = plan
+        self.alone = alone
     }
 
     func run(_ write: PostgresWrite) async throws {

@@ -29,7 +29,7 @@ extension PostgresStore {
     /// statement timeout, the pool closed or its circuit breaker open) are `unavailable`; text with
     /// a NUL (which PostgreSQL cannot store) a validation failure; anything else is rethrown.
     static func mapped(_ error: any Error) -> any Error {
-        if error is StoreError || error is DomainError || error is ReplayedResponse { return error }
+        if error is StoreError || error is DomainError || error is ReplayedResponse || error is ItemImportRolledBack { return error }
         if error is WriteRetry { return StoreError.unavailable("the write met concurrent changes \(attempts) times; retry it") }
         if let error = error as? PSQLError {
             if let state = error.serverInfo?[.sqlState] {

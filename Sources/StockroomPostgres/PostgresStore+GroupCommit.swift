@@ -23,10 +23,11 @@ extension PostgresStore {
     /// at once (`answeringAhead`).
     func write<Value: Sendable>(
         plan: WritePlan? = nil,
+        alone: Bool = false,
         _ body: @escaping @Sendable (PostgresWrite) async throws -> Value,
         finish: @escaping @Sendable (Value, Int64, PostgresWrite) async throws -> Value
     ) async throws -> Value {
-        let job = PostgresJob(body: body, finish: finish, plan: plan)
+        let job = PostgresJob(body: body, finish: finish, plan: plan, alone: alone)
         if committer.enqueue(job) {
             await committer.drainOnce { batch in await self.apply(batch) }
         }
@@ -39,6 +40,8 @@ extension PostgresStore {
         var refused: [(write: any PostgresQueuedWrite, error: any Error)] = []
         var again: [any PostgresQueuedWrite] = []
         var entries: [ChangeEntry] = []
+        /// The transaction appended more entries than the hub keeps: `entries` are the last ones.
+        var beyondMemory = false
     }
 
     /// Applies one batch in one transaction (`PostgresCommitter`), answers its writes, and returns
@@ -76,7 +79,11 @@ extension PostgresStore {
 
     /// Publishes a committed batch's entries, then answers its writes; returns those to run again.
     private func answer(_ outcome: BatchOutcome) async -> [any PostgresQueuedWrite] {
-        if !outcome.entries.isEmpty { await publish(outcome.entries) }
+        if outcome.beyondMemory {
+            hub.committed(tail: outcome.entries)
+        } else if !outcome.entries.isEmpty {
+            await publish(outcome.entries)
+        }
         for write in outcome.applied { write.succeed() }
         for (write, error) in outcome.refused { write.fail(error) }
         return outcome.again
@@ -167,13 +174,14 @@ extension PostgresStore {
     ) async throws -> BatchOutcome {
         var outcome = outcome
         let head = try await write.appendLog()
-        let numbered = write.appended
-        let before = numbered.first.map { $0.seq - 1 } ?? head
+        // One transaction's entries have contiguous seqs: its first head step holds the row to the end.
+        let before = write.firstSeq.map { $0 - 1 } ?? head
         for (job, entries) in applied {
-            try await job.finish(write, head: entries == 0 ? before : numbered[entries - 1].seq)
+            try await job.finish(write, head: before + Int64(entries))
         }
         outcome.applied = applied.map(\.write)
-        outcome.entries = numbered
+        outcome.entries = write.appended
+        outcome.beyondMemory = write.dropped > 0
         return outcome
     }
 

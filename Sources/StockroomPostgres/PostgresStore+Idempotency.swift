@@ -15,13 +15,14 @@ extension PostgresStore {
     func perform<Value: Sendable>(
         _ idempotency: IdempotentRequest<Value>?,
         plan: WritePlan? = nil,
+        alone: Bool = false,
         position: (@Sendable (Value, Int64) -> Value)? = nil,
         _ body: @escaping @Sendable (PostgresWrite) async throws -> Value
     ) async throws -> Replayable<Value> {
         guard let idempotency else {
-            return .fresh(try await write(plan: plan, body) { value, head, _ in position?(value, head) ?? value })
+            return .fresh(try await write(plan: plan, alone: alone, body) { value, head, _ in position?(value, head) ?? value })
         }
-        let outcome = try await write(plan: plan) { write in
+        let outcome = try await write(plan: plan, alone: alone) { write in
             try await WriteRules.idempotent(write, idempotency) { try await body(write) }
         } finish: { step, head, write in
             guard case .succeeded(let value) = step else { return step }

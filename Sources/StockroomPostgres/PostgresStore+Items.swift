@@ -134,6 +134,25 @@ extension PostgresStore {
         try await perform(idempotency) { write in try await WriteRules.deleteItem(write, id: id, precondition: precondition, origin: origin) }
     }
 
+    public func importItems(
+        _ spool: ItemImportSpool, rejectedBefore: Int, options: ItemImportOptions, origin: Origin,
+        idempotency: IdempotentRequest<ItemImportResult>?
+    ) async throws -> Replayable<ItemImportResult> {
+        do {
+            return try await perform(idempotency, alone: true, position: { result, head in Self.positioned(result, at: head) }) { write in
+                try await WriteRules.importItems(write, next: spool.next, rejectedBefore: rejectedBefore, options: options, origin: origin)
+            }
+        } catch let rolledBack as ItemImportRolledBack {
+            return .fresh(Self.positioned(rolledBack.result, at: try await resolve(.now)))
+        }
+    }
+
+    static func positioned(_ result: ItemImportResult, at head: Int64) -> ItemImportResult {
+        var result = result
+        result.head = head
+        return result
+    }
+
     @discardableResult
     public func seedDemoItems() async throws -> Bool {
         try await write { write in

@@ -112,6 +112,7 @@ extension PostgresWrite: WriteRows {
         at: Int64, ownerClient: ClientID?
     ) async throws {
         record(entity: entity, op: op, id: id, owner: owner, value: value, before: before, origin: origin, at: at, ownerClient: ownerClient)
+        try await appendEarly()
     }
 
     // MARK: Idempotency

@@ -34,6 +34,10 @@ final class PostgresWrite {
     private(set) var appended: [ChangeEntry] = []
     /// The head after this transaction's entries, once they are numbered.
     private(set) var head: Int64?
+    /// The seq of the transaction's first entry, once numbered.
+    private(set) var firstSeq: Int64?
+    /// How many numbered entries were let go of `appended` (a transaction larger than the hub keeps).
+    private(set) var dropped = 0
     /// Item updates run ahead for several writes of a batch in one statement (`updateLiveItems`),
     /// by the write each was planned for; its `updateLiveItem` takes it instead of a statement.
     var answeredAhead: [ObjectIdentifier: AnsweredUpdate] = [:]
@@ -77,25 +81,53 @@ final class PostgresWrite {
 
     /// Forgets what a rolled-back savepoint appended and claimed.
     func discard(from mark: Mark) {
-        pending.removeSubrange(mark.pending...)
-        appended.removeSubrange(mark.appended...)
+        // Entries numbered early (`appendEarly`) may have been let go already.
+        pending.removeSubrange(min(mark.pending, pending.count)...)
+        let kept = mark.appended - dropped
+        if kept >= 0 {
+            appended.removeSubrange(min(kept, appended.count)...)
+        } else {
+            appended.removeAll()
+            dropped = mark.appended
+        }
         head = mark.head
+        firstSeq = mark.firstSeq
         claimedKeys = mark.claimedKeys
     }
 
     /// Where a savepoint starts, for `discard`.
     struct Mark {
         var pending: Int
+        /// Numbered entries, those let go included.
         var appended: Int
         var head: Int64?
+        var firstSeq: Int64?
         var claimedKeys: Set<IdempotencyKey>
     }
 
     /// How many entries the transaction has appended so far, numbered or not.
-    var entryCount: Int { appended.count + pending.count }
+    var entryCount: Int { dropped + appended.count + pending.count }
 
     /// Where a savepoint starts, for `discard`.
-    var mark: Mark { Mark(pending: pending.count, appended: appended.count, head: head, claimedKeys: claimedKeys) }
+    var mark: Mark {
+        Mark(pending: pending.count, appended: dropped + appended.count, head: head, firstSeq: firstSeq, claimedKeys: claimedKeys)
+    }
+
+    /// Entries pending beyond this are numbered and inserted at once (`appendEarly`).
+    static let earlyAppend = 4096
+
+    /// A transaction with many entries (an import) numbers and inserts them as it goes, keeping
+    /// only the hub's worth of the newest for publishing: memory does not grow with it. Its first
+    /// head step then holds the head row to the end of the transaction.
+    func appendEarly() async throws {
+        guard pending.count >= Self.earlyAppend else { return }
+        try await appendLog()
+        let excess = appended.count - ChangeHub.recentCapacity
+        if excess > 0 {
+            appended.removeFirst(excess)
+            dropped += excess
+        }
+    }
 
     /// Numbers the pending entries and inserts them, in one statement (`AppendLog`): it takes the
     /// next numbers from `log_head` (waiting while another transaction holds the row; that one
@@ -124,6 +156,7 @@ final class PostgresWrite {
                     seq: seq, entity: entry.entity, op: entry.op, id: entry.id, owner: entry.owner, valueJSON: entry.value,
                     before: ItemBefore(stored: entry.previous), originClientID: entry.origin.clientID, originIdempotencyKey: entry.origin.idempotencyKey, at: entry.at, epoch: epoch))
         }
+        if firstSeq == nil { firstSeq = last - Int64(pending.count) + 1 }
         pending.removeAll()
         head = last
         return last

@@ -102,6 +102,27 @@ public final class ChangeHub: Sendable {
         return true
     }
 
+    /// Publishes the last entries of a commit too large to keep in memory (an import): memory
+    /// restarts at `entries` (what came before them is read from the log), and every subscriber is
+    /// woken, since which ones the skipped entries concern is not known here.
+    package func committed(tail entries: [ChangeEntry]) {
+        let woken = state.withLock { state -> [FeedSubscription] in
+            guard let last = entries.last, last.seq > state.head else { return [] }
+            var entries = entries
+            if !state.filtered.isEmpty {
+                for index in entries.indices where entries[index].entity == .item { entries[index].items = DecodedItems() }
+            }
+            state.recent = entries
+            state.head = last.seq
+            guard !state.holding else {
+                state.held.append(contentsOf: state.all)
+                return []
+            }
+            return state.all
+        }
+        for subscriber in woken { subscriber.notify() }
+    }
+
     /// Runs `body` (a group commit: apply, commit, answer each writer) with the wake-ups of its
     /// commit held back until it returns. Each woken subscriber costs its transport a task switch
     /// and a socket write; held, they queue behind the writers' answers instead of ahead of them,

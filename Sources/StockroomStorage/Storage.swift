@@ -33,6 +33,13 @@ public protocol Storage: Sendable {
     /// one transaction.
     func deleteItem(_ id: ItemID, precondition: VersionPrecondition?, origin: Origin, idempotency: IdempotentRequest<Void>?)
         async throws -> Replayable<Void>
+    /// Applies a CSV import's rows (`WriteRules.importItems`) in one transaction that no other
+    /// write shares; a dry run, and rejects under `abort`, change nothing (`applied` false). With
+    /// `idempotency`, a retried import whose rows were applied is answered from the first.
+    func importItems(
+        _ spool: ItemImportSpool, rejectedBefore: Int, options: ItemImportOptions, origin: Origin,
+        idempotency: IdempotentRequest<ItemImportResult>?
+    ) async throws -> Replayable<ItemImportResult>
     /// Seeds the demo items into an empty store; false when it holds items.
     func seedDemoItems() async throws -> Bool
 

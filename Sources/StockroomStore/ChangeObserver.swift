@@ -23,6 +23,8 @@ final class ChangeObserver: TransactionObserver, Sendable {
     private struct Committed {
         var entries: [ChangeEntry]
         var tokenGeneration: Int64
+        /// The commit appended more than the hub keeps: `entries` are its last ones only.
+        var beyondMemory = false
     }
 
     /// The token generation after this connection's last commit, and SQLite's data version of the
@@ -84,7 +86,9 @@ final class ChangeObserver: TransactionObserver, Sendable {
             // seen before they are delivered (streams re-check their token first). Other processes'
             // revocations without a commit here: `AppDatabase.observeTokenRevocations`.
             hub.observeTokenGeneration(committed.tokenGeneration)
-            if touched.changes { hub.committed(committed.entries) }
+            if touched.changes {
+                if committed.beyondMemory { hub.committed(tail: committed.entries) } else { hub.committed(committed.entries) }
+            }
         } catch {
             // Subscribers still read the log by cursor; the next commit or heartbeat catches them up.
         }
@@ -93,10 +97,17 @@ final class ChangeObserver: TransactionObserver, Sendable {
     /// The one read of each commit's entries that every subscriber shares, and the token generation.
     private func read(_ db: Database, changes: Bool, tokens: Bool) throws -> Committed {
         // A cached statement, not the query interface (which prepares its statement anew): every commit runs it.
-        let entries = changes
-            ? try db.cachedStatement(sql: Self.newEntriesSQL).readRows(binding: { $0.bind(hub.head) }) { try ChangeRecord(current: $0) }.map { ChangeEntry($0, epoch: hub.epoch) }
+        let capacity = ChangeHub.recentCapacity
+        var entries = changes
+            ? try db.cachedStatement(sql: Self.newEntriesSQL).readRows(binding: { $0.bind(hub.head); $0.bind(capacity + 1) }) { try ChangeRecord(current: $0) }.map { ChangeEntry($0, epoch: hub.epoch) }
             : []
-        return Committed(entries: entries, tokenGeneration: try tokenGeneration(db, tokens: tokens))
+        // A commit larger than the hub keeps (an import): its last entries only; the rest are read from the log.
+        let beyondMemory = entries.count > capacity
+        if beyondMemory {
+            entries = try db.cachedStatement(sql: Self.lastEntriesSQL).readRows(binding: { $0.bind(capacity) }) { try ChangeRecord(current: $0) }
+                .reversed().map { ChangeEntry($0, epoch: hub.epoch) }
+        }
+        return Committed(entries: entries, tokenGeneration: try tokenGeneration(db, tokens: tokens), beyondMemory: beyondMemory)
     }
 
     /// The token generation as this transaction sees it. Read from the database only when it may have
@@ -120,7 +131,8 @@ final class ChangeObserver: TransactionObserver, Sendable {
     }
 
     private static let newEntriesSQL =
-        ChangeRecord.selectSQL + " WHERE \(ChangeRecord.Columns.seq.name) > ? ORDER BY \(ChangeRecord.Columns.seq.name)"
+        ChangeRecord.selectSQL + " WHERE \(ChangeRecord.Columns.seq.name) > ? ORDER BY \(ChangeRecord.Columns.seq.name) LIMIT ?"
+    private static let lastEntriesSQL = ChangeRecord.selectSQL + " ORDER BY \(ChangeRecord.Columns.seq.name) DESC LIMIT ?"
 
     func databaseDidRollback(_ db: Database) {
         touched.withLock { $0 = Touched() }
