@@ -111,7 +111,7 @@ func buildRouter(
     if settings.limits.writesPerSecond > 0 {
         v1.add(middleware: WriteRateLimitMiddleware(writesPerSecond: settings.limits.writesPerSecond, burst: settings.limits.writeBurst))
     }
-    ItemsController(database: database).addRoutes(to: v1.group("items"))
+    ItemsController(database: database, limits: settings.limits).addRoutes(to: v1.group("items"))
     TokensController(database: database).addRoutes(to: v1.group("tokens"))
     NavigationController(database: database, presence: presence).addRoutes(to: v1)
     FeedController(

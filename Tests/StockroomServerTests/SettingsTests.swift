@@ -26,7 +26,7 @@ struct SettingsTests {
             "\(settings.limits.writesPerSecond)", "\(settings.limits.writeBurst)", "\(settings.limits.deviceRetentionDays)",
             settings.metricsAccess.rawValue, "\(settings.connections.idleTimeout)", "\(settings.connections.headerTimeout)",
             "\(settings.connections.maxConnectionsSetting)", settings.databaseURL.map { "\($0)" } ?? "none", "\(settings.databaseMaxConnections)",
-            "\(settings.revocationCheck)",
+            "\(settings.revocationCheck)", "\(settings.limits.importMaxBytes)", "\(settings.limits.importMaxRows)",
         ]
     }
 
@@ -76,7 +76,7 @@ struct SettingsTests {
     /// there fails here (the keys are read from the sources, as `read.int("…"` and the like).
     @Test func theDigestsCoverEveryKey() throws {
         let keys = try Self.keysRead()
-        #expect(keys.count == 27, "keys read: \(keys.sorted())")
+        #expect(keys.count == 29, "keys read: \(keys.sorted())")
         // Each key, set to a value other than its default, changes a digest.
         let defaults = try Settings(reader: ConfigReader(provider: InMemoryProvider(values: [:])))
         let others: [String: ConfigValue] = [
@@ -90,6 +90,7 @@ struct SettingsTests {
             "feed.maxSubscribersPerToken": .init(.int(9), isSecret: false), "limits.clientsPerUser": .init(.int(9), isSecret: false),
             "limits.writesPerSecond": .init(.int(9), isSecret: false), "limits.writeBurst": .init(.int(9), isSecret: false),
             "limits.deviceRetentionDays": .init(.int(9), isSecret: false), "http.idleTimeoutSeconds": .init(.int(9), isSecret: false),
+            "limits.importMaxBytes": .init(.int(9999), isSecret: false), "limits.importMaxRows": .init(.int(9), isSecret: false),
             "http.headerTimeoutSeconds": .init(.int(9), isSecret: false), "http.maxConnections": .init(.int(99), isSecret: false),
             "db.maxConnections": .init(.int(9), isSecret: false), "metrics.access": .init(.string("admin"), isSecret: false),
             "auth.revocationCheckMilliseconds": .init(.int(99), isSecret: false),

@@ -7,6 +7,8 @@ import StockroomStorage
 /// `/v1/items`: list, get, create, replace and delete inventory items.
 struct ItemsController {
     let database: any Storage
+    /// The import's byte and row limits.
+    let limits: LimitSettings
 
     func addRoutes(to routes: RouterGroup<CallerContext>) {
         routes.get(use: list)
@@ -14,6 +16,7 @@ struct ItemsController {
         let writes = routes.group().add(middleware: RequireRole(role: .editor, action: "write items"))
         writes.post(use: create)
         writes.post("batch", use: createBatch)
+        writes.post("import", use: importCSV)
         writes.put(":id", use: replace)
         writes.delete(":id", use: delete)
     }

@@ -40,12 +40,20 @@ public struct LimitSettings: Sendable {
     /// Devices neither written nor seen for this many days are removed with their drafts, each
     /// removal a `navigation` `delete` change (`limits.deviceRetentionDays`, default 90; 0 keeps them for ever).
     public var deviceRetentionDays: Int
+    /// The largest CSV file one import may send, in bytes (`limits.importMaxBytes`, default 512 MiB):
+    /// more is `413`, and nothing is applied.
+    public var importMaxBytes: Int
+    /// The most rows one import may hold (`limits.importMaxRows`, default 2,000,000): applied in one
+    /// transaction, during which other writes wait.
+    public var importMaxRows: Int
 
     init(_ read: SettingReader) throws {
         clientsPerUser = try read.int("limits.clientsPerUser", default: 1000, in: 1...1_000_000)
         writesPerSecond = try read.int("limits.writesPerSecond", default: 0, in: 0...1_000_000)
         writeBurst = try read.int("limits.writeBurst", default: 100, in: 1...1_000_000)
         deviceRetentionDays = try read.int("limits.deviceRetentionDays", default: 90, in: 0...36_500)
+        importMaxBytes = try read.int("limits.importMaxBytes", default: 512 << 20, in: 1024...(64 << 30))
+        importMaxRows = try read.int("limits.importMaxRows", default: 2_000_000, in: 1...100_000_000)
     }
 }
 

@@ -1,0 +1,144 @@
+import Crypto
+import Foundation
+import Hummingbird
+import StockroomCore
+import StockroomStorage
+import StockroomWire
+
+/// `POST /v1/items/import`: a CSV file's rows (`ItemImportHeader`) read as the body arrives into a
+/// spool (`ItemImportSpool`), then applied in one transaction (`Storage.importItems`); answered
+/// with the summary (`ItemImportSummary`). A file that is not CSV the import reads (bad UTF-8, a
+/// stray or unterminated quote, a record over 1 MiB, a bad header, no header) is `422` naming its
+/// line or column; one over the byte or row limit is `413`; nothing is applied either way.
+extension ItemsController {
+    /// The longest record a file may hold, in bytes.
+    static let maxImportRecordBytes = 1 << 20
+
+    @Sendable func importCSV(_ request: Request, context: CallerContext) async throws -> Response {
+        let user = context.caller.user
+        let options = try Self.importOptions(request)
+        if let contentType = request.headers[.contentType], !Self.namesCSV(contentType) {
+            throw APIError(.unsupportedMediaType, "the import's body must be text/csv")
+        }
+        if let declared = request.headers[.contentLength].flatMap({ Int($0) }), declared > limits.importMaxBytes {
+            throw APIError(.payloadTooLarge, "the file is larger than the import's limit of \(limits.importMaxBytes) bytes")
+        }
+        let key = try request.idempotencyKey()
+        var file = try ImportReading(maxRows: limits.importMaxRows)
+        var reader = CSVReader(maxRecordBytes: Self.maxImportRecordBytes)
+        var hasher = SHA256()
+        var bytes = 0
+        do {
+            for try await chunk in request.body {
+                bytes += chunk.readableBytes
+                guard bytes <= limits.importMaxBytes else {
+                    throw APIError(.payloadTooLarge, "the file is larger than the import's limit of \(limits.importMaxBytes) bytes")
+                }
+                chunk.withUnsafeReadableBytes { hasher.update(bufferPointer: $0) }
+                try reader.feed(chunk.readableBytesView) { try file.read($0) }
+            }
+            try reader.finish { try file.read($0) }
+        } catch let failure as CSVReader.Failure {
+            throw APIError.validationFailed(nil, "the file is not CSV the import reads: \(failure)")
+        }
+        guard file.header != nil else { throw APIError.validationFailed(nil, "the file is empty: it has no header row") }
+        try file.spool.finishWriting()
+        let digest = hasher.finalize().map { String(format: "%02x", $0) }.joined()
+        let epoch = database.epoch
+        let dryRun = options.dryRun
+        let readRejects = file.rejects
+        let readRejected = file.rejected
+        let idempotency = key.map { key in
+            IdempotentRequest<ItemImportResult>(
+                key: IdempotencyKey(user: user, scope: .items, key: key),
+                fingerprint: "POST /v1/items/import dryRun=\(options.dryRun) onError=\(options.onError.rawValue)\n\(digest)"
+            ) { result in
+                guard case .success(let value) = result else { return nil }
+                return try? Self.importReply(value, dryRun: dryRun, readRejects: readRejects, readRejected: readRejected, epoch: epoch).stored
+            }
+        }
+        let origin = Origin(user: user, idempotencyKey: key)
+        switch try await database.importItems(file.spool, rejectedBefore: file.rejected, options: options, origin: origin, idempotency: idempotency) {
+        case .fresh(let result):
+            return try Self.importReply(result, dryRun: dryRun, readRejects: readRejects, readRejected: readRejected, epoch: epoch).response
+        case .replayed(let stored):
+            return try Reply(replaying: stored).response
+        }
+    }
+
+    /// `dryRun` and `onError` from the query: `400` for any other value.
+    static func importOptions(_ request: Request) throws -> ItemImportOptions {
+        var options = ItemImportOptions()
+        switch request.query("dryRun") {
+        case nil, "false"?: options.dryRun = false
+        case "true"?: options.dryRun = true
+        default: throw APIError.invalidParameter("dryRun", "dryRun must be true or false")
+        }
+        if let raw = request.query("onError") {
+            guard let onError = ItemImportOptions.OnError(rawValue: raw) else {
+                throw APIError.invalidParameter("onError", "onError must be abort or skip")
+            }
+            options.onError = onError
+        }
+        return options
+    }
+
+    /// The summary: the rows rejected as the file was read and as it was applied, in line order.
+    /// Nothing applied (rejects under `abort`) counts nothing inserted, updated or unchanged.
+    static func importReply(
+        _ result: ItemImportResult, dryRun: Bool, readRejects: [ItemImportReject], readRejected: Int, epoch: String
+    ) throws -> Reply {
+        let rejects = (readRejects + result.rejects).sorted { $0.line < $1.line }.prefix(ItemImportResult.listedRejects)
+        let counted = result.applied || dryRun
+        let summary = ItemImportSummary(
+            dryRun: dryRun, inserted: counted ? result.inserted : 0, updated: counted ? result.updated : 0,
+            unchanged: counted ? result.unchanged : 0, rejected: readRejected + result.rejected,
+            rejects: rejects.map { ItemImportSummary.Reject(line: $0.line, column: $0.column, code: $0.code, message: $0.message) },
+            cursor: FeedCursor(epoch: epoch, seq: result.head).encoded)
+        return try Reply.json(summary)
+    }
+
+    /// Whether a `Content-Type` names CSV (`text/csv`, or `application/csv` as some clients send),
+    /// parameters and case aside.
+    static func namesCSV(_ contentType: String) -> Bool {
+        let mediaType = contentType.split(separator: ";", maxSplits: 1).first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+        return mediaType == "text/csv" || mediaType == "application/csv"
+    }
+}
+
+/// What an import's file gave so far: its header, its rows in the spool, the rows rejected as they
+/// were read (the first `ItemImportResult.listedRejects` kept), and the row count against the limit.
+struct ImportReading {
+    let maxRows: Int
+    let spool: ItemImportSpool
+    var header: ItemImportHeader?
+    var rows = 0
+    var rejected = 0
+    var rejects: [ItemImportReject] = []
+
+    init(maxRows: Int) throws {
+        self.maxRows = maxRows
+        spool = try ItemImportSpool()
+    }
+
+    mutating func read(_ record: CSVReader.Record) throws {
+        guard let header else {
+            do {
+                header = try ItemImportHeader(record.fields)
+            } catch {
+                throw APIError.validationFailed(error.column, "line \(record.line): \(error.message)")
+            }
+            return
+        }
+        guard let row = header.row(record) else { return }
+        rows += 1
+        guard rows <= maxRows else { throw APIError(.payloadTooLarge, "the file has more than the import's limit of \(maxRows) rows") }
+        switch row {
+        case .success(let row):
+            try spool.append(row)
+        case .failure(let reject):
+            rejected += 1
+            if rejects.count < ItemImportResult.listedRejects { rejects.append(reject) }
+        }
+    }
+}

@@ -1,0 +1,192 @@
+import AsyncHTTPClient
+import Configuration
+import Foundation
+import NIOCore
+import StockroomCore
+import StockroomWire
+import Testing
+
+@testable import StockroomServer
+
+/// `POST /v1/items/import` against a live server on loopback: an export imports back unchanged;
+/// `abort`, `skip` and a dry run; every kind of bad file a clear answer that changes nothing.
+@Suite("CSV import, against a live server on loopback")
+struct ImportRouteTests {
+    struct Answer {
+        var status: Int
+        var headers: [String: String]
+        var body: Data
+        var text: String { String(decoding: body, as: UTF8.self) }
+        func summary() throws -> ItemImportSummary { try JSONCoding.decoder().decode(ItemImportSummary.self, from: body) }
+    }
+
+    /// Sends `csv` to the import (query `query`), as `text/csv` unless `contentType` says otherwise.
+    static func post(
+        _ port: Int, _ csv: [UInt8], query: String = "", token: String, contentType: String = "text/csv", key: String? = nil
+    ) async throws -> Answer {
+        var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/v1/items/import\(query)")
+        request.method = .POST
+        request.headers.add(name: "Authorization", value: "Bearer \(token)")
+        request.headers.add(name: "Content-Type", value: contentType)
+        if let key { request.headers.add(name: "Idempotency-Key", value: key) }
+        request.body = .bytes(ByteBuffer(bytes: csv))
+        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(120))
+        let body = try await response.body.collect(upTo: 64 << 20)
+        let headers = Dictionary(response.headers.map { ($0.name.lowercased(), $0.value) }, uniquingKeysWith: { $1 })
+        return Answer(status: Int(response.status.code), headers: headers, body: Data(buffer: body))
+    }
+
+    static func post(_ port: Int, _ csv: String, query: String = "", token: String, key: String? = nil) async throws -> Answer {
+        try await post(port, Array(csv.utf8), query: query, token: token, key: key)
+    }
+
+    /// Every item, by the list route.
+    static func items(_ server: LiveServer, token: String) async throws -> [Item] {
+        let page = try await server.request(.GET, "/v1/items?limit=500", token: token)
+        struct Page: Decodable { let items: [Item] }
+        return try JSONCoding.decoder().decode(Page.self, from: page.body).items
+    }
+
+    @Test func anExportImportsBackUnchanged() async throws {
+        try await withTestApp { app in
+            try await app.live { client in
+                let port = try #require(client.port)
+                let server = LiveServer(port: port)
+                let names = [#"=SUM(A1), "x""#, "-5 degrees", " padded", "Café ☕", "@home, \"quoted\""]
+                for (index, name) in names.enumerated() {
+                    let status = index == 2 ? #"{"outOfStock":{"isOnBackOrder":true}}"# : #"{"inStock":{"quantity":\#(index)}}"#
+                    let color = index == 1 ? #"{"name":"Sea, \"deep\"","red":0.1,"green":0.25,"blue":1}"# : "null"
+                    let json = #"{"name":\#(String(decoding: try JSONEncoder().encode(name), as: UTF8.self)),"color":\#(color),"status":\#(status)}"#
+                    #expect(try await server.request(.POST, "/v1/items", token: app.editor, json: json).status == 201)
+                }
+                let before = try await Self.items(server, token: app.viewer)
+                let export = try await server.requestWithHeaders(.GET, "/v1/items/export", token: app.viewer)
+                let imported = try await Self.post(port, Array(export.body), token: app.editor)
+                #expect(imported.status == 200, "\(imported.text)")
+                let summary = try imported.summary()
+                #expect((summary.inserted, summary.updated, summary.unchanged, summary.rejected) == (0, 0, before.count, 0))
+                #expect(summary.cursor == export.headers["stockroom-cursor"], "nothing was written")
+                #expect(try await Self.items(server, token: app.viewer) == before)
+            }
+        }
+    }
+
+    @Test func abortSkipAndADryRun() async throws {
+        try await withTestApp { app in
+            try await app.live { client in
+                let port = try #require(client.port)
+                let server = LiveServer(port: port)
+                let csv = "name,quantity,status,onBackOrder\nLamp,2,,\nMug,,,\n\n\"Desk, oak\",,outOfStock,TRUE\nChair,x,,\n"
+                // abort (the default): two rows rejected, nothing applied.
+                let aborted = try await Self.post(port, csv, token: app.editor)
+                #expect(aborted.status == 200, "\(aborted.text)")
+                let abortSummary = try aborted.summary()
+                #expect((abortSummary.inserted, abortSummary.rejected, abortSummary.dryRun) == (0, 2, false))
+                #expect(abortSummary.rejects.map(\.line) == [3, 6])
+                #expect(abortSummary.rejects.map(\.column) == ["quantity", "quantity"])
+                #expect(try await Self.items(server, token: app.viewer).isEmpty)
+                // A dry run says what skip would do, and does nothing.
+                let dry = try await Self.post(port, csv, query: "?dryRun=true&onError=skip", token: app.editor)
+                let drySummary = try dry.summary()
+                #expect((drySummary.inserted, drySummary.rejected, drySummary.dryRun) == (2, 2, true))
+                #expect(try await Self.items(server, token: app.viewer).isEmpty)
+                // skip applies the valid rows, one change each.
+                let skipped = try await Self.post(port, csv, query: "?onError=skip", token: app.editor)
+                let skipSummary = try skipped.summary()
+                #expect((skipSummary.inserted, skipSummary.rejected) == (2, 2))
+                let items = try await Self.items(server, token: app.viewer)
+                #expect(Set(items.map(\.name)) == ["Lamp", "Desk, oak"])
+                #expect(items.first { $0.name == "Desk, oak" }?.status == .outOfStock(isOnBackOrder: true))
+                let feed = try await server.drain(since: drySummary.cursor, token: app.viewer)
+                #expect(feed.changes.count == 2 && feed.cursor == skipSummary.cursor)
+            }
+        }
+    }
+
+    /// Each bad file or request: its status and what its message names; nothing applied, and the
+    /// server answers the next request.
+    @Test func badFilesAreClearAnswersThatChangeNothing() async throws {
+        try await withTestApp { app in
+            try await app.live { client in
+                let port = try #require(client.port)
+                let server = LiveServer(port: port)
+                let header = Array("name,quantity\n".utf8)
+                let cases: [(what: String, body: [UInt8], query: String, contentType: String, status: Int, names: String)] = [
+                    ("binary", [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0xFF, 0xD8, 0x00, 0x01], "", "text/csv", 422, "not UTF-8"),
+                    ("bad UTF-8 in a row", header + Array("Lamp,1\nMu".utf8) + [0xC3, 0x28] + Array(",2\n".utf8), "", "text/csv", 422, "line 3"),
+                    ("a 2 MB line", header + Array("Lamp,1\n".utf8) + [UInt8](repeating: UInt8(ascii: "a"), count: 2 << 20) + Array(",1\n".utf8),
+                     "", "text/csv", 422, "line 3: a record longer than"),
+                    ("cut inside a quote", header + Array("Lamp,1\n\"Mug,2\n".utf8), "", "text/csv", 422, "line 3: the file ends inside a quoted field"),
+                    ("empty", [], "", "text/csv", 422, "no header row"),
+                    ("no name column", Array("quantity\n1\n".utf8), "", "text/csv", 422, "no name column"),
+                    ("an unknown column", Array("name,price\nLamp,3\n".utf8), "", "text/csv", 422, "unknown column \\\"price\\\""),
+                    ("JSON", Array("{\"name\":\"Lamp\"}".utf8), "", "application/json", 415, "text/csv"),
+                    ("onError", header + Array("Lamp,1\n".utf8), "?onError=ignore", "text/csv", 400, "onError"),
+                    ("dryRun", header + Array("Lamp,1\n".utf8), "?dryRun=yes", "text/csv", 400, "dryRun"),
+                ]
+                for bad in cases {
+                    let answer = try await Self.post(port, bad.body, query: bad.query, token: app.editor, contentType: bad.contentType)
+                    #expect(answer.status == bad.status, "\(bad.what): \(answer.text)")
+                    #expect(answer.text.contains(bad.names), "\(bad.what): \(answer.text)")
+                    #expect(try await Self.items(server, token: app.viewer).isEmpty, "\(bad.what)")
+                }
+                let viewer = try await Self.post(port, "name,quantity\nLamp,1\n", token: app.viewer)
+                #expect(viewer.status == 403)
+                #expect(try await server.request(.GET, "/health", token: nil).status == 200)
+            }
+        }
+    }
+
+    @Test func overTheByteOrRowLimitIs413() async throws {
+        try await withTestApp { app in
+            let settings: [AbsoluteConfigKey: ConfigValue] = [
+                "limits.importMaxBytes": .init(.int(4096), isSecret: false), "limits.importMaxRows": .init(.int(10), isSecret: false),
+            ]
+            try await app.live(settings: settings) { client in
+                let port = try #require(client.port)
+                let rows = (0..<11).map { "Item \($0),1\n" }.joined()
+                let tooManyRows = try await Self.post(port, "name,quantity\n" + rows, token: app.editor)
+                #expect(tooManyRows.status == 413 && tooManyRows.text.contains("10 rows"), "\(tooManyRows.text)")
+                let big = "name,quantity\n" + String(repeating: "Item,1\n", count: 1000)
+                let tooBig = try await Self.post(port, big, token: app.editor)
+                #expect(tooBig.status == 413 && tooBig.text.contains("4096 bytes"), "\(tooBig.text)")
+                #expect(try await Self.items(LiveServer(port: port), token: app.viewer).isEmpty)
+            }
+        }
+    }
+
+    /// 100,000 rejected rows: all counted, the first 1,000 listed in line order, none applied.
+    @Test func aHundredThousandRejectedRows() async throws {
+        try await withTestApp { app in
+            try await app.live { client in
+                let port = try #require(client.port)
+                var csv = "name,quantity\nKept,1\n"
+                csv.reserveCapacity(1 << 20)
+                for _ in 0..<100_000 { csv += " ,1\n" }
+                let answer = try await Self.post(port, csv, query: "?onError=skip", token: app.editor)
+                #expect(answer.status == 200, "\(answer.text.prefix(300))")
+                let summary = try answer.summary()
+                #expect((summary.inserted, summary.rejected, summary.rejects.count) == (1, 100_000, 1_000))
+                #expect(summary.rejects.first?.line == 3 && summary.rejects.last?.line == 1_002)
+                #expect(summary.rejects.allSatisfy { $0.column == "name" && $0.code == "validationFailed" })
+            }
+        }
+    }
+
+    @Test func aRetriedUploadWithItsKeyIsAppliedOnce() async throws {
+        try await withTestApp { app in
+            try await app.live { client in
+                let port = try #require(client.port)
+                let csv = "name,quantity\nLamp,1\nMug,2\n"
+                let first = try await Self.post(port, csv, token: app.editor, key: "upload-1")
+                let again = try await Self.post(port, csv, token: app.editor, key: "upload-1")
+                #expect(first.status == 200 && again.status == 200)
+                #expect(again.headers["idempotency-replayed"] == "true")
+                #expect(try again.summary() == (try first.summary()))
+                #expect(try await Self.items(LiveServer(port: port), token: app.viewer).count == 2)
+                let other = try await Self.post(port, csv + "Desk,3\n", token: app.editor, key: "upload-1")
+                #expect(other.status == 422 && other.text.contains("idempotencyKeyReused"), "\(other.text)")
+            }
+        }
+    }
+}
