@@ -142,6 +142,7 @@ let package = Package(
                 "StockroomStore",
                 "StockroomPostgres",
                 "StockroomStorage",
+                "StockroomWire",
                 "StockroomCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Configuration", package: "swift-configuration"),

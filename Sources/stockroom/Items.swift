@@ -3,10 +3,11 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 
-/// `stockroom items export`: a running server's items as CSV (`GET /v1/items/export`).
+/// `stockroom items export` and `import`: a running server's items as CSV (`GET /v1/items/export`,
+/// `POST /v1/items/import`, in `ItemsImport.swift`).
 struct Items: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "A running server's items as a spreadsheet (the token from STOCKROOM_TOKEN).", subcommands: [Export.self])
+        abstract: "A running server's items as a spreadsheet (the token from STOCKROOM_TOKEN).", subcommands: [Export.self, Import.self])
 
     struct Export: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
@@ -22,11 +23,7 @@ struct Items: AsyncParsableCommand {
         var server: String?
 
         func run() async throws {
-            let environment = ProcessInfo.processInfo.environment
-            guard let token = environment["STOCKROOM_TOKEN"], !token.isEmpty else {
-                throw ValidationError("set STOCKROOM_TOKEN to a bearer token of the server")
-            }
-            let base = (server ?? environment["STOCKROOM_URL"] ?? "http://127.0.0.1:8080").trimmingCharacters(in: ["/"])
+            let (base, token) = try Items.connection(server: server)
             var url = base + "/v1/items/export"
             if let filter {
                 url += "?filter=" + (filter.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? filter)
@@ -71,6 +68,15 @@ struct Items: AsyncParsableCommand {
                     Data("\(progress ? "\r" : "")exported \(max(0, rows - 1)) items to \(output) at feed cursor \(cursor)\n".utf8))
             }
         }
+    }
+
+    /// The server's address and the bearer token (`STOCKROOM_TOKEN`).
+    static func connection(server: String?) throws -> (base: String, token: String) {
+        let environment = ProcessInfo.processInfo.environment
+        guard let token = environment["STOCKROOM_TOKEN"], !token.isEmpty else {
+            throw ValidationError("set STOCKROOM_TOKEN to a bearer token of the server")
+        }
+        return ((server ?? environment["STOCKROOM_URL"] ?? "http://127.0.0.1:8080").trimmingCharacters(in: ["/"]), token)
     }
 
     struct Failure: Error, CustomStringConvertible {

@@ -354,6 +354,48 @@ struct ProcessTests {
         #expect(anonymous.status != 0 && anonymous.error.contains("STOCKROOM_TOKEN"), "\(anonymous.error)")
     }
 
+    /// `stockroom items import` against a running server: the export of its demo items, edited,
+    /// imports back (plain progress lines when not on a terminal, then the summary); a file with a
+    /// rejected row imports nothing under abort (exit 2) and the rest under skip; a dry run changes
+    /// nothing.
+    @Test(.timeLimit(.minutes(1)))
+    func itemsImportSendsAFileAndSaysWhatItDid() async throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let token = try #require(
+            try StockroomProcess.run(["token", "create", "--user", "erin", "--role", "editor", "--db-path", databasePath], in: directory)
+                .output.split(separator: "\n").last.map(String.init))
+        let server = try await StockroomProcess.serve(databasePath: databasePath, in: directory, extra: ["--demo"])
+        defer { kill(server.process.processIdentifier, SIGKILL) }
+        let live = LiveServer(port: server.port)
+        let url = "http://127.0.0.1:\(server.port)"
+        let environment = ["STOCKROOM_TOKEN": token]
+        let export = String(decoding: try await live.request(.GET, "/v1/items/export", token: token).body, as: UTF8.self)
+        // The first item renamed, a new one added.
+        var lines = export.split(separator: "\r\n").map(String.init)
+        lines[1] = "Renamed" + lines[1].drop { $0 != "," }
+        lines.append("Lamp,inStock,3,,,,,,,,,")
+        let file = directory.appendingPathComponent("items.csv").path
+        try (lines.joined(separator: "\r\n") + "\r\n").write(toFile: file, atomically: true, encoding: .utf8)
+        let dry = try StockroomProcess.run(["items", "import", file, "--dry-run", "--server", url], in: directory, environment: environment)
+        #expect(dry.status == 0, "\(dry.error)")
+        #expect(dry.output.contains("dry run, nothing changed: 1 inserted, 1 updated, 3 unchanged, 0 rejected"), "\(dry.output)")
+        #expect(dry.error.contains("sent 5 rows, 100% of the file"), "\(dry.error)")
+        let imported = try StockroomProcess.run(["items", "import", file, "--server", url], in: directory, environment: environment)
+        #expect(imported.status == 0 && imported.output.contains("imported: 1 inserted, 1 updated, 3 unchanged"), "\(imported.output)")
+        let names = String(decoding: try await live.request(.GET, "/v1/items/export", token: token).body, as: UTF8.self)
+        #expect(names.contains("Renamed,") && names.contains("Lamp,"))
+
+        let bad = directory.appendingPathComponent("bad.csv").path
+        try "name,quantity\nDesk,1\nChair,many\n".write(toFile: bad, atomically: true, encoding: .utf8)
+        let aborted = try StockroomProcess.run(["items", "import", bad, "--server", url], in: directory, environment: environment)
+        #expect(aborted.status == 2, "\(aborted.output) \(aborted.error)")
+        #expect(aborted.output.contains("nothing imported: 1 rows rejected") && aborted.output.contains("line 3, column quantity"), "\(aborted.output)")
+        let skipped = try StockroomProcess.run(["items", "import", bad, "--on-error", "skip", "--server", url], in: directory, environment: environment)
+        #expect(skipped.status == 0 && skipped.output.contains("imported: 1 inserted, 0 updated, 0 unchanged, 1 rejected"), "\(skipped.output)")
+        let refused = try StockroomProcess.run(["items", "import", file, "--on-error", "maybe", "--server", url], in: directory, environment: environment)
+        #expect(refused.status != 0 && refused.error.contains("--on-error is abort or skip"), "\(refused.error)")
+    }
+
     /// `backup` copies the live database while the server writes and verifies it; `restore`
     /// refuses a missing, corrupt or newer-schema file without touching the database, and otherwise
     /// replaces it under a new epoch: the backed-up items are back and an older cursor gets 410.

@@ -1,7 +1,6 @@
 import Crypto
 import Foundation
 import Hummingbird
-import StockroomCore
 import StockroomStorage
 import StockroomWire
 
