@@ -22,12 +22,14 @@ struct ImportRouteTests {
 
     /// Sends `csv` to the import (query `query`), as `text/csv` unless `contentType` says otherwise.
     static func post(
-        _ port: Int, _ csv: [UInt8], query: String = "", token: String, contentType: String = "text/csv", key: String? = nil
+        _ port: Int, _ csv: [UInt8], query: String = "", token: String, contentType: String = "text/csv", key: String? = nil,
+        accept: String? = nil
     ) async throws -> Answer {
         var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/v1/items/import\(query)")
         request.method = .POST
         request.headers.add(name: "Authorization", value: "Bearer \(token)")
         request.headers.add(name: "Content-Type", value: contentType)
+        if let accept { request.headers.add(name: "Accept", value: accept) }
         if let key { request.headers.add(name: "Idempotency-Key", value: key) }
         request.body = .bytes(ByteBuffer(bytes: csv))
         let response = try await HTTPClient.shared.execute(request, timeout: .seconds(120))
@@ -169,6 +171,51 @@ struct ImportRouteTests {
                 #expect((summary.inserted, summary.rejected, summary.rejects.count) == (1, 100_000, 1_000))
                 #expect(summary.rejects.first?.line == 3 && summary.rejects.last?.line == 1_002)
                 #expect(summary.rejects.allSatisfy { $0.column == "name" && $0.code == "validationFailed" })
+            }
+        }
+    }
+
+    /// `Accept: application/x-ndjson`: a progress line at least every second while a slow upload
+    /// is read, then the summary as the last line; a refused file's error as the last line.
+    @Test func progressLinesWhileASlowUploadIsReadThenTheSummary() async throws {
+        try await withTestApp { app in
+            try await app.live { client in
+                let port = try #require(client.port)
+                var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/v1/items/import?onError=skip")
+                request.method = .POST
+                request.headers.add(name: "Authorization", value: "Bearer \(app.editor)")
+                request.headers.add(name: "Content-Type", value: "text/csv")
+                request.headers.add(name: "Accept", value: "application/x-ndjson")
+                let chunks = ["name,quantity\n"] + (0..<5).map { part in (0..<100).map { "Item \(part)-\($0),\($0)\n" }.joined() }
+                let stream = AsyncStream<ByteBuffer> { continuation in
+                    Task {
+                        for chunk in chunks {
+                            continuation.yield(ByteBuffer(string: chunk))
+                            try? await Task.sleep(for: .milliseconds(600))
+                        }
+                        continuation.finish()
+                    }
+                }
+                request.body = .stream(stream, length: .unknown)
+                let response = try await HTTPClient.shared.execute(request, timeout: .seconds(60))
+                #expect(response.status == .ok)
+                #expect(response.headers.first(name: "Content-Type") == "application/x-ndjson")
+                let body = String(buffer: try await response.body.collect(upTo: 1 << 20))
+                let lines = body.split(separator: "\n").map(String.init)
+                let progress = lines.dropLast()
+                #expect(progress.count >= 2, "\(body)")
+                struct Line: Decodable {
+                    struct Progress: Decodable { let phase: String; let rows: Int; let bytes: Int }
+                    let progress: Progress
+                }
+                let read = try progress.map { try JSONDecoder().decode(Line.self, from: Data($0.utf8)).progress }
+                #expect(read.allSatisfy { $0.phase == "reading" || $0.phase == "applying" })
+                #expect(read.map(\.bytes) == read.map(\.bytes).sorted() && (read.last?.bytes ?? 0) > 0, "\(body)")
+                let summary = try JSONCoding.decoder().decode(ItemImportSummary.self, from: Data(try #require(lines.last).utf8))
+                #expect(summary.inserted == 500 && summary.rejected == 0)
+
+                let bad = try await Self.post(port, Array("name,price\nLamp,1\n".utf8), token: app.editor, contentType: "text/csv", accept: "application/x-ndjson")
+                #expect(bad.status == 200 && bad.text.contains("validationFailed") && bad.text.contains("unknown column"), "\(bad.text)")
             }
         }
     }

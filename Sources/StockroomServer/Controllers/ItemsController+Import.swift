@@ -1,8 +1,10 @@
 import Crypto
 import Foundation
 import Hummingbird
+import StockroomCore
 import StockroomStorage
 import StockroomWire
+import Synchronization
 
 /// `POST /v1/items/import`: a CSV file's rows (`ItemImportHeader`) read as the body arrives into a
 /// spool (`ItemImportSpool`), then applied in one transaction (`Storage.importItems`); answered
@@ -23,18 +25,62 @@ extension ItemsController {
             throw APIError(.payloadTooLarge, "the file is larger than the import's limit of \(limits.importMaxBytes) bytes")
         }
         let key = try request.idempotencyKey()
+        guard Self.wantsProgress(request) else {
+            let upload = try await readUpload(request.body, progress: nil)
+            return try await apply(upload, options: options, user: user, key: key).response
+        }
+        // NDJSON: progress lines at least every second while the file is read and applied, then
+        // the summary (or the error) as the last line.
+        let progress = ImportProgress()
+        let body = request.body
+        return Response(
+            status: .ok, headers: [.contentType: "application/x-ndjson", .cacheControl: "no-store"],
+            body: ResponseBody { writer in
+                let work = Task { () throws -> Reply in
+                    defer { progress.finish() }
+                    let upload = try await self.readUpload(body, progress: progress)
+                    return try await self.apply(upload, options: options, user: user, key: key, progress: progress)
+                }
+                var written = ContinuousClock.now
+                while !progress.isFinished {
+                    try await Task.sleep(for: .milliseconds(100))
+                    guard !progress.isFinished, ContinuousClock.now - written >= .seconds(1) else { continue }
+                    written = .now
+                    try await writer.write(ByteBuffer(string: progress.line))
+                }
+                let last: ByteBuffer
+                do {
+                    last = try await work.value.body
+                } catch {
+                    last = ByteBuffer(string: APIError(error).json())
+                }
+                try await writer.write(last)
+                try await writer.write(ByteBuffer(string: "\n"))
+                try await writer.finish(nil)
+            })
+    }
+
+    /// A CSV upload read: its rows in the spool, the rejects found reading it, its digest.
+    struct Upload {
+        var file: ImportReading
+        var digest: String
+    }
+
+    /// Reads the body's chunks through the CSV reader into the spool, within the byte and row limits.
+    func readUpload(_ body: RequestBody, progress: ImportProgress?) async throws -> Upload {
         var file = try ImportReading(maxRows: limits.importMaxRows)
         var reader = CSVReader(maxRecordBytes: Self.maxImportRecordBytes)
         var hasher = SHA256()
         var bytes = 0
         do {
-            for try await chunk in request.body {
+            for try await chunk in body {
                 bytes += chunk.readableBytes
                 guard bytes <= limits.importMaxBytes else {
                     throw APIError(.payloadTooLarge, "the file is larger than the import's limit of \(limits.importMaxBytes) bytes")
                 }
                 chunk.withUnsafeReadableBytes { hasher.update(bufferPointer: $0) }
                 try reader.feed(chunk.readableBytesView) { try file.read($0) }
+                progress?.read(rows: file.rows, bytes: bytes)
             }
             try reader.finish { try file.read($0) }
         } catch let failure as CSVReader.Failure {
@@ -42,27 +88,40 @@ extension ItemsController {
         }
         guard file.header != nil else { throw APIError.validationFailed(nil, "the file is empty: it has no header row") }
         try file.spool.finishWriting()
-        let digest = hasher.finalize().map { String(format: "%02x", $0) }.joined()
+        progress?.read(rows: file.rows, bytes: bytes)
+        return Upload(file: file, digest: hasher.finalize().map { String(format: "%02x", $0) }.joined())
+    }
+
+    /// Applies an upload's rows and answers its summary (or the stored answer of a keyed retry).
+    func apply(_ upload: Upload, options: ItemImportOptions, user: UserID, key: String?, progress: ImportProgress? = nil) async throws -> Reply {
         let epoch = database.epoch
         let dryRun = options.dryRun
-        let readRejects = file.rejects
-        let readRejected = file.rejected
+        let readRejects = upload.file.rejects
+        let readRejected = upload.file.rejected
         let idempotency = key.map { key in
             IdempotentRequest<ItemImportResult>(
                 key: IdempotencyKey(user: user, scope: .items, key: key),
-                fingerprint: "POST /v1/items/import dryRun=\(options.dryRun) onError=\(options.onError.rawValue)\n\(digest)"
+                fingerprint: "POST /v1/items/import dryRun=\(options.dryRun) onError=\(options.onError.rawValue)\n\(upload.digest)"
             ) { result in
                 guard case .success(let value) = result else { return nil }
                 return try? Self.importReply(value, dryRun: dryRun, readRejects: readRejects, readRejected: readRejected, epoch: epoch).stored
             }
         }
         let origin = Origin(user: user, idempotencyKey: key)
-        switch try await database.importItems(file.spool, rejectedBefore: file.rejected, options: options, origin: origin, idempotency: idempotency) {
+        progress?.applying(upload.file.spool)
+        switch try await database.importItems(
+            upload.file.spool, rejectedBefore: readRejected, options: options, origin: origin, idempotency: idempotency)
+        {
         case .fresh(let result):
-            return try Self.importReply(result, dryRun: dryRun, readRejects: readRejects, readRejected: readRejected, epoch: epoch).response
+            return try Self.importReply(result, dryRun: dryRun, readRejects: readRejects, readRejected: readRejected, epoch: epoch)
         case .replayed(let stored):
-            return try Reply(replaying: stored).response
+            return try Reply(replaying: stored)
         }
+    }
+
+    /// Whether the request asks for NDJSON progress (`Accept: application/x-ndjson`).
+    static func wantsProgress(_ request: Request) -> Bool {
+        request.headers[values: .accept].contains { $0.lowercased().contains("application/x-ndjson") }
     }
 
     /// `dryRun` and `onError` from the query: `400` for any other value.
@@ -139,5 +198,44 @@ struct ImportReading {
             rejected += 1
             if rejects.count < ItemImportResult.listedRejects { rejects.append(reject) }
         }
+    }
+}
+
+/// What an import has done so far, for its NDJSON progress lines: rows and bytes read from the
+/// upload, then rows taken from the spool by the transaction that applies them.
+final class ImportProgress: Sendable {
+    private struct State {
+        var rows = 0
+        var bytes = 0
+        var applying: ItemImportSpool?
+    }
+
+    private let state = Mutex(State())
+    private let finished = Atomic(false)
+
+    /// Whether the import has its answer (or failed).
+    var isFinished: Bool { finished.load(ordering: .acquiring) }
+
+    func finish() {
+        finished.store(true, ordering: .releasing)
+    }
+
+    func read(rows: Int, bytes: Int) {
+        state.withLock {
+            $0.rows = rows
+            $0.bytes = bytes
+        }
+    }
+
+    func applying(_ spool: ItemImportSpool) {
+        state.withLock { $0.applying = spool }
+    }
+
+    /// `{"progress": {"phase", "rows", "bytes"}}` and a line break.
+    var line: String {
+        let (phase, rows, bytes) = state.withLock { state in
+            state.applying.map { ("applying", $0.taken, state.bytes) } ?? ("reading", state.rows, state.bytes)
+        }
+        return #"{"progress":{"phase":"\#(phase)","rows":\#(rows),"bytes":\#(bytes)}}"# + "\n"
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import StockroomCore
 import StockroomWire
+import Synchronization
 
 /// The rows of a CSV import, read as the upload arrives and kept in a temporary file until they
 /// are applied in one transaction (`Storage.importItems`): memory holds a buffer, not the file, and
@@ -16,6 +17,9 @@ public final class ItemImportSpool: @unchecked Sendable {
     private var ended = false
     /// How many rows were written.
     public private(set) var count = 0
+    private let takenCount = Atomic(0)
+    /// How many rows `next` has handed out so far (read from any thread: an import's progress).
+    public var taken: Int { takenCount.load(ordering: .relaxed) }
 
     /// A new spool in `directory` (the system's temporary directory by default).
     public init(directory: String = NSTemporaryDirectory()) throws {
@@ -86,6 +90,7 @@ public final class ItemImportSpool: @unchecked Sendable {
         guard let fields = try? ValidDraft(Draft(name: name, color: color, status: status)) else {
             throw StoreError.unavailable("the import's temporary file is damaged")
         }
+        takenCount.add(1, ordering: .relaxed)
         return ItemImportRow(line: line, id: id.isEmpty ? nil : ItemID(id), version: version == 0 ? nil : version, fields: fields)
     }
 
