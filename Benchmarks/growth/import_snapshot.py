@@ -8,7 +8,9 @@ the default durability), then:
   2. single POSTs: wrk -t4 -c32 POST /v1/items for --dur seconds (req/s), for comparison;
   3. one snapshot: seconds, MB, items/s, the server's RSS before it and its peak during it;
   4. --concurrent snapshots at once: the server's peak RSS, each read to its end by its own client;
-  5. one CSV export (GET /v1/items/export): seconds, rows/s, the server's RSS before it and its peak.
+  5. one CSV export (GET /v1/items/export): seconds, rows/s, the server's RSS before it and its peak;
+  6. a CSV file of --items new rows, --rejects of them with a blank name, sent to POST /v1/items/import
+     with dryRun=true&onError=skip, then with onError=skip: seconds, rows/s, the server's peak RSS.
 Stops the server by PID. Standard library only, plus wrk for step 2."""
 import argparse, http.client, json, os, socket, subprocess, tempfile, threading, time, uuid
 
@@ -18,6 +20,7 @@ ap.add_argument("--batch", type=int, default=1000)
 ap.add_argument("--clients", type=int, default=4)
 ap.add_argument("--concurrent", type=int, default=10)
 ap.add_argument("--dur", type=int, default=5)
+ap.add_argument("--rejects", type=int, default=10_000)
 ap.add_argument("--keep", action="store_true", help="keep the temporary folder (database, log)")
 a = ap.parse_args()
 BIN = os.environ.get("BIN", ".build-release/release/stockroom")
@@ -141,6 +144,31 @@ try:
     assert rows >= items, (rows, items)
     print(f"export\t{rows} rows\t{el:.2f} s\t{size / 1e6:.1f} MB\t{rows / el:.0f} rows/s\tRSS before {before:.0f} MB, peak {peak:.0f} MB "
           f"(+{peak - before:.0f})", flush=True)
+
+    # 6. a CSV import: a dry run, then the import
+    csv_path = os.path.join(d, "import.csv")
+    step = a.items // max(1, a.rejects)
+    with open(csv_path, "w") as f:
+        f.write("name,status,quantity,onBackOrder,colorName,colorRed,colorGreen,colorBlue\n")
+        for i in range(a.items):
+            name = " " if a.rejects and i % step == 0 and i // step < a.rejects else f"csv item {i}"
+            f.write(f"{name},inStock,{i % 50},,Teal,0,0.5,0.5\n" if i % 3 == 0 else f"{name},outOfStock,,true,,,,\n")
+    size = os.path.getsize(csv_path)
+    for label, query in (("import dry run", "dryRun=true&onError=skip"), ("import", "onError=skip")):
+        time.sleep(1)
+        before = rss_mb()
+        def send():
+            c = conn()
+            with open(csv_path, "rb") as body:
+                c.request("POST", f"/v1/items/import?{query}", body=body,
+                          headers={"Authorization": H["Authorization"], "Content-Type": "text/csv", "Content-Length": str(size)})
+                r = c.getresponse(); data = r.read()
+            assert r.status == 200, (r.status, data[:300])
+            return json.loads(data)
+        el, peak, summary = peak_rss_during(send)
+        assert summary["rejected"] == a.rejects and summary["inserted"] == a.items - a.rejects, {k: summary[k] for k in ("inserted", "rejected")}
+        print(f"{label}\t{a.items} rows ({a.rejects} rejected)\t{size / 1e6:.1f} MB\t{el:.2f} s\t{a.items / el:.0f} rows/s\t"
+              f"RSS before {before:.0f} MB, peak {peak:.0f} MB (+{peak - before:.0f})", flush=True)
 
     dbmb = sum(os.path.getsize(os.path.join(d, f)) for f in os.listdir(d) if f.startswith("db.sqlite")) / 1e6
     print(f"database\t{dbmb:.1f} MB\t{dbmb * 1e6 / max(1, items):.0f} B/item (wrk's POSTs included)", flush=True)

@@ -20,6 +20,7 @@ from filter_tests import FilterChecks
 from origin_tests import OriginTests
 from page_tests import PageTests
 from presence_tests import PresenceChecks
+from transfer_tests import TransferChecks
 
 # The fixtures are in browser_support.py; the tests in page_tests.py, action_tests.py, origin_tests.py,
 # feed_history_tests.py, presence_tests.py and filter_tests.py, mixins of the test cases below (each with the
@@ -71,6 +72,16 @@ class PresenceTests(PresenceChecks, InspectorHelpers, BrowserCase):
 
 class FilterTests(FilterChecks, InspectorHelpers, BrowserCase):
     """The item filter of the Items and Feed panels, against a server of its own."""
+
+    @classmethod
+    def setUpClass(cls):
+        os.makedirs(OUTPUT, exist_ok=True)
+        cls.server = Server(cors_origins=[], retention_entries=None)
+
+
+
+class TransferTests(TransferChecks, InspectorHelpers, BrowserCase):
+    """The Items panel's Export and Import, against a server of its own."""
 
     @classmethod
     def setUpClass(cls):

@@ -16,6 +16,7 @@ struct InspectorRouteTests {
         ("/inspector/presence.js", "text/javascript; charset=utf-8", "function presenceBadge("),
         ("/inspector/devices.js", "text/javascript; charset=utf-8", "function renderCard("),
         ("/inspector/feed.js", "text/javascript; charset=utf-8", "new EventSource("),
+        ("/inspector/transfer.js", "text/javascript; charset=utf-8", "async function runImport("),
         ("/inspector/inspector.js", "text/javascript; charset=utf-8", #"document.addEventListener("DOMContentLoaded""#),
         ("/inspector/inspector.css", "text/css; charset=utf-8", "@media (max-width: 40rem)"),
         ("/inspector/icon.svg", "image/svg+xml", "<svg"),
@@ -66,8 +67,8 @@ struct InspectorRouteTests {
         let resources = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("Sources/StockroomServer/Resources/inspector")
         for name in [
-            "index.html", "home.html", "core.js", "api.js", "items.js", "presence.js", "devices.js", "feed.js", "inspector.js",
-            "inspector.css", "icon.svg",
+            "index.html", "home.html", "core.js", "api.js", "items.js", "presence.js", "devices.js", "feed.js", "transfer.js",
+            "inspector.js", "inspector.css", "icon.svg",
         ] {
             let text = try String(contentsOf: resources.appendingPathComponent(name), encoding: .utf8)
             // (The SVG namespace is a name, not a fetch.)

@@ -36,6 +36,7 @@ struct InspectorController {
             "/inspector/presence.js": try load("presence", "js", "text/javascript; charset=utf-8"),
             "/inspector/devices.js": try load("devices", "js", "text/javascript; charset=utf-8"),
             "/inspector/feed.js": try load("feed", "js", "text/javascript; charset=utf-8"),
+            "/inspector/transfer.js": try load("transfer", "js", "text/javascript; charset=utf-8"),
             "/inspector/inspector.js": try load("inspector", "js", "text/javascript; charset=utf-8"),
             "/inspector/inspector.css": try load("inspector", "css", "text/css; charset=utf-8"),
             "/inspector/icon.svg": try load("icon", "svg", "image/svg+xml"),
@@ -45,7 +46,8 @@ struct InspectorController {
     func addRoutes(to router: Router<AppRequestContext>) {
         for path in [
             "/", "/inspector", "/inspector/core.js", "/inspector/api.js", "/inspector/items.js", "/inspector/presence.js",
-            "/inspector/devices.js", "/inspector/feed.js", "/inspector/inspector.js", "/inspector/inspector.css", "/inspector/icon.svg",
+            "/inspector/devices.js", "/inspector/feed.js", "/inspector/transfer.js", "/inspector/inspector.js", "/inspector/inspector.css",
+            "/inspector/icon.svg",
         ] {
             router.get(RouterPath(path)) { _, _ in
                 guard let asset = try Self.assets.get()[path] else { throw CocoaError(.fileNoSuchFile) }

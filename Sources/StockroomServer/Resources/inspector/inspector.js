@@ -59,6 +59,7 @@
     $("app").hidden = false;
     $("sign-out").hidden = false;
     $("actions").hidden = !state.canWrite;
+    $("import-form").hidden = !state.canWrite;
     $("read-only").hidden = state.canWrite;
     $("read-only").textContent = state.canWrite ? "" :
       `Read-only: this is a viewer token, and a viewer may not write items (the server answers 403 forbidden to a create, save or delete), so the page shows no actions. An alert open on a device shows its buttons as the device has them; those that would write an item are refused. Everything else updates live.`;
