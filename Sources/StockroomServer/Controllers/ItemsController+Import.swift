@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import HTTPTypes
 import Hummingbird
 import StockroomCore
 import StockroomStorage
@@ -25,7 +26,10 @@ extension ItemsController {
             throw APIError(.payloadTooLarge, "the file is larger than the import's limit of \(limits.importMaxBytes) bytes")
         }
         let key = try request.idempotencyKey()
-        guard Self.wantsProgress(request) else {
+        if Self.wants("text/csv", request) {
+            return try await rejectsAsCSV(request, options: options, user: user, key: key)
+        }
+        guard Self.wants("application/x-ndjson", request) else {
             let upload = try await readUpload(request.body, progress: nil)
             return try await apply(upload, options: options, user: user, key: key).response
         }
@@ -66,9 +70,10 @@ extension ItemsController {
         var digest: String
     }
 
-    /// Reads the body's chunks through the CSV reader into the spool, within the byte and row limits.
-    func readUpload(_ body: RequestBody, progress: ImportProgress?) async throws -> Upload {
-        var file = try ImportReading(maxRows: limits.importMaxRows)
+    /// Reads the body's chunks through the CSV reader into the spool, within the byte and row limits
+    /// (`rejectedRows`: where the rows rejected as they are read are kept whole, for a CSV answer).
+    func readUpload(_ body: RequestBody, progress: ImportProgress?, rejectedRows: RejectedRows? = nil) async throws -> Upload {
+        var file = try ImportReading(maxRows: limits.importMaxRows, rejectedRows: rejectedRows)
         var reader = CSVReader(maxRecordBytes: Self.maxImportRecordBytes)
         var hasher = SHA256()
         var bytes = 0
@@ -92,8 +97,78 @@ extension ItemsController {
         return Upload(file: file, digest: hasher.finalize().map { String(format: "%02x", $0) }.joined())
     }
 
+    /// `Accept: text/csv`: the rejected rows as CSV (`line,column,code,message`, then the row's own
+    /// columns), in line order, streamed; the counts in `Stockroom-Import`, the cursor in
+    /// `Stockroom-Cursor`. A keyed retry is answered with the stored JSON summary.
+    func rejectsAsCSV(_ request: Request, options: ItemImportOptions, user: UserID, key: String?) async throws -> Response {
+        var options = options
+        options.listedRejects = .max
+        let rejectedRows = try RejectedRows()
+        let upload = try await readUpload(request.body, progress: nil, rejectedRows: rejectedRows)
+        let result: ItemImportResult
+        switch try await run(upload, options: options, user: user, key: key) {
+        case .replayed(let stored): return try Reply(replaying: stored).response
+        case .fresh(let fresh): result = fresh
+        }
+        let summary = Self.summary(
+            result, dryRun: options.dryRun, readRejects: [], readRejected: upload.file.rejected, epoch: database.epoch)
+        guard let header = upload.file.header else { throw APIError.validationFailed(nil, "the file is empty: it has no header row") }
+        let headers: HTTPFields = [
+            .contentType: "text/csv; charset=utf-8", .cacheControl: "no-store",
+            .contentDisposition: #"attachment; filename="rejected.csv""#, FeedController.cursorHeader: summary.cursor,
+            Self.countsHeader: "dryRun=\(summary.dryRun), inserted=\(summary.inserted), updated=\(summary.updated), "
+                + "unchanged=\(summary.unchanged), rejected=\(summary.rejected)",
+        ]
+        let applyRejects = result.rejects
+        return Response(
+            status: .ok, headers: headers,
+            body: ResponseBody { writer in
+                try await writer.write(ByteBuffer(bytes: ItemCSV.record(["line", "column", "code", "message"] + header.columns)))
+                // The two lists are each in line order: merged as they are read.
+                var pending = applyRejects[...]
+                var chunk: [UInt8] = []
+                func flush(_ writer: inout some ResponseBodyWriter) async throws {
+                    guard !chunk.isEmpty else { return }
+                    try await writer.write(ByteBuffer(bytes: chunk))
+                    chunk.removeAll(keepingCapacity: true)
+                }
+                func applied(_ reject: ItemImportReject) -> [UInt8] {
+                    ItemCSV.record(
+                        ["\(reject.line)", reject.column ?? "", reject.code, reject.message] + (reject.row.map(header.cells) ?? []))
+                }
+                try rejectedRows.finishWriting()
+                while let (line, record) = try rejectedRows.next() {
+                    while let first = pending.first, first.line < line {
+                        chunk += applied(first)
+                        pending.removeFirst()
+                    }
+                    chunk += record
+                    if chunk.count >= 1 << 16 { try await flush(&writer) }
+                }
+                for reject in pending { chunk += applied(reject) }
+                try await flush(&writer)
+                try await writer.finish(nil)
+            })
+    }
+
+    static let countsHeader = HTTPField.Name("Stockroom-Import")!
+
     /// Applies an upload's rows and answers its summary (or the stored answer of a keyed retry).
     func apply(_ upload: Upload, options: ItemImportOptions, user: UserID, key: String?, progress: ImportProgress? = nil) async throws -> Reply {
+        progress?.applying(upload.file.spool)
+        switch try await run(upload, options: options, user: user, key: key) {
+        case .fresh(let result):
+            return try Reply.json(
+                Self.summary(
+                    result, dryRun: options.dryRun, readRejects: upload.file.rejects, readRejected: upload.file.rejected,
+                    epoch: database.epoch))
+        case .replayed(let stored):
+            return try Reply(replaying: stored)
+        }
+    }
+
+    /// Applies an upload's rows (`Storage.importItems`), a keyed one with its JSON summary stored.
+    func run(_ upload: Upload, options: ItemImportOptions, user: UserID, key: String?) async throws -> Replayable<ItemImportResult> {
         let epoch = database.epoch
         let dryRun = options.dryRun
         let readRejects = upload.file.rejects
@@ -108,20 +183,14 @@ extension ItemsController {
             }
         }
         let origin = Origin(user: user, idempotencyKey: key)
-        progress?.applying(upload.file.spool)
-        switch try await database.importItems(
+        return try await database.importItems(
             upload.file.spool, rejectedBefore: readRejected, options: options, origin: origin, idempotency: idempotency)
-        {
-        case .fresh(let result):
-            return try Self.importReply(result, dryRun: dryRun, readRejects: readRejects, readRejected: readRejected, epoch: epoch)
-        case .replayed(let stored):
-            return try Reply(replaying: stored)
-        }
     }
 
-    /// Whether the request asks for NDJSON progress (`Accept: application/x-ndjson`).
-    static func wantsProgress(_ request: Request) -> Bool {
-        request.headers[values: .accept].contains { $0.lowercased().contains("application/x-ndjson") }
+    /// Whether the request's `Accept` names `mediaType` (`application/x-ndjson`: progress lines;
+    /// `text/csv`: the rejected rows as CSV).
+    static func wants(_ mediaType: String, _ request: Request) -> Bool {
+        request.headers[values: .accept].contains { $0.lowercased().contains(mediaType) }
     }
 
     /// `dryRun` and `onError` from the query: `400` for any other value.
@@ -141,19 +210,25 @@ extension ItemsController {
         return options
     }
 
-    /// The summary: the rows rejected as the file was read and as it was applied, in line order.
-    /// Nothing applied (rejects under `abort`) counts nothing inserted, updated or unchanged.
+    /// The summary as JSON (what a keyed import stores).
     static func importReply(
         _ result: ItemImportResult, dryRun: Bool, readRejects: [ItemImportReject], readRejected: Int, epoch: String
     ) throws -> Reply {
+        try Reply.json(summary(result, dryRun: dryRun, readRejects: readRejects, readRejected: readRejected, epoch: epoch))
+    }
+
+    /// The summary: the rows rejected as the file was read and as it was applied, in line order.
+    /// Nothing applied (rejects under `abort`) counts nothing inserted, updated or unchanged.
+    static func summary(
+        _ result: ItemImportResult, dryRun: Bool, readRejects: [ItemImportReject], readRejected: Int, epoch: String
+    ) -> ItemImportSummary {
         let rejects = (readRejects + result.rejects).sorted { $0.line < $1.line }.prefix(ItemImportResult.listedRejects)
         let counted = result.applied || dryRun
-        let summary = ItemImportSummary(
+        return ItemImportSummary(
             dryRun: dryRun, inserted: counted ? result.inserted : 0, updated: counted ? result.updated : 0,
             unchanged: counted ? result.unchanged : 0, rejected: readRejected + result.rejected,
             rejects: rejects.map { ItemImportSummary.Reject(line: $0.line, column: $0.column, code: $0.code, message: $0.message) },
             cursor: FeedCursor(epoch: epoch, seq: result.head).encoded)
-        return try Reply.json(summary)
     }
 
     /// Whether a `Content-Type` names CSV (`text/csv`, or `application/csv` as some clients send),
@@ -174,8 +249,12 @@ struct ImportReading {
     var rejected = 0
     var rejects: [ItemImportReject] = []
 
-    init(maxRows: Int) throws {
+    /// Where rejected rows are kept whole (a CSV answer), when asked.
+    let rejectedRows: RejectedRows?
+
+    init(maxRows: Int, rejectedRows: RejectedRows? = nil) throws {
         self.maxRows = maxRows
+        self.rejectedRows = rejectedRows
         spool = try ItemImportSpool()
     }
 
@@ -197,6 +276,8 @@ struct ImportReading {
         case .failure(let reject):
             rejected += 1
             if rejects.count < ItemImportResult.listedRejects { rejects.append(reject) }
+            try rejectedRows?.append(
+                line: reject.line, ItemCSV.record(["\(reject.line)", reject.column ?? "", reject.code, reject.message] + record.fields))
         }
     }
 }
@@ -237,5 +318,78 @@ final class ImportProgress: Sendable {
             state.applying.map { ("applying", $0.taken, state.bytes) } ?? ("reading", state.rows, state.bytes)
         }
         return #"{"progress":{"phase":"\#(phase)","rows":\#(rows),"bytes":\#(bytes)}}"# + "\n"
+    }
+}
+
+/// The rows an import rejected as it read them, each kept whole as a CSV record (`line, column,
+/// code, message`, then its cells as sent) in a temporary file, for the CSV answer: memory holds
+/// a buffer, not the rows.
+final class RejectedRows: @unchecked Sendable {
+    // @unchecked: written by the request's task, then read by its response's, one after the other.
+    private let path: String
+    private let handle: FileHandle
+    private var buffer: [UInt8] = []
+    private var input: [UInt8] = []
+    private var position = 0
+    private var ended = false
+
+    init() throws {
+        path = (NSTemporaryDirectory() as NSString).appendingPathComponent("stockroom-rejects-\(UUID().uuidString).csv")
+        guard FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]),
+            let handle = FileHandle(forUpdatingAtPath: path)
+        else { throw APIError(.unavailable, "cannot create the import's temporary file") }
+        self.handle = handle
+    }
+
+    deinit {
+        try? handle.close()
+        try? FileManager.default.removeItem(atPath: path)
+    }
+
+    /// Keeps a rejected row's record: its line, its length, its bytes.
+    func append(line: Int, _ record: [UInt8]) throws {
+        withUnsafeBytes(of: Int64(line).littleEndian) { buffer.append(contentsOf: $0) }
+        withUnsafeBytes(of: Int64(record.count).littleEndian) { buffer.append(contentsOf: $0) }
+        buffer.append(contentsOf: record)
+        if buffer.count >= 1 << 16 { try flush() }
+    }
+
+    func finishWriting() throws {
+        try flush()
+        try handle.seek(toOffset: 0)
+    }
+
+    /// The next kept row, in the order kept (line order).
+    func next() throws -> (line: Int, record: [UInt8])? {
+        guard try fill(16) else { return nil }
+        let line = Int(int(at: position))
+        let length = Int(int(at: position + 8))
+        position += 16
+        guard try fill(length) else { throw APIError(.unavailable, "the import's temporary file ends inside a row") }
+        defer { position += length }
+        return (line, Array(input[position..<(position + length)]))
+    }
+
+    private func flush() throws {
+        guard !buffer.isEmpty else { return }
+        try handle.write(contentsOf: buffer)
+        buffer.removeAll(keepingCapacity: true)
+    }
+
+    private func fill(_ bytes: Int) throws -> Bool {
+        while input.count - position < bytes {
+            guard !ended else { return false }
+            let more = try handle.read(upToCount: 1 << 16) ?? Data()
+            input.removeSubrange(0..<position)
+            position = 0
+            if more.isEmpty { ended = true } else { input.append(contentsOf: more) }
+        }
+        return true
+    }
+
+    private func int(at offset: Int) -> Int64 {
+        var value: Int64 = 0
+        for index in 0..<8 { value |= Int64(input[offset + index]) << (8 * index) }
+        return value
     }
 }

@@ -15,10 +15,13 @@ public struct ItemImportOptions: Hashable, Sendable {
     /// Checks every row and changes nothing.
     public var dryRun: Bool
     public var onError: OnError
+    /// How many rejects the result lists (`rejected` counts them all).
+    public var listedRejects: Int
 
-    public init(dryRun: Bool = false, onError: OnError = .abort) {
+    public init(dryRun: Bool = false, onError: OnError = .abort, listedRejects: Int = ItemImportResult.listedRejects) {
         self.dryRun = dryRun
         self.onError = onError
+        self.listedRejects = listedRejects
     }
 }
 
@@ -42,10 +45,10 @@ public struct ItemImportResult: Hashable, Sendable {
 
     public init() {}
 
-    /// Counts a rejected row, listing it while the list has room.
-    public mutating func reject(_ reject: ItemImportReject) {
+    /// Counts a rejected row, listing it while the list has room (`limit`).
+    public mutating func reject(_ reject: ItemImportReject, limit: Int = Self.listedRejects) {
         rejected += 1
-        if rejects.count < Self.listedRejects { rejects.append(reject) }
+        if rejects.count < limit { rejects.append(reject) }
     }
 }
 
@@ -85,7 +88,8 @@ extension WriteRules {
                     result.reject(
                         ItemImportReject(
                             line: row.line, column: "version", code: "preconditionFailed",
-                            message: "item \(id) is at version \(stored.item.version), not \(version)"))
+                            message: "item \(id) is at version \(stored.item.version), not \(version)", row: row),
+                        limit: options.listedRejects)
                     continue
                 }
                 if row.fields.draft == Draft(name: stored.item.name, color: stored.item.color, status: stored.item.status) {
@@ -96,13 +100,16 @@ extension WriteRules {
                 try await logUpsert(rows, item, before: stored.item, origin: origin)
                 result.updated += 1
             } else if row.version != nil {
-                result.reject(ItemImportReject(line: row.line, column: "id", code: "notFound", message: "no item \(id)"))
+                result.reject(
+                    ItemImportReject(line: row.line, column: "id", code: "notFound", message: "no item \(id)", row: row), limit: options.listedRejects)
             } else if let item = try await rows.insertItem(id, fields: row.fields, at: now) {
                 try await logUpsert(rows, item, before: nil, origin: origin)
                 result.inserted += 1
             } else {
                 result.reject(
-                    ItemImportReject(line: row.line, column: "id", code: "alreadyExists", message: "item \(id) was deleted; ids are not reused"))
+                    ItemImportReject(
+                        line: row.line, column: "id", code: "alreadyExists", message: "item \(id) was deleted; ids are not reused", row: row),
+                    limit: options.listedRejects)
             }
         }
         if options.dryRun || (options.onError == .abort && rejectedBefore + result.rejected > 0) {

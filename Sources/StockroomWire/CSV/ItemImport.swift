@@ -155,18 +155,61 @@ public struct ItemImportRow: Hashable, Sendable {
     }
 }
 
-/// A rejected row: its line, the column at fault when one is, the contract's error code and why.
+/// A rejected row: its line, the column at fault when one is, the contract's error code and why;
+/// for a row rejected as it was applied, the row as it was read.
 public struct ItemImportReject: Error, Hashable, Sendable {
     public var line: Int
     public var column: String?
     public var code: String
     public var message: String
+    public var row: ItemImportRow?
 
-    public init(line: Int, column: String?, code: String, message: String) {
+    public init(line: Int, column: String?, code: String, message: String, row: ItemImportRow? = nil) {
         self.line = line
         self.column = column
         self.code = code
         self.message = message
+        self.row = row
+    }
+}
+
+extension ItemImportHeader {
+    /// The header's column names, in its order.
+    public var columns: [String] { positions.sorted { $0.value < $1.value }.map(\.key) }
+
+    /// A row read as the cells it would have in this header's columns (`createdAt` and `updatedAt`
+    /// empty: the import does not keep them).
+    public func cells(_ row: ItemImportRow) -> [String] {
+        let fields = row.fields
+        return columns.map { column in
+            switch column {
+            case "name": return fields.name
+            case "status": if case .inStock = fields.status { return "inStock" } else { return "outOfStock" }
+            case "quantity": if case .inStock(let quantity) = fields.status { return "\(quantity)" } else { return "" }
+            case "onBackOrder": if case .outOfStock(let back) = fields.status { return "\(back)" } else { return "" }
+            case "colorName": return fields.color?.name ?? ""
+            case "colorRed": return fields.color.map { "\($0.red)" } ?? ""
+            case "colorGreen": return fields.color.map { "\($0.green)" } ?? ""
+            case "colorBlue": return fields.color.map { "\($0.blue)" } ?? ""
+            case "id": return row.id?.description ?? ""
+            case "version": return row.version.map { "\($0)" } ?? ""
+            default: return ""
+            }
+        }
+    }
+}
+
+extension ItemCSV {
+    /// One CSV record of `cells` (each quoted when it must be, text a spreadsheet would take for a
+    /// formula guarded), with CRLF.
+    public static func record(_ cells: [String]) -> [UInt8] {
+        var json = JSONWriter(capacity: 64 + cells.reduce(0) { $0 + $1.utf8.count + 3 })
+        for (index, cell) in cells.enumerated() {
+            if index > 0 { json.raw(",") }
+            text(cell, to: &json)
+        }
+        json.raw("\r\n")
+        return json.bytes
     }
 }
 
