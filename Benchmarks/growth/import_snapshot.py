@@ -21,6 +21,7 @@ ap.add_argument("--clients", type=int, default=4)
 ap.add_argument("--concurrent", type=int, default=10)
 ap.add_argument("--dur", type=int, default=5)
 ap.add_argument("--rejects", type=int, default=10_000)
+ap.add_argument("--only-csv", action="store_true", help="step 1 with --batch items, then step 6 alone")
 ap.add_argument("--keep", action="store_true", help="keep the temporary folder (database, log)")
 a = ap.parse_args()
 BIN = os.environ.get("BIN", ".build-release/release/stockroom")
@@ -96,54 +97,55 @@ try:
     print(f"import\t{items} items\t{a.clients} clients x {a.batch}/request\t{el:.1f} s\t{items / el:.0f} items/s\t"
           f"DB_SYNCHRONOUS={env['DB_SYNCHRONOUS']}", flush=True)
 
-    # 2. single POSTs, for comparison
-    lua = os.path.join(d, "post.lua")
-    open(lua, "w").write('wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\n'
-                         f'wrk.headers["Authorization"] = "Bearer {tok}"\n'
-                         'wrk.body = \'{"name": "wrk item", "color": null, "status": {"inStock": {"quantity": 1}}}\'\n')
-    r = subprocess.run(["wrk", "-t4", "-c32", f"-d{a.dur}s", "-s", lua, f"http://127.0.0.1:{PORT}/v1/items"],
-                       capture_output=True, text=True)
-    rate = next((l.split()[1] for l in r.stdout.splitlines() if l.startswith("Requests/sec")), "?")
-    bad = [l.strip() for l in r.stdout.splitlines() if "Non-2xx" in l]
-    print(f"single POST\twrk -t4 -c32 -d{a.dur}s\t{rate} req/s\t{' '.join(bad) or 'all 2xx'}", flush=True)
+    if not a.only_csv:
+        # 2. single POSTs, for comparison
+        lua = os.path.join(d, "post.lua")
+        open(lua, "w").write('wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\n'
+                             f'wrk.headers["Authorization"] = "Bearer {tok}"\n'
+                             'wrk.body = \'{"name": "wrk item", "color": null, "status": {"inStock": {"quantity": 1}}}\'\n')
+        r = subprocess.run(["wrk", "-t4", "-c32", f"-d{a.dur}s", "-s", lua, f"http://127.0.0.1:{PORT}/v1/items"],
+                           capture_output=True, text=True)
+        rate = next((l.split()[1] for l in r.stdout.splitlines() if l.startswith("Requests/sec")), "?")
+        bad = [l.strip() for l in r.stdout.splitlines() if "Non-2xx" in l]
+        print(f"single POST\twrk -t4 -c32 -d{a.dur}s\t{rate} req/s\t{' '.join(bad) or 'all 2xx'}", flush=True)
 
-    # 3. one snapshot
-    time.sleep(1)
-    before = rss_mb()
-    el, peak, (size, _) = peak_rss_during(read_snapshot)
-    n = items + 0
-    print(f"snapshot\t{el:.2f} s\t{size / 1e6:.1f} MB\t~{n / el:.0f} items/s\tRSS before {before:.0f} MB, peak {peak:.0f} MB "
-          f"(+{peak - before:.0f})", flush=True)
+        # 3. one snapshot
+        time.sleep(1)
+        before = rss_mb()
+        el, peak, (size, _) = peak_rss_during(read_snapshot)
+        n = items + 0
+        print(f"snapshot\t{el:.2f} s\t{size / 1e6:.1f} MB\t~{n / el:.0f} items/s\tRSS before {before:.0f} MB, peak {peak:.0f} MB "
+              f"(+{peak - before:.0f})", flush=True)
 
-    # 4. concurrent snapshots
-    time.sleep(1)
-    before = rss_mb()
-    sizes = []
-    def one():
-        sizes.append(read_snapshot()[0])
-    def many():
-        ts = [threading.Thread(target=one) for _ in range(a.concurrent)]
-        [t.start() for t in ts]; [t.join() for t in ts]
-    el, peak, _ = peak_rss_during(many)
-    assert len(sizes) == a.concurrent and len(set(sizes)) == 1, sizes
-    print(f"{a.concurrent} snapshots at once\t{el:.2f} s\tRSS before {before:.0f} MB, peak {peak:.0f} MB (+{peak - before:.0f})",
-          flush=True)
-    # 5. one CSV export
-    time.sleep(1)
-    before = rss_mb()
-    def read_export():
-        c = conn(); c.request("GET", "/v1/items/export", headers=H); r = c.getresponse()
-        assert r.status == 200 and r.getheader("Stockroom-Cursor"), r.status
-        total, rows = 0, 0
-        while True:
-            chunk = r.read(1 << 16)
-            if not chunk: break
-            total += len(chunk); rows += chunk.count(b"\r\n")
-        return total, rows - 1
-    el, peak, (size, rows) = peak_rss_during(read_export)
-    assert rows >= items, (rows, items)
-    print(f"export\t{rows} rows\t{el:.2f} s\t{size / 1e6:.1f} MB\t{rows / el:.0f} rows/s\tRSS before {before:.0f} MB, peak {peak:.0f} MB "
-          f"(+{peak - before:.0f})", flush=True)
+        # 4. concurrent snapshots
+        time.sleep(1)
+        before = rss_mb()
+        sizes = []
+        def one():
+            sizes.append(read_snapshot()[0])
+        def many():
+            ts = [threading.Thread(target=one) for _ in range(a.concurrent)]
+            [t.start() for t in ts]; [t.join() for t in ts]
+        el, peak, _ = peak_rss_during(many)
+        assert len(sizes) == a.concurrent and len(set(sizes)) == 1, sizes
+        print(f"{a.concurrent} snapshots at once\t{el:.2f} s\tRSS before {before:.0f} MB, peak {peak:.0f} MB (+{peak - before:.0f})",
+              flush=True)
+        # 5. one CSV export
+        time.sleep(1)
+        before = rss_mb()
+        def read_export():
+            c = conn(); c.request("GET", "/v1/items/export", headers=H); r = c.getresponse()
+            assert r.status == 200 and r.getheader("Stockroom-Cursor"), r.status
+            total, rows = 0, 0
+            while True:
+                chunk = r.read(1 << 16)
+                if not chunk: break
+                total += len(chunk); rows += chunk.count(b"\r\n")
+            return total, rows - 1
+        el, peak, (size, rows) = peak_rss_during(read_export)
+        assert rows >= items, (rows, items)
+        print(f"export\t{rows} rows\t{el:.2f} s\t{size / 1e6:.1f} MB\t{rows / el:.0f} rows/s\tRSS before {before:.0f} MB, peak {peak:.0f} MB "
+              f"(+{peak - before:.0f})", flush=True)
 
     # 6. a CSV import: a dry run, then the import
     csv_path = os.path.join(d, "import.csv")
@@ -165,10 +167,26 @@ try:
                 r = c.getresponse(); data = r.read()
             assert r.status == 200, (r.status, data[:300])
             return json.loads(data)
+        # Other requests meanwhile: a GET of one item and a PUT of another, one after another.
+        probe_stop, probe = [False], {"GET": [], "PUT": []}
+        def probe_requests():
+            c = conn(); c.request("GET", "/v1/items?limit=2", headers=H); r = c.getresponse(); ids = [i["id"] for i in json.loads(r.read())["items"]]
+            while not probe_stop[0]:
+                for method, path, body in (("GET", f"/v1/items/{ids[0]}", None),
+                                           ("PUT", f"/v1/items/{ids[1]}", json.dumps({"name": "probe", "color": None, "status": {"inStock": {"quantity": 1}}}))):
+                    t = time.time(); c.request(method, path, body=body, headers=H); r = c.getresponse(); r.read()
+                    probe[method].append((time.time() - t, r.status))
+                time.sleep(0.05)
+        prober = threading.Thread(target=probe_requests); prober.start()
         el, peak, summary = peak_rss_during(send)
+        probe_stop[0] = True; prober.join()
+        slowest = {m: max((t for t, _ in v), default=0) for m, v in probe.items()}
+        statuses = sorted({st for v in probe.values() for _, st in v})
         assert summary["rejected"] == a.rejects and summary["inserted"] == a.items - a.rejects, {k: summary[k] for k in ("inserted", "rejected")}
         print(f"{label}\t{a.items} rows ({a.rejects} rejected)\t{size / 1e6:.1f} MB\t{el:.2f} s\t{a.items / el:.0f} rows/s\t"
-              f"RSS before {before:.0f} MB, peak {peak:.0f} MB (+{peak - before:.0f})", flush=True)
+              f"RSS before {before:.0f} MB, peak {peak:.0f} MB (+{peak - before:.0f})\t"
+              f"meanwhile {len(probe['GET'])} GETs (slowest {slowest['GET'] * 1000:.0f} ms), {len(probe['PUT'])} PUTs (slowest "
+              f"{slowest['PUT'] * 1000:.0f} ms), statuses {statuses}", flush=True)
 
     dbmb = sum(os.path.getsize(os.path.join(d, f)) for f in os.listdir(d) if f.startswith("db.sqlite")) / 1e6
     print(f"database\t{dbmb:.1f} MB\t{dbmb * 1e6 / max(1, items):.0f} B/item (wrk's POSTs included)", flush=True)

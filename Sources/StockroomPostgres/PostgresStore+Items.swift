@@ -139,18 +139,12 @@ extension PostgresStore {
         idempotency: IdempotentRequest<ItemImportResult>?
     ) async throws -> Replayable<ItemImportResult> {
         do {
-            return try await perform(idempotency, alone: true, position: { result, head in Self.positioned(result, at: head) }) { write in
+            return try await perform(idempotency, alone: true, position: { result, head in result.positioned(at: head) }) { write in
                 try await WriteRules.importItems(write, next: spool.next, rejectedBefore: rejectedBefore, options: options, origin: origin)
             }
         } catch let rolledBack as ItemImportRolledBack {
-            return .fresh(Self.positioned(rolledBack.result, at: try await resolve(.now)))
+            return .fresh(rolledBack.result.positioned(at: try await resolve(.now)))
         }
-    }
-
-    static func positioned(_ result: ItemImportResult, at head: Int64) -> ItemImportResult {
-        var result = result
-        result.head = head
-        return result
     }
 
     @discardableResult

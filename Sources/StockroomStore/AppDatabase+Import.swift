@@ -21,17 +21,11 @@ extension AppDatabase {
         idempotency: IdempotentRequest<ItemImportResult>?
     ) async throws -> Replayable<ItemImportResult> {
         do {
-            return try await perform(idempotency, position: { result, head in Self.positioned(result, at: head) }) { rows in
+            return try await perform(idempotency, position: { result, head in result.positioned(at: head) }) { rows in
                 try await WriteRules.importItems(rows, next: spool.next, rejectedBefore: rejectedBefore, options: options, origin: origin)
             }
         } catch let rolledBack as ItemImportRolledBack {
-            return .fresh(Self.positioned(rolledBack.result, at: try await resolve(.now)))
+            return .fresh(rolledBack.result.positioned(at: try await resolve(.now)))
         }
-    }
-
-    static func positioned(_ result: ItemImportResult, at head: Int64) -> ItemImportResult {
-        var result = result
-        result.head = head
-        return result
     }
 }

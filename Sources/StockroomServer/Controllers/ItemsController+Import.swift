@@ -326,70 +326,27 @@ final class ImportProgress: Sendable {
 /// a buffer, not the rows.
 final class RejectedRows: @unchecked Sendable {
     // @unchecked: written by the request's task, then read by its response's, one after the other.
-    private let path: String
-    private let handle: FileHandle
-    private var buffer: [UInt8] = []
-    private var input: [UInt8] = []
-    private var position = 0
-    private var ended = false
+    private let file: TemporaryFile
 
     init() throws {
-        path = (NSTemporaryDirectory() as NSString).appendingPathComponent("stockroom-rejects-\(UUID().uuidString).csv")
-        guard FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]),
-            let handle = FileHandle(forUpdatingAtPath: path)
-        else { throw APIError(.unavailable, "cannot create the import's temporary file") }
-        self.handle = handle
-    }
-
-    deinit {
-        try? handle.close()
-        try? FileManager.default.removeItem(atPath: path)
+        file = try TemporaryFile("import-rejects")
     }
 
     /// Keeps a rejected row's record: its line, its length, its bytes.
     func append(line: Int, _ record: [UInt8]) throws {
-        withUnsafeBytes(of: Int64(line).littleEndian) { buffer.append(contentsOf: $0) }
-        withUnsafeBytes(of: Int64(record.count).littleEndian) { buffer.append(contentsOf: $0) }
-        buffer.append(contentsOf: record)
-        if buffer.count >= 1 << 16 { try flush() }
+        try file.write(Int64(line))
+        try file.write(Int64(record.count))
+        try file.write(record)
     }
 
     func finishWriting() throws {
-        try flush()
-        try handle.seek(toOffset: 0)
+        try file.finishWriting()
     }
 
     /// The next kept row, in the order kept (line order).
     func next() throws -> (line: Int, record: [UInt8])? {
-        guard try fill(16) else { return nil }
-        let line = Int(int(at: position))
-        let length = Int(int(at: position + 8))
-        position += 16
-        guard try fill(length) else { throw APIError(.unavailable, "the import's temporary file ends inside a row") }
-        defer { position += length }
-        return (line, Array(input[position..<(position + length)]))
-    }
-
-    private func flush() throws {
-        guard !buffer.isEmpty else { return }
-        try handle.write(contentsOf: buffer)
-        buffer.removeAll(keepingCapacity: true)
-    }
-
-    private func fill(_ bytes: Int) throws -> Bool {
-        while input.count - position < bytes {
-            guard !ended else { return false }
-            let more = try handle.read(upToCount: 1 << 16) ?? Data()
-            input.removeSubrange(0..<position)
-            position = 0
-            if more.isEmpty { ended = true } else { input.append(contentsOf: more) }
-        }
-        return true
-    }
-
-    private func int(at offset: Int) -> Int64 {
-        var value: Int64 = 0
-        for index in 0..<8 { value |= Int64(input[offset + index]) << (8 * index) }
-        return value
+        guard try !file.atEnd else { return nil }
+        let line = Int(try file.readInt())
+        return (line, Array(try file.readBytes(Int(try file.readInt()))))
     }
 }

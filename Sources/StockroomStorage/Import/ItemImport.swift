@@ -45,6 +45,13 @@ public struct ItemImportResult: Hashable, Sendable {
 
     public init() {}
 
+    /// This result with the log's head after its import (or before it, when it was rolled back).
+    public func positioned(at head: Int64) -> ItemImportResult {
+        var result = self
+        result.head = head
+        return result
+    }
+
     /// Counts a rejected row, listing it while the list has room (`limit`).
     public mutating func reject(_ reject: ItemImportReject, limit: Int = Self.listedRejects) {
         rejected += 1
