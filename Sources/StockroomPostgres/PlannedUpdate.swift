@@ -8,6 +8,8 @@ import StockroomStorage
 enum WritePlan: Sendable {
     /// A PUT's item update (`PlannedUpdate`).
     case update(PlannedUpdate)
+    /// A POST's item insert (`PlannedInsert`).
+    case insert(PlannedInsert)
     /// A command of a device: its row and the items it looks up are read ahead (`PostgresWrite.readAhead`).
     case command(Command, clientID: ClientID)
 }
@@ -44,6 +46,29 @@ struct PlannedUpdate: Sendable {
     struct NotAsked: Error {}
 }
 
+/// The item insert a write's body asks for first (`WriteRows.insertItem`), known before it runs: a
+/// `POST /v1/items` without an idempotency key whose draft is valid, its id chosen before (a fresh
+/// random one when the request names none). Several of them in one batch are run by one statement
+/// (`Statements.InsertItems`) before their bodies, as `PlannedUpdate`s are.
+struct PlannedInsert: Sendable {
+    var id: ItemID
+    var fields: ValidDraft
+    var at: Int64
+
+    init?(id: ItemID, draft: Draft) {
+        guard let fields = try? ValidDraft(draft) else { return nil }
+        self.id = id
+        self.fields = fields
+        at = Timestamp.milliseconds(Date())
+    }
+}
+
+/// An insert answered ahead: the item it was for, and the item inserted (nil: the id exists or existed).
+struct AnsweredInsert {
+    var insert: PlannedInsert
+    var item: Item?
+}
+
 /// An update answered ahead: the item it was for, and the item before and after (nil: not written,
 /// missing, deleted or at another version).
 struct AnsweredUpdate {
@@ -62,6 +87,27 @@ extension PostgresWrite {
         for (index, plan) in planned.enumerated() {
             answeredAhead[plan.write] = AnsweredUpdate(update: plan.update, written: written[index + 1])
         }
+    }
+
+    /// Runs the planned inserts of several writes in one statement and keeps each answer for its
+    /// write (`insertedAhead`). The ids are distinct.
+    func insertItems(_ planned: [(write: ObjectIdentifier, insert: PlannedInsert)]) async throws {
+        var inserted: [ItemID: Item] = [:]
+        for row in try await rows(Statements.InsertItems(inserts: planned.map(\.insert))) {
+            let item = try row.item
+            inserted[item.id] = item
+        }
+        for plan in planned {
+            insertedAhead[plan.write] = AnsweredInsert(insert: plan.insert, item: inserted[plan.insert.id])
+        }
+    }
+
+    /// The answer kept for the running write's insert of `id` with `fields`, taken; nil when none
+    /// was kept; `PlannedUpdate.NotAsked` when the write asks for another insert.
+    func takeInsertedItem(_ id: ItemID, fields: ValidDraft) throws -> AnsweredInsert? {
+        guard let running, let answer = insertedAhead.removeValue(forKey: running) else { return nil }
+        guard answer.insert.id == id, answer.insert.fields == fields else { throw PlannedUpdate.NotAsked() }
+        return answer
     }
 
     /// The answer kept for the running write's update, taken; nil when none was kept. Throws

@@ -43,8 +43,8 @@ final class PostgresCommitter: Sendable {
         var largestBatch = 0
         /// Batches run again with savepoints because a write failed in them.
         var runAgainWithSavepoints = 0
-        /// Item updates run ahead of their writes, several in one statement (`PlannedUpdate`).
-        var updatesAnsweredAhead = 0
+        /// Item updates and inserts run ahead of their writes, several in one statement (`PlannedUpdate`, `PlannedInsert`).
+        var itemWritesAhead = 0
         /// Commands whose device and items were read ahead, several in one statement (`readAhead`).
         var commandsReadAhead = 0
     }
@@ -110,10 +110,10 @@ final class PostgresCommitter: Sendable {
         }
     }
 
-    /// Counts item updates run ahead in one statement.
+    /// Counts item writes run ahead, and commands read ahead.
     func countAhead(updates: Int, commands: Int) {
         state.withLock {
-            $0.statistics.updatesAnsweredAhead += updates
+            $0.statistics.itemWritesAhead += updates
             $0.statistics.commandsReadAhead += commands
         }
     }

@@ -51,6 +51,45 @@ enum Statements {
         func decodeRow(_ row: PostgresRow) throws -> ItemRow { try ItemRow(row) }
     }
 
+    /// Several writes' `InsertItem` in one statement (`PostgresWrite.insertItems`): the inputs as
+    /// text, cast here; a row comes back for each item inserted (none for an id that exists or
+    /// existed), matched to its write by id.
+    struct InsertItems: PostgresPreparedStatement {
+        static let name = "stockroom_insert_items"
+        static let sql = """
+            INSERT INTO items (id, name, search_name, color_name, color_red, color_green, color_blue, in_stock, quantity,
+                               is_on_back_order, version, created_at, updated_at)
+            SELECT n_id, n_name, n_search_name, n_color_name, n_color_red::float8, n_color_green::float8, n_color_blue::float8,
+                n_in_stock::boolean, n_quantity::bigint, n_is_on_back_order::boolean, 1, n_now::bigint, n_now::bigint
+            FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
+                        $10::text[], $11::text[])
+                WITH ORDINALITY AS u(n_id, n_name, n_search_name, n_color_name, n_color_red, n_color_green, n_color_blue, n_in_stock,
+                                     n_quantity, n_is_on_back_order, n_now, n)
+            ORDER BY n
+            ON CONFLICT ON CONSTRAINT items_id_key DO NOTHING
+            RETURNING \(ItemRow.columns)
+            """
+        typealias Row = ItemRow
+        var inserts: [PlannedInsert]
+        func makeBindings() -> PostgresBindings {
+            let columns = inserts.map { ItemColumns($0.fields) }
+            var bindings = PostgresBindings(capacity: 11)
+            bindings.append(NullableTextArray(inserts.map { $0.id.description }))
+            bindings.append(NullableTextArray(columns.map(\.name)))
+            bindings.append(NullableTextArray(columns.map(\.searchName)))
+            bindings.append(NullableTextArray(columns.map(\.colorName)))
+            bindings.append(NullableTextArray(columns.map { $0.colorRed.map { "\($0)" } }))
+            bindings.append(NullableTextArray(columns.map { $0.colorGreen.map { "\($0)" } }))
+            bindings.append(NullableTextArray(columns.map { $0.colorBlue.map { "\($0)" } }))
+            bindings.append(NullableTextArray(columns.map { "\($0.inStock)" }))
+            bindings.append(NullableTextArray(columns.map { $0.quantity.map { "\($0)" } }))
+            bindings.append(NullableTextArray(columns.map { $0.isOnBackOrder.map { "\($0)" } }))
+            bindings.append(NullableTextArray(inserts.map { "\($0.at)" }))
+            return bindings
+        }
+        func decodeRow(_ row: PostgresRow) throws -> ItemRow { try ItemRow(row) }
+    }
+
     /// An item's new fields and version.
     struct UpdateItem: PostgresPreparedStatement {
         static let name = "stockroom_update_item"

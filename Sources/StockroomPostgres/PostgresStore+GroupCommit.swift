@@ -107,8 +107,10 @@ extension PostgresStore {
             do {
                 write.running = ObjectIdentifier(job)
                 try await job.run(write)
-                // A body that did not ask for the update run for it ahead: run the batch again without.
-                if write.answeredAhead[ObjectIdentifier(job)] != nil { throw PlannedUpdate.NotAsked() }
+                // A body that did not ask for the write run for it ahead: run the batch again without.
+                if write.answeredAhead[ObjectIdentifier(job)] != nil || write.insertedAhead[ObjectIdentifier(job)] != nil {
+                    throw PlannedUpdate.NotAsked()
+                }
             } catch {
                 if batch.count == 1 || write.connection.isClosed || Self.isConnectionGone(error) { throw error }
                 throw OneWriteFailed()
@@ -134,6 +136,7 @@ extension PostgresStore {
     /// nothing is done ahead.
     private func answeringAhead(_ batch: [any PostgresQueuedWrite], _ write: PostgresWrite) async throws -> [any PostgresQueuedWrite] {
         var updates: [(write: ObjectIdentifier, update: PlannedUpdate)] = []
+        var inserts: [(write: ObjectIdentifier, insert: PlannedInsert)] = []
         var commands: [(command: Command, clientID: ClientID)] = []
         var first: [any PostgresQueuedWrite] = []
         var rest: [any PostgresQueuedWrite] = []
@@ -145,6 +148,10 @@ extension PostgresStore {
                 updates.append((ObjectIdentifier(job), plan))
                 first.append(job)
                 continue
+            case .insert(let plan)? where items.insert(plan.id).inserted:
+                inserts.append((ObjectIdentifier(job), plan))
+                first.append(job)
+                continue
             case .command(let command, let clientID)? where clients.insert(clientID).inserted:
                 commands.append((command, clientID))
             default:
@@ -153,18 +160,21 @@ extension PostgresStore {
             rest.append(job)
         }
         let updateAhead = updates.count > 1
+        let insertAhead = inserts.count > 1
         let readAhead = commands.count > 1
-        guard updateAhead || readAhead else { return batch }
+        guard updateAhead || insertAhead || readAhead else { return batch }
         do {
-            // The updates first: the commands' reads then see them.
+            // The item writes first: the commands' reads then see them.
             if updateAhead { try await write.updateLiveItems(updates) }
+            if insertAhead { try await write.insertItems(inserts) }
             if readAhead { try await write.readAhead(commands) }
         } catch {
             if write.connection.isClosed || Self.isConnectionGone(error) { throw error }
             throw OneWriteFailed()
         }
-        committer.countAhead(updates: updateAhead ? updates.count : 0, commands: readAhead ? commands.count : 0)
-        return updateAhead ? first + rest : batch
+        committer.countAhead(
+            updates: (updateAhead ? updates.count : 0) + (insertAhead ? inserts.count : 0), commands: readAhead ? commands.count : 0)
+        return updateAhead || insertAhead ? first + rest : batch
     }
 
     /// One head step for the applied writes' entries, then each one's finish (`head`: the log's

@@ -103,7 +103,13 @@ extension PostgresStore {
     public func createItem(id: ItemID?, draft: Draft, origin: Origin, idempotency: IdempotentRequest<Item>? = nil) async throws
         -> Replayable<Item>
     {
-        try await perform(idempotency) { write in try await WriteRules.createItem(write, id: id, draft: draft, origin: origin) }
+        // The id is chosen here, so that a create without a key is planned (`PlannedInsert`) with it.
+        let id = id ?? .random()
+        let body: @Sendable (PostgresWrite) async throws -> Item = { write in
+            try await WriteRules.createItem(write, id: id, draft: draft, origin: origin)
+        }
+        guard idempotency == nil, let plan = PlannedInsert(id: id, draft: draft) else { return try await perform(idempotency, body) }
+        return .fresh(try await write(plan: .insert(plan), body))
     }
 
     public func createItems(_ items: [BatchItem], origin: Origin, idempotency: IdempotentRequest<[ItemCreation]>? = nil) async throws

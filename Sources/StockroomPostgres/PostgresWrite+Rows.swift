@@ -24,7 +24,8 @@ extension PostgresWrite: WriteRows {
 
     /// A transaction inserting the same id that has not committed yet makes this one wait for its outcome.
     func insertItem(_ id: ItemID, fields: ValidDraft, at: Int64) async throws -> Item? {
-        try await rows(Statements.InsertItem(id: id, fields: fields, now: at)).first?.item
+        if let answer = try takeInsertedItem(id, fields: fields) { return answer.item }
+        return try await rows(Statements.InsertItem(id: id, fields: fields, now: at)).first?.item
     }
 
     func updateItem(_ stored: StoredItem<ItemRow>, fields: ValidDraft, at: Int64) async throws -> Item {

@@ -41,6 +41,8 @@ final class PostgresWrite {
     /// Item updates run ahead for several writes of a batch in one statement (`updateLiveItems`),
     /// by the write each was planned for; its `updateLiveItem` takes it instead of a statement.
     var answeredAhead: [ObjectIdentifier: AnsweredUpdate] = [:]
+    /// Item inserts run ahead for several writes of a batch in one statement (`insertItems`).
+    var insertedAhead: [ObjectIdentifier: AnsweredInsert] = [:]
     /// The write of the batch that runs now (its key in `answeredAhead`).
     var running: ObjectIdentifier?
     /// Client rows read ahead for a batch's commands (`readAhead`), each until this transaction writes it.

@@ -145,7 +145,7 @@ struct PostgresGroupCommitTests {
             #expect(after.batches == before.batches + 1)
             #expect(after.runAgainWithSavepoints == before.runAgainWithSavepoints)
             // One planned update per item: the 8 first PUTs; the repeats and the keyed one run as usual.
-            #expect(after.updatesAnsweredAhead == before.updatesAnsweredAhead + 8)
+            #expect(after.itemWritesAhead == before.itemWritesAhead + 8)
             for index in 1..<8 { #expect(results[index]?.status == .inStock(quantity: 100 + index)) }
             // The first item's three PUTs one after another; the keyed PUT after the planned one.
             #expect(Set([results[0]?.version, results[8]?.version, results[9]?.version]) == [2, 3, 4])
@@ -160,6 +160,49 @@ struct PostgresGroupCommitTests {
                 last[change.id] = value
             }
             for item in items { #expect(try await store.item(item.id) == last[item.id.description]) }
+        }
+    }
+
+    /// POSTs without an idempotency key queued together: their inserts run ahead in one statement
+    /// (`PlannedInsert`); one naming an id that exists is refused alone when the batch runs again.
+    @Test(.timeLimit(.minutes(2)))
+    func postsOfOneBatchInsertInOneStatement() async throws {
+        try await withDaemons(1) { stores, _ in
+            let store = stores[0]
+            let existing = try await store.createItem(id: nil, draft: Self.draft(0), origin: Self.erin, idempotency: nil).value
+            for refused in [false, true] {
+                let head = try await store.resolve(.now)
+                let release = Gate()
+                let holder = try await Self.hold(store, until: release)
+                let before = store.committer.statistics
+                let ids: [ItemID?] = [ItemID.random(), nil, ItemID.random(), nil, nil] + (refused ? [existing.id] : [])
+                let results = try await withThrowingTaskGroup(of: (Int, Result<Item, Failure>).self) { group in
+                    for (index, id) in ids.enumerated() {
+                        group.addTask {
+                            let result = await Result<Item, any Error> {
+                                try await store.createItem(id: id, draft: Self.draft(10 + index), origin: Self.erin, idempotency: nil).value
+                            }
+                            return (index, result.mapError(Failure.init))
+                        }
+                    }
+                    try await eventually("every write is queued") { store.committer.pendingCount >= ids.count }
+                    release.open()
+                    return try await group.reduce(into: [Int: Result<Item, Failure>]()) { $0[$1.0] = $1.1 }
+                }
+                try await holder.value
+                let after = store.committer.statistics
+                #expect(after.itemWritesAhead == before.itemWritesAhead + ids.count)
+                #expect(after.runAgainWithSavepoints == before.runAgainWithSavepoints + (refused ? 1 : 0))
+                for index in 0..<5 {
+                    let item = try #require(try results[index]?.get())
+                    #expect(item.status == .inStock(quantity: 10 + index) && item.version == 1)
+                    if let id = ids[index] { #expect(item.id == id) }
+                    #expect(try await store.item(item.id) == item)
+                }
+                if refused { #expect(results[5]?.failure == Failure(StoreError.alreadyExists(existing.id))) }
+                let page = try await store.readChanges(after: head, filter: FeedFilter(user: "erin", topics: [.item]), limit: 100)
+                #expect(page.changes.map(\.seq) == Array((head + 1)...(head + 5)))
+            }
         }
     }
 
