@@ -221,6 +221,47 @@ struct MultiDaemonTests {
         }
     }
 
+    /// A CSV import of more rows than a daemon keeps in memory, applied through one daemon while
+    /// another takes writes: every daemon then reads the whole log contiguous and the same, the
+    /// import's rows and the other writes each once, and its memory has caught up to the head.
+    @Test(.timeLimit(.minutes(2)))
+    func anImportThroughOneDaemonReachesEveryDaemonWhole() async throws {
+        try await withDaemons(2) { daemons, _ in
+            let erin = Origin(user: "erin")
+            let spool = try ItemImportSpool()
+            for n in 0..<6_000 {
+                try spool.append(
+                    ItemImportRow(line: n + 2, id: nil, version: nil, fields: try ValidDraft(Draft(name: "Row \(n)", color: nil, status: .inStock(quantity: n)))))
+            }
+            try spool.finishWriting()
+            async let imported = daemons[0].importItems(spool, rejectedBefore: 0, options: ItemImportOptions(), origin: erin, idempotency: nil)
+            var others = 0
+            for n in 0..<20 {
+                _ = try await daemons[1].createItem(id: nil, draft: Draft(name: "Other \(n)", color: nil, status: .inStock(quantity: 1)), origin: erin, idempotency: nil)
+                others += 1
+            }
+            let result = try await imported.value
+            #expect(result.applied && result.inserted == 6_000)
+            let head = try await daemons[1].resolve(.now)
+            #expect(head == Int64(6_000 + others))
+            let filter = FeedFilter(user: "erin", topics: [.item])
+            for daemon in daemons {
+                try await eventually("the daemon's memory reaches the head") { daemon.hub.head == head }
+                var after: Int64 = 0
+                var names: [String] = []
+                while after < head {
+                    let page = try await daemon.readChanges(after: after, filter: filter, limit: 1_000)
+                    #expect(page.changes.map(\.seq) == Array((after + 1)...(after + Int64(page.changes.count))))
+                    names += try page.changes.map { try JSONCoding.decoder().decode(Item.self, from: Data(try #require($0.valueJSON).utf8)).name }
+                    guard let last = page.changes.last else { break }
+                    after = last.seq
+                }
+                #expect(names.filter { $0.hasPrefix("Row ") } == (0..<6_000).map { "Row \($0)" })
+                #expect(Set(names.filter { $0.hasPrefix("Other ") }).count == others)
+            }
+        }
+    }
+
     /// 30 commands of one new device through three daemons at once: every one applies, none
     /// lost. Pushes read the device's row without holding it and write only at the version read
     /// (a conflict runs the command again); its first writes queue behind each other.
