@@ -50,6 +50,12 @@ public struct StockroomError: Error, Hashable, Sendable, CustomStringConvertible
         }
     }
 
+    /// Whether the server failed on the request itself (500, 502, 504 and the like): not `503
+    /// unavailable` or `429`, which say when to come back.
+    public var isServerError: Bool {
+        status >= 500 && status != 503 && code != .unavailable && code != .tooManyRequests
+    }
+
     public var description: String {
         "\(status) \(code)" + (field.map { " (\($0))" } ?? "") + ": \(message)"
     }

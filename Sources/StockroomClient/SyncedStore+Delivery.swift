@@ -23,6 +23,15 @@ extension SyncedStore {
             return .stop
         } catch is CancellationError {
             return .stop
+        } catch let error as StockroomError where error.isServerError {
+            // The server failed on this command: sent again a bounded number of times, then given up.
+            serverErrors += 1
+            guard serverErrors < options.serverErrorAttempts else {
+                refused(next, with: error)
+                return .delivered
+            }
+            deliveryAttempt += 1
+            return .retry(max(options.commandBackoff.delay(attempt: deliveryAttempt), error.retryAfter ?? .zero))
         } catch {
             // No answer, or an answer that says "later" (503, 429, 409 requestInProgress): the same
             // command with the same key again, after a while or once the feed is back.
@@ -38,6 +47,7 @@ extension SyncedStore {
 
     func answered(_ queued: QueuedCommand, with result: CommandResult) {
         deliveryAttempt = 0
+        serverErrors = 0
         if case .offline = connection { connection = .online }
         try? queue.remove(queued.id)
         pendingCommands.removeAll { $0.id == queued.id }
@@ -55,6 +65,7 @@ extension SyncedStore {
 
     func refused(_ queued: QueuedCommand, with error: StockroomError) {
         deliveryAttempt = 0
+        serverErrors = 0
         try? queue.remove(queued.id)
         pendingCommands.removeAll { $0.id == queued.id }
         optimistic.removeAll { $0.queued.id == queued.id }

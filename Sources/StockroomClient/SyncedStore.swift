@@ -79,6 +79,8 @@ public final class SyncedStore {
     @ObservationIgnored let wakeup = Wakeup()
     @ObservationIgnored var waiters: [QueuedCommand.ID: [CheckedContinuation<CommandResult, any Error>]] = [:]
     @ObservationIgnored var deliveryAttempt = 0
+    /// Server errors answered to the command at the head of the queue (`Options.serverErrorAttempts`).
+    @ObservationIgnored var serverErrors = 0
     @ObservationIgnored var loadWaiters: [CheckedContinuation<Void, Never>] = []
     /// The task following the feed (also in `tasks`), replaced when the filter changes.
     @ObservationIgnored var feedTask: Task<Void, Never>?
@@ -89,11 +91,20 @@ public final class SyncedStore {
         public var feed: FeedOptions
         /// Waits between attempts to deliver a command while the server does not answer.
         public var commandBackoff: Backoff
+        /// How many times a command is sent while the server answers it with a server error (500,
+        /// 502, 504: not 503 or 429, which say when to come back, nor no answer at all, which is
+        /// being offline): after that it leaves the queue and lands in `failures` with the last
+        /// answer, and the commands behind it go on.
+        public var serverErrorAttempts: Int
 
         /// Creates options.
-        public init(feed: FeedOptions = FeedOptions(), commandBackoff: Backoff = Backoff(initial: .milliseconds(250), maximum: .seconds(5))) {
+        public init(
+            feed: FeedOptions = FeedOptions(), commandBackoff: Backoff = Backoff(initial: .milliseconds(250), maximum: .seconds(5)),
+            serverErrorAttempts: Int = 8
+        ) {
             self.feed = feed
             self.commandBackoff = commandBackoff
+            self.serverErrorAttempts = max(1, serverErrorAttempts)
         }
     }
 

@@ -5,6 +5,37 @@ import Testing
 @Suite("Offline queue and retries", .timeLimit(.minutes(2)))
 @MainActor
 struct CommandQueueTests {
+    /// A command the server answers with 500 is sent a bounded number of times
+    /// (`serverErrorAttempts`), then leaves the queue for `failures` with that answer, and the
+    /// command behind it is delivered.
+    @Test(.timeLimit(.minutes(1)))
+    func aCommandAnsweredWithServerErrorsEndsInFailures() async throws {
+        try await withServer { server in
+            let proxy = try await LossyProxy(upstreamPort: try server.port)
+            defer { Task { await proxy.close() } }
+            let client = StockroomClient(baseURL: URL(string: "http://127.0.0.1:\(proxy.port)")!, token: server.editor)
+            var options = testStoreOptions
+            options.serverErrorAttempts = 3
+            let store = try SyncedStore(client: client, clientID: "phone", queue: .inMemory(), options: options)
+            store.start()
+            defer { store.stop() }
+            try await waitUntil(store, "online") { $0.connection == .online }
+
+            proxy.failAnswers(toRequestsStartingWith: "POST /v1/clients/phone/commands")
+            let failing = try store.send(.openAdd)
+            try await waitUntil(store, "the command given up") { $0.failures.count == 1 }
+            #expect(proxy.failedAnswers == 3)
+            #expect(store.failures.first?.id == failing.id && store.failures.first?.error.status == 500)
+            #expect(store.pendingCommands.isEmpty)
+            #expect(store.navigation.state.destination == nil, "its optimistic state is gone")
+
+            proxy.failAnswers(toRequestsStartingWith: nil)
+            _ = try store.send(.selectTab(tab: .settings))
+            try await waitUntil(store, "the next command delivered") { $0.pendingCommands.isEmpty && $0.navigation.version == 1 }
+            #expect(store.navigation.state.tab == .settings && proxy.failedAnswers == 3)
+        }
+    }
+
     @Test func aCommandWhoseAnswerIsLostIsRetriedWithTheSameKeyAndAppliedOnce() async throws {
         try await withServer { server in
             let proxy = try await LossyProxy(upstreamPort: try server.port)

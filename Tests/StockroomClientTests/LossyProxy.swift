@@ -5,7 +5,8 @@ import Synchronization
 /// A TCP proxy on loopback in front of a real server that can lose one answer: armed, it forwards
 /// the next request whose first line starts with a given prefix, lets the server apply it, then
 /// drops the server's answer and closes the client's connection, as a network failure after the
-/// server's commit would. Everything else passes through unchanged.
+/// server's commit would. It can also answer requests `500` itself, as a failing server would.
+/// Everything else passes through unchanged.
 final class LossyProxy: Sendable {
     private let channel: any Channel
     private let box: ArmedPrefix
@@ -32,6 +33,15 @@ final class LossyProxy: Sendable {
         box.armed.withLock { $0 = prefix }
     }
 
+    /// Answers every request whose request line starts with `prefix` with `500 internal` (and
+    /// closes that connection) without sending it on; nil stops.
+    func failAnswers(toRequestsStartingWith prefix: String?) {
+        box.failing.withLock { $0 = prefix }
+    }
+
+    /// How many requests were answered 500.
+    var failedAnswers: Int { box.failed.withLock { $0 } }
+
     func close() async {
         try? await channel.close()
     }
@@ -41,6 +51,19 @@ final class LossyProxy: Sendable {
 final class ArmedPrefix: Sendable {
     let armed = Mutex<String?>(nil)
     let dropped = Mutex(0)
+    let failing = Mutex<String?>(nil)
+    let failed = Mutex(0)
+
+    /// True when `bytes` open a request to answer 500 (counted).
+    func fails(_ bytes: ByteBuffer) -> Bool {
+        failing.withLock { prefix in
+            guard let prefix, bytes.getString(at: bytes.readerIndex, length: min(bytes.readableBytes, prefix.utf8.count)) == prefix else {
+                return false
+            }
+            failed.withLock { $0 += 1 }
+            return true
+        }
+    }
 
     /// True (and disarmed) when `bytes` open the request armed for.
     func take(_ bytes: ByteBuffer) -> Bool {
@@ -92,6 +115,16 @@ final class Frontend: ChannelInboundHandler, @unchecked Sendable {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let buffer = unwrapInboundIn(data)
+        if armed.fails(buffer) {
+            let body = #"{"error":{"code":"internal","message":"the proxy fails this request","field":null}}"#
+            let answer = "HTTP/1.1 500 Internal Server Error\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n"
+                + "Connection: close\r\n\r\n" + body
+            context.writeAndFlush(wrapOutboundOut(ByteBuffer(string: answer))).whenComplete { _ in
+                context.close(promise: nil)
+                self.upstream?.close(promise: nil)
+            }
+            return
+        }
         if armed.take(buffer) { loseAnswer = true }
         if let upstream {
             upstream.writeAndFlush(buffer, promise: nil)
