@@ -72,18 +72,8 @@ enum Statements {
         typealias Row = ItemRow
         var inserts: [PlannedInsert]
         func makeBindings() -> PostgresBindings {
-            let columns = inserts.map { ItemColumns($0.fields) }
             var bindings = PostgresBindings(capacity: 11)
-            bindings.append(NullableTextArray(inserts.map { $0.id.description }))
-            bindings.append(NullableTextArray(columns.map(\.name)))
-            bindings.append(NullableTextArray(columns.map(\.searchName)))
-            bindings.append(NullableTextArray(columns.map(\.colorName)))
-            bindings.append(NullableTextArray(columns.map { $0.colorRed.map { "\($0)" } }))
-            bindings.append(NullableTextArray(columns.map { $0.colorGreen.map { "\($0)" } }))
-            bindings.append(NullableTextArray(columns.map { $0.colorBlue.map { "\($0)" } }))
-            bindings.append(NullableTextArray(columns.map { "\($0.inStock)" }))
-            bindings.append(NullableTextArray(columns.map { $0.quantity.map { "\($0)" } }))
-            bindings.append(NullableTextArray(columns.map { $0.isOnBackOrder.map { "\($0)" } }))
+            bindings.appendTextColumns(ids: inserts.map(\.id), fields: inserts.map(\.fields))
             bindings.append(NullableTextArray(inserts.map { "\($0.at)" }))
             return bindings
         }
@@ -181,18 +171,8 @@ enum Statements {
         typealias Row = (position: Int, before: ItemRow, after: ItemRow)
         var updates: [PlannedUpdate]
         func makeBindings() -> PostgresBindings {
-            let columns = updates.map { ItemColumns($0.fields) }
             var bindings = PostgresBindings(capacity: 12)
-            bindings.append(NullableTextArray(updates.map { $0.id.description }))
-            bindings.append(NullableTextArray(columns.map(\.name)))
-            bindings.append(NullableTextArray(columns.map(\.searchName)))
-            bindings.append(NullableTextArray(columns.map(\.colorName)))
-            bindings.append(NullableTextArray(columns.map { $0.colorRed.map { "\($0)" } }))
-            bindings.append(NullableTextArray(columns.map { $0.colorGreen.map { "\($0)" } }))
-            bindings.append(NullableTextArray(columns.map { $0.colorBlue.map { "\($0)" } }))
-            bindings.append(NullableTextArray(columns.map { "\($0.inStock)" }))
-            bindings.append(NullableTextArray(columns.map { $0.quantity.map { "\($0)" } }))
-            bindings.append(NullableTextArray(columns.map { $0.isOnBackOrder.map { "\($0)" } }))
+            bindings.appendTextColumns(ids: updates.map(\.id), fields: updates.map(\.fields))
             bindings.append(NullableTextArray(updates.map { "\($0.at)" }))
             bindings.append(NullableTextArray(updates.map { $0.versions.map { $0.map { "\($0)" }.joined(separator: ",") } }))
             return bindings
@@ -394,6 +374,24 @@ extension ValidDraft {
         bindings.append(columns.inStock)
         bindings.append(columns.quantity.map(Int64.init))
         bindings.append(columns.isOnBackOrder)
+    }
+}
+
+extension PostgresBindings {
+    /// Several items' ids and fields as parallel `text[]` arrays, in the order `InsertItems` and
+    /// `UpdateItemsByID` unnest them ($1-$10), each cast to its column's type in SQL.
+    mutating func appendTextColumns(ids: [ItemID], fields: [ValidDraft]) {
+        let columns = fields.map(ItemColumns.init)
+        append(NullableTextArray(ids.map(\.description)))
+        append(NullableTextArray(columns.map(\.name)))
+        append(NullableTextArray(columns.map(\.searchName)))
+        append(NullableTextArray(columns.map(\.colorName)))
+        append(NullableTextArray(columns.map { $0.colorRed.map { "\($0)" } }))
+        append(NullableTextArray(columns.map { $0.colorGreen.map { "\($0)" } }))
+        append(NullableTextArray(columns.map { $0.colorBlue.map { "\($0)" } }))
+        append(NullableTextArray(columns.map { "\($0.inStock)" }))
+        append(NullableTextArray(columns.map { $0.quantity.map { "\($0)" } }))
+        append(NullableTextArray(columns.map { $0.isOnBackOrder.map { "\($0)" } }))
     }
 }
 

@@ -108,9 +108,7 @@ extension PostgresStore {
                 write.running = ObjectIdentifier(job)
                 try await job.run(write)
                 // A body that did not ask for the write run for it ahead: run the batch again without.
-                if write.answeredAhead[ObjectIdentifier(job)] != nil || write.insertedAhead[ObjectIdentifier(job)] != nil {
-                    throw PlannedUpdate.NotAsked()
-                }
+                if write.answeredAhead[ObjectIdentifier(job)] != nil { throw PlannedUpdate.NotAsked() }
             } catch {
                 if batch.count == 1 || write.connection.isClosed || Self.isConnectionGone(error) { throw error }
                 throw OneWriteFailed()

@@ -24,7 +24,7 @@ extension PostgresWrite: WriteRows {
 
     /// A transaction inserting the same id that has not committed yet makes this one wait for its outcome.
     func insertItem(_ id: ItemID, fields: ValidDraft, at: Int64) async throws -> Item? {
-        if let answer = try takeInsertedItem(id, fields: fields) { return answer.item }
+        if let item = try takeInsertedItem(id, fields: fields) { return item }
         return try await rows(Statements.InsertItem(id: id, fields: fields, now: at)).first?.item
     }
 
@@ -42,7 +42,7 @@ extension PostgresWrite: WriteRows {
         -> (before: Item, after: Item)?
     {
         let versions: [Int64]? = if case .oneOf(let versions)? = precondition { versions.map(Int64.init) } else { nil }
-        if let answer = try takeAnsweredUpdate(id, fields: fields, versions: versions) { return answer.written }
+        if let written = try takeAnsweredUpdate(id, fields: fields, versions: versions) { return written }
         itemsAhead[id] = nil
         guard let written = try await rows(Statements.UpdateItemByID(id: id, fields: fields, now: at, versions: versions)).first else {
             return nil

@@ -38,11 +38,10 @@ final class PostgresWrite {
     private(set) var firstSeq: Int64?
     /// How many numbered entries were let go of `appended` (a transaction larger than the hub keeps).
     private(set) var dropped = 0
-    /// Item updates run ahead for several writes of a batch in one statement (`updateLiveItems`),
-    /// by the write each was planned for; its `updateLiveItem` takes it instead of a statement.
-    var answeredAhead: [ObjectIdentifier: AnsweredUpdate] = [:]
-    /// Item inserts run ahead for several writes of a batch in one statement (`insertItems`).
-    var insertedAhead: [ObjectIdentifier: AnsweredInsert] = [:]
+    /// Item writes run ahead for several writes of a batch in one statement (`updateLiveItems`,
+    /// `insertItems`), by the write each was planned for; its `updateLiveItem` or `insertItem`
+    /// takes it instead of a statement.
+    var answeredAhead: [ObjectIdentifier: AnsweredAhead] = [:]
     /// The write of the batch that runs now (its key in `answeredAhead`).
     var running: ObjectIdentifier?
     /// Client rows read ahead for a batch's commands (`readAhead`), each until this transaction writes it.

@@ -9,6 +9,8 @@ public struct ItemImportHeader: Sendable {
     private let positions: [String: Int]
     /// How many fields the header has.
     public let count: Int
+    /// The header's column names, in its order.
+    public let columns: [String]
 
     /// Why a header is not one the import reads: `422 validationFailed` naming the column, before
     /// any row is read.
@@ -36,6 +38,7 @@ public struct ItemImportHeader: Sendable {
         guard positions["name"] != nil else { throw Refusal(column: "name", message: "the header has no name column") }
         self.positions = positions
         count = fields.count
+        columns = positions.sorted { $0.value < $1.value }.map(\.key)
     }
 
     /// A record of the file after the header, read as an item's row; nil for a blank line.
@@ -174,9 +177,6 @@ public struct ItemImportReject: Error, Hashable, Sendable {
 }
 
 extension ItemImportHeader {
-    /// The header's column names, in its order.
-    public var columns: [String] { positions.sorted { $0.value < $1.value }.map(\.key) }
-
     /// A row read as the cells it would have in this header's columns (`createdAt` and `updatedAt`
     /// empty: the import does not keep them).
     public func cells(_ row: ItemImportRow) -> [String] {

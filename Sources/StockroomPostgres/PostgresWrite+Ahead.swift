@@ -63,17 +63,13 @@ struct PlannedInsert: Sendable {
     }
 }
 
-/// An insert answered ahead: the item it was for, and the item inserted (nil: the id exists or existed).
-struct AnsweredInsert {
-    var insert: PlannedInsert
-    var item: Item?
-}
-
-/// An update answered ahead: the item it was for, and the item before and after (nil: not written,
-/// missing, deleted or at another version).
-struct AnsweredUpdate {
-    var update: PlannedUpdate
-    var written: (before: Item, after: Item)?
+/// An item write run ahead for one write of a batch, kept for its body to take.
+enum AnsweredAhead {
+    /// The update planned, and the item before and after (nil: not written: missing, deleted or
+    /// at another version).
+    case update(PlannedUpdate, written: (before: Item, after: Item)?)
+    /// The insert planned, and the item inserted (nil: the id exists or existed).
+    case insert(PlannedInsert, item: Item?)
 }
 
 extension PostgresWrite {
@@ -85,12 +81,12 @@ extension PostgresWrite {
             written[row.position] = (try row.before.item, try row.after.item)
         }
         for (index, plan) in planned.enumerated() {
-            answeredAhead[plan.write] = AnsweredUpdate(update: plan.update, written: written[index + 1])
+            answeredAhead[plan.write] = .update(plan.update, written: written[index + 1])
         }
     }
 
     /// Runs the planned inserts of several writes in one statement and keeps each answer for its
-    /// write (`insertedAhead`). The ids are distinct.
+    /// write (`answeredAhead`). The ids are distinct.
     func insertItems(_ planned: [(write: ObjectIdentifier, insert: PlannedInsert)]) async throws {
         var inserted: [ItemID: Item] = [:]
         for row in try await rows(Statements.InsertItems(inserts: planned.map(\.insert))) {
@@ -98,24 +94,31 @@ extension PostgresWrite {
             inserted[item.id] = item
         }
         for plan in planned {
-            insertedAhead[plan.write] = AnsweredInsert(insert: plan.insert, item: inserted[plan.insert.id])
+            answeredAhead[plan.write] = .insert(plan.insert, item: inserted[plan.insert.id])
         }
     }
 
-    /// The answer kept for the running write's insert of `id` with `fields`, taken; nil when none
-    /// was kept; `PlannedUpdate.NotAsked` when the write asks for another insert.
-    func takeInsertedItem(_ id: ItemID, fields: ValidDraft) throws -> AnsweredInsert? {
-        guard let running, let answer = insertedAhead.removeValue(forKey: running) else { return nil }
-        guard answer.insert.id == id, answer.insert.fields == fields else { throw PlannedUpdate.NotAsked() }
-        return answer
+    /// The answer kept for the running write's insert of `id` with `fields`, taken: nil when none
+    /// was kept (the insert is then the write's to run), `.some(item)` else; `PlannedUpdate.NotAsked`
+    /// when the write asks for another write than the one run for it.
+    func takeInsertedItem(_ id: ItemID, fields: ValidDraft) throws -> Item?? {
+        guard let answer = takeAnswer() else { return nil }
+        guard case .insert(let insert, let item) = answer, insert.id == id, insert.fields == fields else { throw PlannedUpdate.NotAsked() }
+        return .some(item)
     }
 
-    /// The answer kept for the running write's update, taken; nil when none was kept. Throws
-    /// `PlannedUpdate.NotAsked` when the write asks for another update than the one run for it.
-    func takeAnsweredUpdate(_ id: ItemID, fields: ValidDraft, versions: [Int64]?) throws -> AnsweredUpdate? {
-        guard let running, let answer = answeredAhead.removeValue(forKey: running) else { return nil }
-        guard answer.update.isAsked(id: id, fields: fields, versions: versions) else { throw PlannedUpdate.NotAsked() }
-        return answer
+    /// The answer kept for the running write's update, taken, as `takeInsertedItem`.
+    func takeAnsweredUpdate(_ id: ItemID, fields: ValidDraft, versions: [Int64]?) throws -> (before: Item, after: Item)?? {
+        guard let answer = takeAnswer() else { return nil }
+        guard case .update(let update, let written) = answer, update.isAsked(id: id, fields: fields, versions: versions) else {
+            throw PlannedUpdate.NotAsked()
+        }
+        return .some(written)
+    }
+
+    private func takeAnswer() -> AnsweredAhead? {
+        guard let running else { return nil }
+        return answeredAhead.removeValue(forKey: running)
     }
 }
 
