@@ -56,12 +56,17 @@ public func buildApplication(
     // Past the cap connections are answered 503; this ceiling, just under the open-file limit,
     // stops accepting altogether (new ones wait in the listen backlog), so accept never meets
     // EMFILE, which NIO retries in a busy loop.
-    let acceptCeiling = max(16, fileLimit - FileDescriptorLimit.ceilingReserve)
+    let openDescriptors = FileDescriptorLimit.openNow() ?? 64
+    // PostgreSQL's pool and its listener connect once the services run.
+    let pooled = settings.databaseURL == nil ? 0 : settings.databaseMaxConnections + 1
+    let acceptCeiling = FileDescriptorLimit.acceptCeiling(limit: fileLimit, open: openDescriptors, pooled: pooled)
     if connections.maxConnections > acceptCeiling {
         logger.warning("http.maxConnections is above what the open-file limit allows; lowered", metadata: ["to": "\(acceptCeiling)"])
         connections.maxConnections = acceptCeiling
     }
-    logger.info("connection cap", metadata: ["maxConnections": "\(connections.maxConnections)", "acceptCeiling": "\(acceptCeiling)"])
+    logger.info("connection cap", metadata: [
+        "maxConnections": "\(connections.maxConnections)", "acceptCeiling": "\(acceptCeiling)", "openDescriptors": "\(openDescriptors)",
+    ])
     let streams = FeedStreams(settings: settings.feed)
     let presence = PresenceTracker()
     let router = buildRouter(database: database, settings: settings, streams: streams, writes: writes, presence: presence)

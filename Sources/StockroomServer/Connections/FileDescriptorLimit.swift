@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 
 #if canImport(Glibc)
@@ -11,8 +12,29 @@ import Darwin
 enum FileDescriptorLimit {
     /// File descriptors kept for SQLite, logs and the listener beyond the connection cap.
     static let reserve = 128
-    /// Below the limit by this much the server stops accepting (SQLite's files stay openable).
-    static let ceilingReserve = 32
+    /// Beyond the descriptors open when the server starts (and the database pool's), the server
+    /// stops accepting this far below the limit: what opens later (SQLite's readers, an import's
+    /// spool file, a log, the runtime's own reads of `/proc`) still finds a descriptor. At the
+    /// limit, more than a refused accept fails: libdispatch's pool monitor stops the process when
+    /// it cannot open `/proc/<tid>/stat`.
+    static let ceilingReserve = 64
+
+    /// How many descriptors the process has open now (nil where the system does not say).
+    static func openNow() -> Int? {
+        #if os(Linux)
+        let folder = "/proc/self/fd"
+        #else
+        let folder = "/dev/fd"
+        #endif
+        // Less the listing's own descriptor.
+        return (try? FileManager.default.contentsOfDirectory(atPath: folder)).map { $0.count - 1 }
+    }
+
+    /// The number of connections at which the server stops accepting: `limit` less the descriptors
+    /// in use already (`open`, and `pooled` ones to come: PostgreSQL's connections) and the reserve.
+    static func acceptCeiling(limit: Int, open: Int, pooled: Int) -> Int {
+        max(16, limit - open - pooled - ceilingReserve)
+    }
 
     /// Raises the soft limit to the hard one (logging both) and returns the limit now in force.
     @discardableResult
