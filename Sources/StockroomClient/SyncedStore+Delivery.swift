@@ -9,7 +9,14 @@ extension SyncedStore {
     }
 
     /// Delivers the oldest queued command: one at a time, in order, each with its own idempotency key.
+    /// A rebase put off while commands were answered one after another runs once delivery pauses.
     func deliverNext() async -> Step {
+        let step = await deliverHead()
+        if case .delivered = step {} else { flushRebase() }
+        return step
+    }
+
+    private func deliverHead() async -> Step {
         guard let next = pendingCommands.first else { return .idle }
         do {
             let result = try await client.send(next.command, from: clientID, idempotencyKey: next.idempotencyKey)
@@ -50,29 +57,41 @@ extension SyncedStore {
         serverErrors = 0
         if case .offline = connection { connection = .online }
         try? queue.remove(queued.id)
-        pendingCommands.removeAll { $0.id == queued.id }
+        removePending(queued.id)
         confirm(result.navigation)
         if let item = result.item { confirmAnswered(item) }
-        if let index = optimistic.firstIndex(where: { $0.queued.id == queued.id }) {
+        if let index = optimisticIndex(queued.id) {
             if case .delete(let id)? = optimistic[index].effect, queued.command == .confirmDelete {
                 confirmDeletion(of: id)
             }
             optimistic.remove(at: index)
         }
-        rebase()
-        for waiter in waiters.removeValue(forKey: queued.id) ?? [] { waiter.resume(returning: result) }
+        let waiting = waiters.removeValue(forKey: queued.id) ?? []
+        // Whoever waits for this answer sees the state after it.
+        if waiting.isEmpty { rebaseSoon() } else { rebase() }
+        for waiter in waiting { waiter.resume(returning: result) }
     }
 
     func refused(_ queued: QueuedCommand, with error: StockroomError) {
         deliveryAttempt = 0
         serverErrors = 0
         try? queue.remove(queued.id)
-        pendingCommands.removeAll { $0.id == queued.id }
-        optimistic.removeAll { $0.queued.id == queued.id }
+        removePending(queued.id)
+        if let index = optimisticIndex(queued.id) { optimistic.remove(at: index) }
         if let current = error.currentItem { confirmAnswered(current) }
         failures.append(CommandFailure(id: queued.id, command: queued.command, error: error, at: Date()))
         rebase()
         for waiter in waiters.removeValue(forKey: queued.id) ?? [] { waiter.resume(throwing: error) }
+    }
+
+    /// Takes an answered command out of `pendingCommands` (the first, as a rule: delivery is in order).
+    private func removePending(_ id: QueuedCommand.ID) {
+        if pendingCommands.first?.id == id { pendingCommands.removeFirst() } else { pendingCommands.removeAll { $0.id == id } }
+    }
+
+    /// Where command `id` is in `optimistic` (the first, as a rule), if it is still there.
+    private func optimisticIndex(_ id: QueuedCommand.ID) -> Int? {
+        optimistic.first?.queued.id == id ? 0 : optimistic.firstIndex { $0.queued.id == id }
     }
 
     static func describe(_ error: any Error) -> String {

@@ -65,7 +65,7 @@ extension SyncedStore {
         publishOtherDevices()
         cursor = snapshot.cursor
         itemsByID = confirmedItems
-        sortedItems = nil
+        dropOrder()
         overlaidIDs = []
         dirtyIDs = []
         rebase()
@@ -79,21 +79,24 @@ extension SyncedStore {
 
     func apply(_ change: Change) {
         cursor = change.cursor
+        // Whether the confirmed state the pending commands replay on changed.
+        var changed = false
         switch (change.entity, change.operation) {
         case (.item, .upsert):
             if let item = change.item {
                 departed.remove(item.id)
-                confirm(item)
+                changed = confirm(item)
             }
         case (.item, .delete):
             guard let id = ItemID(change.id) else { break }
             // An item that left the store's filter still exists: it may come back in.
-            if change.move == .out { confirmDeparture(of: id) } else { confirmDeletion(of: id) }
+            changed = change.move == .out ? confirmDeparture(of: id) : confirmDeletion(of: id)
         case (.navigation, .upsert):
-            if let navigation = change.navigation { confirm(navigation) }
+            if let navigation = change.navigation { changed = confirm(navigation) }
         case (.navigation, .delete):
             if let id = ClientID(change.id), id != clientID, otherDevicesByID.removeValue(forKey: id) != nil {
-                publishOtherDevices()
+                placeOtherDevice(id, nil)
+                changed = true
             }
             if let id = ClientID(change.id) { presence.removeValue(forKey: id) }
         case (.presence, .upsert):
@@ -113,12 +116,16 @@ extension SyncedStore {
             } else if optimistic[index].frozen == nil {
                 optimistic[index].frozen = optimistic[index].lookups
             }
+            // What the state shown predicted: the rebase may wait (`rebaseSoon`).
+            rebaseSoon()
+            return
         }
-        // With nothing pending this shows the server's state; either way the state the next command is
-        // decided on (`replayedState`) follows it. (A shortcut for the empty case would leave that
+        // Whatever changed shows, pending commands or not, and the state the next command is decided
+        // on (`replayedState`) follows it. (A shortcut for the case of nothing pending would leave that
         // state behind: a repair by another device's delete would show, and the next command would
-        // be decided on the path from before it.)
-        rebase()
+        // be decided on the path from before it.) A change that confirms nothing new (the echo of a
+        // command already answered, a presence) changes neither.
+        if changed { rebase() }
     }
 
     /// Takes the server's item if it is newer than what the store holds; true when it changed.
@@ -137,37 +144,34 @@ extension SyncedStore {
 
     /// Drops an item the store no longer follows (it left the filter): not a deletion, so a later
     /// move back in shows it again.
-    func confirmDeparture(of id: ItemID) {
+    /// True when the store held the item.
+    @discardableResult
+    func confirmDeparture(of id: ItemID) -> Bool {
         departed.insert(id)
-        confirmedItems.removeValue(forKey: id)
         dirtyIDs.insert(id)
+        return confirmedItems.removeValue(forKey: id) != nil
     }
 
-    func confirmDeletion(of id: ItemID) {
+    /// True when the store held the item.
+    @discardableResult
+    func confirmDeletion(of id: ItemID) -> Bool {
         tombstones.insert(id)
-        confirmedItems.removeValue(forKey: id)
         dirtyIDs.insert(id)
+        return confirmedItems.removeValue(forKey: id) != nil
     }
 
-    /// Takes the server's navigation of a device if it is newer than what the store holds.
-    func confirm(_ navigation: Navigation) {
+    /// Takes the server's navigation of a device if it is newer than what the store holds; true
+    /// when it changed.
+    @discardableResult
+    func confirm(_ navigation: Navigation) -> Bool {
         if navigation.clientID == clientID {
-            if navigation.version >= confirmedNavigation.version { confirmedNavigation = navigation }
-        } else if (otherDevicesByID[navigation.clientID]?.version ?? -1) < navigation.version {
-            otherDevicesByID[navigation.clientID] = navigation
-            publishOtherDevices()
+            guard navigation.version >= confirmedNavigation.version, navigation != confirmedNavigation else { return false }
+            confirmedNavigation = navigation
+            return true
         }
-    }
-
-    func publishOtherDevices() {
-        otherDevices = otherDevicesByID.values.sorted {
-            ($0.updatedAt ?? .distantPast, $0.clientID.rawValue) > ($1.updatedAt ?? .distantPast, $1.clientID.rawValue)
-        }
-    }
-
-    func show(_ id: ItemID, _ item: Item?) {
-        guard itemsByID[id] != item else { return }
-        itemsByID[id] = item
-        sortedItems = nil
+        guard (otherDevicesByID[navigation.clientID]?.version ?? -1) < navigation.version else { return false }
+        otherDevicesByID[navigation.clientID] = navigation
+        placeOtherDevice(navigation.clientID, navigation)
+        return true
     }
 }

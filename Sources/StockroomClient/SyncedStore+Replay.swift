@@ -18,6 +18,7 @@ extension SyncedStore {
 
     /// Replays every pending command on the confirmed state and shows the result.
     func rebase() {
+        deferredRebases = 0
         var state = confirmedNavigation.state
         var overlay: [ItemID: Item?] = [:]
         for index in optimistic.indices { replay(at: index, state: &state, overlay: &overlay) }
@@ -27,6 +28,7 @@ extension SyncedStore {
     /// Applies pending command `index` to `state`, its item effect to `overlay` (nil for a delete).
     /// A command the local state refuses changes nothing here; the server decides.
     func replay(at index: Int, state: inout NavigationState, overlay: inout [ItemID: Item?]) {
+        replayCount += 1
         let entry = optimistic[index]
         let command = entry.queued.command
         let lookups: [ItemID: Item]
@@ -67,6 +69,21 @@ extension SyncedStore {
         case .delete(let id):
             overlay[id] = .some(nil)
         }
+    }
+
+    /// A rebase after the server confirmed one of this device's commands (its answer, or the feed's
+    /// echo of it), which the state shown already predicts: put off until as many confirmations
+    /// have come as commands are pending (or none are), or until delivery pauses (`flushRebase`).
+    /// Each rebase replays the pending commands, so draining N queued commands replays O(N)
+    /// commands in all, not one replay of all of them per answer.
+    func rebaseSoon() {
+        deferredRebases += 1
+        if deferredRebases >= optimistic.count { rebase() }
+    }
+
+    /// Runs a rebase put off by `rebaseSoon`, if one is.
+    func flushRebase() {
+        if deferredRebases > 0 { rebase() }
     }
 
     /// Shows the replayed state: the confirmed items with `overlay` on top, and the navigation.

@@ -74,6 +74,17 @@ public final class SyncedStore {
     @ObservationIgnored var overlaidIDs: Set<ItemID> = []
     /// Items whose confirmed value changed since they were last shown.
     @ObservationIgnored var dirtyIDs: Set<ItemID> = []
+    /// Answers and echoes of this device's own commands since the last rebase (`rebaseSoon`).
+    @ObservationIgnored var deferredRebases = 0
+    /// How many times a pending command has been replayed (for tests: a drain is linear).
+    @ObservationIgnored var replayCount = 0
+    /// How many times `items` was sorted whole (for tests: a change moves one item).
+    @ObservationIgnored var itemSorts = 0
+    /// The key each item of `sortedItems` was placed by, by id and in the same order.
+    @ObservationIgnored var sortKeys: [ItemID: SortKey] = [:]
+    @ObservationIgnored var sortedItemKeys: [SortKey] = []
+    /// Whether `items` was read since the last item change (`show`).
+    @ObservationIgnored var itemsReadSinceChange = false
 
     @ObservationIgnored let tasks = TaskBag()
     @ObservationIgnored let wakeup = Wakeup()
@@ -137,14 +148,16 @@ public final class SyncedStore {
 
     /// Every item in creation order, as this device should show it.
     public var items: [Item] {
+        itemsReadSinceChange = true
         if let sortedItems {
             access(keyPath: \.itemsByID)
             return sortedItems
         }
-        let sorted = itemsByID.values.sorted { lhs, rhs in
-            if lhs.createdAt != rhs.createdAt { return lhs.createdAt < rhs.createdAt }
-            return (arrival[lhs.id] ?? .max) < (arrival[rhs.id] ?? .max)
-        }
+        itemSorts += 1
+        let keyed = itemsByID.values.map { (sortKey($0), $0) }.sorted { $0.0 < $1.0 }
+        sortKeys = Dictionary(keyed.map { ($1.id, $0) }, uniquingKeysWith: { $1 })
+        sortedItemKeys = keyed.map(\.0)
+        let sorted = keyed.map(\.1)
         sortedItems = sorted
         return sorted
     }
@@ -200,6 +213,7 @@ public final class SyncedStore {
     /// waiting in `perform` get `CancellationError`; `waitUntilLoaded` and `waitUntilDelivered` return.
     public func stop() {
         tasks.cancelAll()
+        flushRebase()
         feedTask = nil
         connection = .idle
         let waiting = waiters.values.flatMap { $0 }

@@ -1,7 +1,10 @@
 // SyncedStore's figures, timed with ContinuousClock (medians of RUNS runs, default 7):
 //   1. applying 10,000 feed changes to a store of 10,000 items (target <= 100 ms),
 //   2. a cold start from a snapshot of 10,000 items: the answer's JSON decoded and loaded (target <= 1 s),
-//   3. a command's optimistic update: visible when `send` returns, with no server at all to answer.
+//   3. a command's optimistic update: visible when `send` returns, with no server at all to answer,
+//   4. 10,000 feed changes applied with `items` read after each (a list on screen),
+//   5. with STOCKROOM_URL and STOCKROOM_TOKEN (a running server, e.g. `stockroom serve --demo`):
+//      DRAIN (default 10,000) commands queued offline, then delivered (once, not RUNS times).
 //
 // swift run -c release --package-path Benchmarks --scratch-path Benchmarks/.build-bench ClientBench
 import Foundation
@@ -96,6 +99,7 @@ func benchmark() throws {
     var decodeChanges: [Duration] = []
     var optimisticMemory: [Duration] = []
     var optimisticFile: [Duration] = []
+    var applyReading: [Duration] = []
     let clock = ContinuousClock()
     let folder = FileManager.default.temporaryDirectory.appendingPathComponent("clientbench-\(UUID().uuidString)")
     defer { try? FileManager.default.removeItem(at: folder) }
@@ -126,6 +130,18 @@ func benchmark() throws {
         applyPending.append(clock.measure { for change in changes { pending.apply(.change(change)) } })
         precondition(pending.draft?.name == "Typed offline")
 
+        // 4. The same changes with `items` read after each, as a list on screen does.
+        let reading = try SyncedStore(client: nowhere, clientID: "phone", queue: .inMemory())
+        reading.apply(.snapshot(decoded))
+        _ = reading.items
+        applyReading.append(
+            clock.measure {
+                for change in changes {
+                    reading.apply(.change(change))
+                    _ = reading.items
+                }
+            })
+
         // The same changes decoded from their JSON, as the SSE reader does (informative).
         let decoder = JSONCoding.decoder()
         decodeChanges.append(try clock.measure { for json in changesJSON { _ = try decoder.decode(Change.self, from: json) } })
@@ -149,6 +165,7 @@ func benchmark() throws {
     print("ClientBench: \(itemCount) items, \(changeCount) changes, median of \(runs) runs")
     print("  apply 10,000 feed changes, nothing pending:       \(format(median(applyIdle)))   (target <= 100 ms)")
     print("  apply 10,000 feed changes, one edit pending:      \(format(median(applyPending)))")
+    print("  apply 10,000 feed changes, items read after each: \(format(median(applyReading)))")
     print("  cold start from a 10,000-item snapshot (decode + load + sorted items): \(format(median(coldStart)))   (target <= 1 s)")
     print("    of which decoding the snapshot's JSON:          \(format(median(coldDecode)))")
     print("  decode 10,000 changes from their JSON (SSE data): \(format(median(decodeChanges)))")
@@ -156,4 +173,30 @@ func benchmark() throws {
     print("  optimistic openEdit visible when send returns, SQLite queue:    \(format(median(optimisticFile)))   (no server: no round trip)")
 }
 
+/// 5. `count` commands queued while the store is stopped (an open add, its draft typed, its save),
+/// then delivered to the server at `url`: the time from `start()` until the server has answered all.
+@MainActor
+func drain(url: URL, token: String, count: Int) async throws -> Duration {
+    let client = StockroomClient(baseURL: url, token: token)
+    let clientID = ClientID("drain-\(UUID().uuidString.prefix(8))")!
+    let store = try SyncedStore(client: client, clientID: clientID, queue: .inMemory())
+    try store.send(.openAdd)
+    for index in 1..<(count - 1) { try store.editDraft { $0.name = "Draft \(index)" } }
+    try store.send(.save())
+    let clock = ContinuousClock()
+    let start = clock.now
+    store.start()
+    defer { store.stop() }
+    await store.waitUntilDelivered()
+    let elapsed = clock.now - start
+    precondition(store.pendingCommands.isEmpty && store.failures.isEmpty, "every command applied")
+    return elapsed
+}
+
 try await MainActor.run { try benchmark() }
+let environment = ProcessInfo.processInfo.environment
+if let url = environment["STOCKROOM_URL"].flatMap(URL.init(string:)), let token = environment["STOCKROOM_TOKEN"] {
+    let count = Int(environment["DRAIN"] ?? "") ?? 10_000
+    let elapsed = try await drain(url: url, token: token, count: count)
+    print("  drain \(count) commands queued offline to \(url): \(format(elapsed)) (\(Int(Double(count) / (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18))) commands/s)")
+}

@@ -1,0 +1,108 @@
+import Foundation
+
+// Order: `items` and `otherDevices` kept sorted one change at a time, not re-sorted on each.
+
+extension SyncedStore {
+    /// Where an item stands in `items`: by creation time, ties by arrival (placeholders of pending inserts last).
+    struct SortKey: Comparable {
+        var createdAt: Date
+        var arrival: Int
+
+        static func < (lhs: SortKey, rhs: SortKey) -> Bool {
+            (lhs.createdAt, lhs.arrival) < (rhs.createdAt, rhs.arrival)
+        }
+    }
+
+    func sortKey(_ item: Item) -> SortKey {
+        SortKey(createdAt: item.createdAt, arrival: arrival[item.id] ?? .max)
+    }
+
+    /// Shows `item` (nil: none) under `id`. While `items` is read after each change (a list on
+    /// screen), its order is kept by moving this one item: a binary search for where it was and
+    /// where it goes; an update that keeps its place (every update: the creation time does not
+    /// change) replaces it where it is. Changes nobody reads in between drop the order instead,
+    /// and the next read sorts once.
+    func show(_ id: ItemID, _ item: Item?) {
+        guard itemsByID[id] != item else { return }
+        itemsByID[id] = item
+        guard var sorted = sortedItems else { return }
+        guard itemsReadSinceChange else { return dropOrder() }
+        itemsReadSinceChange = false
+        sortedItems = nil  // Not shared while it changes: no copy of the array.
+        defer { sortedItems = sorted }
+        let oldKey = sortKeys[id]
+        let newKey = item.map { sortKey($0) }
+        var position: Int?
+        if let oldKey { position = self.position(of: id, key: oldKey, in: sorted) }
+        if let position, let item, oldKey == newKey {
+            sorted[position] = item
+            return
+        }
+        if let position {
+            sorted.remove(at: position)
+            sortedItemKeys.remove(at: position)
+            sortKeys.removeValue(forKey: id)
+        }
+        if let item, let newKey {
+            let at = insertionIndex(for: newKey)
+            sorted.insert(item, at: at)
+            sortedItemKeys.insert(newKey, at: at)
+            sortKeys[id] = newKey
+        }
+    }
+
+    /// Forgets the order of `items`: the next read sorts.
+    func dropOrder() {
+        sortedItems = nil
+        sortKeys = [:]
+        sortedItemKeys = []
+    }
+
+    /// The first position of `sortedItemKeys` whose key is not below `key`.
+    private func insertionIndex(for key: SortKey) -> Int {
+        var low = 0
+        var high = sortedItemKeys.count
+        while low < high {
+            let middle = (low + high) / 2
+            if sortedItemKeys[middle] < key { low = middle + 1 } else { high = middle }
+        }
+        return low
+    }
+
+    /// Where the item `id`, placed by `key`, stands (among the items of an equal key, by a scan).
+    private func position(of id: ItemID, key: SortKey, in sorted: [Item]) -> Int? {
+        var index = insertionIndex(for: key)
+        while index < sorted.count, sortedItemKeys[index] == key {
+            if sorted[index].id == id { return index }
+            index += 1
+        }
+        return sorted.firstIndex { $0.id == id }
+    }
+
+    /// Every other device, most recently changed first (after a snapshot).
+    func publishOtherDevices() {
+        otherDevices = otherDevicesByID.values.sorted(by: Self.shownBefore)
+    }
+
+    /// Moves one device of `otherDevices` to where its new value goes; nil takes it out.
+    func placeOtherDevice(_ id: ClientID, _ navigation: Navigation?) {
+        var devices = otherDevices
+        otherDevices = []  // Not shared while it changes: no copy of the array.
+        if let index = devices.firstIndex(where: { $0.clientID == id }) { devices.remove(at: index) }
+        if let navigation {
+            var low = 0
+            var high = devices.count
+            while low < high {
+                let middle = (low + high) / 2
+                if Self.shownBefore(devices[middle], navigation) { low = middle + 1 } else { high = middle }
+            }
+            devices.insert(navigation, at: low)
+        }
+        otherDevices = devices
+    }
+
+    /// The order of `otherDevices`: the most recently changed first, ties by client id.
+    static func shownBefore(_ lhs: Navigation, _ rhs: Navigation) -> Bool {
+        (lhs.updatedAt ?? .distantPast, lhs.clientID.rawValue) > (rhs.updatedAt ?? .distantPast, rhs.clientID.rawValue)
+    }
+}

@@ -1,0 +1,115 @@
+import Foundation
+@testable import StockroomClient
+import Testing
+
+/// What the store's costs grow with: a drain replays each pending command a bounded number of
+/// times, and a change moves one item or device instead of re-sorting them all.
+@Suite("SyncedStore's costs stay linear", .timeLimit(.minutes(2)))
+@MainActor
+struct LinearCostTests {
+    /// 1,000 commands queued offline, then delivered one by one: a rebase after every answer
+    /// would replay the ones still pending each time (about 500,000 replays); the store replays
+    /// each a few times, and ends equal to the server.
+    @Test func drainingAThousandQueuedCommandsReplaysEachAFewTimes() async throws {
+        try await withServer { server in
+            let client = try server.client()
+            let store = try SyncedStore(client: client, clientID: "phone", queue: .inMemory(), options: testStoreOptions)
+            let count = 1_000
+            try store.send(.openAdd)
+            for index in 1..<(count - 1) { try store.editDraft { $0.name = "Draft \(index)" } }
+            try store.send(.save())
+            #expect(store.pendingCommands.count == count)
+            #expect(store.items.map(\.name) == ["Draft \(count - 2)"], "the optimistic insert shows at once")
+
+            let before = store.replayCount
+            store.start()
+            defer { store.stop() }
+            await store.waitUntilDelivered()
+            try await waitUntil(store, "every command answered") { $0.pendingCommands.isEmpty && $0.navigation.version == count }
+            let replays = store.replayCount - before
+            #expect(replays <= 4 * count, "\(replays) replays to drain \(count) commands")
+            #expect(store.failures.isEmpty)
+
+            let serverItems = try await client.allItems()
+            #expect(serverItems.map(\.name) == ["Draft \(count - 2)"])
+            try await waitUntil(store, "the server's item") { $0.items == serverItems }
+            #expect(store.navigation == (try await client.navigation(of: "phone")))
+        }
+    }
+
+    let nowhere = StockroomClient(baseURL: URL(string: "http://127.0.0.1:9")!, token: "sr_none")
+    let at = Date(timeIntervalSince1970: 1_790_000_000)
+
+    func change(_ seq: Int, _ entity: Change.Entity, id: String, _ value: Change.Value?) -> Change {
+        Change(
+            seq: seq, cursor: FeedCursor(epoch: "e1", seq: Int64(seq)), entity: entity, operation: value == nil ? .delete : .upsert, id: id,
+            value: value, origin: .init(clientID: nil, idempotencyKey: nil), at: at)
+    }
+
+    /// 2,000 random inserts, updates and deletes (many of one creation time, so arrival breaks the
+    /// tie) keep `items` in order without a second sort.
+    @Test func itemChangesMoveOneItemAndKeepTheOrder() throws {
+        var random = SystemRandomNumberGenerator()
+        let store = try SyncedStore(client: nowhere, clientID: "phone", queue: .inMemory())
+        var arrivals: [ItemID] = []
+        let initial = (0..<50).map { index in
+            Item(
+                id: .random(), name: "Item \(index)", color: nil, status: .inStock(quantity: 1), version: 1,
+                createdAt: at + Double(Int.random(in: 0..<10, using: &random)), updatedAt: at)
+        }
+        arrivals = initial.map(\.id)
+        store.apply(.snapshot(Snapshot(items: initial, navigation: [], cursor: FeedCursor(epoch: "e1", seq: 0))))
+        _ = store.items
+        var live = Dictionary(uniqueKeysWithValues: initial.map { ($0.id, $0) })
+        for seq in 1...2_000 {
+            let roll = Int.random(in: 0..<10, using: &random)
+            if roll < 4 || live.isEmpty {
+                let item = Item(
+                    id: .random(), name: "New \(seq)", color: nil, status: .inStock(quantity: 1), version: 1,
+                    createdAt: at + Double(Int.random(in: 0..<10, using: &random)), updatedAt: at)
+                arrivals.append(item.id)
+                live[item.id] = item
+                store.apply(.change(change(seq, .item, id: item.id.description, .item(item))))
+            } else if roll < 8 {
+                var item = live.values.randomElement(using: &random)!
+                item.version += 1
+                item.name = "Renamed \(seq)"
+                live[item.id] = item
+                store.apply(.change(change(seq, .item, id: item.id.description, .item(item))))
+            } else {
+                let id = live.keys.randomElement(using: &random)!
+                live.removeValue(forKey: id)
+                store.apply(.change(change(seq, .item, id: id.description, nil)))
+            }
+            let order = Dictionary(uniqueKeysWithValues: arrivals.enumerated().map { ($1, $0) })
+            let expected = live.values.sorted { ($0.createdAt, order[$0.id]!) < ($1.createdAt, order[$1.id]!) }
+            #expect(store.items == expected, "after change \(seq)")
+            if store.items != expected { return }
+        }
+        #expect(store.itemSorts == 1, "one sort, at the first read")
+    }
+
+    /// 1,000 random changes of 20 other devices keep `otherDevices` most recent first.
+    @Test func deviceChangesMoveOneDeviceAndKeepTheOrder() throws {
+        var random = SystemRandomNumberGenerator()
+        let store = try SyncedStore(client: nowhere, clientID: "phone", queue: .inMemory())
+        store.apply(.snapshot(Snapshot(items: [], navigation: [], cursor: FeedCursor(epoch: "e1", seq: 0))))
+        var live: [ClientID: Navigation] = [:]
+        for seq in 1...1_000 {
+            let id = ClientID("device-\(Int.random(in: 0..<20, using: &random))")!
+            if Int.random(in: 0..<10, using: &random) == 0 {
+                live.removeValue(forKey: id)
+                store.apply(.change(change(seq, .navigation, id: id.rawValue, nil)))
+            } else {
+                let navigation = Navigation(
+                    clientID: id, state: .root, version: (live[id]?.version ?? 0) + 1,
+                    updatedAt: at + Double(Int.random(in: 0..<50, using: &random)))
+                live[id] = navigation
+                store.apply(.change(change(seq, .navigation, id: id.rawValue, .navigation(navigation))))
+            }
+            let expected = live.values.sorted(by: SyncedStore.shownBefore)
+            #expect(store.otherDevices == expected, "after change \(seq)")
+            if store.otherDevices != expected { return }
+        }
+    }
+}
