@@ -65,6 +65,10 @@ class Writer:
     def plan(self, round_index):
         """The next few requests: one write or one flow of commands."""
         rng = self.rng
+        if (self.navigation or {}).get("destination") is not None:
+            # A flow cut by a kill (or refused) left a screen open, a delete alert whose button was
+            # never pressed: close it first, as an app does, since only its buttons and cancel apply.
+            return [self.command(round_index, "cancel", {"cancel": {}})]
         owned = self.live_owned()
         name = f"{self.client_id} {self.counter} {rng.choice(['Mug', 'Lamp', 'Chair', 'Desk', 'Pen'])}"
         choice = rng.random()
