@@ -262,6 +262,8 @@ let package = Package(
                 "StockroomStore",
                 "StockroomStorage",
                 .product(name: "Configuration", package: "swift-configuration"),
+                // To write a queue file as an earlier version of the SDK did.
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

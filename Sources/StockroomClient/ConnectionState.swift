@@ -27,15 +27,20 @@ public enum ConnectionState: Hashable, Sendable, CustomStringConvertible {
     }
 }
 
-/// A command the server refused: it left the queue, its optimistic effect was rolled back, and
-/// the error says why (`409 conflict` carries the server's current item).
-public struct CommandFailure: Hashable, Sendable, Identifiable {
-    /// The command's queue id.
-    public var id: QueuedCommand.ID
-    /// The command.
-    public var command: Command
+/// A write the server refused, or gave up on after its attempts: it left the queue, its
+/// optimistic effect was rolled back, and the error says why (`409 conflict` and `412
+/// preconditionFailed` carry the server's current item). The write keeps what it would have
+/// written (an item write's `draft`), for the app to show and to offer again.
+public struct WriteFailure: Hashable, Sendable, Identifiable {
+    /// The write's queue id.
+    public var id: QueuedWrite.ID
+    /// The write.
+    public var write: Write
     /// The server's answer.
     public var error: StockroomError
     /// When the answer came.
     public var at: Date
+
+    /// The command, when the write was one.
+    public var command: Command? { write.command }
 }

@@ -104,14 +104,15 @@ extension SyncedStore {
         case (.presence, .delete):
             break
         }
-        // An echo of one of this device's pending commands: the server applied it. Its own navigation
-        // is the last entry of its transaction; until that arrives the command still counts for the
-        // navigation, decided on the items it saw before (so that its own item echo cannot turn its
-        // save into a conflict), and its item effect is the server's now.
-        if change.origin.clientID == clientID, let key = change.origin.idempotencyKey,
+        // An echo of one of this device's pending writes: the server applied it. A command's own
+        // navigation is the last entry of its transaction; until that arrives the command still
+        // counts for the navigation, decided on the items it saw before (so that its own item echo
+        // cannot turn its save into a conflict), and its item effect is the server's now. An item
+        // write (no device in its origin) is its one entry: the server's item stands for it.
+        if let key = change.origin.idempotencyKey, change.origin.clientID == clientID || change.origin.clientID == nil,
             let index = optimistic.firstIndex(where: { $0.queued.idempotencyKey == key })
         {
-            if change.entity == .navigation, change.id == clientID.rawValue {
+            if optimistic[index].queued.command == nil || (change.entity == .navigation && change.id == clientID.rawValue) {
                 optimistic.remove(at: index)
             } else if optimistic[index].frozen == nil {
                 optimistic[index].frozen = optimistic[index].lookups

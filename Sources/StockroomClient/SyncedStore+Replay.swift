@@ -1,9 +1,10 @@
-// Optimistic replay: pending commands applied on top of the confirmed state, with `Transition.decide`.
+// Optimistic replay: pending writes applied on top of the confirmed state: commands with
+// `Transition.decide`, item writes as the server applies them.
 
 extension SyncedStore {
-    /// A pending command as applied on top of the confirmed state.
+    /// A pending write as applied on top of the confirmed state.
     struct Optimistic {
-        let queued: QueuedCommand
+        let queued: QueuedWrite
         /// The id an insert shows under until the server's item arrives.
         let placeholderID = ItemID.random()
         /// The items the last replay decided on.
@@ -13,7 +14,7 @@ extension SyncedStore {
         /// What the last replay decided, nil when the command does not apply locally.
         var effect: ItemEffect?
 
-        init(_ queued: QueuedCommand) { self.queued = queued }
+        init(_ queued: QueuedWrite) { self.queued = queued }
     }
 
     /// Replays every pending command on the confirmed state and shows the result.
@@ -30,7 +31,9 @@ extension SyncedStore {
     func replay(at index: Int, state: inout NavigationState, overlay: inout [ItemID: Item?]) {
         replayCount += 1
         let entry = optimistic[index]
-        let command = entry.queued.command
+        guard case .command(let command) = entry.queued.write else {
+            return replayItemWrite(entry.queued, overlay: &overlay)
+        }
         let lookups: [ItemID: Item]
         if let frozen = entry.frozen {
             lookups = frozen
@@ -67,6 +70,30 @@ extension SyncedStore {
                 id: id, name: fields.name, color: fields.color, status: fields.status, version: expectedVersion + 1,
                 createdAt: lookups[id]?.createdAt ?? at, updatedAt: at)
         case .delete(let id):
+            overlay[id] = .some(nil)
+        }
+    }
+
+    /// Applies a pending item write to `overlay` as the server would: a create of an id the store
+    /// does not know; an update or delete of an item it shows, at `ifVersion` when one is given; a
+    /// draft only if it is valid (the name trimmed).
+    /// Anything else the server decides (a refusal lands in `failedWrites`).
+    func replayItemWrite(_ queued: QueuedWrite, overlay: inout [ItemID: Item?]) {
+        let at = queued.enqueuedAt
+        func shown(_ id: ItemID) -> Item? { if let overlaid = overlay[id] { overlaid } else { confirmedItems[id] } }
+        switch queued.write {
+        case .command:
+            break
+        case .createItem(let id, let draft):
+            guard overlay[id] == nil, confirmedItems[id] == nil, !tombstones.contains(id), let fields = try? ValidDraft(draft) else { return }
+            overlay[id] = Item(id: id, name: fields.name, color: fields.color, status: fields.status, version: 1, createdAt: at, updatedAt: at)
+        case .updateItem(let id, let draft, let ifVersion):
+            guard let base = shown(id), ifVersion == nil || ifVersion == base.version, let fields = try? ValidDraft(draft) else { return }
+            overlay[id] = Item(
+                id: id, name: fields.name, color: fields.color, status: fields.status, version: base.version + 1,
+                createdAt: base.createdAt, updatedAt: at)
+        case .deleteItem(let id, let ifVersion):
+            guard let base = shown(id), ifVersion == nil || ifVersion == base.version else { return }
             overlay[id] = .some(nil)
         }
     }

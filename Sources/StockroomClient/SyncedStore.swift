@@ -2,14 +2,15 @@ import Foundation
 import Observation
 
 /// A live, observable copy of what one device of a user sees: every item, this device's navigation,
-/// the user's other devices, the commands not yet answered, and the connection.
+/// the user's other devices, the writes not yet answered, and the connection.
 ///
-/// Commands are applied at once, optimistically, with the same `Transition.decide` the server runs,
-/// written to the offline ``CommandQueue`` and delivered in order. The server's answer or the
-/// feed's echo of the command (recognised by its origin: this device and the command's
-/// idempotency key) reconciles: the server's version wins, and a refused command rolls back, with
-/// its error in ``failures``. Offline, commands wait in the queue (which survives the app being
-/// killed) and are delivered once the server answers again, each applied once.
+/// Every write is applied at once, optimistically: commands with the same `Transition.decide` the
+/// server runs, item writes (``createItem(_:id:)``, ``updateItem(_:with:)``, ``deleteItem(_:)``) as
+/// the server would apply them. Each is written to the offline ``WriteQueue`` and delivered in
+/// order. The server's answer or the feed's echo of the write (recognised by its idempotency key)
+/// reconciles: the server's version wins, and a refused write rolls back, with its error in
+/// ``failedWrites``. Offline, writes wait in the queue (which survives the app being killed) and
+/// are delivered once the server answers again, each applied once.
 ///
 /// ```swift
 /// let store = try SyncedStore(client: client, clientID: "phone", queuePath: path)
@@ -30,10 +31,10 @@ public final class SyncedStore {
     /// Whether each of the user's devices is open now and when it was last seen, as the server
     /// last said (`GET /v1/users/me/navigation` after each snapshot, then the feed's `presence` changes).
     public internal(set) var presence: [ClientID: Presence] = [:]
-    /// Commands sent but not yet answered by the server, oldest first.
-    public internal(set) var pendingCommands: [QueuedCommand] = []
-    /// Commands the server refused, oldest first, until dismissed.
-    public internal(set) var failures: [CommandFailure] = []
+    /// Writes (commands and item writes) queued but not yet answered by the server, oldest first.
+    public internal(set) var pendingWrites: [QueuedWrite] = []
+    /// Writes the server refused, or that ran out of attempts, oldest first, until dismissed.
+    public internal(set) var failedWrites: [WriteFailure] = []
     /// The connection to the server.
     public internal(set) var connection: ConnectionState = .idle
     /// How many times the server could not continue the feed (`410`) and the store was reloaded from a snapshot.
@@ -49,7 +50,7 @@ public final class SyncedStore {
     public let clientID: ClientID
     /// The client the store talks through.
     @ObservationIgnored public let client: StockroomClient
-    @ObservationIgnored let queue: CommandQueue
+    @ObservationIgnored let queue: WriteQueue
     @ObservationIgnored let options: Options
 
     /// The server's state as last heard (answers and feed), before pending commands.
@@ -88,7 +89,7 @@ public final class SyncedStore {
 
     @ObservationIgnored let tasks = TaskBag()
     @ObservationIgnored let wakeup = Wakeup()
-    @ObservationIgnored var waiters: [QueuedCommand.ID: [CheckedContinuation<CommandResult, any Error>]] = [:]
+    @ObservationIgnored var waiters: [QueuedWrite.ID: [CheckedContinuation<WriteAnswer, any Error>]] = [:]
     @ObservationIgnored var deliveryAttempt = 0
     /// Server errors answered to the command at the head of the queue (`Options.serverErrorAttempts`).
     @ObservationIgnored var serverErrors = 0
@@ -96,32 +97,9 @@ public final class SyncedStore {
     /// The task following the feed (also in `tasks`), replaced when the filter changes.
     @ObservationIgnored var feedTask: Task<Void, Never>?
 
-    /// How a store connects and retries.
-    public struct Options: Sendable {
-        /// How the feed follows the server.
-        public var feed: FeedOptions
-        /// Waits between attempts to deliver a command while the server does not answer.
-        public var commandBackoff: Backoff
-        /// How many times a command is sent while the server answers it with a server error (500,
-        /// 502, 504: not 503 or 429, which say when to come back, nor no answer at all, which is
-        /// being offline): after that it leaves the queue and lands in `failures` with the last
-        /// answer, and the commands behind it go on.
-        public var serverErrorAttempts: Int
-
-        /// Creates options.
-        public init(
-            feed: FeedOptions = FeedOptions(), commandBackoff: Backoff = Backoff(initial: .milliseconds(250), maximum: .seconds(5)),
-            serverErrorAttempts: Int = 8
-        ) {
-            self.feed = feed
-            self.commandBackoff = commandBackoff
-            self.serverErrorAttempts = max(1, serverErrorAttempts)
-        }
-    }
-
     /// A store for device `clientID` talking through `client`, queueing commands in `queue`. Commands
     /// still in the queue from an earlier run are applied optimistically at once and delivered after `start()`.
-    public init(client: StockroomClient, clientID: ClientID, queue: CommandQueue, options: Options = Options()) throws {
+    public init(client: StockroomClient, clientID: ClientID, queue: WriteQueue, options: Options = Options()) throws {
         self.client = client
         self.clientID = clientID
         self.queue = queue
@@ -130,14 +108,14 @@ public final class SyncedStore {
         confirmedNavigation = .unwritten(clientID: clientID)
         navigation = .unwritten(clientID: clientID)
         let pending = try queue.pending(for: clientID)
-        pendingCommands = pending
+        pendingWrites = pending
         optimistic = pending.map(Optimistic.init)
         rebase()
     }
 
     /// A store whose offline queue is the SQLite file at `queuePath` (created if missing).
     public convenience init(client: StockroomClient, clientID: ClientID, queuePath: String, options: Options = Options()) throws {
-        try self.init(client: client, clientID: clientID, queue: CommandQueue(path: queuePath), options: options)
+        try self.init(client: client, clientID: clientID, queue: WriteQueue(path: queuePath), options: options)
     }
 
     deinit {
@@ -172,7 +150,7 @@ public final class SyncedStore {
 
     /// Sends the command a button of the open alert carries, as a tap on it does.
     @discardableResult
-    public func press(_ button: ButtonState) throws -> QueuedCommand {
+    public func press(_ button: ButtonState) throws -> QueuedWrite {
         try send(button.command)
     }
 
@@ -230,11 +208,15 @@ public final class SyncedStore {
     /// The optimistic state is visible when this returns; the server's answer reconciles it later.
     /// Throws only when the queue cannot be written.
     @discardableResult
-    public func send(_ command: Command) throws -> QueuedCommand {
-        let queued = try queue.enqueue(command, for: clientID)
-        pendingCommands.append(queued)
+    public func send(_ command: Command) throws -> QueuedWrite {
+        try enqueue(.command(command))
+    }
+
+    /// Queues `write`, applies it on top of the state shown (no replay of the others), and wakes delivery.
+    func enqueue(_ write: Write) throws -> QueuedWrite {
+        let queued = try queue.enqueue(write, for: clientID)
+        pendingWrites.append(queued)
         optimistic.append(Optimistic(queued))
-        // The new command applies on top of the replayed state: no replay of the others.
         var state = replayedState
         var overlay = replayedOverlay
         replay(at: optimistic.count - 1, state: &state, overlay: &overlay)
@@ -248,7 +230,13 @@ public final class SyncedStore {
     @discardableResult
     public func perform(_ command: Command) async throws -> CommandResult {
         let queued = try send(command)
-        return try await withCheckedThrowingContinuation { continuation in
+        guard case .command(let result) = try await answer(to: queued) else { preconditionFailure("a command is answered with a command's result") }
+        return result
+    }
+
+    /// Waits for the server's answer to `queued`, or the error it was refused with.
+    func answer(to queued: QueuedWrite) async throws -> WriteAnswer {
+        try await withCheckedThrowingContinuation { continuation in
             waiters[queued.id, default: []].append(continuation)
         }
     }
@@ -260,17 +248,15 @@ public final class SyncedStore {
         await withCheckedContinuation { loadWaiters.append($0) }
     }
 
-    /// Waits until every command sent so far has been answered by the server (applied or refused).
+    /// Waits until every write queued so far has been answered by the server (applied or refused).
     public func waitUntilDelivered() async {
-        guard let last = pendingCommands.last else { return }
-        _ = try? await withCheckedThrowingContinuation { (continuation: CheckedContinuation<CommandResult, any Error>) in
-            waiters[last.id, default: []].append(continuation)
-        }
+        guard let last = pendingWrites.last else { return }
+        _ = try? await answer(to: last)
     }
 
     /// Changes the open draft (`updateDraft`); does nothing when no add, edit or duplicate is open.
     @discardableResult
-    public func editDraft(_ change: (inout Draft) -> Void) throws -> QueuedCommand? {
+    public func editDraft(_ change: (inout Draft) -> Void) throws -> QueuedWrite? {
         guard var draft else { return nil }
         change(&draft)
         return try send(.updateDraft(draft: draft))
@@ -279,12 +265,12 @@ public final class SyncedStore {
     /// Continues here where another device of this user is: copies its tab, path and open
     /// screen, draft included (the `restore` command). The handoff.
     @discardableResult
-    public func `continue`(from device: ClientID) throws -> QueuedCommand {
+    public func `continue`(from device: ClientID) throws -> QueuedWrite {
         try send(.restore(fromClientID: device))
     }
 
-    /// Forgets a refusal once the app has shown it.
-    public func dismissFailure(_ id: CommandFailure.ID) {
-        failures.removeAll { $0.id == id }
+    /// Forgets a failed write once the app has shown it.
+    public func dismissFailedWrite(_ id: WriteFailure.ID) {
+        failedWrites.removeAll { $0.id == id }
     }
 }

@@ -102,10 +102,10 @@ final class Screen {
             let shown = store.presence[device.clientID]?.online == true ? "\u{1B}[32m\(presence)\u{1B}[0m" : presence
             out += "  \(pad(device.clientID.rawValue, 10)) \(shown) " + describe(device.state) + "\n"
         }
-        let pending = store.pendingCommands
-        out += "\n" + bold("Pending") + ": " + (pending.isEmpty ? "none" : pending.map(\.command.name).joined(separator: ", ")) + "\n"
-        if let failure = store.failures.last {
-            out += bold("Refused") + ": \(failure.command.name): \(failure.error.code) - \(failure.error.message.terminalSafe)\n"
+        let pending: [String] = store.pendingWrites.map(\.write.name)
+        out += "\n" + bold("Pending") + ": " + (pending.isEmpty ? "none" : pending.joined(separator: ", ")) + "\n"
+        if let failure = store.failedWrites.last {
+            out += bold("Refused") + ": \(failure.write.name): \(failure.error.code) - \(failure.error.message.terminalSafe)\n"
         }
         out += "\n\(message)\n> "
         FileHandle.standardOutput.write(Data(out.utf8))
@@ -183,7 +183,7 @@ final class Screen {
                 guard let source = ClientID(rest) else { throw Usage("continue takes a device name") }
                 try store.continue(from: source)
             case "dismiss":
-                for failure in store.failures { store.dismissFailure(failure.id) }
+                for failure in store.failedWrites { store.dismissFailedWrite(failure.id) }
             case "filter":
                 // Follows only the matching items from now on, without a refetch.
                 try await store.setFilter(rest.isEmpty ? nil : try ItemFilter(parsing: rest))

@@ -49,12 +49,12 @@ struct HandoffTests {
                 $0.itemsByID[keyboard.id] == expected && $0.device("laptop")?.state.destination == nil
                     && $0.device("laptop")?.version == saved.navigation.version
             }
-            try await waitUntil(laptop, "the laptop settled") { $0.pendingCommands.isEmpty && $0.itemsByID[keyboard.id] == expected }
+            try await waitUntil(laptop, "the laptop settled") { $0.pendingWrites.isEmpty && $0.itemsByID[keyboard.id] == expected }
             #expect(phone.items == [expected])
             #expect(laptop.items == [expected])
             // The phone's own draft stays open (the contract keeps typed drafts); its save would now be a conflict.
             #expect(phone.navigation.state.destination == .edit(itemID: keyboard.id, baseVersion: 1, draft: .named("Keyboard (US)", quantity: 100)))
-            #expect(phone.failures.isEmpty && laptop.failures.isEmpty)
+            #expect(phone.failedWrites.isEmpty && laptop.failedWrites.isEmpty)
         }
     }
 
@@ -77,12 +77,12 @@ struct HandoffTests {
             #expect(kiosk.itemsByID[item.id]?.name == "Desk Lamp")
             #expect(kiosk.itemsByID[item.id]?.version == 2)
 
-            try await waitUntil(kiosk, "the refusal") { !$0.failures.isEmpty }
+            try await waitUntil(kiosk, "the refusal") { !$0.failedWrites.isEmpty }
             #expect(kiosk.navigation.state == before, "the editor is open again with the typed draft")
             #expect(kiosk.itemsByID[item.id] == item, "the item is the server's again")
-            #expect(kiosk.failures.map(\.error.code) == [.forbidden])
-            #expect(kiosk.failures.first?.command == .save())
-            #expect(kiosk.pendingCommands.isEmpty)
+            #expect(kiosk.failedWrites.map(\.error.code) == [.forbidden])
+            #expect(kiosk.failedWrites.first?.command == .save())
+            #expect(kiosk.pendingWrites.isEmpty)
 
             // A command the server refuses as invalid (422: a name longer than an item may have) leaves the
             // queue too, and does not block the next one.
@@ -90,8 +90,8 @@ struct HandoffTests {
             try kiosk.send(.updateDraft(draft: .named(tooLong)))
             let cancelled = try await kiosk.perform(.cancel)
             #expect(cancelled.navigation.state.destination == nil)
-            #expect(kiosk.failures.map(\.error.code) == [.forbidden, .validationFailed])
-            #expect(kiosk.failures.last?.error.field == "name")
+            #expect(kiosk.failedWrites.map(\.error.code) == [.forbidden, .validationFailed])
+            #expect(kiosk.failedWrites.last?.error.field == "name")
             #expect(kiosk.navigation.state.destination == nil)
         }
     }
@@ -116,7 +116,7 @@ struct HandoffTests {
             #expect(error.code == .conflict)
             #expect(error.currentItem == current)
             #expect(error.currentVersion == 2)
-            #expect(phone.failures.map(\.error) == [error])
+            #expect(phone.failedWrites.map(\.error) == [error])
             #expect(
                 phone.navigation.state.destination == .edit(itemID: item.id, baseVersion: 1, draft: .named("Office Chair")),
                 "the typed draft stays open")
@@ -157,7 +157,7 @@ struct HandoffTests {
             let conflict = Destination.conflict(itemID: item.id, baseVersion: 1, draft: .named("Office Chair"), current: current)
             #expect(answer.navigation.state.destination == conflict)
             #expect(phone.navigation.state.destination == conflict)
-            #expect(phone.failures.isEmpty, "an alert, not an error")
+            #expect(phone.failedWrites.isEmpty, "an alert, not an error")
             try await waitUntil(laptop, "the phone's alert on the laptop") { $0.device("phone")?.state.destination == conflict }
 
             // The alert's "keep my edit" button writes the draft over the laptop's version.

@@ -33,11 +33,14 @@ struct ItemFieldSDKTests {
     @Test func theOfflineQueueKeepsEveryFieldOfADraft() throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("item-fields-\(UUID().uuidString).sqlite").path
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let commands = ItemFields.drafts.map { Command.updateDraft(draft: $0) }
-        do {
-            let queue = try CommandQueue(path: path)
-            for command in commands { _ = try queue.enqueue(command, for: "phone") }
+        let id = ItemID.random()
+        let writes = ItemFields.drafts.flatMap { draft -> [Write] in
+            [.command(.updateDraft(draft: draft)), .createItem(id: id, draft: draft), .updateItem(id: id, draft: draft, ifVersion: 7)]
         }
-        #expect(try CommandQueue(path: path).pending(for: "phone").map(\.command) == commands)
+        do {
+            let queue = try WriteQueue(path: path)
+            for write in writes { _ = try queue.enqueue(write, for: "phone") }
+        }
+        #expect(try WriteQueue(path: path).pending(for: "phone").map(\.write) == writes)
     }
 }

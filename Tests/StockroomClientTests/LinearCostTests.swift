@@ -10,7 +10,7 @@ struct LinearCostTests {
     /// 1,000 commands queued offline, then delivered one by one: a rebase after every answer
     /// would replay the ones still pending each time (about 500,000 replays); the store replays
     /// each a few times, and ends equal to the server.
-    @Test func drainingAThousandQueuedCommandsReplaysEachAFewTimes() async throws {
+    @Test func drainingAThousandQueuedWritesReplaysEachAFewTimes() async throws {
         try await withServer { server in
             let client = try server.client()
             let store = try SyncedStore(client: client, clientID: "phone", queue: .inMemory(), options: testStoreOptions)
@@ -18,17 +18,17 @@ struct LinearCostTests {
             try store.send(.openAdd)
             for index in 1..<(count - 1) { try store.editDraft { $0.name = "Draft \(index)" } }
             try store.send(.save())
-            #expect(store.pendingCommands.count == count)
+            #expect(store.pendingWrites.count == count)
             #expect(store.items.map(\.name) == ["Draft \(count - 2)"], "the optimistic insert shows at once")
 
             let before = store.replayCount
             store.start()
             defer { store.stop() }
             await store.waitUntilDelivered()
-            try await waitUntil(store, "every command answered") { $0.pendingCommands.isEmpty && $0.navigation.version == count }
+            try await waitUntil(store, "every command answered") { $0.pendingWrites.isEmpty && $0.navigation.version == count }
             let replays = store.replayCount - before
             #expect(replays <= 4 * count, "\(replays) replays to drain \(count) commands")
-            #expect(store.failures.isEmpty)
+            #expect(store.failedWrites.isEmpty)
 
             let serverItems = try await client.allItems()
             #expect(serverItems.map(\.name) == ["Draft \(count - 2)"])

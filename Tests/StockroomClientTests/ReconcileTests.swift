@@ -50,7 +50,7 @@ struct ReconcileTests {
         #expect(store.navigation == closed)
         #expect(store.items == [saved])
         // Still queued until its own answer comes (which the server replays if it was lost).
-        #expect(store.pendingCommands.map(\.id) == [save.id])
+        #expect(store.pendingWrites.map(\.id) == [save.id])
     }
 
     @Test func anotherDevicesWriteUnderAPendingEditShowsAndTheStaleSaveIsNotPredicted() throws {
@@ -121,7 +121,7 @@ struct ReconcileTests {
         #expect(store.otherDevices == [phone])
         try store.continue(from: "phone")
         #expect(store.navigation.state == phone.state)
-        #expect(store.pendingCommands.map(\.command) == [.restore(fromClientID: "phone")])
+        #expect(store.pendingWrites.map(\.command) == [.restore(fromClientID: "phone")])
     }
 
     /// The new commands apply optimistically with the server's own transition: a deep link opens
@@ -146,7 +146,7 @@ struct ReconcileTests {
         try store.send(.returnToCheckpoint(name: "detail", value: .string("picked")))
         #expect(store.draft == nil)
         #expect(store.navigation.state.checkpoints == ["detail": Checkpoint(depth: 1, value: .string("picked"))])
-        #expect(store.pendingCommands.map(\.command.name) == ["openURL", "cancel", "setCheckpoint", "openEdit", "returnToCheckpoint"])
+        #expect(store.pendingWrites.map(\.write.name) == ["openURL", "cancel", "setCheckpoint", "openEdit", "returnToCheckpoint"])
     }
 }
 

@@ -138,7 +138,7 @@ func withServer<Value>(
 
 /// Fast reconnection, and a stream silent for 3 s (three missed heartbeats) counts as dropped.
 let testFeedOptions = FeedOptions(heartbeatTimeout: .seconds(3), backoff: Backoff(initial: .milliseconds(50), maximum: .milliseconds(500)))
-let testStoreOptions = SyncedStore.Options(feed: testFeedOptions, commandBackoff: Backoff(initial: .milliseconds(50), maximum: .milliseconds(500)))
+let testStoreOptions = SyncedStore.Options(feed: testFeedOptions, writeBackoff: Backoff(initial: .milliseconds(50), maximum: .milliseconds(500)))
 
 extension Draft {
     static func named(_ name: String, quantity: Int = 1) -> Draft {

@@ -23,15 +23,15 @@ struct CommandQueueTests {
 
             proxy.failAnswers(toRequestsStartingWith: "POST /v1/clients/phone/commands")
             let failing = try store.send(.openAdd)
-            try await waitUntil(store, "the command given up") { $0.failures.count == 1 }
+            try await waitUntil(store, "the command given up") { $0.failedWrites.count == 1 }
             #expect(proxy.failedAnswers == 3)
-            #expect(store.failures.first?.id == failing.id && store.failures.first?.error.status == 500)
-            #expect(store.pendingCommands.isEmpty)
+            #expect(store.failedWrites.first?.id == failing.id && store.failedWrites.first?.error.status == 500)
+            #expect(store.pendingWrites.isEmpty)
             #expect(store.navigation.state.destination == nil, "its optimistic state is gone")
 
             proxy.failAnswers(toRequestsStartingWith: nil)
             _ = try store.send(.selectTab(tab: .settings))
-            try await waitUntil(store, "the next command delivered") { $0.pendingCommands.isEmpty && $0.navigation.version == 1 }
+            try await waitUntil(store, "the next command delivered") { $0.pendingWrites.isEmpty && $0.navigation.version == 1 }
             #expect(store.navigation.state.tab == .settings && proxy.failedAnswers == 3)
         }
     }
@@ -48,7 +48,7 @@ struct CommandQueueTests {
 
             proxy.loseNextAnswer(toRequestStartingWith: "POST /v1/clients/phone/commands")
             let queued = try store.send(.openAdd)
-            try await waitUntil(store, "the command answered") { $0.pendingCommands.isEmpty }
+            try await waitUntil(store, "the command answered") { $0.pendingWrites.isEmpty }
             #expect(proxy.droppedAnswers == 1, "the first answer was lost")
 
             // The server applied it once: one change, with the command's key, and navigation version 1.
@@ -59,7 +59,7 @@ struct CommandQueueTests {
             #expect(try await server.client().navigation(of: "phone").version == 1)
             #expect(store.navigation.version == 1)
             #expect(store.navigation.state.destination == .add(draft: .blank))
-            #expect(store.failures.isEmpty)
+            #expect(store.failedWrites.isEmpty)
 
             // The retry was answered from the server's stored outcome, not applied again.
             let replay = try await client.send(.openAdd, from: "phone", idempotencyKey: queued.idempotencyKey)
@@ -84,16 +84,16 @@ struct CommandQueueTests {
             }
             #expect(first?.items.map(\.name) == ["Offline 1", "Offline 2"], "optimistic inserts show at once")
             try await waitUntil(try #require(first), "offline") { if case .offline = $0.connection { true } else { false } }
-            let keys = try #require(first?.pendingCommands.map(\.idempotencyKey))
+            let keys = try #require(first?.pendingWrites.map(\.idempotencyKey))
             #expect(keys.count == 6)
             // The app is killed.
             first?.stop()
             first = nil
 
             // The file still holds them, in order.
-            let reopened = try CommandQueue(path: path)
+            let reopened = try WriteQueue(path: path)
             #expect(try reopened.pending(for: "phone").map(\.idempotencyKey) == keys)
-            #expect(try reopened.pending(for: "phone").map(\.command.name) == ["openAdd", "updateDraft", "save", "openAdd", "updateDraft", "save"])
+            #expect(try reopened.pending(for: "phone").map(\.write.name) == ["openAdd", "updateDraft", "save", "openAdd", "updateDraft", "save"])
 
             // A new run shows them before it hears from the server, and delivers them once the server is back.
             let second = try SyncedStore(client: client, clientID: "phone", queuePath: path, options: testStoreOptions)
@@ -101,12 +101,12 @@ struct CommandQueueTests {
             try await server.start()
             second.start()
             defer { second.stop() }
-            try await waitUntil(second, "the queue drained") { $0.pendingCommands.isEmpty && $0.items.count == 2 }
+            try await waitUntil(second, "the queue drained") { $0.pendingWrites.isEmpty && $0.items.count == 2 }
             let serverItems = try await client.allItems()
             #expect(serverItems.map(\.name) == ["Offline 1", "Offline 2"])
             #expect(second.items == serverItems)
-            #expect(second.failures.isEmpty)
-            #expect(try CommandQueue(path: path).pending(for: "phone").isEmpty)
+            #expect(second.failedWrites.isEmpty)
+            #expect(try WriteQueue(path: path).pending(for: "phone").isEmpty)
 
             // Applied once each, in the order sent: the log's origins are the queue's keys in order.
             let log = try await client.changes(from: .beginning, limit: 100)

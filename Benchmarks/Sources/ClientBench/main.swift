@@ -189,7 +189,7 @@ func drain(url: URL, token: String, count: Int) async throws -> Duration {
     defer { store.stop() }
     await store.waitUntilDelivered()
     let elapsed = clock.now - start
-    precondition(store.pendingCommands.isEmpty && store.failures.isEmpty, "every command applied")
+    precondition(store.pendingWrites.isEmpty && store.failedWrites.isEmpty, "every command applied")
     return elapsed
 }
 
