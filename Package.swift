@@ -38,6 +38,9 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         // The client's feed hands changes to the app through a channel with back-pressure.
         .package(url: "https://github.com/apple/swift-async-algorithms.git", from: "1.1.4"),
+        // `swift package generate-documentation --target StockroomClient`: the SDK's DocC catalog (a
+        // command plugin only: nothing of it is built into a product).
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin.git", from: "1.5.0"),
         // Already Hummingbird's: the server and the CLI name its ServiceGroup and Service directly.
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         // The PostgreSQL backend (issue #28) and its tests.

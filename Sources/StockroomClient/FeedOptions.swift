@@ -14,7 +14,7 @@ public struct FeedOptions: Hashable, Sendable {
     public var backoff: Backoff
     /// The items to follow (`filter=`); nil for every item. Under a filter the snapshot holds only
     /// the matching items, and an item that starts or stops matching arrives as a change with
-    /// `move` set (``Change/move``).
+    /// `move` set (`Change.move`).
     public var filter: ItemFilter?
 
     /// Creates feed options.
