@@ -101,13 +101,16 @@ public final class TestPostgres: Sendable {
     }
 
     /// The test process's server, started on first use and stopped when the process exits; every
-    /// test makes its own database on it (`newDatabase`).
+    /// test makes its own database on it (`newDatabase`). Room for 1,000 connections: every store a
+    /// test opens may grow its pool to 20 (a multi-daemon test's three to 63), and on a busy
+    /// two-core machine more tests overlap than on a quiet one (400 ran out once, under a full run
+    /// with other builds beside it).
     public static func shared() throws -> TestPostgres {
         try sharedServer.get()
     }
 
     private static let sharedServer: Result<TestPostgres, any Error> = {
-        let result = Result { try TestPostgres.start(settings: ["max_connections": "400", "fsync": "off"]) }
+        let result = Result { try TestPostgres.start(settings: ["max_connections": "1000", "fsync": "off"]) }
         atexit { if case .success(let server) = TestPostgres.sharedServer { server.stop() } }
         return result
     }()
