@@ -7,9 +7,11 @@ let swiftSettings: [SwiftSetting] = [
 
 let package = Package(
     name: "stockroom",
-    // The server runs on Linux and macOS; the client library (StockroomClient) also on Apple's
-    // other platforms, from the releases that have Observation and Synchronization's Mutex.
-    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
+    // The server runs on Linux and macOS 15 (its Synchronization's Mutex and Atomic); the client library
+    // (StockroomClient) also on Apple's other platforms, from the releases that have Observation
+    // (.ci/check-sdk-platforms.py holds what it uses of Foundation to iOS 17). A platform's floor is
+    // the package's, so macOS stays at the server's 15.
+    platforms: [.macOS(.v15), .iOS(.v17), .tvOS(.v17), .watchOS(.v10), .visionOS(.v1)],
     products: [
         .executable(name: "stockroom", targets: ["stockroom"]),
         .library(name: "StockroomClient", targets: ["StockroomClient"]),
@@ -171,6 +173,8 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
+                // Locks that iOS 17 and macOS 14 have (Synchronization's Mutex needs iOS 18 and macOS 15).
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),

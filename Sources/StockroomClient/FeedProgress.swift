@@ -2,8 +2,8 @@ import AsyncAlgorithms
 import AsyncHTTPClient
 import Foundation
 import NIOCore
+import NIOConcurrencyHelpers
 import NIOFoundationCompat
-import Synchronization
 
 /// What the reading task and its watchdog share: the position to resume from, and when a byte last came.
 final class FeedProgress: Sendable {
@@ -14,9 +14,9 @@ final class FeedProgress: Sendable {
         var handingOver = false
     }
 
-    let state: Mutex<State>
+    let state: NIOLockedValueBox<State>
 
     init(cursor: FeedCursor?) {
-        state = Mutex(State(cursor: cursor))
+        state = NIOLockedValueBox(State(cursor: cursor))
     }
 }

@@ -36,7 +36,7 @@ struct FeedRunner: Sendable {
             } catch let error as StockroomError where error.code == .resyncRequired {
                 guard let snapshot = await retrying({ [options] in try await client.snapshot(filter: options.filter) }) else { return }
                 await channel.send(.resync(snapshot))
-                progress.state.withLock {
+                progress.state.withLockedValue {
                     $0.cursor = snapshot.cursor
                     $0.lastSeq = nil
                 }
@@ -91,7 +91,7 @@ struct FeedRunner: Sendable {
     /// One connection: opens the stream from the progress's cursor and delivers its changes until
     /// it ends, fails, or falls silent.
     private func follow(progress: FeedProgress, onOpen: () -> Void) async throws {
-        let cursor = progress.state.withLock { $0.cursor }
+        let cursor = progress.state.withLockedValue { $0.cursor }
         var query = [("topics", StockroomClient.topics(options.topics))]
         if let device = options.clientID { query.append(("clientID", device.rawValue)) }
         if let filter = options.filter { query.append(("filter", filter.text)) }
@@ -113,7 +113,7 @@ struct FeedRunner: Sendable {
                 retryAfter: response.headers.first(name: "Retry-After").flatMap { Int($0) }.map { .seconds($0) })
         }
         onOpen()
-        progress.state.withLock { $0.lastActivity = .now }
+        progress.state.withLockedValue { $0.lastActivity = .now }
         await channel.send(.connected)
         let channel = self.channel
         let timeout = options.heartbeatTimeout
@@ -122,7 +122,7 @@ struct FeedRunner: Sendable {
                 var parser = SSEParser()
                 let decoder = JSONCoding.decoder()
                 for try await chunk in response.body {
-                    progress.state.withLock { $0.lastActivity = .now }
+                    progress.state.withLockedValue { $0.lastActivity = .now }
                     for output in parser.feed(chunk.readableBytesView) {
                         guard case .event(_, let name, let data) = output else { continue }
                         switch name {
@@ -133,14 +133,14 @@ struct FeedRunner: Sendable {
                             } catch {
                                 throw TransportError("a change does not decode", underlying: error)
                             }
-                            let fresh = progress.state.withLock { state in
+                            let fresh = progress.state.withLockedValue { state in
                                 guard state.lastSeq.map({ change.seq > $0 }) ?? true else { return false }
                                 state.handingOver = true
                                 return true
                             }
                             guard fresh else { continue }
                             await channel.send(.change(change))
-                            progress.state.withLock { state in
+                            progress.state.withLockedValue { state in
                                 state.cursor = change.cursor
                                 state.lastSeq = change.seq
                                 state.handingOver = false
@@ -148,7 +148,7 @@ struct FeedRunner: Sendable {
                             }
                         case "progress":
                             // The position moved past changes the filter hides: resume from there.
-                            guard let cursor = Self.progressCursor(data), progress.state.withLock({ state in
+                            guard let cursor = Self.progressCursor(data), progress.state.withLockedValue({ state in
                                 guard state.lastSeq.map({ Int64(cursor.seq) > Int64($0) }) ?? true else { return false }
                                 state.cursor = cursor
                                 state.lastSeq = Int(cursor.seq)
@@ -168,7 +168,7 @@ struct FeedRunner: Sendable {
                 let tick = min(timeout / 4, .seconds(1))
                 while true {
                     try await Task.sleep(for: tick)
-                    let silent = progress.state.withLock { !$0.handingOver && ContinuousClock.now - $0.lastActivity > timeout }
+                    let silent = progress.state.withLockedValue { !$0.handingOver && ContinuousClock.now - $0.lastActivity > timeout }
                     if silent { throw HeartbeatMissed(timeout: timeout) }
                 }
             }

@@ -1,18 +1,17 @@
-import Foundation
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// The store's running tasks, cancelled together (also from `deinit`, which runs on no actor).
 final class TaskBag: Sendable {
-    private let tasks = Mutex<[Task<Void, Never>]>([])
+    private let tasks = NIOLockedValueBox<[Task<Void, Never>]>([])
 
-    var isEmpty: Bool { tasks.withLock { $0.isEmpty } }
+    var isEmpty: Bool { tasks.withLockedValue { $0.isEmpty } }
 
     func add(_ task: Task<Void, Never>) {
-        tasks.withLock { $0.append(task) }
+        tasks.withLockedValue { $0.append(task) }
     }
 
     func cancelAll() {
-        let all = tasks.withLock { tasks in
+        let all = tasks.withLockedValue { tasks in
             defer { tasks = [] }
             return tasks
         }
