@@ -1,6 +1,9 @@
+import Foundation
 import NIOCore
 import NIOPosix
+import StockroomClient
 import Synchronization
+import Testing
 
 /// A TCP proxy on loopback in front of a real server that can lose one answer: armed, it forwards
 /// the next request whose first line starts with a given prefix, lets the server apply it, then
@@ -170,4 +173,20 @@ final class Backend: ChannelInboundHandler, Sendable {
     func channelInactive(context: ChannelHandlerContext) {
         inbound.close(promise: nil)
     }
+}
+
+/// Runs `body` with a started store of device "phone" whose client talks to `server` through a
+/// `LossyProxy`, once the store has its snapshot and is online; then stops the store and closes the proxy.
+@MainActor
+func withStoreBehindProxy(
+    _ server: TestServer, options: SyncedStore.Options = testStoreOptions, _ body: (LossyProxy, SyncedStore) async throws -> Void
+) async throws {
+    let proxy = try await LossyProxy(upstreamPort: try server.port)
+    defer { Task { await proxy.close() } }
+    let client = StockroomClient(baseURL: URL(string: "http://127.0.0.1:\(proxy.port)")!, token: server.editor)
+    let store = try SyncedStore(client: client, clientID: "phone", queue: .inMemory(), options: options)
+    store.start()
+    defer { store.stop() }
+    try await waitUntil(store, "online") { $0.isLoaded && $0.connection == .online }
+    try await body(proxy, store)
 }

@@ -63,15 +63,7 @@ struct OfflineItemWriteTests {
     /// The server applies a create and an update but their answers are lost: each is sent again
     /// with its key, the server replays its first answer, and each applies once.
     @Test func lostAnswersToItemWritesAreRetriedWithTheirKeysAndApplyOnce() async throws {
-        try await withServer { server in
-            let proxy = try await LossyProxy(upstreamPort: try server.port)
-            defer { Task { await proxy.close() } }
-            let client = StockroomClient(baseURL: URL(string: "http://127.0.0.1:\(proxy.port)")!, token: server.editor)
-            let store = try SyncedStore(client: client, clientID: "phone", queue: .inMemory(), options: testStoreOptions)
-            store.start()
-            defer { store.stop() }
-            try await waitUntil(store, "online") { $0.isLoaded && $0.connection == .online }
-
+        try await withServer { server in try await withStoreBehindProxy(server) { proxy, store in
             proxy.loseNextAnswer(toRequestStartingWith: "POST /v1/items")
             let created = try store.createItem(.named("Mug"))
             try await waitUntil(store, "the create answered") { $0.pendingWrites.isEmpty }
@@ -87,7 +79,7 @@ struct OfflineItemWriteTests {
             let item = try await server.client().item(id)
             #expect(item.name == "Big mug" && item.version == 2)
             try await waitUntil(store, "the store has the server's item") { $0.itemsByID[id] == item }
-        }
+        } }
     }
 
     /// An update the server refuses (its version moved on) rolls back, lands in `failedWrites`

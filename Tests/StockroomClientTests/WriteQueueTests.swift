@@ -4,23 +4,15 @@ import Testing
 
 @Suite("Offline queue and retries", .timeLimit(.minutes(2)))
 @MainActor
-struct CommandQueueTests {
+struct WriteQueueTests {
     /// A command the server answers with 500 is sent a bounded number of times
-    /// (`serverErrorAttempts`), then leaves the queue for `failures` with that answer, and the
+    /// (`serverErrorAttempts`), then leaves the queue for `failedWrites` with that answer, and the
     /// command behind it is delivered.
     @Test(.timeLimit(.minutes(1)))
     func aCommandAnsweredWithServerErrorsEndsInFailures() async throws {
-        try await withServer { server in
-            let proxy = try await LossyProxy(upstreamPort: try server.port)
-            defer { Task { await proxy.close() } }
-            let client = StockroomClient(baseURL: URL(string: "http://127.0.0.1:\(proxy.port)")!, token: server.editor)
-            var options = testStoreOptions
-            options.serverErrorAttempts = 3
-            let store = try SyncedStore(client: client, clientID: "phone", queue: .inMemory(), options: options)
-            store.start()
-            defer { store.stop() }
-            try await waitUntil(store, "online") { $0.connection == .online }
-
+        var options = testStoreOptions
+        options.serverErrorAttempts = 3
+        try await withServer { server in try await withStoreBehindProxy(server, options: options) { proxy, store in
             proxy.failAnswers(toRequestsStartingWith: "POST /v1/clients/phone/commands")
             let failing = try store.send(.openAdd)
             try await waitUntil(store, "the command given up") { $0.failedWrites.count == 1 }
@@ -33,19 +25,11 @@ struct CommandQueueTests {
             _ = try store.send(.selectTab(tab: .settings))
             try await waitUntil(store, "the next command delivered") { $0.pendingWrites.isEmpty && $0.navigation.version == 1 }
             #expect(store.navigation.state.tab == .settings && proxy.failedAnswers == 3)
-        }
+        } }
     }
 
     @Test func aCommandWhoseAnswerIsLostIsRetriedWithTheSameKeyAndAppliedOnce() async throws {
-        try await withServer { server in
-            let proxy = try await LossyProxy(upstreamPort: try server.port)
-            defer { Task { await proxy.close() } }
-            let client = StockroomClient(baseURL: URL(string: "http://127.0.0.1:\(proxy.port)")!, token: server.editor)
-            let store = try SyncedStore(client: client, clientID: "phone", queue: .inMemory(), options: testStoreOptions)
-            store.start()
-            defer { store.stop() }
-            try await waitUntil(store, "online") { $0.connection == .online }
-
+        try await withServer { server in try await withStoreBehindProxy(server) { proxy, store in
             proxy.loseNextAnswer(toRequestStartingWith: "POST /v1/clients/phone/commands")
             let queued = try store.send(.openAdd)
             try await waitUntil(store, "the command answered") { $0.pendingWrites.isEmpty }
@@ -62,10 +46,10 @@ struct CommandQueueTests {
             #expect(store.failedWrites.isEmpty)
 
             // The retry was answered from the server's stored outcome, not applied again.
-            let replay = try await client.send(.openAdd, from: "phone", idempotencyKey: queued.idempotencyKey)
+            let replay = try await store.client.send(.openAdd, from: "phone", idempotencyKey: queued.idempotencyKey)
             #expect(replay.replayed)
             #expect(replay.navigation.version == 1)
-        }
+        } }
     }
 
     @Test func theOfflineQueueSurvivesReopeningItsFileAndDrainsInOrder() async throws {
