@@ -20,4 +20,11 @@ public struct Backoff: Hashable, Sendable {
         let fraction = Double.random(in: 0.1...1.0)
         return ceiling * fraction
     }
+
+    /// The wait before attempt `attempt` after `error`: the backoff's, or longer when the server
+    /// said when to come back (`Retry-After` on a `503` or `429`). The feed and the write queue
+    /// both wait this way.
+    public func delay(attempt: Int, after error: any Error) -> Duration {
+        max(delay(attempt: attempt), (error as? StockroomError)?.retryAfter ?? .zero)
+    }
 }

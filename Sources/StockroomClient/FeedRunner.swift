@@ -50,7 +50,7 @@ struct FeedRunner: Sendable {
                 failure = error
             }
             attempt += 1
-            let delay = max(options.backoff.delay(attempt: attempt), Self.retryAfter(failure) ?? .zero)
+            let delay = options.backoff.delay(attempt: attempt, after: failure)
             await channel.send(.disconnected(failure, retryIn: delay))
             do { try await Task.sleep(for: delay) } catch { return }
         }
@@ -60,10 +60,6 @@ struct FeedRunner: Sendable {
     static func progressCursor(_ data: String) -> FeedCursor? {
         struct Progress: Decodable { let cursor: FeedCursor }
         return try? JSONDecoder().decode(Progress.self, from: Data(data.utf8)).cursor
-    }
-
-    static func retryAfter(_ error: any Error) -> Duration? {
-        (error as? StockroomError)?.retryAfter
     }
 
     /// Runs `operation` until it succeeds, with backoff, saying `.disconnected` after each failure.
@@ -80,7 +76,7 @@ struct FeedRunner: Sendable {
             } catch {
                 if Task.isCancelled { return nil }
                 attempt += 1
-                let delay = max(options.backoff.delay(attempt: attempt), Self.retryAfter(error) ?? .zero)
+                let delay = options.backoff.delay(attempt: attempt, after: error)
                 await channel.send(.disconnected(error, retryIn: delay))
                 do { try await Task.sleep(for: delay) } catch { return nil }
             }
@@ -95,22 +91,14 @@ struct FeedRunner: Sendable {
         var query = [("topics", StockroomClient.topics(options.topics))]
         if let device = options.clientID { query.append(("clientID", device.rawValue)) }
         if let filter = options.filter { query.append(("filter", filter.text)) }
-        var request = HTTPClientRequest(url: client.url("/v1/changes/stream", query: query))
-        request.headers.add(name: "Authorization", value: "Bearer \(client.token)")
-        request.headers.add(name: "Accept", value: "text/event-stream")
-        if let cursor { request.headers.add(name: "Last-Event-ID", value: cursor.encoded) }
-        let response: HTTPClientResponse
-        do {
-            response = try await client.httpClient.execute(request, timeout: .init(client.requestTimeout))
-        } catch {
-            if Task.isCancelled { throw CancellationError() }
-            throw TransportError("cannot open the feed", underlying: error)
-        }
+        let response = try await client.open(
+            .GET, "/v1/changes/stream", query: query, headers: cursor.map { [("Last-Event-ID", $0.encoded)] } ?? [],
+            accept: "text/event-stream")
         guard response.status == .ok else {
             let body = try? await response.body.collect(upTo: 1 << 20)
             throw StockroomError(
                 status: Int(response.status.code), body: body.map { Data(buffer: $0) } ?? Data(),
-                retryAfter: response.headers.first(name: "Retry-After").flatMap { Int($0) }.map { .seconds($0) })
+                retryAfter: StockroomClient.retryAfter(response.headers))
         }
         onOpen()
         progress.state.withLockedValue { $0.lastActivity = .now }

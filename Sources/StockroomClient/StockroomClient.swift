@@ -50,9 +50,7 @@ public struct StockroomClient: Sendable {
         var isSuccess: Bool { (200..<300).contains(status) }
 
         /// The `Retry-After` header in seconds, if present.
-        var retryAfter: Duration? {
-            headers.first(name: "Retry-After").flatMap { Int($0) }.map { .seconds($0) }
-        }
+        var retryAfter: Duration? { StockroomClient.retryAfter(headers) }
     }
 
     /// The URL of `path` (which starts with `/`) with `query`'s present values, percent-encoded.
@@ -75,14 +73,19 @@ public struct StockroomClient: Sendable {
         value.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/"))) ?? value
     }
 
-    /// Sends one request and reads the whole answer; throws `TransportError` when no answer came.
-    func send(
-        _ method: HTTPMethod, _ path: String, query: [(String, String?)] = [], json: Data? = nil, headers: [(String, String)] = []
-    ) async throws -> Answer {
+    /// Opens one request with the token and returns the response as it starts, its body still to
+    /// read: the one place requests are made, for plain calls (`send`) and the feed's stream alike.
+    /// A refused connection never carried the request, so it is tried once more (it matters right
+    /// after a server comes back: the pool may fail a new request with the refusal of a connection
+    /// attempt that started while the server was down); any other failure throws `TransportError`.
+    func open(
+        _ method: HTTPMethod, _ path: String, query: [(String, String?)] = [], headers: [(String, String)] = [],
+        accept: String = "application/json", json: Data? = nil
+    ) async throws -> HTTPClientResponse {
         var request = HTTPClientRequest(url: url(path, query: query))
         request.method = method
         request.headers.add(name: "Authorization", value: "Bearer \(token)")
-        request.headers.add(name: "Accept", value: "application/json")
+        request.headers.add(name: "Accept", value: accept)
         for (name, value) in headers { request.headers.add(name: name, value: value) }
         if let json {
             request.headers.add(name: "Content-Type", value: "application/json")
@@ -92,20 +95,34 @@ public struct StockroomClient: Sendable {
         while true {
             attempt += 1
             do {
-                let response = try await httpClient.execute(request, timeout: .init(requestTimeout))
-                let body = try await response.body.collect(upTo: 256 << 20)
-                return Answer(status: Int(response.status.code), headers: response.headers, body: Data(buffer: body))
+                return try await httpClient.execute(request, timeout: .init(requestTimeout))
             } catch let error as CancellationError {
                 throw error
             } catch {
                 if Task.isCancelled { throw CancellationError() }
-                // A refused connection never carried the request, so one more try is safe. It matters
-                // right after a server comes back: the pool may fail a new request with the refusal of
-                // a connection attempt that started while the server was still down.
                 if attempt == 1, Self.isRefusedConnection(error) { continue }
                 throw TransportError("no answer from \(method) \(path)", underlying: error)
             }
         }
+    }
+
+    /// Sends one request and reads the whole answer; throws `TransportError` when no answer came.
+    func send(
+        _ method: HTTPMethod, _ path: String, query: [(String, String?)] = [], json: Data? = nil, headers: [(String, String)] = []
+    ) async throws -> Answer {
+        let response = try await open(method, path, query: query, headers: headers, json: json)
+        do {
+            let body = try await response.body.collect(upTo: 256 << 20)
+            return Answer(status: Int(response.status.code), headers: response.headers, body: Data(buffer: body))
+        } catch {
+            if Task.isCancelled { throw CancellationError() }
+            throw TransportError("no answer from \(method) \(path)", underlying: error)
+        }
+    }
+
+    /// The `Retry-After` header in seconds, if present.
+    static func retryAfter(_ headers: HTTPHeaders) -> Duration? {
+        headers.first(name: "Retry-After").flatMap { Int($0) }.map { .seconds($0) }
     }
 
     static func isRefusedConnection(_ error: any Error) -> Bool {

@@ -45,7 +45,7 @@ extension SyncedStore {
                 return .delivered
             }
             deliveryAttempt += 1
-            return .retry(max(options.writeBackoff.delay(attempt: deliveryAttempt), error.retryAfter ?? .zero))
+            return .retry(options.writeBackoff.delay(attempt: deliveryAttempt, after: error))
         } catch {
             // No answer, or an answer that says "later" (503, 429, 409 requestInProgress): the same
             // write with the same key again, after a while or once the feed is back.
@@ -54,8 +54,7 @@ extension SyncedStore {
                 connection = .offline(reason: Self.describe(error))
             }
             deliveryAttempt += 1
-            let delay = options.writeBackoff.delay(attempt: deliveryAttempt)
-            return .retry(max(delay, (error as? StockroomError)?.retryAfter ?? .zero))
+            return .retry(options.writeBackoff.delay(attempt: deliveryAttempt, after: error))
         }
     }
 

@@ -8,7 +8,8 @@ import Testing
 /// A TCP proxy on loopback in front of a real server that can lose one answer: armed, it forwards
 /// the next request whose first line starts with a given prefix, lets the server apply it, then
 /// drops the server's answer and closes the client's connection, as a network failure after the
-/// server's commit would. It can also answer requests `500` itself, as a failing server would.
+/// server's commit would. It can also answer requests itself with a failure (`500`, or `503` or `429`
+/// with `Retry-After`), as a failing or overloaded server would.
 /// Everything else passes through unchanged.
 final class LossyProxy: Sendable {
     private let channel: any Channel
@@ -36,13 +37,14 @@ final class LossyProxy: Sendable {
         box.armed.withLock { $0 = prefix }
     }
 
-    /// Answers every request whose request line starts with `prefix` with `500 internal` (and
-    /// closes that connection) without sending it on; nil stops.
-    func failAnswers(toRequestsStartingWith prefix: String?) {
-        box.failing.withLock { $0 = prefix }
+    /// Answers every request whose request line starts with `prefix` itself, without sending it
+    /// on: `500 internal` by default, or `503 unavailable` or `429 tooManyRequests`, with a
+    /// `Retry-After` of `retryAfter` seconds when given; then closes that connection. Nil stops.
+    func failAnswers(toRequestsStartingWith prefix: String?, status: Int = 500, retryAfter: Int? = nil) {
+        box.failing.withLock { $0 = prefix.map { Failing(prefix: $0, status: status, retryAfter: retryAfter) } }
     }
 
-    /// How many requests were answered 500.
+    /// How many requests were answered with a failure.
     var failedAnswers: Int { box.failed.withLock { $0 } }
 
     func close() async {
@@ -50,21 +52,41 @@ final class LossyProxy: Sendable {
     }
 }
 
+/// Which requests the proxy answers itself, and how.
+struct Failing: Sendable {
+    let prefix: String
+    let status: Int
+    let retryAfter: Int?
+
+    /// The whole answer, closing the connection.
+    var answer: String {
+        let (reason, code) =
+            switch status {
+            case 503: ("Service Unavailable", "unavailable")
+            case 429: ("Too Many Requests", "tooManyRequests")
+            default: ("Internal Server Error", "internal")
+            }
+        let body = #"{"error":{"code":"\#(code)","message":"the proxy fails this request","field":null}}"#
+        return "HTTP/1.1 \(status) \(reason)\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n"
+            + (retryAfter.map { "Retry-After: \($0)\r\n" } ?? "") + "Connection: close\r\n\r\n" + body
+    }
+}
+
 /// The armed prefix and the count of dropped answers, shared by every connection.
 final class ArmedPrefix: Sendable {
     let armed = Mutex<String?>(nil)
     let dropped = Mutex(0)
-    let failing = Mutex<String?>(nil)
+    let failing = Mutex<Failing?>(nil)
     let failed = Mutex(0)
 
-    /// True when `bytes` open a request to answer 500 (counted).
-    func fails(_ bytes: ByteBuffer) -> Bool {
-        failing.withLock { prefix in
-            guard let prefix, bytes.getString(at: bytes.readerIndex, length: min(bytes.readableBytes, prefix.utf8.count)) == prefix else {
-                return false
-            }
+    /// The proxy's own answer when `bytes` open a request it fails (counted); nil otherwise.
+    func failure(_ bytes: ByteBuffer) -> String? {
+        failing.withLock { failing in
+            guard let failing,
+                bytes.getString(at: bytes.readerIndex, length: min(bytes.readableBytes, failing.prefix.utf8.count)) == failing.prefix
+            else { return nil }
             failed.withLock { $0 += 1 }
-            return true
+            return failing.answer
         }
     }
 
@@ -118,10 +140,7 @@ final class Frontend: ChannelInboundHandler, @unchecked Sendable {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let buffer = unwrapInboundIn(data)
-        if armed.fails(buffer) {
-            let body = #"{"error":{"code":"internal","message":"the proxy fails this request","field":null}}"#
-            let answer = "HTTP/1.1 500 Internal Server Error\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n"
-                + "Connection: close\r\n\r\n" + body
+        if let answer = armed.failure(buffer) {
             context.writeAndFlush(wrapOutboundOut(ByteBuffer(string: answer))).whenComplete { _ in
                 context.close(promise: nil)
                 self.upstream?.close(promise: nil)
