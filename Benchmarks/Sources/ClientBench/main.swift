@@ -4,7 +4,10 @@
 //   3. a command's optimistic update: visible when `send` returns, with no server at all to answer,
 //   4. 10,000 feed changes applied with `items` read after each (a list on screen),
 //   5. with STOCKROOM_URL and STOCKROOM_TOKEN (a running server, e.g. `stockroom serve --demo`):
-//      DRAIN (default 10,000) commands queued offline, then delivered (once, not RUNS times).
+//      DRAIN (default 10,000) commands queued offline, then delivered (once, not RUNS times);
+//      with CATCHUP=N instead, the feed followed from the beginning of the server's log until N
+//      changes have come, by a ChangeFeed alone and by a SyncedStore applying each (once each;
+//      Benchmarks/feed/catchup.sh compares them with the server's own rate).
 //
 // swift run -c release --package-path Benchmarks --scratch-path Benchmarks/.build-bench ClientBench
 import Foundation
@@ -193,9 +196,36 @@ func drain(url: URL, token: String, count: Int) async throws -> Duration {
     return elapsed
 }
 
+/// 5b. The feed from the beginning of the log until `count` changes: changes per second, read by a
+/// `ChangeFeed` (decoded) and, with `store`, applied to a `SyncedStore` as the app's copy.
+@MainActor
+func catchUp(url: URL, token: String, count: Int, store: Bool) async throws -> Double {
+    let client = StockroomClient(baseURL: url, token: token)
+    let synced = store ? try SyncedStore(client: client, clientID: "catchup", queue: .inMemory()) : nil
+    synced?.apply(.snapshot(Snapshot(items: [], navigation: [], cursor: FeedCursor(epoch: "", seq: 0))))
+    let clock = ContinuousClock()
+    let start = clock.now
+    var seen = 0
+    for try await event in client.feed(from: .beginning, options: FeedOptions(topics: [.items])) {
+        guard case .change = event else { continue }
+        synced?.apply(event)
+        seen += 1
+        if seen == count { break }
+    }
+    let elapsed = clock.now - start
+    return Double(count) / (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+}
+
 try await MainActor.run { try benchmark() }
 let environment = ProcessInfo.processInfo.environment
-if let url = environment["STOCKROOM_URL"].flatMap(URL.init(string:)), let token = environment["STOCKROOM_TOKEN"] {
+if let url = environment["STOCKROOM_URL"].flatMap(URL.init(string:)), let token = environment["STOCKROOM_TOKEN"],
+    let count = environment["CATCHUP"].flatMap(Int.init)
+{
+    let feedRate = try await catchUp(url: url, token: token, count: count, store: false)
+    print("  catch-up of \(count) changes, ChangeFeed: \(Int(feedRate)) changes/s")
+    let storeRate = try await catchUp(url: url, token: token, count: count, store: true)
+    print("  catch-up of \(count) changes, SyncedStore applying each: \(Int(storeRate)) changes/s")
+} else if let url = environment["STOCKROOM_URL"].flatMap(URL.init(string:)), let token = environment["STOCKROOM_TOKEN"] {
     let count = Int(environment["DRAIN"] ?? "") ?? 10_000
     let elapsed = try await drain(url: url, token: token, count: count)
     print("  drain \(count) commands queued offline to \(url): \(format(elapsed)) (\(Int(Double(count) / (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18))) commands/s)")

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# The SDK's catch-up against the server's own (issue #44): a fresh database filled with N items by
+# one CSV import (N changes in the log), then the SSE feed from the beginning of the log read
+# until N changes have come, in rounds:
+#   (a) by a raw socket that counts `id:` lines: the rate the server sends them;
+#   (b) by ClientBench's ChangeFeed (each change decoded), and by a SyncedStore applying each.
+#
+#   BIN=.build-release/release/stockroom N=1000000 ROUNDS=3 bash Benchmarks/feed/catchup.sh
+#
+# ClientBench is built first unless SKIP_BUILD=1 (release, Benchmarks/.build-bench).
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+BIN="${BIN:-$ROOT/.build-release/release/stockroom}"
+N="${N:-1000000}"
+ROUNDS="${ROUNDS:-3}"
+PORT="${PORT:-8097}"
+TMP="$(mktemp -d "${TMPDIR:-/tmp}/stockroom-catchup.XXXXXX")"
+SERVER=""
+cleanup() { [ -n "$SERVER" ] && kill "$SERVER" 2>/dev/null; wait 2>/dev/null; rm -rf "$TMP"; }
+trap cleanup EXIT
+
+if [ "${SKIP_BUILD:-0}" != "1" ]; then
+    swift build -c release --package-path "$ROOT/Benchmarks" --scratch-path "$ROOT/Benchmarks/.build-bench" --product ClientBench >&2
+fi
+CLIENTBENCH="$ROOT/Benchmarks/.build-bench/release/ClientBench"
+
+( cd "$TMP" && LOG_LEVEL=warning exec "$BIN" serve --demo --db-path "$TMP/db.sqlite" --http-host 127.0.0.1 --http-port "$PORT" \
+    >"$TMP/server.out" 2>"$TMP/server.err" ) &
+SERVER=$!
+for _ in $(seq 100); do curl -sf -o /dev/null "http://127.0.0.1:$PORT/health" && break; sleep 0.2; done
+TOKEN="$(sed -n 's/^[[:space:]]*export TOKEN=//p' "$TMP/server.out" | tail -n 1)"
+URL="http://127.0.0.1:$PORT"
+
+python3 - "$TMP/items.csv" "$N" <<'PY'
+import sys
+with open(sys.argv[1], "w") as f:
+    f.write("name,status,quantity,onBackOrder,colorName,colorRed,colorGreen,colorBlue\n")
+    for i in range(int(sys.argv[2])):
+        f.write(f"catch-up item {i},inStock,{i % 50},,Teal,0,0.5,0.5\n" if i % 3 == 0 else f"catch-up item {i},outOfStock,,true,,,,\n")
+PY
+curl -sf -X POST "$URL/v1/items/import?onError=abort" -H "Authorization: Bearer $TOKEN" -H "Content-Type: text/csv" \
+    --data-binary "@$TMP/items.csv" >/dev/null
+echo "catch-up: $N items imported (the demo's 4 before them)" >&2
+
+for round in $(seq "$ROUNDS"); do
+    # The server's rate: a raw socket counting `id:` lines, no decoding (Python's bytes.count).
+    python3 - "$PORT" "$TOKEN" "$N" <<'PY'
+import socket, sys, time
+port, token, n = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+s = socket.create_connection(("127.0.0.1", port))
+start = time.perf_counter()
+s.sendall(f"GET /v1/changes/stream?topics=items HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\n\r\n".encode())
+seen, tail = 0, b""
+while seen < n:
+    data = s.recv(1 << 20)
+    if not data: break
+    chunk = tail + data
+    seen += chunk.count(b"\nid: ")
+    tail = chunk[-5:]
+    if tail.count(b"\nid: "): seen -= tail.count(b"\nid: ")  # counted again with the next read
+elapsed = time.perf_counter() - start
+print(f"server (raw socket, id lines counted): {int(min(seen, n) / elapsed)} changes/s")
+PY
+    STOCKROOM_URL="$URL" STOCKROOM_TOKEN="$TOKEN" CATCHUP="$N" RUNS=1 "$CLIENTBENCH" | sed -n "s/^  catch-up/SDK catch-up/p"
+done
