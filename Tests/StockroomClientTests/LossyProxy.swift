@@ -112,6 +112,7 @@ final class Frontend: ChannelInboundHandler, @unchecked Sendable {
     private var upstream: (any Channel)?
     private var buffered: [ByteBuffer] = []
     private var loseAnswer = false
+    private var answeredItself = false
 
     init(upstreamPort: Int, armed: ArmedPrefix) {
         self.upstreamPort = upstreamPort
@@ -140,7 +141,11 @@ final class Frontend: ChannelInboundHandler, @unchecked Sendable {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let buffer = unwrapInboundIn(data)
+        // The rest of a request the proxy answered itself (its body, read later) goes nowhere: sent
+        // on, the server's answer to those bytes would reach the client as a second answer.
+        guard !answeredItself else { return }
         if let answer = armed.failure(buffer) {
+            answeredItself = true
             context.writeAndFlush(wrapOutboundOut(ByteBuffer(string: answer))).whenComplete { _ in
                 context.close(promise: nil)
                 self.upstream?.close(promise: nil)
@@ -194,18 +199,30 @@ final class Backend: ChannelInboundHandler, Sendable {
     }
 }
 
-/// Runs `body` with a started store of device "phone" whose client talks to `server` through a
-/// `LossyProxy`, once the store has its snapshot and is online; then stops the store and closes the proxy.
+/// Runs `body` with a store of device "phone" whose client talks to `server` through a
+/// `LossyProxy`: started, once it has its snapshot and is online (or, with `started: false`, not
+/// started, for a test that drives delivery itself); then stops the store and closes the proxy.
 @MainActor
 func withStoreBehindProxy(
-    _ server: TestServer, options: SyncedStore.Options = testStoreOptions, _ body: (LossyProxy, SyncedStore) async throws -> Void
+    _ server: TestServer, options: SyncedStore.Options = testStoreOptions, started: Bool = true,
+    _ body: (LossyProxy, SyncedStore) async throws -> Void
 ) async throws {
     let proxy = try await LossyProxy(upstreamPort: try server.port)
-    defer { Task { await proxy.close() } }
     let client = StockroomClient(baseURL: URL(string: "http://127.0.0.1:\(proxy.port)")!, token: server.editor)
     let store = try SyncedStore(client: client, clientID: "phone", queue: .inMemory(), options: options)
-    store.start()
-    defer { store.stop() }
-    try await waitUntil(store, "online") { $0.isLoaded && $0.connection == .online }
-    try await body(proxy, store)
+    // The store stops and the proxy is closed before the server: a proxy still connecting upstream
+    // while the server shuts down is a race of the test's own making.
+    do {
+        if started {
+            store.start()
+            try await waitUntil(store, "online") { $0.isLoaded && $0.connection == .online }
+        }
+        try await body(proxy, store)
+    } catch {
+        store.stop()
+        await proxy.close()
+        throw error
+    }
+    store.stop()
+    await proxy.close()
 }

@@ -30,14 +30,10 @@ struct RetryTests {
     /// takes it, it applies.
     @Test(arguments: [503, 429])
     func anAnswerThatSaysLaterIsWaitedOutAndNeverEndsTheWrite(status: Int) async throws {
-        try await withServer { server in
-            let proxy = try await LossyProxy(upstreamPort: try server.port)
-            defer { Task { await proxy.close() } }
-            let client = StockroomClient(baseURL: URL(string: "http://127.0.0.1:\(proxy.port)")!, token: server.editor)
-            var options = testStoreOptions
-            options.serverErrorAttempts = 2
-            // Not started: each delivery attempt is made here, one at a time.
-            let store = try SyncedStore(client: client, clientID: "phone", queue: .inMemory(), options: options)
+        var options = testStoreOptions
+        options.serverErrorAttempts = 2
+        // Not started: each delivery attempt is made here, one at a time.
+        try await withServer { server in try await withStoreBehindProxy(server, options: options, started: false) { proxy, store in
             proxy.failAnswers(toRequestsStartingWith: "POST /v1/items", status: status, retryAfter: 7)
             let write = try store.createItem(.named("Kettle"))
             for attempt in 1...4 {
@@ -56,18 +52,14 @@ struct RetryTests {
             }
             #expect(store.pendingWrites.isEmpty && store.failedWrites.isEmpty)
             #expect(try await server.client().item(write.write.itemID!).name == "Kettle")
-        }
+        } }
     }
 
     /// A `500` with `Retry-After` is waited out too, and still counts towards `serverErrorAttempts`.
     @Test func aServerErrorWithRetryAfterIsWaitedOutAndCounted() async throws {
-        try await withServer { server in
-            let proxy = try await LossyProxy(upstreamPort: try server.port)
-            defer { Task { await proxy.close() } }
-            let client = StockroomClient(baseURL: URL(string: "http://127.0.0.1:\(proxy.port)")!, token: server.editor)
-            var options = testStoreOptions
-            options.serverErrorAttempts = 2
-            let store = try SyncedStore(client: client, clientID: "phone", queue: .inMemory(), options: options)
+        var options = testStoreOptions
+        options.serverErrorAttempts = 2
+        try await withServer { server in try await withStoreBehindProxy(server, options: options, started: false) { proxy, store in
             proxy.failAnswers(toRequestsStartingWith: "POST /v1/items", status: 500, retryAfter: 5)
             let write = try store.createItem(.named("Kettle"))
             guard case .retry(let delay) = await store.deliverNext() else {
@@ -81,6 +73,6 @@ struct RetryTests {
             }
             #expect(store.failedWrites.map(\.id) == [write.id] && store.failedWrites.first?.error.status == 500)
             #expect(store.failedWrites.first?.write.draft == .named("Kettle"), "the draft is kept")
-        }
+        } }
     }
 }
