@@ -78,10 +78,9 @@ def names(graphs):
 
 
 def foundation_names():
-    library = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(subprocess.check_output(
-        ["which", "swift"], text=True).strip()))), "lib", "swift", "linux")
-    extract = os.path.join(os.path.dirname(os.path.realpath(subprocess.check_output(["which", "swift"], text=True).strip())),
-                           "swift-symbolgraph-extract")
+    binaries = os.path.dirname(os.path.realpath(subprocess.check_output(["which", "swift"], text=True).strip()))
+    library = os.path.join(os.path.dirname(binaries), "lib", "swift", "linux")
+    extract = os.path.join(binaries, "swift-symbolgraph-extract")
     with tempfile.TemporaryDirectory() as folder:
         for module in ["Foundation", "FoundationEssentials", "FoundationInternationalization", "Swift", "_Concurrency"]:
             subprocess.run([extract, "-module-name", module, "-target", "x86_64-unknown-linux-gnu", "-sdk", "/", "-I", library,

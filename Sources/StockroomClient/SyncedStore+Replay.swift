@@ -40,8 +40,7 @@ extension SyncedStore {
         } else {
             var found: [ItemID: Item] = [:]
             for id in command.itemsToLookUp(in: state) {
-                let item: Item? = if let overlaid = overlay[id] { overlaid } else { confirmedItems[id] }
-                if let item { found[id] = item }
+                if let item = shownItem(id, overlay: overlay) { found[id] = item }
             }
             lookups = found
             optimistic[index].lookups = found
@@ -80,7 +79,6 @@ extension SyncedStore {
     /// Anything else the server decides (a refusal lands in `failedWrites`).
     func replayItemWrite(_ queued: QueuedWrite, overlay: inout [ItemID: Item?]) {
         let at = queued.enqueuedAt
-        func shown(_ id: ItemID) -> Item? { if let overlaid = overlay[id] { overlaid } else { confirmedItems[id] } }
         switch queued.write {
         case .command:
             break
@@ -88,14 +86,20 @@ extension SyncedStore {
             guard overlay[id] == nil, confirmedItems[id] == nil, !tombstones.contains(id), let fields = try? ValidDraft(draft) else { return }
             overlay[id] = Item(id: id, name: fields.name, color: fields.color, status: fields.status, version: 1, createdAt: at, updatedAt: at)
         case .updateItem(let id, let draft, let ifVersion):
-            guard let base = shown(id), ifVersion == nil || ifVersion == base.version, let fields = try? ValidDraft(draft) else { return }
+            guard let base = shownItem(id, overlay: overlay), ifVersion == nil || ifVersion == base.version, let fields = try? ValidDraft(draft) else { return }
             overlay[id] = Item(
                 id: id, name: fields.name, color: fields.color, status: fields.status, version: base.version + 1,
                 createdAt: base.createdAt, updatedAt: at)
         case .deleteItem(let id, let ifVersion):
-            guard let base = shown(id), ifVersion == nil || ifVersion == base.version else { return }
+            guard let base = shownItem(id, overlay: overlay), ifVersion == nil || ifVersion == base.version else { return }
             overlay[id] = .some(nil)
         }
+    }
+
+    /// Item `id` as replayed so far: `overlay`'s when a pending write set it (nil for a delete),
+    /// else the server's.
+    func shownItem(_ id: ItemID, overlay: [ItemID: Item?]) -> Item? {
+        if let overlaid = overlay[id] { overlaid } else { confirmedItems[id] }
     }
 
     /// A rebase after the server confirmed one of this device's commands (its answer, or the feed's
@@ -121,8 +125,7 @@ extension SyncedStore {
             clientID: clientID, state: state, version: confirmedNavigation.version, updatedAt: confirmedNavigation.updatedAt)
         if navigation != shown { navigation = shown }
         for id in overlaidIDs.union(overlay.keys).union(dirtyIDs) {
-            let item: Item? = if let overlaid = overlay[id] { overlaid } else { confirmedItems[id] }
-            show(id, item)
+            show(id, shownItem(id, overlay: overlay))
         }
         overlaidIDs = Set(overlay.keys)
         dirtyIDs.removeAll(keepingCapacity: true)

@@ -144,14 +144,6 @@ public struct WriteQueue: Sendable {
         return QueuedWrite(id: id, clientID: clientID, write: write, idempotencyKey: idempotencyKey, enqueuedAt: now, attempts: 0)
     }
 
-    /// Appends `command` for `clientID`, as `enqueue(.command(command), ...)`.
-    @discardableResult
-    public func enqueue(_ command: Command, for clientID: ClientID, idempotencyKey: String = StockroomClient.newIdempotencyKey())
-        throws -> QueuedWrite
-    {
-        try enqueue(.command(command), for: clientID, idempotencyKey: idempotencyKey)
-    }
-
     /// The writes waiting for `clientID`, oldest first.
     public func pending(for clientID: ClientID) throws -> [QueuedWrite] {
         try database.read { db in
