@@ -1,8 +1,10 @@
 import Configuration
 import Foundation
 import Hummingbird
+import Logging
 import StockroomClient
 import StockroomServer
+import ServiceLifecycle
 import StockroomStore
 import Synchronization
 import Testing
@@ -19,7 +21,7 @@ final class TestServer: Sendable {
     let viewer: String
     let admin: String
 
-    private let state = Mutex<(port: Int?, task: Task<Void, any Error>?)>((nil, nil))
+    private let state = Mutex<(port: Int?, task: Task<Void, any Error>?, group: ServiceGroup?)>((nil, nil, nil))
     private let extraSettings: [AbsoluteConfigKey: ConfigValue]
 
     /// The feed's heartbeat in these tests: one second, so that a silent stream shows quickly.
@@ -87,22 +89,26 @@ final class TestServer: Sendable {
             continuation.yield(port)
             continuation.finish()
         }
-        let task = Task { try await app.runService(gracefulShutdownSignals: []) }
+        // Stopped by a graceful shutdown, as SIGTERM stops the real server: the listener closes first.
+        // Cancelling the task instead could drop a connection accepted in the meantime before its
+        // channel became active, which NIO stops the process for (`NIOAsyncWriter` deinit).
+        let group = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [], logger: Logger(label: "test.server")))
+        let task = Task { try await group.run() }
         var iterator = listening.makeAsyncIterator()
         guard let port = await iterator.next() else {
             try await task.value
             throw ServerDidNotStart()
         }
-        state.withLock { $0 = (port, task) }
+        state.withLock { $0 = (port, task, group) }
     }
 
     /// Stops the server: listening ends and open connections close.
     func stop() async {
-        let task = state.withLock { state in
-            defer { state.task = nil }
-            return state.task
+        let (task, group) = state.withLock { state in
+            defer { (state.task, state.group) = (nil, nil) }
+            return (state.task, state.group)
         }
-        task?.cancel()
+        await group?.triggerGracefulShutdown()
         _ = try? await task?.value
     }
 
