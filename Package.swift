@@ -39,7 +39,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-system.git", from: "1.8.1"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         // The client's feed hands changes to the app through a channel with back-pressure.
-        .package(url: "https://github.com/apple/swift-async-algorithms.git", from: "1.1.4"),
         // `swift package generate-documentation --target StockroomClient`: the SDK's DocC catalog (a
         // command plugin only: nothing of it is built into a product).
         .package(url: "https://github.com/swiftlang/swift-docc-plugin.git", from: "1.5.0"),
@@ -168,7 +167,6 @@ let package = Package(
                 "StockroomCore",
                 "StockroomWire",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

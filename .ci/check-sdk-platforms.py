@@ -26,7 +26,7 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODULES = ["StockroomClient", "StockroomCore", "StockroomWire"]
 IMPORTS = {
-    "Foundation", "Observation", "StockroomCore", "StockroomWire", "GRDB", "AsyncHTTPClient", "AsyncAlgorithms",
+    "Foundation", "Observation", "StockroomCore", "StockroomWire", "GRDB", "AsyncHTTPClient",
     "NIOCore", "NIOHTTP1", "NIOFoundationCompat", "NIOConcurrencyHelpers",
 }
 LINUX_ONLY = {"Glibc", "Musl", "FoundationNetworking", "FoundationXML", "Android", "Bionic", "WinSDK", "ucrt"}

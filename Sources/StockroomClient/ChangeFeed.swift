@@ -1,4 +1,3 @@
-import AsyncAlgorithms
 import AsyncHTTPClient
 import Foundation
 import NIOCore
@@ -13,7 +12,8 @@ import NIOFoundationCompat
 /// twice or skipped. The sequence ends by throwing only for errors a retry cannot fix
 /// (`401 unauthorized`, `403 forbidden`, `400`); stop it by ending the loop or cancelling its task.
 ///
-/// Changes are handed over one at a time: the connection reads no further than its reader.
+/// The connection reads ahead of its reader by at most a few thousand events (`FeedBuffer`), and
+/// the reader takes what has come in one hand-over: a catch-up of many changes is not paid per change.
 public struct ChangeFeed: AsyncSequence, Sendable {
     public typealias Element = FeedEvent
 
@@ -22,20 +22,35 @@ public struct ChangeFeed: AsyncSequence, Sendable {
     let options: FeedOptions
 
     public func makeAsyncIterator() -> Iterator {
-        let channel = AsyncThrowingChannel<FeedEvent, any Error>()
-        let runner = FeedRunner(client: client, options: options, channel: channel)
+        let buffer = FeedBuffer(limit: FeedBuffer.defaultLimit)
+        let runner = FeedRunner(client: client, options: options, buffer: buffer)
         let start = self.start
         let task = Task { await runner.run(from: start) }
-        return Iterator(base: channel.makeAsyncIterator(), owner: TaskOwner(task))
+        return Iterator(base: buffer, owner: TaskOwner(task))
     }
 
     /// Reads the next event; the connection closes when the iterator goes away.
     public struct Iterator: AsyncIteratorProtocol {
-        var base: AsyncThrowingChannel<FeedEvent, any Error>.Iterator
+        let base: FeedBuffer
         let owner: TaskOwner
+        /// The events taken from the buffer and not read yet (`next` reads them from `taken` on).
+        var handedOver: [FeedEvent] = []
+        var taken = 0
 
         public mutating func next() async throws -> FeedEvent? {
-            try await base.next()
+            try await next(isolation: nil)
+        }
+
+        /// Reads the next event on the caller's actor: an event already handed over is read
+        /// without a suspension.
+        public mutating func next(isolation actor: isolated (any Actor)?) async throws -> FeedEvent? {
+            while taken == handedOver.count {
+                guard let events = try await base.next() else { return nil }
+                handedOver = events
+                taken = 0
+            }
+            defer { taken += 1 }
+            return handedOver[taken]
         }
     }
 }

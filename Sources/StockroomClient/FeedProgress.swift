@@ -1,4 +1,3 @@
-import AsyncAlgorithms
 import AsyncHTTPClient
 import Foundation
 import NIOCore

@@ -1,21 +1,20 @@
-import AsyncAlgorithms
 import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOFoundationCompat
 
-/// Follows the feed and feeds the channel; one runs per iterator.
+/// Follows the feed and feeds its buffer; one runs per iterator.
 struct FeedRunner: Sendable {
     let client: StockroomClient
     let options: FeedOptions
-    let channel: AsyncThrowingChannel<FeedEvent, any Error>
+    let buffer: FeedBuffer
 
     func run(from start: FeedStart) async {
         let progress: FeedProgress
         switch start {
         case .snapshot:
             guard let snapshot = await retrying({ [options] in try await client.snapshot(filter: options.filter) }) else { return }
-            await channel.send(.snapshot(snapshot))
+            await buffer.send([.snapshot(snapshot)])
             progress = FeedProgress(cursor: snapshot.cursor)
         case .after(let cursor):
             progress = FeedProgress(cursor: cursor)
@@ -35,7 +34,7 @@ struct FeedRunner: Sendable {
                 failure = StreamEnded()
             } catch let error as StockroomError where error.code == .resyncRequired {
                 guard let snapshot = await retrying({ [options] in try await client.snapshot(filter: options.filter) }) else { return }
-                await channel.send(.resync(snapshot))
+                await buffer.send([.resync(snapshot)])
                 progress.state.withLockedValue {
                     $0.cursor = snapshot.cursor
                     $0.lastSeq = nil
@@ -43,7 +42,7 @@ struct FeedRunner: Sendable {
                 attempt = 0
                 continue
             } catch let error as StockroomError where error.isRefusal || error.code == .unauthorized {
-                channel.fail(error)
+                buffer.finish(throwing: error)
                 return
             } catch {
                 if Task.isCancelled { return }
@@ -51,9 +50,17 @@ struct FeedRunner: Sendable {
             }
             attempt += 1
             let delay = options.backoff.delay(attempt: attempt, after: failure)
-            await channel.send(.disconnected(failure, retryIn: delay))
+            await buffer.send([.disconnected(failure, retryIn: delay)])
             do { try await Task.sleep(for: delay) } catch { return }
         }
+    }
+
+    /// A change event's data: read straight from its bytes when it has the common shape
+    /// (`Change(fastJSON:)`), by `decoder` otherwise.
+    static func decodeChange(_ data: String, decoder: JSONDecoder) throws -> Change {
+        var data = data
+        if let change = data.withUTF8({ Change(fastJSON: UnsafeRawBufferPointer($0)) }) { return change }
+        return try decoder.decode(Change.self, from: Data(data.utf8))
     }
 
     /// The cursor of a `progress` event's data, `{"cursor": "…"}`.
@@ -71,13 +78,13 @@ struct FeedRunner: Sendable {
                 let value = try await operation()
                 return Task.isCancelled ? nil : value
             } catch let error as StockroomError where error.isRefusal || error.code == .unauthorized {
-                channel.fail(error)
+                buffer.finish(throwing: error)
                 return nil
             } catch {
                 if Task.isCancelled { return nil }
                 attempt += 1
                 let delay = options.backoff.delay(attempt: attempt, after: error)
-                await channel.send(.disconnected(error, retryIn: delay))
+                await buffer.send([.disconnected(error, retryIn: delay)])
                 do { try await Task.sleep(for: delay) } catch { return nil }
             }
         }
@@ -102,8 +109,8 @@ struct FeedRunner: Sendable {
         }
         onOpen()
         progress.state.withLockedValue { $0.lastActivity = .now }
-        await channel.send(.connected)
-        let channel = self.channel
+        await buffer.send([.connected])
+        let buffer = self.buffer
         let timeout = options.heartbeatTimeout
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
@@ -111,44 +118,50 @@ struct FeedRunner: Sendable {
                 let decoder = JSONCoding.decoder()
                 for try await chunk in response.body {
                     progress.state.withLockedValue { $0.lastActivity = .now }
-                    for output in parser.feed(chunk.readableBytesView) {
+                    // What the chunk completes goes to the reader in one hand-over.
+                    var batch: [FeedEvent] = []
+                    var last: (cursor: FeedCursor, seq: Int)?
+                    var lastSeq = progress.state.withLockedValue { $0.lastSeq }
+                    var failure: (any Error)?
+                    events: for output in parser.feed(chunk.readableBytesView) {
                         guard case .event(_, let name, let data) = output else { continue }
                         switch name {
                         case "change":
                             let change: Change
                             do {
-                                change = try decoder.decode(Change.self, from: Data(data.utf8))
+                                change = try Self.decodeChange(data, decoder: decoder)
                             } catch {
-                                throw TransportError("a change does not decode", underlying: error)
+                                failure = TransportError("a change does not decode", underlying: error)
+                                break events
                             }
-                            let fresh = progress.state.withLockedValue { state in
-                                guard state.lastSeq.map({ change.seq > $0 }) ?? true else { return false }
-                                state.handingOver = true
-                                return true
-                            }
-                            guard fresh else { continue }
-                            await channel.send(.change(change))
-                            progress.state.withLockedValue { state in
-                                state.cursor = change.cursor
-                                state.lastSeq = change.seq
-                                state.handingOver = false
-                                state.lastActivity = .now
-                            }
+                            guard lastSeq.map({ change.seq > $0 }) ?? true else { continue }
+                            lastSeq = change.seq
+                            last = (change.cursor, change.seq)
+                            batch.append(.change(change))
                         case "progress":
                             // The position moved past changes the filter hides: resume from there.
-                            guard let cursor = Self.progressCursor(data), progress.state.withLockedValue({ state in
-                                guard state.lastSeq.map({ Int64(cursor.seq) > Int64($0) }) ?? true else { return false }
-                                state.cursor = cursor
-                                state.lastSeq = Int(cursor.seq)
-                                return true
-                            }) else { continue }
-                            await channel.send(.progress(cursor))
+                            guard let cursor = Self.progressCursor(data), lastSeq.map({ Int64(cursor.seq) > Int64($0) }) ?? true else { continue }
+                            lastSeq = Int(cursor.seq)
+                            last = (cursor, Int(cursor.seq))
+                            batch.append(.progress(cursor))
                         case "error":
-                            throw StockroomError(status: 0, body: Data(data.utf8), retryAfter: nil).withStatusFromCode()
+                            failure = StockroomError(status: 0, body: Data(data.utf8), retryAfter: nil).withStatusFromCode()
+                            break events
                         default:
                             continue
                         }
                     }
+                    if let last {
+                        progress.state.withLockedValue { $0.handingOver = true }
+                        await buffer.send(batch)
+                        progress.state.withLockedValue { state in
+                            state.cursor = last.cursor
+                            state.lastSeq = last.seq
+                            state.handingOver = false
+                            state.lastActivity = .now
+                        }
+                    }
+                    if let failure { throw failure }
                 }
             }
             group.addTask {

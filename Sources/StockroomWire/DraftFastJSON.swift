@@ -39,3 +39,16 @@ extension Command {
         self = command
     }
 }
+
+/// A change read straight from the bytes of a feed message, as `Draft(fastJSON:)` reads a draft:
+/// the item changes the feed sends (`ChangeJSON`), keys in any order, `move` present or not. Nil
+/// for anything else (a navigation or presence change, an escape in a string, an unknown, missing
+/// or repeated key, trailing bytes), which the caller decodes with `JSONDecoder`; what it takes
+/// decodes to `JSONDecoder`'s value (`ChangeFastJSONTests`).
+extension Change: FastJSONDecodable {
+    public init?(fastJSON bytes: UnsafeRawBufferPointer) {
+        var scanner = FastJSONScanner(bytes)
+        guard let change = scanner.itemChange(), scanner.atEnd() else { return nil }
+        self = change
+    }
+}

@@ -70,6 +70,79 @@ struct FastJSONScanner {
         return complete ? command : nil
     }
 
+    /// An item change as the feed sends it (`ChangeJSON`): `entity` "item", `value` an item or null.
+    /// Nil for any other entity, and for anything `change()`'s members do not read.
+    mutating func itemChange() -> Change? {
+        var seq: Int?
+        var cursor: FeedCursor?
+        var entity: ChangeEntity?
+        var operation: ChangeOp?
+        var move: ChangeMove??
+        var id: String?
+        var value: Item??
+        var origin: Change.Origin?
+        var at: Date?
+        let complete = object { key, scanner in
+            switch key {
+            case "seq": return Self.fill(&seq, scanner.integer())
+            case "cursor": return Self.fill(&cursor, scanner.string().flatMap(FeedCursor.init(encoded:)))
+            case "entity": return Self.fill(&entity, scanner.string().flatMap(ChangeEntity.init(rawValue:)))
+            case "op": return Self.fill(&operation, scanner.string().flatMap(ChangeOp.init(rawValue:)))
+            case "move": return Self.fill(&move, scanner.literal("null") ? .some(nil) : scanner.string().flatMap(ChangeMove.init(rawValue:)).map { .some($0) })
+            case "id": return Self.fill(&id, scanner.string())
+            case "value": return Self.fill(&value, scanner.literal("null") ? .some(nil) : scanner.item().map { .some($0) })
+            case "origin": return Self.fill(&origin, scanner.origin())
+            case "at": return Self.fill(&at, scanner.timestamp())
+            default: return false
+            }
+        }
+        guard complete, let seq, let cursor, entity == .item, let operation, let id, let origin, let at else { return nil }
+        return Change(seq: seq, cursor: cursor, entity: .item, operation: operation, move: move ?? nil, id: id, value: (value ?? nil).map(Change.Value.item), origin: origin, at: at)
+    }
+
+    private mutating func item() -> Item? {
+        var id: ItemID?
+        var name: String?
+        var color: Color??
+        var status: Status?
+        var version: Int?
+        var createdAt: Date?
+        var updatedAt: Date?
+        let complete = object { key, scanner in
+            switch key {
+            case "id": return Self.fill(&id, scanner.string().flatMap(ItemID.init))
+            case "name": return Self.fill(&name, scanner.string())
+            case "color": return Self.fill(&color, scanner.literal("null") ? .some(nil) : scanner.color().map { .some($0) })
+            case "status": return Self.fill(&status, scanner.status())
+            case "version": return Self.fill(&version, scanner.integer())
+            case "createdAt": return Self.fill(&createdAt, scanner.timestamp())
+            case "updatedAt": return Self.fill(&updatedAt, scanner.timestamp())
+            default: return false
+            }
+        }
+        guard complete, let id, let name, let status, let version, let createdAt, let updatedAt else { return nil }
+        return Item(id: id, name: name, color: color ?? nil, status: status, version: version, createdAt: createdAt, updatedAt: updatedAt)
+    }
+
+    /// `{"clientID": "…" | null, "idempotencyKey": "…" | null}`, either member absent read as null.
+    private mutating func origin() -> Change.Origin? {
+        var clientID: ClientID??
+        var key: String??
+        let complete = object { name, scanner in
+            switch name {
+            case "clientID": return Self.fill(&clientID, scanner.literal("null") ? .some(nil) : scanner.string().flatMap(ClientID.init).map { .some($0) })
+            case "idempotencyKey": return Self.fill(&key, scanner.literal("null") ? .some(nil) : scanner.string().map { .some($0) })
+            default: return false
+            }
+        }
+        return complete ? Change.Origin(clientID: clientID ?? nil, idempotencyKey: key ?? nil) : nil
+    }
+
+    /// An RFC 3339 time as the contract writes it (`Timestamp.parse`).
+    private mutating func timestamp() -> Date? {
+        string().flatMap(Timestamp.parse)
+    }
+
     private mutating func color() -> Color? {
         var name: String?
         var red: Double?

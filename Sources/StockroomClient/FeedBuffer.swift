@@ -1,0 +1,119 @@
+import NIOConcurrencyHelpers
+
+/// The events a feed's connection has read and its reader has not taken yet: the runner adds what
+/// each read brings, and the reader takes all of them at once, so that a catch-up of many changes
+/// costs a hand-over per read of the reader, not per change. The runner waits while `limit` events
+/// or more are waiting: the connection reads no further ahead of its reader than that.
+final class FeedBuffer: Sendable {
+    private struct State {
+        var events: [FeedEvent] = []
+        /// The feed ended: nil, or the error the reader gets once its events are taken.
+        var end: (any Error)??
+        var reader: CheckedContinuation<[FeedEvent]?, any Error>?
+        var writer: CheckedContinuation<Void, Never>?
+    }
+
+    /// How many events may wait before `send` waits.
+    let limit: Int
+    /// A feed's: about a megabyte of item changes.
+    static let defaultLimit = 2_048
+    private let state = NIOLockedValueBox(State())
+
+    init(limit: Int) {
+        self.limit = limit
+    }
+
+    /// Adds `events` for the reader; returns once fewer than `limit` are waiting (or the feed ended,
+    /// or the task is cancelled).
+    func send(_ events: [FeedEvent]) async {
+        guard !events.isEmpty else { return }
+        let (reader, taken, mustWait): (CheckedContinuation<[FeedEvent]?, any Error>?, [FeedEvent], Bool) = state.withLockedValue { state in
+            guard state.end == nil else { return (nil, [], false) }
+            state.events += events
+            guard let reader = state.reader else { return (nil, [], state.events.count >= limit) }
+            state.reader = nil
+            defer { state.events = [] }
+            return (reader, state.events, false)
+        }
+        reader?.resume(returning: taken)
+        guard mustWait else { return }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (writer: CheckedContinuation<Void, Never>) in
+                let waits = state.withLockedValue { state in
+                    guard state.events.count >= limit, state.end == nil, !Task.isCancelled else { return false }
+                    state.writer = writer
+                    return true
+                }
+                if !waits { writer.resume() }
+            }
+        } onCancel: {
+            state.withLockedValue { state in
+                defer { state.writer = nil }
+                return state.writer
+            }?.resume()
+        }
+    }
+
+    /// Ends the feed: the reader takes what is waiting, then gets `error` (nil: the end).
+    func finish(throwing error: (any Error)? = nil) {
+        let (reader, writer): (CheckedContinuation<[FeedEvent]?, any Error>?, CheckedContinuation<Void, Never>?) = state.withLockedValue { state in
+            guard state.end == nil else { return (nil, nil) }
+            // A reader waits only when no event does: it gets the end now, and the end stays.
+            let reader = state.reader
+            state.end = reader == nil ? .some(error) : .some(nil)
+            state.reader = nil
+            defer { state.writer = nil }
+            return (reader, state.writer)
+        }
+        writer?.resume()
+        guard let reader else { return }
+        if let error { reader.resume(throwing: error) } else { reader.resume(returning: nil) }
+    }
+
+    /// Takes every event waiting, waiting for one when none is; nil once the feed ended (after
+    /// throwing its error, if it had one) or the task is cancelled.
+    func next() async throws -> [FeedEvent]? {
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (reader: CheckedContinuation<[FeedEvent]?, any Error>) in
+                enum Answer {
+                    case events([FeedEvent], writer: CheckedContinuation<Void, Never>?)
+                    case end((any Error)?)
+                    case wait
+                }
+                let answer: Answer = state.withLockedValue { state in
+                    if !state.events.isEmpty {
+                        defer {
+                            state.events = []
+                            state.writer = nil
+                        }
+                        return .events(state.events, writer: state.writer)
+                    }
+                    if let end = state.end {
+                        // The error is thrown once; after it, the end.
+                        state.end = .some(nil)
+                        return .end(end)
+                    }
+                    if Task.isCancelled { return .end(nil) }
+                    state.reader = reader
+                    return .wait
+                }
+                switch answer {
+                case .events(let events, let writer):
+                    writer?.resume()
+                    reader.resume(returning: events)
+                case .end(let error?):
+                    reader.resume(throwing: error)
+                case .end(nil):
+                    reader.resume(returning: nil)
+                case .wait:
+                    break
+                }
+            }
+        } onCancel: {
+            state.withLockedValue { state in
+                defer { state.reader = nil }
+                return state.reader
+            }?.resume(returning: nil)
+        }
+    }
+}

@@ -1,0 +1,101 @@
+import Foundation
+import Synchronization
+import TestSupport
+import Testing
+
+@testable import StockroomClient
+
+/// The hand-over between a feed's connection and its reader (`FeedBuffer`), with real tasks.
+@Suite("A feed's buffer")
+struct FeedBufferTests {
+    static func progress(_ seq: Int) -> FeedEvent {
+        .progress(FeedCursor(epoch: "ab", seq: Int64(seq)))
+    }
+
+    static func seqs(_ events: [FeedEvent]) -> [Int] {
+        events.compactMap { if case .progress(let cursor) = $0 { Int(cursor.seq) } else { nil } }
+    }
+
+    @Test("the reader takes every event in order, however the writer's batches fall")
+    func inOrder() async throws {
+        let buffer = FeedBuffer(limit: 16)
+        let writer = Task {
+            var next = 1
+            while next <= 5_000 {
+                let count = Int.random(in: 1...40)
+                await buffer.send((next..<(next + count)).map(Self.progress))
+                next += count
+            }
+            buffer.finish()
+        }
+        var seen: [Int] = []
+        while let events = try await buffer.next() { seen += Self.seqs(events) }
+        await writer.value
+        #expect(seen.prefix(5_000) == ArraySlice(1...5_000))
+    }
+
+    @Test("the writer waits while the reader is the limit behind, and goes on once it reads")
+    func backpressure() async throws {
+        let buffer = FeedBuffer(limit: 4)
+        let sent = Counter()
+        let writer = Task {
+            for seq in 1...12 {
+                await buffer.send([Self.progress(seq)])
+                sent.add()
+            }
+        }
+        // The writer stops at the limit: four events wait, and the fourth send has not returned.
+        try await eventually("three sends returned") { sent.value == 3 }
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(sent.value == 3)
+        #expect(Self.seqs(try #require(try await buffer.next())) == [1, 2, 3, 4])
+        try await eventually("the writer went on") { sent.value >= 7 }
+        writer.cancel()
+    }
+
+    @Test("an error ends the feed after the events before it")
+    func errorAfterEvents() async throws {
+        struct Gone: Error {}
+        let buffer = FeedBuffer(limit: 100)
+        await buffer.send([Self.progress(1), Self.progress(2)])
+        buffer.finish(throwing: Gone())
+        #expect(Self.seqs(try #require(try await buffer.next())) == [1, 2])
+        await #expect(throws: Gone.self) { try await buffer.next() }
+        #expect(try await buffer.next() == nil)
+        // Nothing is taken after the end.
+        await buffer.send([Self.progress(3)])
+        #expect(try await buffer.next() == nil)
+    }
+
+    @Test("a waiting reader gets the end, and a cancelled reader stops waiting")
+    func waitingReader() async throws {
+        let buffer = FeedBuffer(limit: 100)
+        let reader = Task { try await buffer.next() }
+        try await Task.sleep(for: .milliseconds(50))
+        buffer.finish()
+        #expect(try await reader.value == nil)
+
+        let other = FeedBuffer(limit: 100)
+        let cancelled = Task { try await other.next() }
+        try await Task.sleep(for: .milliseconds(50))
+        cancelled.cancel()
+        #expect(try await cancelled.value == nil)
+    }
+
+    @Test("a writer waiting on a full buffer returns when its task is cancelled")
+    func cancelledWriter() async throws {
+        let buffer = FeedBuffer(limit: 1)
+        let writer = Task { await buffer.send([Self.progress(1)]) }
+        try await Task.sleep(for: .milliseconds(50))
+        writer.cancel()
+        await writer.value
+        #expect(Self.seqs(try #require(try await buffer.next())) == [1])
+    }
+}
+
+/// A count shared between tasks.
+final class Counter: Sendable {
+    private let count = Mutex(0)
+    func add() { count.withLock { $0 += 1 } }
+    var value: Int { count.withLock { $0 } }
+}
