@@ -26,7 +26,7 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODULES = ["StockroomClient", "StockroomCore", "StockroomWire"]
 IMPORTS = {
-    "Foundation", "Observation", "StockroomCore", "StockroomWire", "GRDB", "AsyncHTTPClient",
+    "Foundation", "Observation", "StockroomCore", "StockroomWire", "GRDB", "AsyncHTTPClient", "WSClient", "HTTPTypes", "Logging",
     "NIOCore", "NIOHTTP1", "NIOFoundationCompat", "NIOConcurrencyHelpers",
 }
 LINUX_ONLY = {"Glibc", "Musl", "FoundationNetworking", "FoundationXML", "Android", "Bionic", "WinSDK", "ucrt"}
@@ -90,11 +90,12 @@ def foundation_names():
     return foundation - standard
 
 
-# Swift's keywords, and names the SDK takes from other modules it imports (GRDB's Configuration),
-# which Foundation happens to declare too.
+# Swift's keywords, and names the SDK takes from other modules it imports (GRDB's Configuration;
+# WSCore's `messages(maxSize:)` and NIOWebSocket's `WebSocketErrorCode.unknown`), which Foundation
+# happens to declare too.
 NOT_FOUNDATION = {
     "self", "Self", "true", "false", "in", "throw", "try", "protocol", "init", "deinit", "subscript", "super", "nil",
-    "Configuration",
+    "Configuration", "messages", "unknown",
 }
 
 

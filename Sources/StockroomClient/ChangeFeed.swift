@@ -3,17 +3,18 @@ import Foundation
 import NIOCore
 import NIOFoundationCompat
 
-/// The change feed over Server-Sent Events, as an `AsyncSequence` of ``FeedEvent``.
+/// The change feed, as an `AsyncSequence` of ``FeedEvent``, over Server-Sent Events, a WebSocket
+/// or long-polls (``FeedOptions/transport``).
 ///
 /// It keeps the cursor of the last change it delivered and reconnects from it after any drop
-/// (`Last-Event-ID`), with exponential backoff and jitter; a stream silent for longer than
-/// `FeedOptions.heartbeatTimeout` counts as dropped. On `410 resyncRequired` it reads a new
+/// (`Last-Event-ID`, `since=`), with exponential backoff and jitter; a stream silent for longer
+/// than `FeedOptions.heartbeatTimeout` counts as dropped. On `410 resyncRequired` it reads a new
 /// snapshot, delivers it as `.resync`, and continues from its cursor. No change is delivered
 /// twice or skipped. The sequence ends by throwing only for errors a retry cannot fix
 /// (`401 unauthorized`, `403 forbidden`, `400`); stop it by ending the loop or cancelling its task.
 ///
-/// The connection reads ahead of its reader by at most a few thousand events (`FeedBuffer`), and
-/// the reader takes what has come in one hand-over: a catch-up of many changes is not paid per change.
+/// The connection reads ahead of its reader by at most 2,048 events, and the reader takes what
+/// has come in one hand-over: a catch-up of many changes is not paid per change.
 public struct ChangeFeed: AsyncSequence, Sendable {
     public typealias Element = FeedEvent
 

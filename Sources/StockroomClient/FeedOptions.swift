@@ -16,13 +16,18 @@ public struct FeedOptions: Hashable, Sendable {
     /// the matching items, and an item that starts or stops matching arrives as a change with
     /// `move` set (`Change.move`).
     public var filter: ItemFilter?
+    /// How the feed reaches the server: Server-Sent Events (the default), a WebSocket, or long-polls.
+    /// Each delivers the same changes in the same order, and resumes from the same cursor.
+    public var transport: FeedTransport
 
     /// Creates feed options.
     public init(
         topics: Set<Topic> = Set(Topic.allCases), clientID: ClientID? = nil, heartbeatTimeout: Duration = .seconds(45),
-        backoff: Backoff = Backoff(initial: .milliseconds(250), maximum: .seconds(5)), filter: ItemFilter? = nil
+        backoff: Backoff = Backoff(initial: .milliseconds(250), maximum: .seconds(5)), filter: ItemFilter? = nil,
+        transport: FeedTransport = .serverSentEvents
     ) {
         self.filter = filter
+        self.transport = transport
         self.topics = topics
         self.clientID = clientID
         self.heartbeatTimeout = heartbeatTimeout

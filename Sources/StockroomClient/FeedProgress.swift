@@ -11,6 +11,8 @@ final class FeedProgress: Sendable {
         var lastSeq: Int?
         var lastActivity = ContinuousClock.now
         var handingOver = false
+        /// A connection opened since the runner last looked (its backoff starts again).
+        var opened = false
     }
 
     let state: NIOLockedValueBox<State>

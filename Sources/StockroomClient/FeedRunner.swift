@@ -30,7 +30,7 @@ struct FeedRunner: Sendable {
         while !Task.isCancelled {
             let failure: any Error
             do {
-                try await follow(progress: progress) { attempt = 0 }
+                try await follow(progress: progress)
                 failure = StreamEnded()
             } catch let error as StockroomError where error.code == .resyncRequired {
                 guard let snapshot = await retrying({ [options] in try await client.snapshot(filter: options.filter) }) else { return }
@@ -48,6 +48,8 @@ struct FeedRunner: Sendable {
                 if Task.isCancelled { return }
                 failure = error
             }
+            // A connection that opened starts the backoff again.
+            if progress.state.withLockedValue({ state in defer { state.opened = false }; return state.opened }) { attempt = 0 }
             attempt += 1
             let delay = options.backoff.delay(attempt: attempt, after: failure)
             await buffer.send([.disconnected(failure, retryIn: delay)])
@@ -63,10 +65,13 @@ struct FeedRunner: Sendable {
         return try decoder.decode(Change.self, from: Data(data.utf8))
     }
 
-    /// The cursor of a `progress` event's data, `{"cursor": "…"}`.
-    static func progressCursor(_ data: String) -> FeedCursor? {
+    /// The cursor of a progress message, `{"cursor": "…"}` (SSE's `progress` event's data), or
+    /// `{"progress": {"cursor": "…"}}` (a WebSocket's) with `member`.
+    static func progressCursor(_ data: String, member: String? = nil) -> FeedCursor? {
         struct Progress: Decodable { let cursor: FeedCursor }
-        return try? JSONDecoder().decode(Progress.self, from: Data(data.utf8)).cursor
+        let decoder = JSONDecoder()
+        guard let member else { return try? decoder.decode(Progress.self, from: Data(data.utf8)).cursor }
+        return (try? decoder.decode([String: Progress].self, from: Data(data.utf8)))?[member]?.cursor
     }
 
     /// Runs `operation` until it succeeds, with backoff, saying `.disconnected` after each failure.
@@ -91,91 +96,68 @@ struct FeedRunner: Sendable {
         return nil
     }
 
-    /// One connection: opens the stream from the progress's cursor and delivers its changes until
-    /// it ends, fails, or falls silent.
-    private func follow(progress: FeedProgress, onOpen: () -> Void) async throws {
-        let cursor = progress.state.withLockedValue { $0.cursor }
-        var query = [("topics", StockroomClient.topics(options.topics))]
-        if let device = options.clientID { query.append(("clientID", device.rawValue)) }
-        if let filter = options.filter { query.append(("filter", filter.text)) }
-        let response = try await client.open(
-            .GET, "/v1/changes/stream", query: query, headers: cursor.map { [("Last-Event-ID", $0.encoded)] } ?? [],
-            accept: "text/event-stream")
-        guard response.status == .ok else {
-            let body = try? await response.body.collect(upTo: 1 << 20)
-            throw StockroomError(
-                status: Int(response.status.code), body: body.map { Data(buffer: $0) } ?? Data(),
-                retryAfter: StockroomClient.retryAfter(response.headers))
+    /// One connection (a stream, a WebSocket, or a run of long-polls) from the progress's cursor,
+    /// delivering its changes until it ends, fails, or falls silent.
+    private func follow(progress: FeedProgress) async throws {
+        switch options.transport {
+        case .serverSentEvents: try await followStream(progress: progress)
+        case .webSocket: try await followWebSocket(progress: progress)
+        case .longPoll(let wait, let limit): try await followLongPolls(wait: wait, limit: limit, progress: progress)
         }
-        onOpen()
-        progress.state.withLockedValue { $0.lastActivity = .now }
+    }
+
+    /// Says the connection is open: the backoff starts again, and the reader hears `.connected`.
+    func opened(_ progress: FeedProgress) async {
+        progress.state.withLockedValue {
+            $0.opened = true
+            $0.lastActivity = .now
+        }
         await buffer.send([.connected])
-        let buffer = self.buffer
-        let timeout = options.heartbeatTimeout
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask {
-                var parser = SSEParser()
-                let decoder = JSONCoding.decoder()
-                for try await chunk in response.body {
-                    progress.state.withLockedValue { $0.lastActivity = .now }
-                    // What the chunk completes goes to the reader in one hand-over.
-                    var batch: [FeedEvent] = []
-                    var last: (cursor: FeedCursor, seq: Int)?
-                    var lastSeq = progress.state.withLockedValue { $0.lastSeq }
-                    var failure: (any Error)?
-                    events: for output in parser.feed(chunk.readableBytesView) {
-                        guard case .event(_, let name, let data) = output else { continue }
-                        switch name {
-                        case "change":
-                            let change: Change
-                            do {
-                                change = try Self.decodeChange(data, decoder: decoder)
-                            } catch {
-                                failure = TransportError("a change does not decode", underlying: error)
-                                break events
-                            }
-                            guard lastSeq.map({ change.seq > $0 }) ?? true else { continue }
-                            lastSeq = change.seq
-                            last = (change.cursor, change.seq)
-                            batch.append(.change(change))
-                        case "progress":
-                            // The position moved past changes the filter hides: resume from there.
-                            guard let cursor = Self.progressCursor(data), lastSeq.map({ Int64(cursor.seq) > Int64($0) }) ?? true else { continue }
-                            lastSeq = Int(cursor.seq)
-                            last = (cursor, Int(cursor.seq))
-                            batch.append(.progress(cursor))
-                        case "error":
-                            failure = StockroomError(status: 0, body: Data(data.utf8), retryAfter: nil).withStatusFromCode()
-                            break events
-                        default:
-                            continue
-                        }
-                    }
-                    if let last {
-                        progress.state.withLockedValue { $0.handingOver = true }
-                        await buffer.send(batch)
-                        progress.state.withLockedValue { state in
-                            state.cursor = last.cursor
-                            state.lastSeq = last.seq
-                            state.handingOver = false
-                            state.lastActivity = .now
-                        }
-                    }
-                    if let failure { throw failure }
-                }
-            }
-            group.addTask {
-                // The watchdog: a stream that falls silent is dropped (cancelling the read closes it).
-                let tick = min(timeout / 4, .seconds(1))
-                while true {
-                    try await Task.sleep(for: tick)
-                    let silent = progress.state.withLockedValue { !$0.handingOver && ContinuousClock.now - $0.lastActivity > timeout }
-                    if silent { throw HeartbeatMissed(timeout: timeout) }
-                }
-            }
-            // The reader ends (the stream ended or failed) or the watchdog fires: either way the other stops.
-            try await group.next()
-            group.cancelAll()
+    }
+
+    /// The query every transport sends: the topics, the device, the filter.
+    var feedQuery: [(String, String?)] {
+        [("topics", StockroomClient.topics(options.topics)), ("clientID", options.clientID?.rawValue), ("filter", options.filter?.text)]
+    }
+}
+
+/// What one read of a connection brought, handed to the reader together: its changes after the
+/// last one delivered (one already delivered, as a reconnection may send again, is dropped), and
+/// the position after them.
+struct Handover {
+    private(set) var events: [FeedEvent] = []
+    private var last: (cursor: FeedCursor, seq: Int)?
+    private var lastSeq: Int?
+
+    init(after progress: FeedProgress) {
+        lastSeq = progress.state.withLockedValue { $0.lastSeq }
+    }
+
+    mutating func change(_ change: Change) {
+        guard lastSeq.map({ change.seq > $0 }) ?? true else { return }
+        lastSeq = change.seq
+        last = (change.cursor, change.seq)
+        events.append(.change(change))
+    }
+
+    /// The position moved past changes the filter hides: resume from there, and say so when `tell`.
+    mutating func moved(to cursor: FeedCursor, tell: Bool = true) {
+        guard lastSeq.map({ Int64(cursor.seq) > Int64($0) }) ?? true else { return }
+        lastSeq = Int(cursor.seq)
+        last = (cursor, Int(cursor.seq))
+        if tell { events.append(.progress(cursor)) }
+    }
+
+    /// Hands the events to the reader, then moves the position to resume from past them.
+    func deliver(to buffer: FeedBuffer, _ progress: FeedProgress) async {
+        guard let last else { return }
+        progress.state.withLockedValue { $0.handingOver = true }
+        await buffer.send(events)
+        progress.state.withLockedValue { state in
+            state.cursor = last.cursor
+            state.lastSeq = last.seq
+            state.handingOver = false
+            state.lastActivity = .now
         }
     }
 }

@@ -80,8 +80,9 @@ extension StockroomClient {
         return try await call(ChangeBatch.self, .GET, "/v1/changes", query: query).value
     }
 
-    /// The feed as an `AsyncSequence` of events over Server-Sent Events: it resumes after drops, and
-    /// after a `410` takes a new snapshot and says so. See ``ChangeFeed``.
+    /// The feed as an `AsyncSequence` of events, over Server-Sent Events, a WebSocket or long-polls
+    /// (``FeedOptions/transport``): it resumes after drops, and after a `410` takes a new snapshot
+    /// and says so. See ``ChangeFeed``.
     public func feed(from start: FeedStart = .snapshot, options: FeedOptions = FeedOptions()) -> ChangeFeed {
         ChangeFeed(client: self, start: start, options: options)
     }

@@ -8,11 +8,12 @@ import StockroomClient
 @main
 struct Handoff {
     static let usage = """
-        usage: stockroom-handoff --device NAME [--server URL] [--token TOKEN] [--queue FILE]
-          --server  the server (default $STOCKROOM_URL or http://127.0.0.1:8080)
-          --token   a bearer token (default $TOKEN)
-          --device  this device's clientID, e.g. phone or laptop
-          --queue   the offline command queue (default ./.stockroom-handoff/NAME.sqlite)
+        usage: stockroom-handoff --device NAME [--server URL] [--token TOKEN] [--queue FILE] [--transport sse|websocket|longpoll]
+          --server     the server (default $STOCKROOM_URL or http://127.0.0.1:8080)
+          --token      a bearer token (default $TOKEN)
+          --device     this device's clientID, e.g. phone or laptop
+          --queue      the offline command queue (default ./.stockroom-handoff/NAME.sqlite)
+          --transport  how the feed follows the server (default sse)
         """
 
     @MainActor
@@ -28,7 +29,9 @@ struct Handoff {
         let token = option("--token") ?? environment["TOKEN"]
         let deviceName = option("--device")
         let queueOption = option("--queue")
-        guard let token, let deviceName, let device = ClientID(deviceName), let url = URL(string: server), arguments.isEmpty else {
+        let transports: [String: FeedTransport] = ["sse": .serverSentEvents, "websocket": .webSocket, "longpoll": .longPoll()]
+        let transport = transports[option("--transport") ?? "sse"]
+        guard let token, let deviceName, let device = ClientID(deviceName), let url = URL(string: server), let transport, arguments.isEmpty else {
             print(usage)
             exit(2)
         }
@@ -36,7 +39,9 @@ struct Handoff {
         let client = StockroomClient(baseURL: url, token: token)
         let store: SyncedStore
         do {
-            store = try SyncedStore(client: client, clientID: device, queuePath: queuePath)
+            var options = SyncedStore.Options()
+            options.feed.transport = transport
+            store = try SyncedStore(client: client, clientID: device, queuePath: queuePath, options: options)
         } catch {
             print("cannot open the queue at \(queuePath): \(error)")
             exit(1)

@@ -21,11 +21,19 @@ struct FeedTests {
         return (changes, events)
     }
 
-    @Test func theFeedResumesWithoutLossOrDuplicatesAcrossAServerRestart() async throws {
+    /// Reads events until the feed is connected (a feed from `.now` starts at the head it read first).
+    static func connect(_ iterator: inout ChangeFeed.Iterator) async throws {
+        while let event = try await iterator.next() {
+            if case .connected = event { return }
+        }
+    }
+
+    @Test(arguments: testedTransports)
+    func theFeedResumesWithoutLossOrDuplicatesAcrossAServerRestart(over transport: FeedTransport) async throws {
         try await withServer { server in
             let client = try server.client()
             for index in 0..<5 { _ = try await client.createItem(.named("Before \(index)")) }
-            var feed = client.feed(from: .beginning, options: testFeedOptions).makeAsyncIterator()
+            var feed = client.feed(from: .beginning, options: testFeedOptions(transport)).makeAsyncIterator()
             let first = try await Self.read(&feed, changes: 5)
 
             await server.stop()
@@ -69,11 +77,12 @@ struct FeedTests {
         }
     }
 
-    @Test @MainActor func aTrimmedLogLeadsToASnapshotAndTheStoreEqualsTheServer() async throws {
+    @Test(arguments: testedTransports) @MainActor
+    func aTrimmedLogLeadsToASnapshotAndTheStoreEqualsTheServer(over transport: FeedTransport) async throws {
         try await withServer { server in
             let client = try server.client()
             let kept = try await client.createItem(.named("Kept"))
-            let store = try SyncedStore(client: client, clientID: "phone", queue: .inMemory(), options: testStoreOptions)
+            let store = try SyncedStore(client: client, clientID: "phone", queue: .inMemory(), options: testStoreOptions(transport))
             store.start()
             defer { store.stop() }
             try await waitUntil(store, "the snapshot") { $0.itemsByID[kept.id] != nil && $0.connection == .online }
@@ -102,7 +111,8 @@ struct FeedTests {
         }
     }
 
-    @Test @MainActor func aRestoredBackupLeadsToASnapshotAndTheStoreEqualsTheServer() async throws {
+    @Test(arguments: testedTransports) @MainActor
+    func aRestoredBackupLeadsToASnapshotAndTheStoreEqualsTheServer(over transport: FeedTransport) async throws {
         try await withServer { server in
             let client = try server.client()
             let old = try await client.createItem(.named("In the backup"))
@@ -110,7 +120,7 @@ struct FeedTests {
             try FileManager.default.createDirectory(atPath: (backup as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
             _ = try AppDatabase.open(path: server.databasePath).backup(to: backup)
 
-            let store = try SyncedStore(client: client, clientID: "phone", queue: .inMemory(), options: testStoreOptions)
+            let store = try SyncedStore(client: client, clientID: "phone", queue: .inMemory(), options: testStoreOptions(transport))
             store.start()
             defer { store.stop() }
             let later = try await client.createItem(.named("After the backup"))
@@ -128,6 +138,47 @@ struct FeedTests {
             let next = try await client.createItem(.named("After the restore"))
             try await waitUntil(store, "the next item") { $0.itemsByID[next.id] == next }
             #expect(store.items == [old, next])
+        }
+    }
+
+    /// A token revoked while its feed is open ends the feed with `unauthorized`, whatever the
+    /// transport: an SSE `error` event, a WebSocket's close code 4401, a long-poll's 401.
+    @Test(arguments: testedTransports)
+    func aRevokedTokenEndsTheFeedWithUnauthorized(over transport: FeedTransport) async throws {
+        try await withServer { server in
+            let admin = try server.client(token: server.admin)
+            let token = try await admin.createToken(user: "nina", role: .editor)
+            let nina = try server.client(token: token.token)
+            var feed = nina.feed(from: .now, options: testFeedOptions(transport)).makeAsyncIterator()
+            try await Self.connect(&feed)
+            _ = try await admin.createItem(.named("Seen"))
+            #expect(try await Self.read(&feed, changes: 1).changes.compactMap(\.item?.name) == ["Seen"])
+            try await admin.revokeToken(id: token.id)
+            let error = try await #require(throws: StockroomError.self) {
+                while try await feed.next() != nil {}
+            }
+            #expect(error.status == 401 && error.code == .unauthorized)
+        }
+    }
+
+    /// A server that shuts down closes a WebSocket with 1001 (going away): the feed takes it as a
+    /// drop and reconnects from its cursor once the server is back.
+    @Test func aWebSocketClosedWithGoingAwayReconnects() async throws {
+        try await withServer { server in
+            let client = try server.client()
+            var feed = client.feed(from: .now, options: testFeedOptions(.webSocket)).makeAsyncIterator()
+            try await Self.connect(&feed)
+            _ = try await client.createItem(.named("Before"))
+            _ = try await Self.read(&feed, changes: 1)
+            await server.stop()
+            var drop: (any Error)?
+            while drop == nil, let event = try await feed.next() {
+                if case .disconnected(let error, _) = event { drop = error }
+            }
+            #expect("\(try #require(drop))".contains("ended"), "the 1001 close is the end of the stream: \(String(describing: drop))")
+            try await server.start()
+            let after = try await client.createItem(.named("After"))
+            #expect(try await Self.read(&feed, changes: 1).changes.map(\.item) == [after])
         }
     }
 }

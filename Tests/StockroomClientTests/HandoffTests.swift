@@ -6,15 +6,17 @@ import Testing
 @Suite("SyncedStore against a live server: handoff, optimism, rollback, observation", .timeLimit(.minutes(2)))
 @MainActor
 struct HandoffTests {
-    @Test func twoDevicesHandOffADraftAndTheSaveReachesBoth() async throws {
+    /// The handoff of the `stockroom-handoff` example, over each transport (its `--transport`).
+    @Test(arguments: testedTransports)
+    func twoDevicesHandOffADraftAndTheSaveReachesBoth(over transport: FeedTransport) async throws {
         try await withServer { server in
             let client = try server.client()
             let keyboard = try await client.createItem(.named("Keyboard", quantity: 100))
             let phone = try SyncedStore(
-                client: client, clientID: "phone", queuePath: server.clientFile("phone.sqlite"), options: testStoreOptions)
+                client: client, clientID: "phone", queuePath: server.clientFile("phone.sqlite"), options: testStoreOptions(transport))
             let laptop = try SyncedStore(
                 client: try server.client(token: server.secondEditor), clientID: "laptop", queuePath: server.clientFile("laptop.sqlite"),
-                options: testStoreOptions)
+                options: testStoreOptions(transport))
             phone.start()
             laptop.start()
             defer {

@@ -146,6 +146,23 @@ func withServer<Value>(
 let testFeedOptions = FeedOptions(heartbeatTimeout: .seconds(3), backoff: Backoff(initial: .milliseconds(50), maximum: .milliseconds(500)))
 let testStoreOptions = SyncedStore.Options(feed: testFeedOptions, writeBackoff: Backoff(initial: .milliseconds(50), maximum: .milliseconds(500)))
 
+/// Every transport a feed may take; long-polls wait 5 s here.
+let testedTransports: [FeedTransport] = [.serverSentEvents, .webSocket, .longPoll(wait: .seconds(5))]
+
+/// `testFeedOptions` over `transport`.
+func testFeedOptions(_ transport: FeedTransport) -> FeedOptions {
+    var options = testFeedOptions
+    options.transport = transport
+    return options
+}
+
+/// `testStoreOptions` with its feed over `transport`.
+func testStoreOptions(_ transport: FeedTransport) -> SyncedStore.Options {
+    var options = testStoreOptions
+    options.feed.transport = transport
+    return options
+}
+
 extension Draft {
     static func named(_ name: String, quantity: Int = 1) -> Draft {
         Draft(name: name, color: nil, status: .inStock(quantity: quantity))

@@ -1,0 +1,24 @@
+// The feed as long-polls (`GET /v1/changes?wait=`), one request at a time.
+
+extension FeedRunner {
+    /// Long-polls from the progress's cursor until a poll fails. Each answer's changes go to the
+    /// reader together; an answer's cursor past its last change (entries the caller does not see)
+    /// is where the next poll starts, said as `.progress` under a filter.
+    func followLongPolls(wait: Duration, limit: Int, progress: FeedProgress) async throws {
+        var isOpen = false
+        while !Task.isCancelled {
+            let cursor = progress.state.withLockedValue { $0.cursor }
+            let batch = try await client.changes(
+                from: cursor.map { .after($0) } ?? .beginning, limit: limit, topics: options.topics, filter: options.filter,
+                wait: min(wait, .seconds(60)))
+            if !isOpen {
+                isOpen = true
+                await opened(progress)
+            }
+            var handover = Handover(after: progress)
+            for change in batch.changes { handover.change(change) }
+            handover.moved(to: batch.cursor, tell: options.filter != nil)
+            await handover.deliver(to: buffer, progress)
+        }
+    }
+}
