@@ -84,7 +84,7 @@ extension SyncedStore {
         switch (change.entity, change.operation) {
         case (.item, .upsert):
             if let item = change.item {
-                departed.remove(item.id)
+                if !departed.isEmpty { departed.remove(item.id) }
                 changed = confirm(item)
             }
         case (.item, .delete):
@@ -132,9 +132,10 @@ extension SyncedStore {
     /// Takes the server's item if it is newer than what the store holds; true when it changed.
     @discardableResult
     func confirm(_ item: Item) -> Bool {
-        guard !tombstones.contains(item.id) else { return false }
-        if let known = confirmedItems[item.id], known.version >= item.version { return false }
-        if confirmedItems[item.id] == nil {
+        guard tombstones.isEmpty || !tombstones.contains(item.id) else { return false }
+        if let known = confirmedItems[item.id] {
+            guard known.version < item.version else { return false }
+        } else {
             arrival[item.id] = nextArrival
             nextArrival += 1
         }

@@ -99,7 +99,7 @@ extension SyncedStore {
     /// Item `id` as replayed so far: `overlay`'s when a pending write set it (nil for a delete),
     /// else the server's.
     func shownItem(_ id: ItemID, overlay: [ItemID: Item?]) -> Item? {
-        if let overlaid = overlay[id] { overlaid } else { confirmedItems[id] }
+        if !overlay.isEmpty, let overlaid = overlay[id] { overlaid } else { confirmedItems[id] }
     }
 
     /// A rebase after the server confirmed one of this device's commands (its answer, or the feed's
@@ -124,10 +124,18 @@ extension SyncedStore {
         let shown = Navigation(
             clientID: clientID, state: state, version: confirmedNavigation.version, updatedAt: confirmedNavigation.updatedAt)
         if navigation != shown { navigation = shown }
-        for id in overlaidIDs.union(overlay.keys).union(dirtyIDs) {
+        // Each id overlaid before or now, or changed underneath, once; the common case (one change,
+        // nothing pending) builds no set.
+        for id in dirtyIDs {
             show(id, shownItem(id, overlay: overlay))
         }
-        overlaidIDs = Set(overlay.keys)
+        for id in overlaidIDs where !dirtyIDs.contains(id) {
+            show(id, shownItem(id, overlay: overlay))
+        }
+        for id in overlay.keys where !dirtyIDs.contains(id) && !overlaidIDs.contains(id) {
+            show(id, shownItem(id, overlay: overlay))
+        }
+        if !overlaidIDs.isEmpty || !overlay.isEmpty { overlaidIDs = Set(overlay.keys) }
         dirtyIDs.removeAll(keepingCapacity: true)
     }
 }

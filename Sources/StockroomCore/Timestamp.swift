@@ -45,34 +45,43 @@ public enum Timestamp {
     /// Gregorian reform of 1582 in the Julian calendar).
     static func utcMilliseconds(_ string: String) -> Int64? {
         var string = string
-        return string.withUTF8 { bytes -> Int64? in
-            let count = bytes.count
-            guard count >= 20, count <= 24, bytes[count - 1] == UInt8(ascii: "Z"), bytes[4] == UInt8(ascii: "-"),
-                bytes[7] == UInt8(ascii: "-"), bytes[10] == UInt8(ascii: "T"), bytes[13] == UInt8(ascii: ":"),
-                bytes[16] == UInt8(ascii: ":")
-            else { return nil }
-            func number(_ start: Int, _ length: Int) -> Int64? {
-                var value: Int64 = 0
-                for index in start..<(start + length) {
-                    let digit = bytes[index] &- UInt8(ascii: "0")
-                    guard digit < 10 else { return nil }
-                    value = value * 10 + Int64(digit)
-                }
-                return value
+        return string.withUTF8 { utcMilliseconds(utf8: UnsafeRawBufferPointer($0)) }
+    }
+
+    /// `parse` of a text's UTF-8 bytes; the common form is read without making a `String`.
+    public static func parse(utf8 bytes: UnsafeRawBufferPointer) -> Date? {
+        if let milliseconds = utcMilliseconds(utf8: bytes) { return date(milliseconds: milliseconds) }
+        return parseWithFoundation(String(decoding: bytes, as: UTF8.self))
+    }
+
+    /// `utcMilliseconds` of a text's UTF-8 bytes.
+    static func utcMilliseconds(utf8 bytes: UnsafeRawBufferPointer) -> Int64? {
+        let count = bytes.count
+        guard count >= 20, count <= 24, bytes[count - 1] == UInt8(ascii: "Z"), bytes[4] == UInt8(ascii: "-"),
+            bytes[7] == UInt8(ascii: "-"), bytes[10] == UInt8(ascii: "T"), bytes[13] == UInt8(ascii: ":"),
+            bytes[16] == UInt8(ascii: ":")
+        else { return nil }
+        func number(_ start: Int, _ length: Int) -> Int64? {
+            var value: Int64 = 0
+            for index in start..<(start + length) {
+                let digit = bytes[index] &- UInt8(ascii: "0")
+                guard digit < 10 else { return nil }
+                value = value * 10 + Int64(digit)
             }
-            guard let year = number(0, 4), let month = number(5, 2), let day = number(8, 2), let hour = number(11, 2),
-                let minute = number(14, 2), let second = number(17, 2), year >= 1600, (1...12).contains(month), day >= 1,
-                day <= daysInMonth(year: year, month: month), hour < 24, minute < 60, second < 60
-            else { return nil }
-            var millis: Int64 = 0
-            if count > 20 {
-                // `.` and one to three digits, scaled to milliseconds.
-                guard bytes[19] == UInt8(ascii: "."), count > 21, let fraction = number(20, count - 21) else { return nil }
-                millis = fraction * [100, 10, 1][count - 22]
-            }
-            let days = daysSince1970(year: year, month: month, day: day)
-            return ((days * 24 + hour) * 60 + minute) * 60_000 + second * 1000 + millis
+            return value
         }
+        guard let year = number(0, 4), let month = number(5, 2), let day = number(8, 2), let hour = number(11, 2),
+            let minute = number(14, 2), let second = number(17, 2), year >= 1600, (1...12).contains(month), day >= 1,
+            day <= daysInMonth(year: year, month: month), hour < 24, minute < 60, second < 60
+        else { return nil }
+        var millis: Int64 = 0
+        if count > 20 {
+            // `.` and one to three digits, scaled to milliseconds.
+            guard bytes[19] == UInt8(ascii: "."), count > 21, let fraction = number(20, count - 21) else { return nil }
+            millis = fraction * [100, 10, 1][count - 22]
+        }
+        let days = daysSince1970(year: year, month: month, day: day)
+        return ((days * 24 + hour) * 60 + minute) * 60_000 + second * 1000 + millis
     }
 
     static func daysInMonth(year: Int64, month: Int64) -> Int64 {

@@ -85,7 +85,7 @@ struct FastJSONScanner {
         let complete = object { key, scanner in
             switch key {
             case "seq": return Self.fill(&seq, scanner.integer())
-            case "cursor": return Self.fill(&cursor, scanner.string().flatMap(FeedCursor.init(encoded:)))
+            case "cursor": return Self.fill(&cursor, scanner.cursor())
             case "entity": return Self.fill(&entity, scanner.string().flatMap(ChangeEntity.init(rawValue:)))
             case "op": return Self.fill(&operation, scanner.string().flatMap(ChangeOp.init(rawValue:)))
             case "move": return Self.fill(&move, scanner.literal("null") ? .some(nil) : scanner.string().flatMap(ChangeMove.init(rawValue:)).map { .some($0) })
@@ -140,7 +140,48 @@ struct FastJSONScanner {
 
     /// An RFC 3339 time as the contract writes it (`Timestamp.parse`).
     private mutating func timestamp() -> Date? {
-        string().flatMap(Timestamp.parse)
+        asciiString().flatMap { Timestamp.parse(utf8: $0) }
+    }
+
+    /// A cursor as the server writes it, `c1.<hex epoch>.<seq>` (`FeedCursor(encoded:)`), read from
+    /// the bytes; nil for any other text (a sign, non-ASCII digits), which `FeedCursor(encoded:)`
+    /// then reads after `JSONDecoder`.
+    private mutating func cursor() -> FeedCursor? {
+        guard let bytes = asciiString(), bytes.count >= 6, bytes[0] == UInt8(ascii: "c"), bytes[1] == UInt8(ascii: "1"),
+            bytes[2] == UInt8(ascii: ".")
+        else { return nil }
+        var index = 3
+        while index < bytes.count, bytes[index].isASCIIHexDigit { index += 1 }
+        let epochEnd = index
+        guard epochEnd > 3, index < bytes.count, bytes[index] == UInt8(ascii: "."), index + 1 < bytes.count else { return nil }
+        index += 1
+        var seq: Int64 = 0
+        while index < bytes.count {
+            let digit = bytes[index] &- UInt8(ascii: "0")
+            guard digit < 10 else { return nil }
+            let (times, overflowTimes) = seq.multipliedReportingOverflow(by: 10)
+            let (sum, overflowSum) = times.addingReportingOverflow(Int64(digit))
+            guard !overflowTimes, !overflowSum else { return nil }
+            seq = sum
+            index += 1
+        }
+        return FeedCursor(epoch: String(decoding: UnsafeRawBufferPointer(rebasing: bytes[3..<epochEnd]), as: UTF8.self), seq: seq)
+    }
+
+    /// A string of ASCII without escapes or control characters, as its bytes.
+    private mutating func asciiString() -> UnsafeRawBufferPointer? {
+        guard take(UInt8(ascii: "\"")) else { return nil }
+        let start = index
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "\"") {
+                index += 1
+                return UnsafeRawBufferPointer(rebasing: bytes[start..<(index - 1)])
+            }
+            guard byte >= 0x20, byte < 0x80, byte != UInt8(ascii: "\\") else { return nil }
+            index += 1
+        }
+        return nil
     }
 
     private mutating func color() -> Color? {
@@ -306,5 +347,12 @@ struct FastJSONScanner {
             default: return
             }
         }
+    }
+}
+
+extension UInt8 {
+    fileprivate var isASCIIHexDigit: Bool {
+        (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(self) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(self)
+            || (UInt8(ascii: "A")...UInt8(ascii: "F")).contains(self)
     }
 }

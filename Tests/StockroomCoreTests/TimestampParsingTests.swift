@@ -31,6 +31,8 @@ struct TimestampParsingTests {
     ])
     func everyTextReadsAsFoundationReadsIt(text: String) {
         #expect(Timestamp.parse(text) == Timestamp.parseWithFoundation(text))
+        // Its bytes read as the text does.
+        #expect(Array(text.utf8).withUnsafeBytes { Timestamp.parse(utf8: $0) } == Timestamp.parse(text))
     }
 
     @Test func theContractsFormIsReadByHand() {

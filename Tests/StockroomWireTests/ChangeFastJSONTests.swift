@@ -115,6 +115,10 @@ struct ChangeFastJSONTests {
         (#"{"# + head + #","seq":2,"value":"# + item + "," + origin + #","at":"2026-11-28T20:17:05.931Z"}"#, false),  // a repeated key
         (#"{"# + head + #","value":"# + item + "," + origin + #","at":"2026-11-28T20:17:05.931Z"} x"#, false),  // trailing bytes
         (#"{"# + head + #","value":"# + item + "," + origin + #","at":"2026-13-28T20:17:05.931Z"}"#, false),  // month 13
+        (#"{"# + head.replacingOccurrences(of: "c1.ab.1", with: "c1.0AbF.007") + #","value":null,"# + origin + #","at":"2026-11-28T20:17:05.931Z"}"#, true),
+        (#"{"# + head.replacingOccurrences(of: "c1.ab.1", with: "c1.ab.+1") + #","value":null,"# + origin + #","at":"2026-11-28T20:17:05.931Z"}"#, false),
+        (#"{"# + head.replacingOccurrences(of: "c1.ab.1", with: "c1..1") + #","value":null,"# + origin + #","at":"2026-11-28T20:17:05.931Z"}"#, false),
+        (#"{"# + head.replacingOccurrences(of: "c1.ab.1", with: "c1.ab.99999999999999999999") + #","value":null,"# + origin + #","at":"2026-11-28T20:17:05.931Z"}"#, false),
         (#"{"# + head.replacingOccurrences(of: "c1.ab.1", with: "c2.ab.1") + #","value":null,"# + origin + #","at":"2026-11-28T20:17:05.931Z"}"#, false),
         (#"{"# + head.replacingOccurrences(of: "\"item\"", with: "\"navigation\"") + #","value":null,"# + origin + #","at":"2026-11-28T20:17:05.931Z"}"#, false),
         (#"{"# + head.replacingOccurrences(of: "upsert", with: "merge") + #","value":null,"# + origin + #","at":"2026-11-28T20:17:05.931Z"}"#, false),
