@@ -8,13 +8,14 @@ import Testing
 @Suite("The SDK under an item filter, against a live server", .timeLimit(.minutes(2)))
 @MainActor
 struct FilteredStoreTests {
-    @Test func aStoreFollowsItsFilterThroughMovesAndChangesItWithoutARefetch() async throws {
+    @Test(arguments: testedTransports)
+    func aStoreFollowsItsFilterThroughMovesAndChangesItWithoutARefetch(over transport: FeedTransport) async throws {
         try await withServer { server in
             let client = try server.client()
             let a = try await client.createItem(.named("Cable", quantity: 1))
             let b = try await client.createItem(.named("Lamp", quantity: 4))
             let c = try await client.createItem(.named("Mug", quantity: 8))
-            var options = testStoreOptions
+            var options = testStoreOptions(transport)
             options.feed.filter = try ItemFilter(parsing: "quantity <= 5")
             let store = try SyncedStore(client: client, clientID: "phone", queue: .inMemory(), options: options)
             store.start()
@@ -42,10 +43,11 @@ struct FilteredStoreTests {
         }
     }
 
-    @Test func aFilteredFeedSaysWhereItIsWhileTheFilterHidesEverything() async throws {
+    @Test(arguments: testedTransports)
+    func aFilteredFeedSaysWhereItIsWhileTheFilterHidesEverything(over transport: FeedTransport) async throws {
         try await withServer { server in
             let client = try server.client()
-            var options = testFeedOptions
+            var options = testFeedOptions(transport)
             options.filter = try ItemFilter(parsing: #"name = "nothing""#)
             var events = client.feed(from: .snapshot, options: options).makeAsyncIterator()
             guard case .snapshot(let snapshot)? = try await events.next() else {
