@@ -118,16 +118,7 @@ struct DraftFastJSONTests {
         let alphabet = Array(#"{}[]":,. -0123456789eEtruefalsn\"#.utf8) + [0x00, 0x0A, 0xC3, 0xFF]
         var taken = 0
         for _ in 0..<20_000 {
-            var text = Array(Self.text(of: Self.randomDraft(using: &generator), using: &generator).utf8)
-            for _ in 0..<Int.random(in: 1...3, using: &generator) {
-                let index = Int.random(in: 0..<text.count, using: &generator)
-                switch Int.random(in: 0..<3, using: &generator) {
-                case 0: text[index] = alphabet.randomElement(using: &generator)!
-                case 1: text.remove(at: index)
-                default: text.insert(alphabet.randomElement(using: &generator)!, at: index)
-                }
-                if text.isEmpty { break }
-            }
+            let text = damaged(Array(Self.text(of: Self.randomDraft(using: &generator), using: &generator).utf8), alphabet: alphabet, using: &generator)
             guard let fast = Self.fast(text) else { continue }
             taken += 1
             #expect(Self.slow(text) == fast, "\(String(decoding: text, as: UTF8.self))")
