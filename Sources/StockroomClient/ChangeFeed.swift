@@ -43,16 +43,21 @@ public struct ChangeFeed: AsyncSequence, Sendable {
         }
 
         /// Reads the next event on the caller's actor: an event already handed over is read
-        /// without a suspension.
+        /// without a suspension, except that every 256th lets the actor's other work run (a
+        /// catch-up read on the main actor does not hold it for a whole hand-over).
         public mutating func next(isolation actor: isolated (any Actor)?) async throws -> FeedEvent? {
             while taken == handedOver.count {
                 guard let events = try await base.next() else { return nil }
                 handedOver = events
                 taken = 0
             }
+            if taken > 0, taken.isMultiple(of: Self.eventsBetweenYields) { await Task.yield() }
             defer { taken += 1 }
             return handedOver[taken]
         }
+
+        /// How many events of a hand-over are read before the reader's actor is let go once.
+        static let eventsBetweenYields = 256
     }
 }
 

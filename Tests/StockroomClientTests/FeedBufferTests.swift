@@ -82,6 +82,22 @@ struct FeedBufferTests {
         #expect(try await cancelled.value == nil)
     }
 
+    @Test("a reader on the main actor lets its other work run during a long hand-over") @MainActor
+    func yieldsDuringALongHandOver() async throws {
+        let buffer = FeedBuffer(limit: 10_000)
+        await buffer.send((1...1_000).map(Self.progress))
+        buffer.finish()
+        var iterator = ChangeFeed.Iterator(base: buffer, owner: TaskOwner(Task {}))
+        let marks = MainActorMarks()
+        // The first event takes the whole hand-over (the one suspension that may leave the actor).
+        _ = try await iterator.next(isolation: #isolation)
+        marks.read = 1
+        Task { @MainActor in marks.otherWorkRanAt = marks.read }
+        while try await iterator.next(isolation: #isolation) != nil { marks.read += 1 }
+        #expect(marks.read == 1_000)
+        #expect(try #require(marks.otherWorkRanAt) < 1_000, "the other work waited for the whole hand-over")
+    }
+
     @Test("a writer waiting on a full buffer returns when its task is cancelled")
     func cancelledWriter() async throws {
         let buffer = FeedBuffer(limit: 1)
@@ -91,6 +107,13 @@ struct FeedBufferTests {
         await writer.value
         #expect(Self.seqs(try #require(try await buffer.next())) == [1])
     }
+}
+
+/// What a main-actor test reads and another main-actor task writes.
+@MainActor
+final class MainActorMarks {
+    var read = 0
+    var otherWorkRanAt: Int?
 }
 
 /// A count shared between tasks.
