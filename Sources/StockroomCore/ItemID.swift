@@ -10,25 +10,29 @@ public struct ItemID: Hashable, Sendable, Comparable, CustomStringConvertible {
 
     /// Parses a UUID string (`8-4-4-4-12` hex digits) in any case; nil when it is not a UUID.
     public init?(_ string: String) {
+        var string = string
+        guard let id = string.withUTF8({ ItemID(utf8: UnsafeRawBufferPointer($0)) }) else { return nil }
+        self = id
+    }
+
+    /// Parses a UUID from its text's UTF-8 bytes, as `init?(_:)` parses the text.
+    public init?(utf8: UnsafeRawBufferPointer) {
         // By hand: Foundation's `UUID(uuidString:)` runs `sscanf`, which is costly here (every
         // stored id is parsed once per read).
         var bytes: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        var string = string
-        let parsed = string.withUTF8 { utf8 -> Bool in
-            guard utf8.count == 36 else { return false }
-            return withUnsafeMutableBytes(of: &bytes) { out -> Bool in
-                var index = 0
-                for position in 0..<16 {
-                    if index == 8 || index == 13 || index == 18 || index == 23 {
-                        guard utf8[index] == UInt8(ascii: "-") else { return false }
-                        index += 1
-                    }
-                    guard let high = Self.hexValue(utf8[index]), let low = Self.hexValue(utf8[index + 1]) else { return false }
-                    out[position] = high << 4 | low
-                    index += 2
+        guard utf8.count == 36 else { return nil }
+        let parsed = withUnsafeMutableBytes(of: &bytes) { out -> Bool in
+            var index = 0
+            for position in 0..<16 {
+                if index == 8 || index == 13 || index == 18 || index == 23 {
+                    guard utf8[index] == UInt8(ascii: "-") else { return false }
+                    index += 1
                 }
-                return true
+                guard let high = Self.hexValue(utf8[index]), let low = Self.hexValue(utf8[index + 1]) else { return false }
+                out[position] = high << 4 | low
+                index += 2
             }
+            return true
         }
         guard parsed else { return nil }
         self.uuid = UUID(uuid: bytes)

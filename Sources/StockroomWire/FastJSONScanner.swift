@@ -110,7 +110,7 @@ struct FastJSONScanner {
         var updatedAt: Date?
         let complete = object { key, scanner in
             switch key {
-            case "id": return Self.fill(&id, scanner.string().flatMap(ItemID.init))
+            case "id": return Self.fill(&id, scanner.asciiString().flatMap { ItemID(utf8: $0) })
             case "name": return Self.fill(&name, scanner.string())
             case "color": return Self.fill(&color, scanner.literal("null") ? .some(nil) : scanner.color().map { .some($0) })
             case "status": return Self.fill(&status, scanner.status())
@@ -229,7 +229,7 @@ struct FastJSONScanner {
     }
 
     /// `{"<name>": value}`: that one member, read by `value`; nil for anything else.
-    private mutating func single<Value>(_ name: String, _ value: (inout FastJSONScanner) -> Value?) -> Value? {
+    private mutating func single<Value>(_ name: StaticString, _ value: (inout FastJSONScanner) -> Value?) -> Value? {
         var result: Value?
         let complete = object { key, scanner in
             guard key == name, result == nil else { return false }
@@ -246,11 +246,12 @@ struct FastJSONScanner {
     }
 
     /// `{ "key": value, … }`, each value read by `member` (false: give up). An empty object is fine.
-    private mutating func object(_ member: (String, inout FastJSONScanner) -> Bool) -> Bool {
+    private mutating func object(_ member: (Key, inout FastJSONScanner) -> Bool) -> Bool {
         guard take(UInt8(ascii: "{")) else { return false }
         if take(UInt8(ascii: "}")) { return true }
         while true {
-            guard let key = string(), take(UInt8(ascii: ":")) else { return false }
+            // A key this reader knows is ASCII; any other is left to JSONDecoder with the rest.
+            guard let key = asciiString().map(Key.init), take(UInt8(ascii: ":")) else { return false }
             skipSpace()
             guard member(key, &self) else { return false }
             if take(UInt8(ascii: ",")) { continue }
@@ -355,4 +356,19 @@ extension UInt8 {
         (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(self) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(self)
             || (UInt8(ascii: "A")...UInt8(ascii: "F")).contains(self)
     }
+}
+
+/// A member's key: its bytes in the text, matched against the names a reader knows without
+/// making a `String` of it.
+private struct Key {
+    let bytes: UnsafeRawBufferPointer
+
+    static func == (key: Key, name: StaticString) -> Bool {
+        let count = name.utf8CodeUnitCount
+        guard key.bytes.count == count else { return false }
+        for index in 0..<count where key.bytes[index] != name.utf8Start[index] { return false }
+        return true
+    }
+
+    static func ~= (name: StaticString, key: Key) -> Bool { key == name }
 }
