@@ -30,28 +30,29 @@ extension FeedRunner {
                     progress.state.withLockedValue { $0.lastActivity = .now }
                     // What the chunk completes goes to the reader in one hand-over.
                     var handover = Handover(after: progress)
-                    var failure: (any Error)?
-                    events: for output in parser.feed(chunk.readableBytesView) {
-                        guard case .event(_, let name, let data) = output else { continue }
-                        switch name {
-                        case "change":
-                            do {
-                                handover.change(try Self.decodeChange(data, decoder: decoder))
-                            } catch {
-                                failure = TransportError("a change does not decode", underlying: error)
-                                break events
+                    do {
+                        try parser.feed(chunk.readableBytesView) { event in
+                            switch event.name {
+                            case "change":
+                                do {
+                                    handover.change(try Self.decodeChange(event.data, decoder: decoder))
+                                } catch {
+                                    throw TransportError("a change does not decode", underlying: error)
+                                }
+                            case "progress":
+                                if let cursor = Self.progressCursor(String(decoding: event.data, as: UTF8.self)) { handover.moved(to: cursor) }
+                            case "error":
+                                throw StockroomError(status: 0, body: Data(event.data), retryAfter: nil).withStatusFromCode()
+                            default:
+                                break
                             }
-                        case "progress":
-                            if let cursor = Self.progressCursor(data) { handover.moved(to: cursor) }
-                        case "error":
-                            failure = StockroomError(status: 0, body: Data(data.utf8), retryAfter: nil).withStatusFromCode()
-                            break events
-                        default:
-                            continue
                         }
+                    } catch {
+                        // What came before the failure is delivered first.
+                        await handover.deliver(to: buffer, progress)
+                        throw error
                     }
                     await handover.deliver(to: buffer, progress)
-                    if let failure { throw failure }
                 }
             }
             group.addTask {

@@ -59,10 +59,15 @@ struct FeedRunner: Sendable {
 
     /// A change event's data: read straight from its bytes when it has the common shape
     /// (`Change(fastJSON:)`), by `decoder` otherwise.
-    static func decodeChange(_ data: String, decoder: JSONDecoder) throws -> Change {
-        var data = data
-        if let change = data.withUTF8({ Change(fastJSON: UnsafeRawBufferPointer($0)) }) { return change }
-        return try decoder.decode(Change.self, from: Data(data.utf8))
+    static func decodeChange(_ data: UnsafeRawBufferPointer, decoder: JSONDecoder) throws -> Change {
+        if let change = Change(fastJSON: data) { return change }
+        return try decoder.decode(Change.self, from: Data(data))
+    }
+
+    /// `decodeChange` of a text (a WebSocket's message).
+    static func decodeChange(_ text: String, decoder: JSONDecoder) throws -> Change {
+        var text = text
+        return try text.withUTF8 { try decodeChange(UnsafeRawBufferPointer($0), decoder: decoder) }
     }
 
     /// The cursor of a progress message, `{"cursor": "…"}` (SSE's `progress` event's data), or

@@ -2,7 +2,8 @@
 /// LF, CRLF or CR; a blank line ends an event; `:` starts a comment; `data` lines join with LF.
 ///
 /// It reads a chunk in place: a line that ends inside the chunk is taken from it without a copy,
-/// and only a line split across chunks is gathered in `line`.
+/// only a line split across chunks is gathered in `line`, and an event's data is gathered in a
+/// buffer it reuses, handed over as bytes (`feed(_:_:)`) without a `String` made of it.
 struct SSEParser: Sendable {
     /// One dispatched event, or a comment line.
     enum Output: Equatable, Sendable {
@@ -10,24 +11,49 @@ struct SSEParser: Sendable {
         case comment(String)
     }
 
+    /// One dispatched event, valid during the call it is handed to: its name (`message` when it
+    /// has none), and its `id` and `data` as bytes.
+    struct Event {
+        var name: String
+        var id: UnsafeRawBufferPointer?
+        var data: UnsafeRawBufferPointer
+    }
+
     /// The start of a line the last chunk did not end.
     private var line: [UInt8] = []
     private var lastWasCR = false
-    private var id: String?
+    private var id: [UInt8] = []
+    private var hasID = false
     private var name: String?
-    private var data: String?
+    private var data: [UInt8] = []
+    private var hasData = false
 
     /// Feeds bytes; returns what they complete.
     mutating func feed(_ bytes: some Sequence<UInt8>) -> [Output] {
         var outputs: [Output] = []
-        let contiguous = bytes.withContiguousStorageIfAvailable { feed($0, into: &outputs) }
-        if contiguous == nil {
-            Array(bytes).withUnsafeBufferPointer { feed($0, into: &outputs) }
+        feed(bytes) { event in
+            outputs.append(
+                .event(
+                    id: event.id.map { String(decoding: $0, as: UTF8.self) }, name: event.name, data: String(decoding: event.data, as: UTF8.self)))
+        } comment: { text in
+            outputs.append(.comment(text))
         }
         return outputs
     }
 
-    private mutating func feed(_ bytes: UnsafeBufferPointer<UInt8>, into outputs: inout [Output]) {
+    /// Feeds bytes; hands each event they complete to `event`, and each comment to `comment`.
+    mutating func feed(
+        _ bytes: some Sequence<UInt8>, _ event: (Event) throws -> Void, comment: (String) -> Void = { _ in }
+    ) rethrows {
+        let contiguous = try bytes.withContiguousStorageIfAvailable { try feed($0, event, comment) }
+        if contiguous == nil {
+            try Array(bytes).withUnsafeBufferPointer { try feed($0, event, comment) }
+        }
+    }
+
+    private mutating func feed(
+        _ bytes: UnsafeBufferPointer<UInt8>, _ event: (Event) throws -> Void, _ comment: (String) -> Void
+    ) rethrows {
         let lf = UInt8(ascii: "\n")
         let cr = UInt8(ascii: "\r")
         var index = 0
@@ -44,12 +70,12 @@ struct SSEParser: Sendable {
             }
             let rest = UnsafeBufferPointer(rebasing: bytes[start..<index])
             if line.isEmpty {
-                endLine(rest, into: &outputs)
+                try endLine(rest, event, comment)
             } else {
                 line.append(contentsOf: rest)
                 let whole = line
                 line.removeAll(keepingCapacity: true)
-                whole.withUnsafeBufferPointer { endLine($0, into: &outputs) }
+                try whole.withUnsafeBufferPointer { try endLine($0, event, comment) }
             }
             index += 1
             if byte == cr {
@@ -64,38 +90,47 @@ struct SSEParser: Sendable {
         line.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start...]))
     }
 
-    private mutating func endLine(_ line: UnsafeBufferPointer<UInt8>, into outputs: inout [Output]) {
+    private mutating func endLine(
+        _ line: UnsafeBufferPointer<UInt8>, _ event: (Event) throws -> Void, _ comment: (String) -> Void
+    ) rethrows {
         guard let first = line.first else {
-            if let data {
-                outputs.append(.event(id: id, name: name ?? "message", data: data))
+            defer {
+                name = nil
+                id.removeAll(keepingCapacity: true)
+                hasID = false
+                data.removeAll(keepingCapacity: true)
+                hasData = false
             }
-            name = nil
-            data = nil
-            id = nil
+            guard hasData else { return }
+            let name = self.name ?? "message"
+            let hasID = self.hasID
+            try data.withUnsafeBytes { data in
+                try id.withUnsafeBytes { id in try event(Event(name: name, id: hasID ? id : nil, data: data)) }
+            }
             return
         }
         if first == UInt8(ascii: ":") {
-            outputs.append(.comment(Self.text(UnsafeBufferPointer(rebasing: line[1...]), droppingOneSpace: true)))
+            comment(String(decoding: Self.value(UnsafeBufferPointer(rebasing: line[1...])), as: UTF8.self))
             return
         }
         let colon = line.firstIndex(of: UInt8(ascii: ":")) ?? line.endIndex
         let field = UnsafeBufferPointer(rebasing: line[..<colon])
-        let value = colon < line.endIndex ? UnsafeBufferPointer(rebasing: line[(colon + 1)...]) : UnsafeBufferPointer(rebasing: line[colon...])
+        let value = Self.value(colon < line.endIndex ? UnsafeBufferPointer(rebasing: line[(colon + 1)...]) : UnsafeBufferPointer(rebasing: line[colon...]))
         if field.elementsEqual("data".utf8) {
-            let text = Self.text(value, droppingOneSpace: true)
-            data = data.map { $0 + "\n" + text } ?? text
+            if hasData { data.append(UInt8(ascii: "\n")) }
+            data.append(contentsOf: value)
+            hasData = true
         } else if field.elementsEqual("id".utf8) {
-            id = Self.text(value, droppingOneSpace: true)
+            id.removeAll(keepingCapacity: true)
+            id.append(contentsOf: value)
+            hasID = true
         } else if field.elementsEqual("event".utf8) {
-            name = Self.text(value, droppingOneSpace: true)
+            name = String(decoding: value, as: UTF8.self)
         }
     }
 
-    /// The bytes as text, without one leading space when asked.
-    private static func text(_ bytes: UnsafeBufferPointer<UInt8>, droppingOneSpace: Bool) -> String {
-        if droppingOneSpace, bytes.first == UInt8(ascii: " ") {
-            return String(decoding: UnsafeBufferPointer(rebasing: bytes[1...]), as: UTF8.self)
-        }
-        return String(decoding: bytes, as: UTF8.self)
+    /// A field's value: the bytes after its colon, without one leading space.
+    private static func value(_ bytes: UnsafeBufferPointer<UInt8>) -> UnsafeBufferPointer<UInt8> {
+        bytes.first == UInt8(ascii: " ") ? UnsafeBufferPointer(rebasing: bytes[1...]) : bytes
     }
 }
