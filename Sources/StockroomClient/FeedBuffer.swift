@@ -29,7 +29,8 @@ final class FeedBuffer: Sendable {
         guard !events.isEmpty else { return }
         let (reader, taken, mustWait): (CheckedContinuation<[FeedEvent]?, any Error>?, [FeedEvent], Bool) = state.withLockedValue { state in
             guard state.end == nil else { return (nil, [], false) }
-            state.events += events
+            // Into an empty buffer the array itself moves: its events are not copied one by one.
+            if state.events.isEmpty { state.events = events } else { state.events += events }
             guard let reader = state.reader else { return (nil, [], state.events.count >= limit) }
             state.reader = nil
             defer { state.events = [] }
