@@ -5,12 +5,16 @@ extension FeedRunner {
     /// reader together; an answer's cursor past its last change (entries the caller does not see)
     /// is where the next poll starts, said as `.progress` under a filter.
     func followLongPolls(wait: Duration, limit: Int, progress: FeedProgress) async throws {
+        // What the contract takes (a wait of 0-60 s, 1-1,000 changes), and a wait the client's
+        // request timeout leaves room for.
+        let wait = max(.zero, min(wait, .seconds(60), client.requestTimeout - .seconds(5)))
+        let limit = min(max(limit, 1), 1_000)
         var isOpen = false
         while !Task.isCancelled {
             let cursor = progress.state.withLockedValue { $0.cursor }
             let batch = try await client.changes(
                 from: cursor.map { .after($0) } ?? .beginning, limit: limit, topics: options.topics, filter: options.filter,
-                wait: min(wait, .seconds(60)))
+                wait: wait)
             if !isOpen {
                 isOpen = true
                 await opened(progress)

@@ -11,8 +11,9 @@ public enum FeedTransport: Hashable, Sendable {
     /// pong by the next one drops the connection.
     case webSocket
     /// Long-polls (`GET /v1/changes?wait=`): one request at a time, each answered as soon as a
-    /// change is there, or after `wait` (at most 60 s) with none, with up to `limit` changes (at
-    /// most 1,000). For networks that cut long responses. A long-poll does not mark its device
+    /// change is there, or after `wait` with none, with up to `limit` changes. The wait is taken
+    /// as at most 60 s and 5 s under the client's ``StockroomClient/requestTimeout``, the limit
+    /// as 1 to 1,000. For networks that cut long responses. A long-poll does not mark its device
     /// online (``FeedOptions/clientID``): only a stream or a WebSocket does.
     case longPoll(wait: Duration = .seconds(20), limit: Int = 1_000)
 }
