@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import StockroomCore
+import StockroomStorage
 import StockroomWire
 import Testing
 
@@ -146,6 +147,29 @@ struct SSEChunkTests {
         let hex = String(body.readableBytes, radix: 16)
         #expect(String(buffer: chunk) == hex + "\r\n" + String(buffer: body) + "\r\n")
         #expect(SSEFrames.frame(ofChunk: chunk) == body)
+    }
+
+    /// A catch-up page is one chunk holding every change's frame in order, whether a live stream
+    /// shared the frame already or not; a live commit's few changes are their shared chunks.
+    @Test func aLargePageIsOneChunkOfItsFramesAndASmallOneItsSharedChunks() {
+        let frames = SSEFrames(epoch: "e1")
+        let entries = (1...20).map { seq in
+            ChangeEntry(
+                seq: Int64(seq), entity: .item, op: .upsert, id: "item-\(seq)", owner: nil, valueJSON: #"{"n":\#(seq)}"#,
+                originClientID: nil, originIdempotencyKey: nil, at: 1_700_000_000_000 + Int64(seq), epoch: "e1")
+        }
+        let expected = entries.map { String(buffer: SSEFrames.encode($0, epoch: "e1")) }
+        let shared = entries[4..<9].map(frames.chunk)
+
+        let page = frames.chunks(entries)
+        #expect(page.count == 1)
+        #expect(String(buffer: SSEFrames.frame(ofChunk: page[0])) == expected.joined())
+        #expect(String(buffer: page[0]).hasPrefix(String(expected.joined().utf8.count, radix: 16) + "\r\n"))
+
+        let small = frames.chunks(Array(entries[4..<(4 + SSEFrames.sharedChunksUpTo)]))
+        #expect(small.count == SSEFrames.sharedChunksUpTo)
+        #expect(Array(small.prefix(5)) == shared)
+        #expect(small.map { String(buffer: SSEFrames.frame(ofChunk: $0)) } == Array(expected[4..<(4 + SSEFrames.sharedChunksUpTo)]))
     }
 }
 

@@ -97,7 +97,7 @@ final class ParkedSSEStream: Sendable {
                 // the revocation's generation does, so it is never delivered.
                 guard try await token.isLive() else { return try await end(with: FeedController.revoked) }
                 if let last = page.changes.last {
-                    try await send(page.changes.map(frames.chunk))
+                    try await send(frames.chunks(page.changes))
                     announced.withLock { $0 = last.seq }
                     FeedController.sent(page.changes.count, transport: .sse)
                 }

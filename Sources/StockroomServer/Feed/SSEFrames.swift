@@ -32,23 +32,58 @@ final class SSEFrames: Sendable {
     func chunk(_ entry: ChangeEntry) -> ByteBuffer {
         // A move is one filter's view of the entry, not the entry every stream shares.
         if entry.move != nil { return Self.chunk(of: Self.encode(entry, epoch: epoch)) }
-        let index = Int(entry.seq % Int64(Self.capacity))
-        if let chunk = slots.withLock({ $0[index].seq == entry.seq ? $0[index].chunk : nil }) { return chunk }
+        if let chunk = sharedChunk(entry) { return chunk }
         let chunk = Self.chunk(of: Self.encode(entry, epoch: epoch))
-        slots.withLock { $0[index] = Slot(seq: entry.seq, chunk: chunk) }
+        slots.withLock { $0[Int(entry.seq % Int64(Self.capacity))] = Slot(seq: entry.seq, chunk: chunk) }
         return chunk
     }
 
+    /// Pages of more changes than this go as one chunk (`chunks(_:)`); smaller ones as their
+    /// shared chunks.
+    static let sharedChunksUpTo = 8
+
+    /// What a page of changes is written as: a small page (a live commit, which every stream
+    /// writes) as each change's shared chunk; a larger one (a reader catching up) as one chunk, so
+    /// that the stream's pipeline and its client handle the page once, not once per change. A
+    /// large page copies the frames already shared and encodes the others without keeping them:
+    /// a catch-up through old entries does not push the live ones out of the shared slots.
+    func chunks(_ entries: [ChangeEntry]) -> [ByteBuffer] {
+        guard entries.count > Self.sharedChunksUpTo else { return entries.map(chunk) }
+        var body = ByteBuffer()
+        body.reserveCapacity(entries.reduce(0) { $0 + $1.json.utf8.count + 100 })
+        for entry in entries {
+            if let shared = sharedChunk(entry) {
+                var frame = Self.frame(ofChunk: shared)
+                body.writeBuffer(&frame)
+            } else {
+                Self.encode(entry, epoch: epoch, into: &body)
+            }
+        }
+        return [Self.chunk(of: body)]
+    }
+
+    /// The change's chunk when a stream has already shared it.
+    private func sharedChunk(_ entry: ChangeEntry) -> ByteBuffer? {
+        guard entry.move == nil else { return nil }
+        let index = Int(entry.seq % Int64(Self.capacity))
+        return slots.withLock { $0[index].seq == entry.seq ? $0[index].chunk : nil }
+    }
+
     static func encode(_ entry: ChangeEntry, epoch: String) -> ByteBuffer {
-        let cursor = FeedCursor(epoch: epoch, seq: entry.seq).encoded
         var buffer = ByteBuffer()
-        buffer.reserveCapacity(cursor.utf8.count + entry.json.utf8.count + 32)
+        encode(entry, epoch: epoch, into: &buffer)
+        return buffer
+    }
+
+    /// Writes the change's frame at the end of `buffer`.
+    static func encode(_ entry: ChangeEntry, epoch: String, into buffer: inout ByteBuffer) {
+        let cursor = FeedCursor(epoch: epoch, seq: entry.seq).encoded
+        buffer.reserveCapacity(minimumWritableBytes: cursor.utf8.count + entry.json.utf8.count + 32)
         buffer.writeStaticString("id: ")
         buffer.writeString(cursor)
         buffer.writeStaticString("\nevent: change\ndata: ")
         buffer.writeString(entry.json)
         buffer.writeStaticString("\n\n")
-        return buffer
     }
 
     /// `event: progress`: a filtered stream's cursor moved past changes its filter hides.
