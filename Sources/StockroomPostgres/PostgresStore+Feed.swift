@@ -71,10 +71,15 @@ extension PostgresStore {
     /// Hands entries this daemon committed to the hub. The hub takes only what continues its head:
     /// when entries before these are missing (a transaction that committed just before this one,
     /// here or on another daemon, not yet published), everything past the head is read from the
-    /// table instead (those transactions took the head before this one, so they are visible).
+    /// table instead (those transactions took the head before this one, so they are visible), or,
+    /// with no subscriber here to read them, memory restarts at these entries.
     func publish(_ entries: [ChangeEntry]) async {
         if hub.committed(entries) { return }
-        await catchUp()
+        if hub.isIdle {
+            hub.committed(tail: entries)
+        } else {
+            await catchUp()
+        }
     }
 
     @discardableResult

@@ -82,7 +82,7 @@ extension PostgresStore {
                 }
                 epochChanged(to: epoch)
                 hub.observeTokenGeneration(generation)
-                if head > hub.head { await catchUp() }
+                await follow(to: head)
             } catch {
                 // PostgreSQL is unreachable: the next round tries again.
             }
@@ -94,10 +94,23 @@ extension PostgresStore {
         let parts = payload.split(separator: " ", maxSplits: 1)
         guard parts.count == 2 else { return }
         switch (parts[0], Int64(parts[1])) {
-        case ("h", let head?) where head > hub.head: await catchUp()
+        case ("h", let head?): await follow(to: head)
         case ("t", let generation?): hub.observeTokenGeneration(generation)
         case ("e", _): epochChanged(to: String(parts[1]))
         default: break
+        }
+    }
+
+    /// Brings the hub to `head`, which a transaction committed with everything before it. With no
+    /// subscriber on this daemon the hub only moves its head (`ChangeHub.skipped(to:)`): nothing
+    /// here would read the entries, and a daemon behind a load balancer that serves no feed then
+    /// costs PostgreSQL no read per commit of the others. A subscriber that arrives reads from the log.
+    func follow(to head: Int64) async {
+        guard head > hub.head else { return }
+        if hub.isIdle {
+            hub.skipped(to: head)
+        } else {
+            await catchUp()
         }
     }
 

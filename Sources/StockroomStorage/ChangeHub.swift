@@ -123,6 +123,27 @@ public final class ChangeHub: Sendable {
         for subscriber in woken { subscriber.notify() }
     }
 
+    /// Whether no subscription is open: nothing here reads the entries a commit brings, so a
+    /// process that follows a shared log may move the head without reading them (`skipped(to:)`).
+    package var isIdle: Bool { state.withLock { $0.subscribers.isEmpty && $0.filtered.isEmpty } }
+
+    /// Moves the head to `seq`, a position committed with everything before it, without its
+    /// entries: memory restarts empty there (what came before is read from the log), and every
+    /// subscriber, one that subscribed since `isIdle` said none had, is woken to read it.
+    package func skipped(to seq: Int64) {
+        let woken = state.withLock { state -> [FeedSubscription] in
+            guard seq > state.head else { return [] }
+            state.recent = []
+            state.head = seq
+            guard !state.holding else {
+                state.held.append(contentsOf: state.all)
+                return []
+            }
+            return state.all
+        }
+        for subscriber in woken { subscriber.notify() }
+    }
+
     /// Runs `body` (a group commit: apply, commit, answer each writer) with the wake-ups of its
     /// commit held back until it returns. Each woken subscriber costs its transport a task switch
     /// and a socket write; held, they queue behind the writers' answers instead of ahead of them,

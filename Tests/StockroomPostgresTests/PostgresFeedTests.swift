@@ -37,6 +37,9 @@ struct PostgresFeedTests {
         try await withDaemons(2, pollInterval: .seconds(60)) { daemons, url in
             let (a, b) = (daemons[0], daemons[1])
             try await eventually("both daemons listen") { a.isListening && b.isListening }
+            // A subscriber on b: b reads every commit into memory (an idle daemon only moves its head).
+            let subscription = b.hub.subscribe(FeedFilter(user: "erin", topics: [.item]))
+            defer { subscription.cancel() }
             _ = try await a.createItem(id: nil, draft: Self.draft, origin: Self.erin, idempotency: nil)
             try await eventually("b has seq 1") { b.hub.head == 1 }
             // Every listener's backend goes; writes land while they reconnect.
@@ -53,6 +56,45 @@ struct PostgresFeedTests {
             try await eventually("b listens again") { b.isListening }
             _ = try await a.createItem(id: nil, draft: Self.draft, origin: Self.erin, idempotency: nil)
             try await eventually("b has seq 7 from the new listener") { b.hub.head == 7 }
+        }
+    }
+
+    /// A daemon with no subscriber follows the others' commits by their head alone, reading no
+    /// entry; a subscriber that arrives, while writes go on, reads every change once, in order.
+    @Test(.timeLimit(.minutes(2)))
+    func anIdleDaemonMovesItsHeadWithoutReadingAndASubscriberThatArrivesMissesNothing() async throws {
+        try await withDaemons(2, pollInterval: .seconds(60)) { daemons, _ in
+            let (a, b) = (daemons[0], daemons[1])
+            try await eventually("both daemons listen") { a.isListening && b.isListening }
+            let filter = FeedFilter(user: "erin", topics: [.item])
+            for _ in 0..<5 { _ = try await a.createItem(id: nil, draft: Self.draft, origin: Self.erin, idempotency: nil) }
+            try await eventually("b's head follows a's commits") { b.hub.head == 5 }
+            // Nothing was read into b's memory: the changes come from the table.
+            #expect(b.hub.recentChanges(after: 0, filter: filter, limit: 100) == nil)
+            // b's own commit after a gap (a's sixth, which b may not have heard of): its head takes it.
+            _ = try await a.createItem(id: nil, draft: Self.draft, origin: Self.erin, idempotency: nil)
+            _ = try await b.createItem(id: nil, draft: Self.draft, origin: Self.erin, idempotency: nil)
+            #expect(b.hub.head == 7)
+            #expect(try await b.readChanges(after: 5, filter: filter, limit: 100).changes.map(\.seq) == [6, 7])
+
+            // A subscriber arrives while a writes on: from then on b reads every commit, and the
+            // subscriber, reading past its cursor, sees 1...head once each.
+            let writer = Task {
+                for _ in 0..<40 { _ = try await a.createItem(id: nil, draft: Self.draft, origin: Self.erin, idempotency: nil) }
+            }
+            let subscription = b.hub.subscribe(filter)
+            defer { subscription.cancel() }
+            var seen: [Int64] = []
+            while seen.count < 47 {
+                let page = try await b.readChanges(after: seen.last ?? 0, filter: filter, limit: 10)
+                seen += page.changes.map(\.seq)
+                if page.changes.isEmpty { _ = await subscription.wait(timeout: .seconds(10)) }
+            }
+            try await writer.value
+            #expect(seen == Array(1...47))
+            try await eventually("b reads commits into memory again") {
+                b.hub.recentChanges(after: 46, filter: filter, limit: 10)?.changes.map(\.seq) == [47]
+            }
         }
     }
 
