@@ -7,6 +7,24 @@ import StockroomStorage
 /// them by name on each connection): item reads and writes, navigation reads and saves, and the
 /// feed's page. The head step is `PostgresWrite.AppendLog`.
 enum Statements {
+    /// BEGIN, prepared (`PostgresStore.transaction`).
+    struct Begin: PostgresPreparedStatement {
+        static let name = "stockroom_begin"
+        static let sql = "BEGIN"
+        typealias Row = PostgresRow
+        func makeBindings() -> PostgresBindings { PostgresBindings() }
+        func decodeRow(_ row: PostgresRow) throws -> PostgresRow { row }
+    }
+
+    /// COMMIT, prepared (`PostgresStore.transaction`).
+    struct Commit: PostgresPreparedStatement {
+        static let name = "stockroom_commit"
+        static let sql = "COMMIT"
+        typealias Row = PostgresRow
+        func makeBindings() -> PostgresBindings { PostgresBindings() }
+        func decodeRow(_ row: PostgresRow) throws -> PostgresRow { row }
+    }
+
     /// A live item by id.
     struct ItemByID: PostgresPreparedStatement {
         static let name = "stockroom_item_by_id"

@@ -9,11 +9,17 @@ extension PostgresStore {
     /// then rolled it back, and a ROLLBACK sent on such a connection can wait for ever (seen with a
     /// backend terminated mid-statement, through postgres-nio's `withTransaction`). A COMMIT that
     /// fails leaves the outcome unknown: `unavailable`, never a claim either way.
+    /// `begin`: nil for a plain BEGIN. BEGIN and COMMIT are prepared statements (`Statements.Begin`,
+    /// `Statements.Commit`), as a batch's others are: PostgreSQL parses neither for each batch.
     static func transaction<Value>(
-        on connection: PostgresConnection, begin: PostgresQuery = "BEGIN", logger: Logger,
+        on connection: PostgresConnection, begin: PostgresQuery? = nil, logger: Logger,
         _ body: (PostgresConnection) async throws -> Value
     ) async throws -> Value {
-        try await connection.query(begin, logger: logger)
+        if let begin {
+            try await connection.query(begin, logger: logger)
+        } else {
+            _ = try await connection.rows(Statements.Begin(), logger: logger)
+        }
         let value: Value
         do {
             value = try await body(connection)
@@ -24,7 +30,7 @@ extension PostgresStore {
             throw error
         }
         do {
-            try await connection.query("COMMIT", logger: logger)
+            _ = try await connection.rows(Statements.Commit(), logger: logger)
         } catch {
             throw StoreError.unavailable(
                 "the commit's outcome is unknown (PostgreSQL: \(Self.describe(error))); a retry with the same Idempotency-Key is safe")
