@@ -143,6 +143,8 @@ protocol PostgresQueuedWrite: AnyObject, Sendable {
     var plan: WritePlan? { get }
     /// Runs in a batch of its own (an import: many rows, rolled back whole).
     var alone: Bool { get }
+    /// The request's idempotency key, claimed with the batch's others ahead (`PostgresWrite.claimAhead`).
+    var idempotencyKey: IdempotencyKey? { get }
     /// Runs the body inside the batch's transaction (in its own savepoint); throws to roll it back.
     func run(_ write: PostgresWrite) async throws
     /// Completes the value once the batch's entries are numbered: `head` is the log's head after
@@ -163,18 +165,21 @@ final class PostgresJob<Value: Sendable>: PostgresQueuedWrite, @unchecked Sendab
     private(set) var runs = 0
     let plan: WritePlan?
     let alone: Bool
+    let idempotencyKey: IdempotencyKey?
     private let answer = Mutex<(result: Result<Value, any Error>?, waiter: CheckedContinuation<Value, any Error>?)>((nil, nil))
 
     init(
         body: @escaping @Sendable (PostgresWrite) async throws -> Value,
         finish: @escaping @Sendable (Value, Int64, PostgresWrite) async throws -> Value,
         plan: WritePlan? = nil,
-        alone: Bool = false
+        alone: Bool = false,
+        idempotencyKey: IdempotencyKey? = nil
     ) {
         self.body = body
         self.finisher = finish
         self.plan = plan
         self.alone = alone
+        self.idempotencyKey = idempotencyKey
     }
 
     func run(_ write: PostgresWrite) async throws {

@@ -16,6 +16,78 @@ enum Statements {
         func decodeRow(_ row: PostgresRow) throws -> PostgresRow { row }
     }
 
+    /// Several idempotency keys' advisory locks tried at once (`PostgresWrite.claimAhead`): each
+    /// name's position (from 1) and whether its lock was taken.
+    struct ClaimKeys: PostgresPreparedStatement {
+        static let name = "stockroom_claim_keys"
+        static let sql = """
+            SELECT k.position, pg_try_advisory_xact_lock(hashtextextended(k.name, 0))
+            FROM unnest($1::text[]) WITH ORDINALITY AS k(name, position)
+            """
+        typealias Row = (position: Int, claimed: Bool)
+        var names: [String]
+        func makeBindings() -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 1)
+            bindings.append(names)
+            return bindings
+        }
+        func decodeRow(_ row: PostgresRow) throws -> Row {
+            let (position, claimed) = try row.decode((Int64, Bool).self)
+            return (Int(position), claimed)
+        }
+    }
+
+    /// The stored answers of several idempotency keys (`PostgresWrite.claimAhead`): a row for each
+    /// key that has one, with the key's position (from 1). Each key is looked up by the primary key
+    /// on its own (the LIMIT keeps the subquery from becoming a join): as a join, a plan made while
+    /// the table was small (each connection keeps its first generic plan) scanned all of it.
+    struct RecordsByKey: PostgresPreparedStatement {
+        static let name = "stockroom_records_by_key"
+        static let sql = """
+            SELECT k.position, r.fingerprint, r.response
+            FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS k(user_id, scope, key, position)
+            CROSS JOIN LATERAL (
+                SELECT fingerprint, response FROM idempotency_records i
+                WHERE i.user_id = k.user_id AND i.scope = k.scope AND i.key = k.key LIMIT 1
+            ) r
+            """
+        typealias Row = (position: Int, fingerprint: String, response: StoredResponse)
+        var keys: [IdempotencyKey]
+        func makeBindings() -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 3)
+            bindings.append(keys.map(\.user.rawValue))
+            bindings.append(keys.map(\.scope.rawValue))
+            bindings.append(keys.map(\.key))
+            return bindings
+        }
+        func decodeRow(_ row: PostgresRow) throws -> Row {
+            let (position, fingerprint, response) = try row.decode((Int64, String, ByteBuffer).self)
+            return (Int(position), fingerprint, StoredResponse(bytes: Array(response.readableBytesView)))
+        }
+    }
+
+    /// Several decided requests' stored answers (`PostgresWrite.flushRecords`).
+    struct InsertRecords: PostgresPreparedStatement {
+        static let name = "stockroom_insert_records"
+        static let sql = """
+            INSERT INTO idempotency_records (user_id, scope, key, fingerprint, response, created_at)
+            SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bytea[], $6::bigint[])
+            """
+        typealias Row = PostgresRow
+        var records: [PostgresWrite.PendingRecord]
+        func makeBindings() -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 6)
+            bindings.append(records.map(\.key.user.rawValue))
+            bindings.append(records.map(\.key.scope.rawValue))
+            bindings.append(records.map(\.key.key))
+            bindings.append(records.map(\.fingerprint))
+            bindings.append(records.map { ByteBuffer(bytes: $0.response.bytes) })
+            bindings.append(records.map(\.at))
+            return bindings
+        }
+        func decodeRow(_ row: PostgresRow) throws -> PostgresRow { row }
+    }
+
     /// COMMIT, prepared (`PostgresStore.transaction`).
     struct Commit: PostgresPreparedStatement {
         static let name = "stockroom_commit"
@@ -432,6 +504,7 @@ extension PostgresConnection {
 extension PostgresWrite {
     /// Runs a prepared statement in this transaction and reads all its rows.
     func rows<Statement: PostgresPreparedStatement>(_ statement: Statement) async throws -> [Statement.Row] {
-        try await connection.rows(statement, logger: logger)
+        try await openSavepoint()
+        return try await connection.rows(statement, logger: logger)
     }
 }

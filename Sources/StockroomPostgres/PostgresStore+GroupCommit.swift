@@ -24,10 +24,11 @@ extension PostgresStore {
     func write<Value: Sendable>(
         plan: WritePlan? = nil,
         alone: Bool = false,
+        idempotencyKey: IdempotencyKey? = nil,
         _ body: @escaping @Sendable (PostgresWrite) async throws -> Value,
         finish: @escaping @Sendable (Value, Int64, PostgresWrite) async throws -> Value
     ) async throws -> Value {
-        let job = PostgresJob(body: body, finish: finish, plan: plan, alone: alone)
+        let job = PostgresJob(body: body, finish: finish, plan: plan, alone: alone, idempotencyKey: idempotencyKey)
         if committer.enqueue(job) {
             await committer.drainOnce { batch in await self.apply(batch) }
         }
@@ -130,9 +131,22 @@ extension PostgresStore {
     /// then the others in their order: any order of a batch's writes is an order they could have
     /// come in, and the log records the one they ran in. When two or more are commands of
     /// different devices, the devices' rows and the items they look up are read ahead
-    /// (`PostgresWrite.readAhead`). A failure here runs the batch again with savepoints, where
-    /// nothing is done ahead.
+    /// (`PostgresWrite.readAhead`). When two or more carry an idempotency key, their keys are
+    /// claimed and their stored answers read first (`PostgresWrite.claimAhead`), and a keyed item
+    /// write is planned only when it claimed its key and has no stored answer: a replay, or a
+    /// request still running elsewhere, writes nothing. A failure here runs the batch again with
+    /// savepoints, where nothing is done ahead.
     private func answeringAhead(_ batch: [any PostgresQueuedWrite], _ write: PostgresWrite) async throws -> [any PostgresQueuedWrite] {
+        var fresh = Set<ObjectIdentifier>()
+        let keyed = batch.filter { $0.idempotencyKey != nil }
+        if keyed.count > 1 {
+            do {
+                fresh = try await write.claimAhead(keyed)
+            } catch {
+                if write.connection.isClosed || Self.isConnectionGone(error) { throw error }
+                throw OneWriteFailed()
+            }
+        }
         var updates: [(write: ObjectIdentifier, update: PlannedUpdate)] = []
         var inserts: [(write: ObjectIdentifier, insert: PlannedInsert)] = []
         var commands: [(command: Command, clientID: ClientID)] = []
@@ -141,12 +155,13 @@ extension PostgresStore {
         var items = Set<ItemID>()
         var clients = Set<ClientID>()
         for job in batch {
+            let writesAhead = job.idempotencyKey == nil || fresh.contains(ObjectIdentifier(job))
             switch job.plan {
-            case .update(let plan)? where items.insert(plan.id).inserted:
+            case .update(let plan)? where writesAhead && items.insert(plan.id).inserted:
                 updates.append((ObjectIdentifier(job), plan))
                 first.append(job)
                 continue
-            case .insert(let plan)? where items.insert(plan.id).inserted:
+            case .insert(let plan)? where writesAhead && items.insert(plan.id).inserted:
                 inserts.append((ObjectIdentifier(job), plan))
                 first.append(job)
                 continue
@@ -187,6 +202,7 @@ extension PostgresStore {
         for (job, entries) in applied {
             try await job.finish(write, head: before + Int64(entries))
         }
+        try await write.flushRecords()
         outcome.applied = applied.map(\.write)
         outcome.entries = write.appended
         outcome.beyondMemory = write.dropped > 0

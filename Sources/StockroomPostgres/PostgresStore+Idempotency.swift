@@ -22,7 +22,7 @@ extension PostgresStore {
         guard let idempotency else {
             return .fresh(try await write(plan: plan, alone: alone, body) { value, head, _ in position?(value, head) ?? value })
         }
-        let outcome = try await write(plan: plan, alone: alone) { write in
+        let outcome = try await write(plan: plan, alone: alone, idempotencyKey: idempotency.key) { write in
             try await WriteRules.idempotent(write, idempotency) { try await body(write) }
         } finish: { step, head, write in
             guard case .succeeded(let value) = step else { return step }

@@ -125,12 +125,12 @@ extension PostgresStore {
         let body: @Sendable (PostgresWrite) async throws -> Item = { write in
             try await WriteRules.updateItem(write, id: id, draft: draft, precondition: precondition, origin: origin)
         }
-        // Without a key the body's first step is the update: planned, several such writes of a
-        // batch share one statement. With one, a replay must not write, so nothing runs ahead.
-        guard idempotency == nil, let plan = PlannedUpdate(id: id, draft: draft, precondition: precondition) else {
+        // The body's first step is the update: planned, several such writes of a batch share one
+        // statement. A keyed one only once its key is claimed with no stored answer (`answeringAhead`).
+        guard let plan = PlannedUpdate(id: id, draft: draft, precondition: precondition) else {
             return try await perform(idempotency, body)
         }
-        return .fresh(try await write(plan: .update(plan), body))
+        return try await perform(idempotency, plan: .update(plan), body)
     }
 
     @discardableResult

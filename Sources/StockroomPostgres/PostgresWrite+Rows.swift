@@ -123,10 +123,12 @@ extension PostgresWrite: WriteRows {
     /// same batch would take it again: the batch's own keys are refused here.
     func claim(_ key: IdempotencyKey) async throws -> Bool {
         guard claimedKeys.insert(key).inserted else { return false }
+        if let claimed = claimsAhead.removeValue(forKey: key) { return claimed }
         return try await query("SELECT pg_try_advisory_xact_lock(hashtextextended(\(Self.lockName(key)), 0))").first?.decode(Bool.self) ?? false
     }
 
     func storedResponse(_ key: IdempotencyKey) async throws -> (fingerprint: String, response: StoredResponse)? {
+        if let ahead = recordsAhead.removeValue(forKey: key) { return ahead }
         guard
             let record = try await query(
                 """
@@ -139,31 +141,85 @@ extension PostgresWrite: WriteRows {
         return (fingerprint, StoredResponse(bytes: Array(response.readableBytesView)))
     }
 
+    /// Kept with the batch's others, inserted in one statement once its entries are numbered
+    /// (`flushRecords`), in the same transaction. The key is claimed: no other request can store it.
     func recordResponse(_ key: IdempotencyKey, fingerprint: String, response: StoredResponse, at: Int64) async throws {
-        try await query(
-            """
-            INSERT INTO idempotency_records (user_id, scope, key, fingerprint, response, created_at)
-            VALUES (\(key.user.rawValue), \(key.scope.rawValue), \(key.key), \(fingerprint), \(ByteBuffer(bytes: response.bytes)), \(at))
-            """)
+        pendingRecords.append(PendingRecord(key: key, fingerprint: fingerprint, response: response, at: at))
     }
 
-    /// The body's entries are discarded with its rows when it is rolled back.
+    /// Inserts the stored answers kept by `recordResponse` (`Statements.InsertRecords`).
+    func flushRecords() async throws {
+        guard !pendingRecords.isEmpty else { return }
+        let records = pendingRecords
+        pendingRecords = []
+        _ = try await rows(Statements.InsertRecords(records: records))
+    }
+
+    /// The body's entries are discarded with its rows when it is rolled back. The SAVEPOINT is
+    /// sent with the body's first statement (`openSavepoint`): a body whose reads and writes were
+    /// all answered ahead (a keyed PUT of a batch) sends none, and has nothing to roll back.
     func savepoint<T>(_ body: () async throws -> T) async throws -> T {
         try await flushSaves()
         savepointDepth += 1
-        defer { savepointDepth -= 1 }
         let mark = self.mark
-        try await query("SAVEPOINT request")
+        savepointPending = true
+        defer {
+            savepointDepth -= 1
+            savepointPending = false
+        }
         do {
             let value = try await body()
-            try await query("RELEASE SAVEPOINT request")
+            if savepointPending {
+                savepointPending = false
+            } else {
+                try await query("RELEASE SAVEPOINT request")
+            }
             return value
         } catch where WriteRules.isDecided(error) {
-            try await query("ROLLBACK TO SAVEPOINT request")
-            try await query("RELEASE SAVEPOINT request")
+            if savepointPending {
+                savepointPending = false
+            } else {
+                try await query("ROLLBACK TO SAVEPOINT request")
+                try await query("RELEASE SAVEPOINT request")
+            }
             discard(from: mark)
             throw error
         }
+    }
+
+    /// Sends the SAVEPOINT of `savepoint` before the body's first statement.
+    func openSavepoint() async throws {
+        guard savepointPending else { return }
+        savepointPending = false
+        try await connection.query("SAVEPOINT request", logger: logger)
+    }
+
+    /// Claims the keys of several keyed writes of a batch in one statement, then reads the stored
+    /// answers of the keys it took in another: after the locks, so that a request that held one
+    /// has committed its answer by then (each statement reads what was committed before it began).
+    /// `claim` and `storedResponse` answer from them. A key that comes twice is claimed for its
+    /// first write only (the second's `claim` is false, as without this). Returns the writes that
+    /// took their key and have no stored answer: those whose item write may run ahead.
+    func claimAhead(_ writes: [any PostgresQueuedWrite]) async throws -> Set<ObjectIdentifier> {
+        var keys: [IdempotencyKey] = []
+        var firstWrite: [IdempotencyKey: ObjectIdentifier] = [:]
+        for write in writes {
+            guard let key = write.idempotencyKey, firstWrite[key] == nil else { continue }
+            firstWrite[key] = ObjectIdentifier(write)
+            keys.append(key)
+        }
+        var taken: [IdempotencyKey] = []
+        for row in try await rows(Statements.ClaimKeys(names: keys.map(Self.lockName))) {
+            let key = keys[row.position - 1]
+            claimsAhead[key] = row.claimed
+            if row.claimed { taken.append(key) }
+        }
+        guard !taken.isEmpty else { return [] }
+        for key in taken { recordsAhead.updateValue(nil, forKey: key) }
+        for row in try await rows(Statements.RecordsByKey(keys: taken)) {
+            recordsAhead[taken[row.position - 1]] = (row.fingerprint, row.response)
+        }
+        return Set(taken.compactMap { key in recordsAhead[key]! == nil ? firstWrite[key] : nil })
     }
 
     /// The advisory lock of a key: its user, scope and key, which `hashtextextended` turns into the

@@ -30,6 +30,11 @@ final class PostgresWrite {
     private var pending: [Pending] = []
     /// The idempotency keys the transaction's writes claimed (`claim`).
     var claimedKeys: Set<IdempotencyKey> = []
+    /// Keys claimed ahead for a batch's keyed writes (`claimAhead`): whether each was taken, until
+    /// its write claims it.
+    var claimsAhead: [IdempotencyKey: Bool] = [:]
+    /// The stored answers read ahead for the keys claimed ahead (nil: none), until each write asks.
+    var recordsAhead: [IdempotencyKey: (fingerprint: String, response: StoredResponse)?] = [:]
     /// The entries numbered and inserted, for the store to publish after the commit.
     private(set) var appended: [ChangeEntry] = []
     /// The head after this transaction's entries, once they are numbered.
@@ -53,6 +58,18 @@ final class PostgresWrite {
     var deferredSaves: [DeferredSave] = []
     /// How many savepoints of a write (`savepoint`) are open: inside one, nothing is deferred.
     var savepointDepth = 0
+    /// A savepoint begun whose SAVEPOINT is not sent yet (`openSavepoint`).
+    var savepointPending = false
+    /// Stored answers not inserted yet (`recordResponse`, `flushRecords`).
+    var pendingRecords: [PendingRecord] = []
+
+    /// A decided request's answer to store with its key.
+    struct PendingRecord {
+        var key: IdempotencyKey
+        var fingerprint: String
+        var response: StoredResponse
+        var at: Int64
+    }
 
     init(connection: PostgresConnection, logger: Logger, epoch: String) {
         self.connection = connection
@@ -64,6 +81,7 @@ final class PostgresWrite {
     @discardableResult
     func query(_ query: PostgresQuery) async throws -> [PostgresRow] {
         try await flushSaves()
+        try await openSavepoint()
         return try await connection.query(query, logger: logger).collect()
     }
 
@@ -84,6 +102,7 @@ final class PostgresWrite {
     func discard(from mark: Mark) {
         // Entries numbered early (`appendEarly`) may have been let go already.
         pending.removeSubrange(min(mark.pending, pending.count)...)
+        pendingRecords.removeSubrange(min(mark.records, pendingRecords.count)...)
         let kept = mark.appended - dropped
         if kept >= 0 {
             appended.removeSubrange(min(kept, appended.count)...)
@@ -104,6 +123,8 @@ final class PostgresWrite {
         var head: Int64?
         var firstSeq: Int64?
         var claimedKeys: Set<IdempotencyKey>
+        /// Stored answers kept, not inserted yet.
+        var records: Int
     }
 
     /// How many entries the transaction has appended so far, numbered or not.
@@ -111,7 +132,9 @@ final class PostgresWrite {
 
     /// Where a savepoint starts, for `discard`.
     var mark: Mark {
-        Mark(pending: pending.count, appended: dropped + appended.count, head: head, firstSeq: firstSeq, claimedKeys: claimedKeys)
+        Mark(
+            pending: pending.count, appended: dropped + appended.count, head: head, firstSeq: firstSeq, claimedKeys: claimedKeys,
+            records: pendingRecords.count)
     }
 
     /// Entries pending beyond this are numbered and inserted at once (`appendEarly`).
@@ -146,6 +169,7 @@ final class PostgresWrite {
             guard let seq = try rows.first?.decode(Int64.self) else { throw PostgresStoreError.schema("the database has no log_head row") }
             return seq
         }
+        try await openSavepoint()
         var last: Int64?
         for try await seq in try await connection.execute(AppendLog(pending), logger: logger) { last = seq }
         guard let last else { throw PostgresStoreError.schema("the database has no log_head row") }

@@ -163,6 +163,84 @@ struct PostgresGroupCommitTests {
         }
     }
 
+    /// PUTs with idempotency keys queued together: their keys are claimed and their stored answers
+    /// read in one statement each (`PostgresWrite.claimAhead`); the fresh ones' updates run ahead
+    /// in one statement, a replay writes nothing, and a refusal is stored for its key. Each key's
+    /// answer replays afterwards as the batch decided it.
+    @Test(.timeLimit(.minutes(2)))
+    func keyedPutsOfOneBatchClaimTheirKeysAheadAndApplyOnce() async throws {
+        try await withDaemons(1) { stores, _ in
+            let store = stores[0]
+            var created: [Item] = []
+            for n in 0..<6 { created.append(try await store.createItem(id: nil, draft: Self.draft(n), origin: Self.erin, idempotency: nil).value) }
+            let items = created
+            @Sendable func request(_ key: String) -> IdempotentRequest<Item> {
+                IdempotentRequest(key: IdempotencyKey(user: "erin", scope: .items, key: key), fingerprint: "PUT \(key)") { result in
+                    switch result {
+                    case .success(let item): StoredResponse(bytes: Array("ok \(item.version)".utf8))
+                    case .failure(let error): StoredResponse(bytes: Array("refused \(error)".utf8))
+                    }
+                }
+            }
+            @Sendable func put(_ index: Int, _ key: String, quantity: Int, precondition: VersionPrecondition? = nil) async throws -> Replayable<Item> {
+                try await store.updateItem(
+                    items[index].id, draft: Self.draft(quantity), precondition: precondition, origin: Self.erin, idempotency: request(key))
+            }
+            // A request decided before the batch, sent again in it.
+            _ = try await put(5, "done", quantity: 50)
+            let head = try await store.resolve(.now)
+            let release = Gate()
+            let holder = try await Self.hold(store, until: release)
+            let before = store.committer.statistics
+            let outcomes = try await withThrowingTaskGroup(of: (Int, String).self) { group in
+                for index in 0..<4 {
+                    group.addTask { (index, try await put(index, "key-\(index)", quantity: 100 + index).value.status == .inStock(quantity: 100 + index) ? "applied" : "wrong") }
+                }
+                group.addTask {
+                    guard case .replayed(let stored) = try await put(5, "done", quantity: 50) else { return (4, "fresh") }
+                    return (4, String(decoding: stored.bytes, as: UTF8.self))
+                }
+                group.addTask {
+                    do {
+                        _ = try await put(4, "key-4", quantity: 104, precondition: .oneOf([7]))
+                        return (5, "applied")
+                    } catch {
+                        return (5, "refused")
+                    }
+                }
+                try await eventually("every write is queued") { store.committer.pendingCount >= 6 }
+                release.open()
+                return try await group.reduce(into: [Int: String]()) { $0[$1.0] = $1.1 }
+            }
+            try await holder.value
+            let after = store.committer.statistics
+            #expect(after.batches == before.batches + 1)
+            #expect(after.runAgainWithSavepoints == before.runAgainWithSavepoints)
+            // The four fresh PUTs and the refused one were planned; the replay was not.
+            #expect(after.itemWritesAhead == before.itemWritesAhead + 5)
+            #expect(outcomes == [0: "applied", 1: "applied", 2: "applied", 3: "applied", 4: "ok 2", 5: "refused"])
+            let page = try await store.readChanges(after: head, filter: FeedFilter(user: "erin", topics: [.item]), limit: 100)
+            #expect(Set(page.changes.map(\.id)) == Set(items[0..<4].map(\.id.description)))
+            #expect(page.changes.count == 4)
+            #expect(try await store.item(items[4].id)?.version == 1)
+            #expect(try await store.item(items[5].id)?.version == 2)
+            // Each key replays what the batch decided.
+            for index in 0..<4 {
+                guard case .replayed(let stored) = try await put(index, "key-\(index)", quantity: 100 + index) else {
+                    Issue.record("key-\(index) ran again")
+                    continue
+                }
+                #expect(String(decoding: stored.bytes, as: UTF8.self) == "ok 2")
+            }
+            guard case .replayed(let refusal) = try await put(4, "key-4", quantity: 104, precondition: .oneOf([7])) else {
+                Issue.record("key-4 ran again")
+                return
+            }
+            #expect(String(decoding: refusal.bytes, as: UTF8.self).hasPrefix("refused "))
+            #expect(try await store.resolve(.now) == head + 4)
+        }
+    }
+
     /// POSTs without an idempotency key queued together: their inserts run ahead in one statement
     /// (`PlannedInsert`); one naming an id that exists is refused alone when the batch runs again.
     @Test(.timeLimit(.minutes(2)))
