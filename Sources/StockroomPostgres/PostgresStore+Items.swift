@@ -103,13 +103,14 @@ extension PostgresStore {
     public func createItem(id: ItemID?, draft: Draft, origin: Origin, idempotency: IdempotentRequest<Item>? = nil) async throws
         -> Replayable<Item>
     {
-        // The id is chosen here, so that a create without a key is planned (`PlannedInsert`) with it.
+        // The id is chosen here, so that the create is planned (`PlannedInsert`) with it; a keyed
+        // one only once its key is claimed with no stored answer (`answeringAhead`).
         let id = id ?? .random()
         let body: @Sendable (PostgresWrite) async throws -> Item = { write in
             try await WriteRules.createItem(write, id: id, draft: draft, origin: origin)
         }
-        guard idempotency == nil, let plan = PlannedInsert(id: id, draft: draft) else { return try await perform(idempotency, body) }
-        return .fresh(try await write(plan: .insert(plan), body))
+        guard let plan = PlannedInsert(id: id, draft: draft) else { return try await perform(idempotency, body) }
+        return try await perform(idempotency, plan: .insert(plan), body)
     }
 
     public func createItems(_ items: [BatchItem], origin: Origin, idempotency: IdempotentRequest<[ItemCreation]>? = nil) async throws

@@ -241,6 +241,48 @@ struct PostgresGroupCommitTests {
         }
     }
 
+    /// POSTs with idempotency keys queued together: the fresh ones insert in one statement; a
+    /// replay of a create decided before inserts nothing and answers the first item.
+    @Test(.timeLimit(.minutes(2)))
+    func keyedPostsOfOneBatchInsertAheadAndAReplayInsertsNothing() async throws {
+        try await withDaemons(1) { stores, _ in
+            let store = stores[0]
+            @Sendable func request(_ key: String) -> IdempotentRequest<Item> {
+                IdempotentRequest(key: IdempotencyKey(user: "erin", scope: .items, key: key), fingerprint: "POST \(key)") { result in
+                    guard case .success(let item) = result else { return nil }
+                    return StoredResponse(bytes: Array(item.id.description.utf8))
+                }
+            }
+            let first = try await store.createItem(id: nil, draft: Self.draft(0), origin: Self.erin, idempotency: request("first")).value
+            let head = try await store.resolve(.now)
+            let release = Gate()
+            let holder = try await Self.hold(store, until: release)
+            let before = store.committer.statistics
+            let answers = try await withThrowingTaskGroup(of: (Int, String).self) { group in
+                for index in 0..<3 {
+                    group.addTask {
+                        (index, try await store.createItem(id: nil, draft: Self.draft(10 + index), origin: Self.erin, idempotency: request("new-\(index)")).value.name)
+                    }
+                }
+                group.addTask {
+                    guard case .replayed(let stored) = try await store.createItem(id: nil, draft: Self.draft(0), origin: Self.erin, idempotency: request("first"))
+                    else { return (3, "fresh") }
+                    return (3, String(decoding: stored.bytes, as: UTF8.self))
+                }
+                try await eventually("every write is queued") { store.committer.pendingCount >= 4 }
+                release.open()
+                return try await group.reduce(into: [Int: String]()) { $0[$1.0] = $1.1 }
+            }
+            try await holder.value
+            let after = store.committer.statistics
+            #expect(after.batches == before.batches + 1)
+            #expect(after.runAgainWithSavepoints == before.runAgainWithSavepoints)
+            #expect(after.itemWritesAhead == before.itemWritesAhead + 3)
+            #expect(answers == [0: "Item 10", 1: "Item 11", 2: "Item 12", 3: first.id.description])
+            #expect(try await store.resolve(.now) == head + 3)
+        }
+    }
+
     /// POSTs without an idempotency key queued together: their inserts run ahead in one statement
     /// (`PlannedInsert`); one naming an id that exists is refused alone when the batch runs again.
     @Test(.timeLimit(.minutes(2)))
