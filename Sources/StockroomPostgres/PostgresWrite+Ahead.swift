@@ -15,7 +15,8 @@ enum WritePlan: Sendable {
 }
 
 /// The item update a write's body asks for first (`WriteRows.updateLiveItem`), known before it
-/// runs: a `PUT /v1/items/{id}` without an idempotency key, whose draft is valid. Several of them
+/// runs: a `PUT /v1/items/{id}` whose draft is valid (with an idempotency key, once the key is
+/// claimed with no stored answer: `PostgresWrite.claimAhead`). Several of them
 /// in one batch are run by one statement (`Statements.UpdateItemsByID`) before their bodies, which
 /// then take their answer from the write (`PostgresWrite.answeredAhead`) instead of a statement
 /// each. The body still decides everything: the update it asks for is the one planned, and when it
@@ -47,7 +48,7 @@ struct PlannedUpdate: Sendable {
 }
 
 /// The item insert a write's body asks for first (`WriteRows.insertItem`), known before it runs: a
-/// `POST /v1/items` without an idempotency key whose draft is valid, its id chosen before (a fresh
+/// `POST /v1/items` whose draft is valid (a keyed one as a keyed `PlannedUpdate`), its id chosen before (a fresh
 /// random one when the request names none). Several of them in one batch are run by one statement
 /// (`Statements.InsertItems`) before their bodies, as `PlannedUpdate`s are.
 struct PlannedInsert: Sendable {
