@@ -8,11 +8,14 @@
 #
 #   bash Benchmarks/postgres/puts.sh BINARY [BINARY ...]
 #
-# Settings: ROUNDS=3, CONNECTIONS=33, DURATION=10, ITEMS=1000. Needs wrk, curl and python3; runs
+# KEYED=1: every PUT with a fresh Idempotency-Key (keyed_put.lua), as the SDK sends its writes.
+#
+# Settings: ROUNDS=3, CONNECTIONS=33, DURATION=10, ITEMS=1000, KEYED=0. Needs wrk, curl and python3; runs
 # PostgreSQL (its defaults: fsync and synchronous_commit on) as the postgres user when root.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 LUA="$ROOT/../shared/bench-compare/wrk_bench.lua"
+[ "${KEYED:-0}" = "1" ] && LUA="$ROOT/Benchmarks/postgres/keyed_put.lua"
 ROUNDS=${ROUNDS:-3} CONNECTIONS=${CONNECTIONS:-33} DURATION=${DURATION:-10} ITEMS=${ITEMS:-1000}
 PER=$((CONNECTIONS / 3))
 PG=/usr/lib/postgresql/15/bin
@@ -82,7 +85,7 @@ LOG_LEVEL=warning "$FIRST" serve --http-port "${PORTS[0]}" --db-path "$SQLITE" >
 ready "${PORTS[0]}"
 seed "${PORTS[0]}" "$STOKEN" "$WORK/sqlite-lines.txt"
 stop_daemons
-echo "PUT /v1/items/{id}, $CONNECTIONS connections, ${DURATION}s, $ITEMS items"
+echo "PUT /v1/items/{id}, $CONNECTIONS connections, ${DURATION}s, $ITEMS items$([ "${KEYED:-0}" = "1" ] && echo ", each with a fresh Idempotency-Key")"
 for r in $(seq 1 "$ROUNDS"); do
     for bin in "$@"; do
         for port in "${PORTS[@]}"; do
