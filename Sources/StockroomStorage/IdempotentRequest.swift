@@ -8,11 +8,23 @@ public struct IdempotentRequest<Value: Sendable>: Sendable {
     public var fingerprint: String
     /// Renders an outcome as the response to store, or nil for outcomes that are not stored.
     public var render: @Sendable (Result<Value, any Error>) -> StoredResponse?
+    /// The request's fingerprint as an earlier release computed it, compared with a stored answer's
+    /// when the current one differs (an answer stored before an upgrade).
+    public var legacyFingerprint: (@Sendable () -> String)?
 
     /// Creates an idempotent request.
-    public init(key: IdempotencyKey, fingerprint: String, render: @escaping @Sendable (Result<Value, any Error>) -> StoredResponse?) {
+    public init(
+        key: IdempotencyKey, fingerprint: String, legacyFingerprint: (@Sendable () -> String)? = nil,
+        render: @escaping @Sendable (Result<Value, any Error>) -> StoredResponse?
+    ) {
         self.key = key
         self.fingerprint = fingerprint
+        self.legacyFingerprint = legacyFingerprint
         self.render = render
+    }
+
+    /// Whether a stored answer's fingerprint is this request's.
+    public func matches(_ stored: String) -> Bool {
+        stored == fingerprint || legacyFingerprint.map { stored == $0() } == true
     }
 }

@@ -56,6 +56,29 @@ struct IdempotencyContractTests {
         }
     }
 
+    /// An answer stored under a fingerprint an earlier release computed replays for a request whose
+    /// legacy fingerprint is that one; any other is still `idempotencyKeyReused`.
+    @Test(arguments: StorageBackend.all)
+    func anAnswerStoredUnderALegacyFingerprintReplays(backend: StorageBackend) async throws {
+        try await withStorage(backend) { storage in
+            let origin = Origin(user: "erin", clientID: nil, idempotencyKey: "k1")
+            let key = IdempotencyKey(user: "erin", scope: .items, key: "k1")
+            let first = try await storage.createItem(
+                id: nil, draft: Sample.keyboard, origin: origin, idempotency: itemRequest(user: "erin", key: "k1", fingerprint: "old form"))
+            let item = try #require(first.fresh)
+            let upgraded = IdempotentRequest<Item>(key: key, fingerprint: "2:new form", legacyFingerprint: { "old form" }) { TestReply.render($0) }
+            let retry = try await storage.createItem(id: nil, draft: Sample.keyboard, origin: origin, idempotency: upgraded)
+            let replayed = try #require(retry.replayed)
+            #expect(try JSONCoding.decoder().decode(Item.self, from: TestReply(replayed).body) == item)
+            let other = IdempotentRequest<Item>(key: key, fingerprint: "2:new form", legacyFingerprint: { "another form" }) { TestReply.render($0) }
+            #expect(
+                await failure {
+                    try await storage.createItem(id: nil, draft: Sample.keyboard, origin: origin, idempotency: other)
+                } == .idempotencyKeyReused)
+            #expect(try await loggedChanges(storage) == [.itemUpsert(1, item, origin)])
+        }
+    }
+
     /// The same key with a different fingerprint is idempotencyKeyReused and writes nothing.
     @Test(arguments: StorageBackend.all)
     func sameKeyDifferentRequest(backend: StorageBackend) async throws {

@@ -152,8 +152,36 @@ extension Request {
 
     static let idempotencyKeyField = HTTPField.Name("Idempotency-Key")!
 
-    /// Identifies a request for idempotency: method, path and the body compared as JSON, key order aside.
+    /// Identifies a request for idempotency: method, path and the body compared as JSON
+    /// (`CanonicalJSON`: whitespace, member order, escapes and number spellings aside), a body that
+    /// is not JSON as its bytes. `2:` and the SHA-256 in hex.
     func fingerprint(body: Data) -> String {
+        var hasher = SHA256()
+        hasher.update(data: Data("\(method.rawValue) \(uri.path)\n".utf8))
+        if let form = CanonicalJSON.form(of: body) {
+            hasher.update(data: Data("c".utf8))
+            hasher.update(data: form)
+        } else {
+            hasher.update(data: Data("r".utf8))
+            hasher.update(data: body)
+        }
+        return "2:" + Self.hex(hasher.finalize())
+    }
+
+    /// Lowercase hex of `bytes`.
+    static func hex(_ bytes: some Sequence<UInt8>) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var text: [UInt8] = []
+        for byte in bytes {
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: text, as: UTF8.self)
+    }
+
+    /// The fingerprint as answers stored before `2:` fingerprints were computed it (the body
+    /// re-encoded by JSONSerialization with sorted keys): a retry of such a request still replays.
+    func legacyFingerprint(body: Data) -> String {
         var canonical = Data()
         if !body.isEmpty, let object = try? JSONSerialization.jsonObject(with: body, options: [.fragmentsAllowed]),
             let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .fragmentsAllowed])
@@ -176,6 +204,7 @@ extension Request {
         return IdempotentRequest(
             key: IdempotencyKey(user: user, scope: scope, key: key),
             fingerprint: fingerprint(body: body),
+            legacyFingerprint: { self.legacyFingerprint(body: body) },
             render: { result in
                 switch result {
                 case .success(let value):

@@ -204,7 +204,7 @@ public enum WriteRules {
         let key = idempotency.key
         guard try await rows.claim(key) else { throw StoreError.requestInProgress }
         if let stored = try await rows.storedResponse(key) {
-            guard stored.fingerprint == idempotency.fingerprint else { throw StoreError.idempotencyKeyReused }
+            guard idempotency.matches(stored.fingerprint) else { throw StoreError.idempotencyKeyReused }
             return .replayed(stored.response)
         }
         do {
