@@ -32,6 +32,26 @@ struct PostgresGroupCommitTests {
         return holder
     }
 
+    /// Runs `writes` queued behind a held committer, so that they form one batch: their answers
+    /// by index, and the committer's statistics before and after. Expects one batch.
+    static func inOneBatch(
+        _ store: PostgresStore, _ writes: [@Sendable () async throws -> String]
+    ) async throws -> (answers: [Int: String], before: PostgresCommitter.Statistics, after: PostgresCommitter.Statistics) {
+        let release = Gate()
+        let holder = try await hold(store, until: release)
+        let before = store.committer.statistics
+        let answers = try await withThrowingTaskGroup(of: (Int, String).self) { group in
+            for (index, write) in writes.enumerated() { group.addTask { (index, try await write()) } }
+            try await eventually("every write is queued") { store.committer.pendingCount >= writes.count }
+            release.open()
+            return try await group.reduce(into: [Int: String]()) { $0[$1.0] = $1.1 }
+        }
+        try await holder.value
+        let after = store.committer.statistics
+        #expect(after.batches == before.batches + 1)
+        return (answers, before, after)
+    }
+
     /// Writes refused in different ways among many in one batch: each refused one gets its own
     /// error and writes nothing; the others commit with one head step, their entries contiguous.
     @Test(.timeLimit(.minutes(2)))
@@ -189,32 +209,23 @@ struct PostgresGroupCommitTests {
             // A request decided before the batch, sent again in it.
             _ = try await put(5, "done", quantity: 50)
             let head = try await store.resolve(.now)
-            let release = Gate()
-            let holder = try await Self.hold(store, until: release)
-            let before = store.committer.statistics
-            let outcomes = try await withThrowingTaskGroup(of: (Int, String).self) { group in
-                for index in 0..<4 {
-                    group.addTask { (index, try await put(index, "key-\(index)", quantity: 100 + index).value.status == .inStock(quantity: 100 + index) ? "applied" : "wrong") }
-                }
-                group.addTask {
-                    guard case .replayed(let stored) = try await put(5, "done", quantity: 50) else { return (4, "fresh") }
-                    return (4, String(decoding: stored.bytes, as: UTF8.self))
-                }
-                group.addTask {
+            let writes: [@Sendable () async throws -> String] = (0..<4).map { index in
+                { try await put(index, "key-\(index)", quantity: 100 + index).value.status == .inStock(quantity: 100 + index) ? "applied" : "wrong" }
+            } + [
+                {
+                    guard case .replayed(let stored) = try await put(5, "done", quantity: 50) else { return "fresh" }
+                    return String(decoding: stored.bytes, as: UTF8.self)
+                },
+                {
                     do {
                         _ = try await put(4, "key-4", quantity: 104, precondition: .oneOf([7]))
-                        return (5, "applied")
+                        return "applied"
                     } catch {
-                        return (5, "refused")
+                        return "refused"
                     }
-                }
-                try await eventually("every write is queued") { store.committer.pendingCount >= 6 }
-                release.open()
-                return try await group.reduce(into: [Int: String]()) { $0[$1.0] = $1.1 }
-            }
-            try await holder.value
-            let after = store.committer.statistics
-            #expect(after.batches == before.batches + 1)
+                },
+            ]
+            let (outcomes, before, after) = try await Self.inOneBatch(store, writes)
             #expect(after.runAgainWithSavepoints == before.runAgainWithSavepoints)
             // The four fresh PUTs and the refused one were planned; the replay was not.
             #expect(after.itemWritesAhead == before.itemWritesAhead + 5)
@@ -255,27 +266,16 @@ struct PostgresGroupCommitTests {
             }
             let first = try await store.createItem(id: nil, draft: Self.draft(0), origin: Self.erin, idempotency: request("first")).value
             let head = try await store.resolve(.now)
-            let release = Gate()
-            let holder = try await Self.hold(store, until: release)
-            let before = store.committer.statistics
-            let answers = try await withThrowingTaskGroup(of: (Int, String).self) { group in
-                for index in 0..<3 {
-                    group.addTask {
-                        (index, try await store.createItem(id: nil, draft: Self.draft(10 + index), origin: Self.erin, idempotency: request("new-\(index)")).value.name)
-                    }
-                }
-                group.addTask {
+            let writes: [@Sendable () async throws -> String] = (0..<3).map { index in
+                { try await store.createItem(id: nil, draft: Self.draft(10 + index), origin: Self.erin, idempotency: request("new-\(index)")).value.name }
+            } + [
+                {
                     guard case .replayed(let stored) = try await store.createItem(id: nil, draft: Self.draft(0), origin: Self.erin, idempotency: request("first"))
-                    else { return (3, "fresh") }
-                    return (3, String(decoding: stored.bytes, as: UTF8.self))
+                    else { return "fresh" }
+                    return String(decoding: stored.bytes, as: UTF8.self)
                 }
-                try await eventually("every write is queued") { store.committer.pendingCount >= 4 }
-                release.open()
-                return try await group.reduce(into: [Int: String]()) { $0[$1.0] = $1.1 }
-            }
-            try await holder.value
-            let after = store.committer.statistics
-            #expect(after.batches == before.batches + 1)
+            ]
+            let (answers, before, after) = try await Self.inOneBatch(store, writes)
             #expect(after.runAgainWithSavepoints == before.runAgainWithSavepoints)
             #expect(after.itemWritesAhead == before.itemWritesAhead + 3)
             #expect(answers == [0: "Item 10", 1: "Item 11", 2: "Item 12", 3: first.id.description])
