@@ -69,16 +69,15 @@ public enum CanonicalJSON {
                 break
             }
             // A stable sort: a repeated key's values stay in their order.
-            let sorted = members.enumerated().sorted { lhs, rhs in
-                lhs.element.key.lexicographicallyPrecedes(rhs.element.key)
-                    || (lhs.element.key == rhs.element.key && lhs.offset < rhs.offset)
+            let order = members.indices.sorted { lhs, rhs in
+                members[lhs].key.lexicographicallyPrecedes(members[rhs].key) || (members[lhs].key == members[rhs].key && lhs < rhs)
             }
             out.append(UInt8(ascii: "o"))
             append(length: members.count, to: &out)
-            for (_, member) in sorted {
-                append(length: member.key.count, to: &out)
-                out.append(contentsOf: member.key)
-                out.append(contentsOf: member.value)
+            for index in order {
+                append(length: members[index].key.count, to: &out)
+                out.append(contentsOf: members[index].key)
+                out.append(contentsOf: members[index].value)
             }
             return true
         }
@@ -197,8 +196,7 @@ public enum CanonicalJSON {
             }
             guard let value = Double(String(decoding: bytes[start..<index], as: UTF8.self)), value.isFinite else { return false }
             out.append(UInt8(ascii: "d"))
-            let bits = (value == 0 ? 0 : value).bitPattern
-            for shift in stride(from: 0, to: 64, by: 8) { out.append(UInt8(truncatingIfNeeded: bits >> UInt64(shift))) }
+            appendLittleEndian((value == 0 ? 0 : value).bitPattern, to: &out)
             return true
         }
 
@@ -233,8 +231,11 @@ public enum CanonicalJSON {
         }
 
         private func append(length: Int, to out: inout [UInt8]) {
-            let value = UInt64(length)
-            for shift in stride(from: 0, to: 64, by: 8) { out.append(UInt8(truncatingIfNeeded: value >> UInt64(shift))) }
+            appendLittleEndian(UInt64(length), to: &out)
+        }
+
+        private func appendLittleEndian(_ value: UInt64, to out: inout [UInt8]) {
+            withUnsafeBytes(of: value.littleEndian) { out.append(contentsOf: $0) }
         }
     }
 }
