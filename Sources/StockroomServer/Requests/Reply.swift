@@ -44,8 +44,19 @@ struct Reply: Sendable {
     var stored: StoredResponse {
         var kept: [String: String] = [:]
         for field in headers { kept[field.name.canonicalName] = field.value }
+        // The headers as one JSON object of strings, its keys sorted (`JSONWriter`, not
+        // JSONEncoder: this runs for every keyed write).
+        var json = JSONWriter(capacity: 64 + 48 * kept.count)
+        json.raw("{")
+        for (index, name) in kept.keys.sorted().enumerated() {
+            if index > 0 { json.raw(",") }
+            json.string(name)
+            json.raw(":")
+            json.string(kept[name]!)
+        }
+        json.raw("}")
         var bytes = Array("\(status.code)\n".utf8)
-        bytes += (try? JSONEncoder().encode(kept)).map(Array.init) ?? Array("{}".utf8)
+        bytes += json.bytes
         bytes.append(UInt8(ascii: "\n"))
         bytes += body.readableBytesView
         return StoredResponse(bytes: bytes)
