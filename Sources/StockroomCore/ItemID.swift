@@ -70,16 +70,10 @@ public struct ItemID: Hashable, Sendable, Comparable, CustomStringConvertible {
         withUnsafeBytes(of: uuid.uuid) { uuid in
             for (position, byte) in uuid.enumerated() {
                 if position == 4 || position == 6 || position == 8 || position == 10 { body(UInt8(ascii: "-")) }
-                body(Self.hexDigit(byte >> 4))
-                body(Self.hexDigit(byte & 0x0F))
+                body(Hex.digit(byte >> 4))
+                body(Hex.digit(byte & 0x0F))
             }
         }
-    }
-
-    /// A nibble as a lowercase hex digit.
-    @inlinable
-    static func hexDigit(_ nibble: UInt8) -> UInt8 {
-        nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
     }
 
     public static func < (lhs: ItemID, rhs: ItemID) -> Bool { lhs.description < rhs.description }

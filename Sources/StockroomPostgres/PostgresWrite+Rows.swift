@@ -167,18 +167,13 @@ extension PostgresWrite: WriteRows {
             savepointDepth -= 1
             savepointPending = false
         }
+        // Still pending after the body: it sent no statement, so there is nothing to release or roll back.
         do {
             let value = try await body()
-            if savepointPending {
-                savepointPending = false
-            } else {
-                try await query("RELEASE SAVEPOINT request")
-            }
+            if !savepointPending { try await query("RELEASE SAVEPOINT request") }
             return value
         } catch where WriteRules.isDecided(error) {
-            if savepointPending {
-                savepointPending = false
-            } else {
+            if !savepointPending {
                 try await query("ROLLBACK TO SAVEPOINT request")
                 try await query("RELEASE SAVEPOINT request")
             }

@@ -106,14 +106,21 @@ public final class ChangeHub: Sendable {
     /// restarts at `entries` (what came before them is read from the log), and every subscriber is
     /// woken, since which ones the skipped entries concern is not known here.
     package func committed(tail entries: [ChangeEntry]) {
+        guard let last = entries.last else { return }
+        restart(at: last.seq, with: entries)
+    }
+
+    /// Memory restarts at `entries`, which end at `head` (none: memory is empty there), when
+    /// `head` is past the hub's, and every subscriber is woken (held while the committer answers).
+    private func restart(at head: Int64, with entries: [ChangeEntry]) {
         let woken = state.withLock { state -> [FeedSubscription] in
-            guard let last = entries.last, last.seq > state.head else { return [] }
+            guard head > state.head else { return [] }
             var entries = entries
             if !state.filtered.isEmpty {
                 for index in entries.indices where entries[index].entity == .item { entries[index].items = DecodedItems() }
             }
             state.recent = entries
-            state.head = last.seq
+            state.head = head
             guard !state.holding else {
                 state.held.append(contentsOf: state.all)
                 return []
@@ -131,17 +138,7 @@ public final class ChangeHub: Sendable {
     /// entries: memory restarts empty there (what came before is read from the log), and every
     /// subscriber, one that subscribed since `isIdle` said none had, is woken to read it.
     package func skipped(to seq: Int64) {
-        let woken = state.withLock { state -> [FeedSubscription] in
-            guard seq > state.head else { return [] }
-            state.recent = []
-            state.head = seq
-            guard !state.holding else {
-                state.held.append(contentsOf: state.all)
-                return []
-            }
-            return state.all
-        }
-        for subscriber in woken { subscriber.notify() }
+        restart(at: seq, with: [])
     }
 
     /// Runs `body` (a group commit: apply, commit, answer each writer) with the wake-ups of its

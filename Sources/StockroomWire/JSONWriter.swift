@@ -63,8 +63,8 @@ public struct JSONWriter: Sendable {
             case 0x0C: raw("\\f")
             default:
                 raw("\\u00")
-                bytes.append(Self.hexDigit(byte >> 4))
-                bytes.append(Self.hexDigit(byte & 0x0F))
+                bytes.append(Hex.digit(byte >> 4))
+                bytes.append(Hex.digit(byte & 0x0F))
             }
         }
         bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start...]))
@@ -230,10 +230,5 @@ public struct JSONWriter: Sendable {
         let day = dayOfYear - (153 * mp + 2) / 5 + 1
         let month = mp < 10 ? mp + 3 : mp - 9
         return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
-    }
-
-    /// A nibble as a lowercase hex digit (escapes here, item ids in `ItemID`).
-    static func hexDigit(_ nibble: UInt8) -> UInt8 {
-        nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
     }
 }

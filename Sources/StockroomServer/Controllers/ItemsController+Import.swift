@@ -94,7 +94,7 @@ extension ItemsController {
         guard file.header != nil else { throw APIError.validationFailed(nil, "the file is empty: it has no header row") }
         try file.spool.finishWriting()
         progress?.read(rows: file.rows, bytes: bytes)
-        return Upload(file: file, digest: hasher.finalize().map { String(format: "%02x", $0) }.joined())
+        return Upload(file: file, digest: Hex.string(hasher.finalize()))
     }
 
     /// `Accept: text/csv`: the rejected rows as CSV (`line,column,code,message`, then the row's own

@@ -165,18 +165,7 @@ extension Request {
             hasher.update(data: Data("r".utf8))
             hasher.update(data: body)
         }
-        return "2:" + Self.hex(hasher.finalize())
-    }
-
-    /// Lowercase hex of `bytes`.
-    static func hex(_ bytes: some Sequence<UInt8>) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var text: [UInt8] = []
-        for byte in bytes {
-            text.append(digits[Int(byte >> 4)])
-            text.append(digits[Int(byte & 0x0F)])
-        }
-        return String(decoding: text, as: UTF8.self)
+        return "2:" + Hex.string(hasher.finalize())
     }
 
     /// The fingerprint as answers stored before `2:` fingerprints were computed it (the body
@@ -193,7 +182,7 @@ extension Request {
         var hasher = SHA256()
         hasher.update(data: Data("\(method.rawValue) \(uri.path)\n".utf8))
         hasher.update(data: canonical)
-        return hasher.finalize().map { String(format: "%02x", $0) }.joined()
+        return Hex.string(hasher.finalize())
     }
 
     /// An idempotent request for the store when the request has an `Idempotency-Key`.
