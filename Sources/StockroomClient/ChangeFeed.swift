@@ -56,6 +56,22 @@ public struct ChangeFeed: AsyncSequence, Sendable {
             return handedOver[taken]
         }
 
+        /// Reads the events that have come, at most 256 at once, waiting for one when none has: a
+        /// reader that takes them together (``SyncedStore/apply(contentsOf:)``) pays for a catch-up
+        /// per batch, not per event. Between two batches of one hand-over the reader's actor is let
+        /// go once. Mixed with `next()`, every event is read once, in order.
+        public mutating func nextBatch(isolation actor: isolated (any Actor)? = #isolation) async throws -> ArraySlice<FeedEvent>? {
+            while taken == handedOver.count {
+                guard let events = try await base.next() else { return nil }
+                handedOver = events
+                taken = 0
+            }
+            if taken > 0 { await Task.yield() }
+            let end = Swift.min(handedOver.count, taken + Self.eventsBetweenYields)
+            defer { taken = end }
+            return handedOver[taken..<end]
+        }
+
         /// How many events of a hand-over are read before the reader's actor is let go once.
         static let eventsBetweenYields = 256
     }

@@ -49,7 +49,7 @@ extension SyncedStore {
         var devices = Dictionary(
             snapshot.navigation.filter { $0.clientID != clientID }.map { ($0.clientID, $0) }, uniquingKeysWith: { $1 })
         if keepingNewer {
-            for (id, known) in confirmedItems where (items[id]?.version ?? .max) < known.version { items[id] = known }
+            for (id, known) in allConfirmedItems() where (items[id]?.version ?? .max) < known.version { items[id] = known }
             for id in tombstones { items.removeValue(forKey: id) }
             if confirmedNavigation.version > ownNavigation.version { ownNavigation = confirmedNavigation }
             for (id, known) in otherDevicesByID where (devices[id]?.version ?? -1) < known.version { devices[id] = known }
@@ -57,17 +57,16 @@ extension SyncedStore {
             tombstones = []
         }
         departed = []
-        confirmedItems = items
         arrival = Dictionary(snapshot.items.enumerated().map { ($1.id, $0) }, uniquingKeysWith: { $1 })
         nextArrival = snapshot.items.count
         confirmedNavigation = ownNavigation
         otherDevicesByID = devices
         publishOtherDevices()
         cursor = snapshot.cursor
-        itemsByID = confirmedItems
+        itemsByID = items
         dropOrder()
-        overlaidIDs = []
-        dirtyIDs = []
+        confirmedBeneath = [:]
+        unshown = [:]
         rebase()
         if !isLoaded {
             isLoaded = true
@@ -77,8 +76,44 @@ extension SyncedStore {
         }
     }
 
+    /// Applies feed events in order, as ``apply(_:)`` applies each, and shows the result once: one
+    /// rebase of the pending writes, one change of ``itemsByID`` and ``cursor`` for observers. What
+    /// the store does with each hand-over of its own feed (``ChangeFeed/Iterator/nextBatch(isolation:)``),
+    /// so that a catch-up of many changes is not shown one change at a time.
+    public func apply(contentsOf events: some Sequence<FeedEvent>) {
+        var rebaseDue = false
+        var position: FeedCursor?
+        for event in events {
+            guard case .change(let change) = event else {
+                // Anything else applies on the state shown so far.
+                settle(rebaseDue: &rebaseDue, position: &position)
+                apply(event)
+                continue
+            }
+            position = change.cursor
+            if absorb(change, rebaseDue: &rebaseDue) { rebaseDue = true }
+        }
+        settle(rebaseDue: &rebaseDue, position: &position)
+    }
+
+    /// Shows what the changes absorbed so far changed, and their cursor.
+    private func settle(rebaseDue: inout Bool, position: inout FeedCursor?) {
+        if let next = position { cursor = next }
+        position = nil
+        if rebaseDue { rebase() }
+        rebaseDue = false
+    }
+
     func apply(_ change: Change) {
         cursor = change.cursor
+        var rebaseDue = false
+        if absorb(change, rebaseDue: &rebaseDue) { rebase() }
+    }
+
+    /// Takes one change into the confirmed state; true when the state shown needs a rebase for it.
+    /// `rebaseDue` says that changes before this one, in a batch, put theirs off; a change that
+    /// must be taken on the state they make runs it first.
+    private func absorb(_ change: Change, rebaseDue: inout Bool) -> Bool {
         // Whether the confirmed state the pending commands replay on changed.
         var changed = false
         switch (change.entity, change.operation) {
@@ -112,6 +147,11 @@ extension SyncedStore {
         if let key = change.origin.idempotencyKey, change.origin.clientID == clientID || change.origin.clientID == nil,
             let index = optimistic.firstIndex(where: { $0.queued.idempotencyKey == key })
         {
+            // The items the command is frozen on are the last replay's: one on every change before it.
+            if rebaseDue {
+                rebase()
+                rebaseDue = false
+            }
             if optimistic[index].queued.command == nil || (change.entity == .navigation && change.id == clientID.rawValue) {
                 optimistic.remove(at: index)
             } else if optimistic[index].frozen == nil {
@@ -119,29 +159,50 @@ extension SyncedStore {
             }
             // What the state shown predicted: the rebase may wait (`rebaseSoon`).
             rebaseSoon()
-            return
+            return false
         }
         // Whatever changed shows, pending commands or not, and the state the next command is decided
         // on (`replayedState`) follows it. (A shortcut for the case of nothing pending would leave that
         // state behind: a repair by another device's delete would show, and the next command would
         // be decided on the path from before it.) A change that confirms nothing new (the echo of a
         // command already answered, a presence) changes neither.
-        if changed { rebase() }
+        return changed
     }
 
     /// Takes the server's item if it is newer than what the store holds; true when it changed.
     @discardableResult
     func confirm(_ item: Item) -> Bool {
         guard tombstones.isEmpty || !tombstones.contains(item.id) else { return false }
-        if let known = confirmedItems[item.id] {
+        if let known = confirmedItem(item.id) {
             guard known.version < item.version else { return false }
         } else {
             arrival[item.id] = nextArrival
             nextArrival += 1
         }
-        confirmedItems[item.id] = item
-        dirtyIDs.insert(item.id)
+        unshown[item.id] = .some(item)
         return true
+    }
+
+    /// The server's item `id` as last heard (nil: none), whether or not a pending write overlays it.
+    func confirmedItem(_ id: ItemID) -> Item? {
+        if !unshown.isEmpty, let changed = unshown[id] { return changed }
+        if !confirmedBeneath.isEmpty, let beneath = confirmedBeneath[id] { return beneath }
+        return shownItems[id]
+    }
+
+    /// Every item of the server's as last heard (built whole: for a snapshot's load).
+    func allConfirmedItems() -> [ItemID: Item] {
+        var items = shownItems
+        for (id, item) in confirmedBeneath { items[id] = item }
+        for (id, item) in unshown { items[id] = item }
+        return items
+    }
+
+    /// Takes item `id` out of the server's items as the store knows them; true when it held it.
+    private func forget(_ id: ItemID) -> Bool {
+        let held = confirmedItem(id) != nil
+        unshown[id] = .some(nil)
+        return held
     }
 
     /// Drops an item the store no longer follows (it left the filter): not a deletion, so a later
@@ -150,16 +211,14 @@ extension SyncedStore {
     @discardableResult
     func confirmDeparture(of id: ItemID) -> Bool {
         departed.insert(id)
-        dirtyIDs.insert(id)
-        return confirmedItems.removeValue(forKey: id) != nil
+        return forget(id)
     }
 
     /// True when the store held the item.
     @discardableResult
     func confirmDeletion(of id: ItemID) -> Bool {
         tombstones.insert(id)
-        dirtyIDs.insert(id)
-        return confirmedItems.removeValue(forKey: id) != nil
+        return forget(id)
     }
 
     /// Takes the server's navigation of a device if it is newer than what the store holds; true

@@ -11,9 +11,11 @@ extension SyncedStore {
         let feed = client.feed(from: start, options: feedOptions)
         let task = Task { [weak self] in
             do {
-                for try await event in feed {
+                // Whatever has come at once is applied at once (a catch-up, a busy feed).
+                var events = feed.makeAsyncIterator()
+                while let batch = try await events.nextBatch() {
                     guard let self, !Task.isCancelled else { return }
-                    self.apply(event)
+                    self.apply(contentsOf: batch)
                 }
             } catch let error as StockroomError {
                 self?.connection = .failed(error)

@@ -17,14 +17,23 @@ extension SyncedStore {
         SortKey(createdAt: item.createdAt, arrival: arrival[item.id] ?? .max)
     }
 
-    /// Shows `item` (nil: none) under `id`. While `items` is read after each change (a list on
-    /// screen), its order is kept by moving this one item: a binary search for where it was and
-    /// where it goes; an update that keeps its place (every update: the creation time does not
-    /// change) replaces it where it is. Changes nobody reads in between drop the order instead,
-    /// and the next read sorts once.
-    func show(_ id: ItemID, _ item: Item?) {
-        guard itemsByID[id] != item else { return }
-        itemsByID[id] = item
+    /// Shows each change's item (nil: none) under its id: in one change of `itemsByID` (one
+    /// notification for its observers, however many items a catch-up brings), then in `items`.
+    func show(_ changes: [(id: ItemID, item: Item?)]) {
+        guard !changes.isEmpty else { return }
+        changeShownItems { shown in
+            for change in changes { shown[change.id] = change.item }
+        }
+        guard sortedItems != nil else { return }
+        for change in changes { place(change.id, change.item) }
+    }
+
+    /// Moves item `id`, now `item` (nil: none), to where it goes in `items`. While `items` is read
+    /// after each change (a list on screen), its order is kept by moving this one item: a binary
+    /// search for where it was and where it goes; an update that keeps its place (every update:
+    /// the creation time does not change) replaces it where it is. Changes nobody reads in between
+    /// drop the order instead, and the next read sorts once.
+    private func place(_ id: ItemID, _ item: Item?) {
         guard var sorted = sortedItems else { return }
         guard itemsReadSinceChange else { return dropOrder() }
         itemsReadSinceChange = false

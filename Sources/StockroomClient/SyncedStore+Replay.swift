@@ -83,7 +83,7 @@ extension SyncedStore {
         case .command:
             break
         case .createItem(let id, let draft):
-            guard overlay[id] == nil, confirmedItems[id] == nil, !tombstones.contains(id), let fields = try? ValidDraft(draft) else { return }
+            guard overlay[id] == nil, confirmedItem(id) == nil, !tombstones.contains(id), let fields = try? ValidDraft(draft) else { return }
             overlay[id] = Item(id: id, name: fields.name, color: fields.color, status: fields.status, version: 1, createdAt: at, updatedAt: at)
         case .updateItem(let id, let draft, let ifVersion):
             guard let base = shownItem(id, overlay: overlay), ifVersion == nil || ifVersion == base.version, let fields = try? ValidDraft(draft) else { return }
@@ -99,7 +99,7 @@ extension SyncedStore {
     /// Item `id` as replayed so far: `overlay`'s when a pending write set it (nil for a delete),
     /// else the server's.
     func shownItem(_ id: ItemID, overlay: [ItemID: Item?]) -> Item? {
-        if !overlay.isEmpty, let overlaid = overlay[id] { overlaid } else { confirmedItems[id] }
+        if !overlay.isEmpty, let overlaid = overlay[id] { overlaid } else { confirmedItem(id) }
     }
 
     /// A rebase after the server confirmed one of this device's commands (its answer, or the feed's
@@ -124,18 +124,29 @@ extension SyncedStore {
         let shown = Navigation(
             clientID: clientID, state: state, version: confirmedNavigation.version, updatedAt: confirmedNavigation.updatedAt)
         if navigation != shown { navigation = shown }
-        // Each id overlaid before or now, or changed underneath, once; the common case (one change,
-        // nothing pending) builds no set.
-        for id in dirtyIDs {
-            show(id, shownItem(id, overlay: overlay))
+        guard !unshown.isEmpty || !confirmedBeneath.isEmpty || !overlay.isEmpty else { return }
+        // Each id changed underneath, overlaid before or overlaid now, once: what it shows, and
+        // for those overlaid now, the server's value beneath.
+        var changes: [(id: ItemID, item: Item?)] = []
+        var beneath: [ItemID: Item?] = [:]
+        do {
+            let showing = shownItems
+            func consider(_ id: ItemID) {
+                let confirmed = confirmedItem(id)
+                var item = confirmed
+                if !overlay.isEmpty, let overlaid = overlay[id] {
+                    item = overlaid
+                    beneath[id] = .some(confirmed)
+                }
+                if showing[id] != item { changes.append((id, item)) }
+            }
+            for id in unshown.keys { consider(id) }
+            for id in confirmedBeneath.keys where unshown[id] == nil { consider(id) }
+            for id in overlay.keys where unshown[id] == nil && confirmedBeneath[id] == nil { consider(id) }
         }
-        for id in overlaidIDs where !dirtyIDs.contains(id) {
-            show(id, shownItem(id, overlay: overlay))
-        }
-        for id in overlay.keys where !dirtyIDs.contains(id) && !overlaidIDs.contains(id) {
-            show(id, shownItem(id, overlay: overlay))
-        }
-        if !overlaidIDs.isEmpty || !overlay.isEmpty { overlaidIDs = Set(overlay.keys) }
-        dirtyIDs.removeAll(keepingCapacity: true)
+        confirmedBeneath = beneath
+        // A batch's worth of room is kept, not a whole catch-up's.
+        unshown.removeAll(keepingCapacity: unshown.capacity <= 4_096)
+        show(changes)
     }
 }

@@ -53,8 +53,14 @@ public final class SyncedStore {
     @ObservationIgnored let queue: WriteQueue
     @ObservationIgnored let options: Options
 
-    /// The server's state as last heard (answers and feed), before pending commands.
-    @ObservationIgnored var confirmedItems: [ItemID: Item] = [:]
+    // The server's items as last heard (answers and feed) are not a second dictionary: an item no
+    // pending write overlays shows as the server has it, and `itemsByID` holds it once. Only what
+    // differs is kept, in the two below; `confirmedItem(_:)` reads them before `itemsByID`.
+
+    /// The server's item (nil: none) beneath each id a pending write overlaid at the last `publish`.
+    @ObservationIgnored var confirmedBeneath: [ItemID: Item?] = [:]
+    /// The server's items that changed since the last `publish` (nil: gone), for the next to show.
+    @ObservationIgnored var unshown: [ItemID: Item?] = [:]
     @ObservationIgnored var confirmedNavigation: Navigation
     @ObservationIgnored var otherDevicesByID: [ClientID: Navigation] = [:]
     /// Items deleted on the server since the last snapshot: ids are never reused, so a late upsert
@@ -72,9 +78,6 @@ public final class SyncedStore {
     /// The state after replaying `optimistic`, so that a new command applies on top without a replay.
     @ObservationIgnored var replayedState = NavigationState.root
     @ObservationIgnored var replayedOverlay: [ItemID: Item?] = [:]
-    @ObservationIgnored var overlaidIDs: Set<ItemID> = []
-    /// Items whose confirmed value changed since they were last shown.
-    @ObservationIgnored var dirtyIDs: Set<ItemID> = []
     /// Answers and echoes of this device's own commands since the last rebase (`rebaseSoon`).
     @ObservationIgnored var deferredRebases = 0
     /// How many times a pending command has been replayed (for tests: a drain is linear).
@@ -139,6 +142,14 @@ public final class SyncedStore {
         sortedItems = sorted
         return sorted
     }
+
+    /// Changes `itemsByID` in place, as one mutation for its observers.
+    func changeShownItems(_ body: (inout [ItemID: Item]) -> Void) {
+        body(&itemsByID)
+    }
+
+    /// `itemsByID` as stored, for the store's own look-ups: read without telling observers.
+    var shownItems: [ItemID: Item] { _itemsByID }
 
     /// The draft of this device's open add, edit or duplicate, if one is open.
     public var draft: Draft? { navigation.state.destination?.draft }
