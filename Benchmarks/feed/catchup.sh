@@ -3,7 +3,9 @@
 # one CSV import (N changes in the log), then the SSE feed from the beginning of the log read
 # until N changes have come, in rounds:
 #   (a) by a raw socket that counts `id:` lines: the rate the server sends them;
-#   (b) by ClientBench's ChangeFeed (each change decoded), and by a SyncedStore applying each.
+#   (b) by ClientBench's ChangeFeed (each change decoded), by a SyncedStore applying each change
+#       (`apply(_:)`), and by one applying each batch the feed hands over (`apply(contentsOf:)`,
+#       what the store does with its own feed).
 #
 #   BIN=.build-release/release/stockroom N=1000000 ROUNDS=3 bash Benchmarks/feed/catchup.sh
 #

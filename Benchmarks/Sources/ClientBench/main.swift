@@ -6,8 +6,9 @@
 //   5. with STOCKROOM_URL and STOCKROOM_TOKEN (a running server, e.g. `stockroom serve --demo`):
 //      DRAIN (default 10,000) commands queued offline, then delivered (once, not RUNS times);
 //      with CATCHUP=N instead, the feed followed from the beginning of the server's log until N
-//      changes have come, by a ChangeFeed alone and by a SyncedStore applying each (once each;
-//      Benchmarks/feed/catchup.sh compares them with the server's own rate).
+//      changes have come, by a ChangeFeed alone, by a SyncedStore applying each change and by one
+//      applying each batch the feed hands over (once each; Benchmarks/feed/catchup.sh compares them
+//      with the server's own rate). CATCHUP_ONLY=<a reader, as printed> runs only that one.
 //
 // swift run -c release --package-path Benchmarks --scratch-path Benchmarks/.build-bench ClientBench
 import Foundation
@@ -197,34 +198,52 @@ func drain(url: URL, token: String, count: Int) async throws -> Duration {
 }
 
 /// 5b. The feed from the beginning of the log until `count` changes: changes per second, read by a
-/// `ChangeFeed` (decoded) and, with `store`, applied to a `SyncedStore` as the app's copy.
+/// `ChangeFeed` (decoded) and, with `store`, applied to a `SyncedStore` as the app's copy: each
+/// change through `apply(_:)`, or each batch the feed hands over through `apply(contentsOf:)` (what
+/// the store does with its own feed).
+enum CatchUpReader { case feed, storeEach, storeBatches }
+
 @MainActor
-func catchUp(url: URL, token: String, count: Int, store: Bool) async throws -> Double {
+func catchUp(url: URL, token: String, count: Int, reader: CatchUpReader) async throws -> Double {
     let client = StockroomClient(baseURL: url, token: token)
-    let synced = store ? try SyncedStore(client: client, clientID: "catchup", queue: .inMemory()) : nil
+    let synced = reader == .feed ? nil : try SyncedStore(client: client, clientID: "catchup", queue: .inMemory())
     synced?.apply(.snapshot(Snapshot(items: [], navigation: [], cursor: FeedCursor(epoch: "", seq: 0))))
     let clock = ContinuousClock()
     let start = clock.now
     var seen = 0
-    for try await event in client.feed(from: .beginning, options: FeedOptions(topics: [.items])) {
-        guard case .change = event else { continue }
-        synced?.apply(event)
-        seen += 1
-        if seen == count { break }
+    var events = client.feed(from: .beginning, options: FeedOptions(topics: [.items])).makeAsyncIterator()
+    if reader == .storeBatches, let synced {
+        while seen < count, let batch = try await events.nextBatch() {
+            let wanted = batch.prefix { event in
+                guard case .change = event else { return true }
+                seen += 1
+                return seen <= count
+            }
+            synced.apply(contentsOf: wanted)
+        }
+        precondition(synced.itemsByID.count >= count)
+    } else {
+        while seen < count, let event = try await events.next(isolation: #isolation) {
+            guard case .change = event else { continue }
+            synced?.apply(event)
+            seen += 1
+        }
     }
     let elapsed = clock.now - start
     return Double(count) / (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
 }
 
-try await MainActor.run { try benchmark() }
 let environment = ProcessInfo.processInfo.environment
+let catchUpOnly = environment["CATCHUP_ONLY"]
+if catchUpOnly == nil { try await MainActor.run { try benchmark() } }
 if let url = environment["STOCKROOM_URL"].flatMap(URL.init(string:)), let token = environment["STOCKROOM_TOKEN"],
     let count = environment["CATCHUP"].flatMap(Int.init)
 {
-    let feedRate = try await catchUp(url: url, token: token, count: count, store: false)
-    print("  catch-up of \(count) changes, ChangeFeed: \(Int(feedRate)) changes/s")
-    let storeRate = try await catchUp(url: url, token: token, count: count, store: true)
-    print("  catch-up of \(count) changes, SyncedStore applying each: \(Int(storeRate)) changes/s")
+    for (reader, name) in [(CatchUpReader.feed, "ChangeFeed"), (.storeEach, "SyncedStore applying each"), (.storeBatches, "SyncedStore applying each batch")]
+    where catchUpOnly == nil || catchUpOnly == name {
+        let rate = try await catchUp(url: url, token: token, count: count, reader: reader)
+        print("  catch-up of \(count) changes, \(name): \(Int(rate)) changes/s")
+    }
 } else if let url = environment["STOCKROOM_URL"].flatMap(URL.init(string:)), let token = environment["STOCKROOM_TOKEN"] {
     let count = Int(environment["DRAIN"] ?? "") ?? 10_000
     let elapsed = try await drain(url: url, token: token, count: count)
