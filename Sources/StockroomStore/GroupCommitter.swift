@@ -233,10 +233,7 @@ final class GroupCommitter: Sendable {
             try Self.inImmediateTransaction(db) {
                 for write in batch {
                     do {
-                        try db.inSavepoint {
-                            try write.run(db)
-                            return .commit
-                        }
+                        try Self.inSavepoint(db) { try write.run(db) }
                     } catch {
                         write.failed(error)
                         // Some errors (a full disk, I/O) roll back the whole transaction in SQLite:
@@ -256,8 +253,8 @@ final class GroupCommitter: Sendable {
     }
 
     /// A batch of one write: its transaction is its savepoint. The write's own failure rolls the
-    /// transaction back, with no `SAVEPOINT` and `RELEASE` (GRDB prepares those anew each time; a
-    /// write that waits alone is the one whose latency shows).
+    /// transaction back, with no `SAVEPOINT` and `RELEASE` (a write that waits alone is the one
+    /// whose latency shows).
     private func applyAlone(_ write: any QueuedWrite, _ db: Database, begun: Bool = false) {
         var failedAlone = false
         do {
@@ -310,6 +307,24 @@ final class GroupCommitter: Sendable {
             }
         }
         if let firstError { throw firstError }
+    }
+
+    /// Runs `body` in a savepoint of the batch's transaction, rolled back (and released) when it
+    /// throws, unless SQLite ended the whole transaction. GRDB's `inSavepoint`, with its three
+    /// statements prepared once per connection: GRDB's parses and prepares them on every call. GRDB
+    /// follows the savepoint all the same (its transaction observers see a rollback to it).
+    private static func inSavepoint(_ db: Database, _ body: () throws -> Void) throws {
+        try db.cachedStatement(sql: "SAVEPOINT write").execute()
+        do {
+            try body()
+        } catch {
+            if db.isInsideTransaction {
+                try db.cachedStatement(sql: "ROLLBACK TO SAVEPOINT write").execute()
+                try db.cachedStatement(sql: "RELEASE SAVEPOINT write").execute()
+            }
+            throw error
+        }
+        try db.cachedStatement(sql: "RELEASE SAVEPOINT write").execute()
     }
 
     /// `BEGIN IMMEDIATE`, prepared once per connection.

@@ -137,19 +137,19 @@ final class SQLiteWriteRows: WriteRows {
 
     func savepoint<T>(_ body: () async throws -> T) async throws -> T {
         // Raw SQL that GRDB recognizes as savepoint statements (its transaction observers, the
-        // change observer among them, follow a rollback to it).
-        try db.execute(sql: "SAVEPOINT request")
+        // change observer among them, follow a rollback to it), each prepared once per connection.
+        try db.cachedStatement(sql: "SAVEPOINT request").execute()
         let value: T
         do {
             value = try await body()
         } catch {
             if db.isInsideTransaction {
-                try db.execute(sql: "ROLLBACK TO SAVEPOINT request")
-                try db.execute(sql: "RELEASE SAVEPOINT request")
+                try db.cachedStatement(sql: "ROLLBACK TO SAVEPOINT request").execute()
+                try db.cachedStatement(sql: "RELEASE SAVEPOINT request").execute()
             }
             throw error
         }
-        try db.execute(sql: "RELEASE SAVEPOINT request")
+        try db.cachedStatement(sql: "RELEASE SAVEPOINT request").execute()
         return value
     }
 }
