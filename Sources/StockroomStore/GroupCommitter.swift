@@ -309,22 +309,19 @@ final class GroupCommitter: Sendable {
         if let firstError { throw firstError }
     }
 
-    /// Runs `body` in a savepoint of the batch's transaction, rolled back (and released) when it
-    /// throws, unless SQLite ended the whole transaction. GRDB's `inSavepoint`, with its three
-    /// statements prepared once per connection: GRDB's parses and prepares them on every call. GRDB
-    /// follows the savepoint all the same (its transaction observers see a rollback to it).
+    private static let writeSavepoint = CachedSavepoint("write")
+
+    /// Runs `body` in a savepoint of the batch's transaction, undone when it throws: GRDB's
+    /// `inSavepoint`, from statements prepared once (`CachedSavepoint`).
     private static func inSavepoint(_ db: Database, _ body: () throws -> Void) throws {
-        try db.cachedStatement(sql: "SAVEPOINT write").execute()
+        try writeSavepoint.open(db)
         do {
             try body()
         } catch {
-            if db.isInsideTransaction {
-                try db.cachedStatement(sql: "ROLLBACK TO SAVEPOINT write").execute()
-                try db.cachedStatement(sql: "RELEASE SAVEPOINT write").execute()
-            }
+            try writeSavepoint.abandon(db)
             throw error
         }
-        try db.cachedStatement(sql: "RELEASE SAVEPOINT write").execute()
+        try writeSavepoint.release(db)
     }
 
     /// `BEGIN IMMEDIATE`, prepared once per connection.

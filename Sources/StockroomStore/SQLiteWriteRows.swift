@@ -135,21 +135,19 @@ final class SQLiteWriteRows: WriteRows {
         try IdempotencyRecord(key: key, fingerprint: fingerprint, response: response, at: at).insertCached(db)
     }
 
+    private static let requestSavepoint = CachedSavepoint("request")
+
     func savepoint<T>(_ body: () async throws -> T) async throws -> T {
-        // Raw SQL that GRDB recognizes as savepoint statements (its transaction observers, the
-        // change observer among them, follow a rollback to it), each prepared once per connection.
-        try db.cachedStatement(sql: "SAVEPOINT request").execute()
+        let savepoint = Self.requestSavepoint
+        try savepoint.open(db)
         let value: T
         do {
             value = try await body()
         } catch {
-            if db.isInsideTransaction {
-                try db.cachedStatement(sql: "ROLLBACK TO SAVEPOINT request").execute()
-                try db.cachedStatement(sql: "RELEASE SAVEPOINT request").execute()
-            }
+            try savepoint.abandon(db)
             throw error
         }
-        try db.cachedStatement(sql: "RELEASE SAVEPOINT request").execute()
+        try savepoint.release(db)
         return value
     }
 }
