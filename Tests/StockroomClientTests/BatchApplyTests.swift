@@ -6,32 +6,7 @@ import Testing
 /// after a batch is the state the same events applied one at a time show.
 @Suite("SyncedStore applying the feed a batch at a time")
 @MainActor
-struct BatchApplyTests {
-    let nowhere = StockroomClient(baseURL: URL(string: "http://127.0.0.1:9")!, token: "sr_none")
-    let at = Date(timeIntervalSince1970: 1_790_000_000)
-
-    func item(_ name: String, id: ItemID, version: Int, createdAt offset: Double = 0) -> Item {
-        Item(id: id, name: name, color: nil, status: .inStock(quantity: 1), version: version, createdAt: at + offset, updatedAt: at)
-    }
-
-    func change(_ seq: Int, _ value: Change.Value, origin: Change.Origin = .init(clientID: nil, idempotencyKey: nil)) -> FeedEvent {
-        let (entity, id): (Change.Entity, String) =
-            switch value {
-            case .item(let item): (.item, item.id.description)
-            case .navigation(let navigation): (.navigation, navigation.clientID.rawValue)
-            case .presence(let presence): (.presence, presence.clientID.rawValue)
-            }
-        return .change(
-            Change(seq: seq, cursor: FeedCursor(epoch: "e1", seq: Int64(seq)), entity: entity, operation: .upsert, id: id, value: value, origin: origin, at: at))
-    }
-
-    func deletion(_ seq: Int, of id: ItemID) -> FeedEvent {
-        .change(
-            Change(
-                seq: seq, cursor: FeedCursor(epoch: "e1", seq: Int64(seq)), entity: .item, operation: .delete, id: id.description, value: nil,
-                origin: .init(clientID: nil, idempotencyKey: nil), at: at))
-    }
-
+struct BatchApplyTests: FeedFixtures {
     /// What a store shows, compared whole.
     struct Shown: Equatable {
         var itemsByID: [ItemID: Item]
@@ -69,15 +44,15 @@ struct BatchApplyTests {
         func events(saveKey: String) -> [FeedEvent] {
             let origin = Change.Origin(clientID: "phone", idempotencyKey: saveKey)
             return [
-                change(1, .item(item("Mug (theirs)", id: mug, version: 2))),
-                change(2, .item(item("Lamp v2", id: lamp, version: 2, createdAt: 1))),
-                change(3, .item(item("Chair", id: chair, version: 1, createdAt: 3))),
-                deletion(4, of: desk),
-                change(5, .navigation(Navigation(clientID: "tablet", state: .root, version: 1, updatedAt: at + 5))),
-                change(6, .presence(Presence(clientID: "tablet", online: true, lastSeenAt: at + 5))),
-                change(7, .item(item("Mug (theirs)", id: mug, version: 2)), origin: origin),
-                change(8, .item(item("Lamp v3", id: lamp, version: 3, createdAt: 1))),
-                change(9, .navigation(Navigation(clientID: "phone", state: editing.state, version: 4, updatedAt: at + 8)), origin: origin),
+                .change(change(1, .item(item("Mug (theirs)", id: mug, version: 2)))),
+                .change(change(2, .item(item("Lamp v2", id: lamp, version: 2, createdAt: 1)))),
+                .change(change(3, .item(item("Chair", id: chair, version: 1, createdAt: 3)))),
+                .change(deletion(4, of: desk)),
+                .change(change(5, .navigation(Navigation(clientID: "tablet", state: .root, version: 1, updatedAt: at + 5)))),
+                .change(change(6, .presence(Presence(clientID: "tablet", online: true, lastSeenAt: at + 5)))),
+                .change(change(7, .item(item("Mug (theirs)", id: mug, version: 2)), origin: origin)),
+                .change(change(8, .item(item("Lamp v3", id: lamp, version: 3, createdAt: 1)))),
+                .change(change(9, .navigation(Navigation(clientID: "phone", state: editing.state, version: 4, updatedAt: at + 8)), origin: origin)),
                 .progress(FeedCursor(epoch: "e1", seq: 10)),
             ]
         }
@@ -125,11 +100,11 @@ struct BatchApplyTests {
             if versions[id] != nil, Int.random(in: 0..<20, using: &random) == 0 {
                 versions[id] = nil
                 deleted.insert(id)
-                events.append(deletion(seq, of: id))
+                events.append(.change(deletion(seq, of: id)))
             } else {
                 let version = (versions[id] ?? 0) + 1
                 versions[id] = version
-                events.append(change(seq, .item(item("\(id) v\(version)", id: id, version: version, createdAt: Double(seq % 7)))))
+                events.append(.change(change(seq, .item(item("\(id) v\(version)", id: id, version: version, createdAt: Double(seq % 7))))))
             }
         }
         let single = try SyncedStore(client: nowhere, clientID: "phone", queue: .inMemory())

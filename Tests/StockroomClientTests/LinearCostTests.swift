@@ -6,7 +6,7 @@ import Testing
 /// times, and a change moves one item or device instead of re-sorting them all.
 @Suite("SyncedStore's costs stay linear", .timeLimit(.minutes(2)))
 @MainActor
-struct LinearCostTests {
+struct LinearCostTests: FeedFixtures {
     /// 1,000 commands queued offline, then delivered one by one: a rebase after every answer
     /// would replay the ones still pending each time (about 500,000 replays); the store replays
     /// each a few times, and ends equal to the server.
@@ -37,8 +37,6 @@ struct LinearCostTests {
         }
     }
 
-    let nowhere = StockroomClient(baseURL: URL(string: "http://127.0.0.1:9")!, token: "sr_none")
-    let at = Date(timeIntervalSince1970: 1_790_000_000)
 
     func change(_ seq: Int, _ entity: Change.Entity, id: String, _ value: Change.Value?) -> Change {
         Change(

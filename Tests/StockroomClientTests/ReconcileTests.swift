@@ -6,24 +6,7 @@ import Testing
 /// the client points at a port where nothing listens, and the store is never started).
 @Suite("SyncedStore reconciliation, event by event")
 @MainActor
-struct ReconcileTests {
-    let nowhere = StockroomClient(baseURL: URL(string: "http://127.0.0.1:9")!, token: "sr_none")
-    let at = Date(timeIntervalSince1970: 1_790_000_000)
-
-    func item(_ name: String, id: ItemID, version: Int) -> Item {
-        Item(id: id, name: name, color: nil, status: .inStock(quantity: 1), version: version, createdAt: at, updatedAt: at)
-    }
-
-    func change(_ seq: Int, _ value: Change.Value, origin: Change.Origin = .init(clientID: nil, idempotencyKey: nil)) -> Change {
-        let (entity, id): (Change.Entity, String) =
-            switch value {
-            case .item(let item): (.item, item.id.description)
-            case .navigation(let navigation): (.navigation, navigation.clientID.rawValue)
-            case .presence(let presence): (.presence, presence.clientID.rawValue)
-            }
-        return Change(seq: seq, cursor: FeedCursor(epoch: "e1", seq: Int64(seq)), entity: entity, operation: .upsert, id: id, value: value, origin: origin, at: at)
-    }
-
+struct ReconcileTests: FeedFixtures {
     @Test func ownEchoesArrivingBeforeTheAnswerNeverFlickerTheOptimisticSave() throws {
         let id = ItemID.random()
         let original = item("Mug", id: id, version: 1)
