@@ -16,8 +16,8 @@ enum Statements {
         func decodeRow(_ row: PostgresRow) throws -> PostgresRow { row }
     }
 
-    /// Several idempotency keys' advisory locks tried at once (`PostgresWrite.claimAhead`): each
-    /// name's position (from 1) and whether its lock was taken.
+    /// Idempotency keys' advisory locks tried at once (`PostgresWrite.claimAhead`, and `claim` for
+    /// one): each name's position (from 1) and whether its lock was taken.
     struct ClaimKeys: PostgresPreparedStatement {
         static let name = "stockroom_claim_keys"
         static let sql = """
@@ -37,10 +37,11 @@ enum Statements {
         }
     }
 
-    /// The stored answers of several idempotency keys (`PostgresWrite.claimAhead`): a row for each
-    /// key that has one, with the key's position (from 1). Each key is looked up by the primary key
-    /// on its own (the LIMIT keeps the subquery from becoming a join): as a join, a plan made while
-    /// the table was small (each connection keeps its first generic plan) scanned all of it.
+    /// The stored answers of idempotency keys (`PostgresWrite.claimAhead`, `storedResponse`): a
+    /// row for each key that has one, with the key's position (from 1). Each key is looked up by
+    /// the primary key on its own (the LIMIT keeps the subquery from becoming a join): as a join, a
+    /// plan made while the table was small (each connection keeps its first generic plan) scanned
+    /// all of it.
     struct RecordsByKey: PostgresPreparedStatement {
         static let name = "stockroom_records_by_key"
         static let sql = """

@@ -118,27 +118,21 @@ extension PostgresWrite: WriteRows {
 
     // MARK: Idempotency
 
-    /// `pg_try_advisory_xact_lock` of the key: taken by a request still running, on this daemon or
-    /// another, it is false. The lock is the session's, so a second request with the key in the
+    /// `pg_try_advisory_xact_lock` of the key (`Statements.ClaimKeys`, which `claimAhead` runs for
+    /// several): taken by a request still running, on this daemon or another, it is false. The lock is the session's, so a second request with the key in the
     /// same batch would take it again: the batch's own keys are refused here.
     func claim(_ key: IdempotencyKey) async throws -> Bool {
         guard claimedKeys.insert(key).inserted else { return false }
         if let claimed = claimsAhead.removeValue(forKey: key) { return claimed }
-        return try await query("SELECT pg_try_advisory_xact_lock(hashtextextended(\(Self.lockName(key)), 0))").first?.decode(Bool.self) ?? false
+        try await flushSaves()
+        return try await rows(Statements.ClaimKeys(names: [Self.lockName(key)])).first?.claimed ?? false
     }
 
+    /// The key's stored answer: `claimAhead`'s when it read it, else by the same statement for one key.
     func storedResponse(_ key: IdempotencyKey) async throws -> (fingerprint: String, response: StoredResponse)? {
         if let ahead = recordsAhead.removeValue(forKey: key) { return ahead }
-        guard
-            let record = try await query(
-                """
-                SELECT fingerprint, response FROM idempotency_records
-                WHERE user_id = \(key.user.rawValue) AND scope = \(key.scope.rawValue) AND key = \(key.key)
-                """
-            ).first
-        else { return nil }
-        let (fingerprint, response) = try record.decode((String, ByteBuffer).self)
-        return (fingerprint, StoredResponse(bytes: Array(response.readableBytesView)))
+        try await flushSaves()
+        return try await rows(Statements.RecordsByKey(keys: [key])).first.map { ($0.fingerprint, $0.response) }
     }
 
     /// Kept with the batch's others, inserted in one statement once its entries are numbered
