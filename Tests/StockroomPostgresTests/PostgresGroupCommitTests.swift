@@ -32,24 +32,32 @@ struct PostgresGroupCommitTests {
         return holder
     }
 
-    /// Runs `writes` queued behind a held committer, so that they form one batch: their answers
-    /// by index, and the committer's statistics before and after. Expects one batch.
-    static func inOneBatch(
-        _ store: PostgresStore, _ writes: [@Sendable () async throws -> String]
-    ) async throws -> (answers: [Int: String], before: PostgresCommitter.Statistics, after: PostgresCommitter.Statistics) {
+    /// Runs `writes` queued together behind a held committer: their answers by index, and the
+    /// committer's statistics before and after.
+    static func queuedTogether<Answer: Sendable>(
+        _ store: PostgresStore, _ writes: [@Sendable () async throws -> Answer]
+    ) async throws -> (answers: [Int: Answer], before: PostgresCommitter.Statistics, after: PostgresCommitter.Statistics) {
         let release = Gate()
         let holder = try await hold(store, until: release)
         let before = store.committer.statistics
-        let answers = try await withThrowingTaskGroup(of: (Int, String).self) { group in
+        let answers = try await withThrowingTaskGroup(of: (Int, Answer).self) { group in
             for (index, write) in writes.enumerated() { group.addTask { (index, try await write()) } }
             try await eventually("every write is queued") { store.committer.pendingCount >= writes.count }
             release.open()
-            return try await group.reduce(into: [Int: String]()) { $0[$1.0] = $1.1 }
+            return try await group.reduce(into: [Int: Answer]()) { $0[$1.0] = $1.1 }
         }
         try await holder.value
         let after = store.committer.statistics
-        #expect(after.batches == before.batches + 1)
         return (answers, before, after)
+    }
+
+    /// `queuedTogether`, expecting the writes to form one batch.
+    static func inOneBatch<Answer: Sendable>(
+        _ store: PostgresStore, _ writes: [@Sendable () async throws -> Answer]
+    ) async throws -> (answers: [Int: Answer], before: PostgresCommitter.Statistics, after: PostgresCommitter.Statistics) {
+        let run = try await queuedTogether(store, writes)
+        #expect(run.after.batches == run.before.batches + 1)
+        return run
     }
 
     /// Writes refused in different ways among many in one batch: each refused one gets its own
@@ -60,43 +68,34 @@ struct PostgresGroupCommitTests {
             let store = stores[0]
             let existing = try await store.createItem(id: nil, draft: Self.draft(0), origin: Self.erin, idempotency: nil).value
             let head = try await store.resolve(.now)
-            let release = Gate()
-            let holder = try await Self.hold(store, until: release)
-            let batchesBefore = store.committer.statistics.batches
             enum Kind: Sendable { case create(ItemID), existing, invalid, failingStatement, update }
             let kinds: [Kind] = (0..<12).map { _ in .create(ItemID.random()) } + [.existing, .invalid, .failingStatement, .update]
-            let results = try await withThrowingTaskGroup(of: (Int, Result<Item, Failure>).self) { group in
-                for (index, kind) in kinds.enumerated() {
-                    group.addTask {
-                        let result = await Result<Item, any Error> {
-                            switch kind {
-                            case .create(let id): try await store.createItem(id: id, draft: Self.draft(index), origin: Self.erin, idempotency: nil).value
-                            case .existing: try await store.createItem(id: existing.id, draft: Self.draft(1), origin: Self.erin, idempotency: nil).value
-                            case .invalid:
-                                try await store.createItem(
-                                    id: nil, draft: Draft(name: "", color: nil, status: .inStock(quantity: 1)), origin: Self.erin, idempotency: nil
-                                ).value
-                            // A statement that fails (22012) aborts the transaction but for the write's savepoint.
-                            case .failingStatement:
-                                try await store.write { write in
-                                    try await write.query("SELECT 1 / 0")
-                                    return existing
-                                }
-                            case .update:
-                                try await store.updateItem(existing.id, draft: Self.draft(99), precondition: .oneOf([1]), origin: Self.erin, idempotency: nil)
-                                    .value
-                            }
-                        }
-                        return (index, result.mapError(Failure.init))
-                    }
-                }
-                try await eventually("every write is queued") { store.committer.pendingCount >= kinds.count }
-                release.open()
-                return try await group.reduce(into: [Int: Result<Item, Failure>]()) { $0[$1.0] = $1.1 }
-            }
-            try await holder.value
             // The held write's batch, then one batch for all the others.
-            #expect(store.committer.statistics.batches == batchesBefore + 1)
+            let writes: [@Sendable () async throws -> Result<Item, Failure>] = kinds.enumerated().map { index, kind in
+                {
+                    let result = await Result<Item, any Error> {
+                        switch kind {
+                        case .create(let id): try await store.createItem(id: id, draft: Self.draft(index), origin: Self.erin, idempotency: nil).value
+                        case .existing: try await store.createItem(id: existing.id, draft: Self.draft(1), origin: Self.erin, idempotency: nil).value
+                        case .invalid:
+                            try await store.createItem(
+                                id: nil, draft: Draft(name: "", color: nil, status: .inStock(quantity: 1)), origin: Self.erin, idempotency: nil
+                            ).value
+                        // A statement that fails (22012) aborts the transaction but for the write's savepoint.
+                        case .failingStatement:
+                            try await store.write { write in
+                                try await write.query("SELECT 1 / 0")
+                                return existing
+                            }
+                        case .update:
+                            try await store.updateItem(existing.id, draft: Self.draft(99), precondition: .oneOf([1]), origin: Self.erin, idempotency: nil)
+                                .value
+                        }
+                    }
+                    return result.mapError(Failure.init)
+                }
+            }
+            let results = try await Self.inOneBatch(store, writes).answers
             #expect(store.committer.statistics.largestBatch >= kinds.count)
             var created: [ItemID] = []
             for (index, kind) in kinds.enumerated() {
@@ -135,34 +134,24 @@ struct PostgresGroupCommitTests {
             var items: [Item] = []
             for n in 0..<8 { items.append(try await store.createItem(id: nil, draft: Self.draft(n), origin: Self.erin, idempotency: nil).value) }
             let head = try await store.resolve(.now)
-            let release = Gate()
-            let holder = try await Self.hold(store, until: release)
-            let before = store.committer.statistics
             // Each item once (quantity 100 + n, some at version 1 only), the first item twice more
             // (the three in the order they queue, which the tasks decide), the second with a key.
             let puts: [(item: Item, quantity: Int, precondition: VersionPrecondition?, key: String?)] =
                 items.enumerated().map { ($1, 100 + $0, $0 % 2 == 0 && $0 > 0 ? .oneOf([1]) : nil, nil) }
                 + [(items[0], 200, nil, nil), (items[0], 201, nil, nil), (items[1], 300, nil, "key-1")]
-            let results = try await withThrowingTaskGroup(of: (Int, Item).self) { group in
-                for (index, put) in puts.enumerated() {
-                    group.addTask {
+            let (results, before, after) = try await Self.inOneBatch(
+                store,
+                puts.map { put in
+                    {
                         let idempotency = put.key.map {
                             IdempotentRequest<Item>(key: IdempotencyKey(user: "erin", scope: .items, key: $0), fingerprint: "PUT \($0)") { _ in nil }
                         }
-                        let item = try await store.updateItem(
+                        return try await store.updateItem(
                             put.item.id, draft: Self.draft(put.quantity), precondition: put.precondition, origin: Self.erin,
                             idempotency: idempotency
                         ).value
-                        return (index, item)
                     }
-                }
-                try await eventually("every write is queued") { store.committer.pendingCount >= puts.count }
-                release.open()
-                return try await group.reduce(into: [Int: Item]()) { $0[$1.0] = $1.1 }
-            }
-            try await holder.value
-            let after = store.committer.statistics
-            #expect(after.batches == before.batches + 1)
+                })
             #expect(after.runAgainWithSavepoints == before.runAgainWithSavepoints)
             // One planned update per item: the 8 first PUTs; the repeats and the keyed one run as usual.
             #expect(after.itemWritesAhead == before.itemWritesAhead + 8)
@@ -292,25 +281,15 @@ struct PostgresGroupCommitTests {
             let existing = try await store.createItem(id: nil, draft: Self.draft(0), origin: Self.erin, idempotency: nil).value
             for refused in [false, true] {
                 let head = try await store.resolve(.now)
-                let release = Gate()
-                let holder = try await Self.hold(store, until: release)
-                let before = store.committer.statistics
                 let ids: [ItemID?] = [ItemID.random(), nil, ItemID.random(), nil, nil] + (refused ? [existing.id] : [])
-                let results = try await withThrowingTaskGroup(of: (Int, Result<Item, Failure>).self) { group in
-                    for (index, id) in ids.enumerated() {
-                        group.addTask {
-                            let result = await Result<Item, any Error> {
-                                try await store.createItem(id: id, draft: Self.draft(10 + index), origin: Self.erin, idempotency: nil).value
-                            }
-                            return (index, result.mapError(Failure.init))
-                        }
+                let writes: [@Sendable () async throws -> Result<Item, Failure>] = ids.enumerated().map { index, id in
+                    {
+                        await Result<Item, any Error> {
+                            try await store.createItem(id: id, draft: Self.draft(10 + index), origin: Self.erin, idempotency: nil).value
+                        }.mapError(Failure.init)
                     }
-                    try await eventually("every write is queued") { store.committer.pendingCount >= ids.count }
-                    release.open()
-                    return try await group.reduce(into: [Int: Result<Item, Failure>]()) { $0[$1.0] = $1.1 }
                 }
-                try await holder.value
-                let after = store.committer.statistics
+                let (results, before, after) = try await Self.queuedTogether(store, writes)
                 #expect(after.itemWritesAhead == before.itemWritesAhead + ids.count)
                 #expect(after.runAgainWithSavepoints == before.runAgainWithSavepoints + (refused ? 1 : 0))
                 for index in 0..<5 {
@@ -335,29 +314,20 @@ struct PostgresGroupCommitTests {
             var items: [Item] = []
             for n in 0..<4 { items.append(try await store.createItem(id: nil, draft: Self.draft(n), origin: Self.erin, idempotency: nil).value) }
             let head = try await store.resolve(.now)
-            let release = Gate()
-            let holder = try await Self.hold(store, until: release)
-            let before = store.committer.statistics
             let missing = ItemID.random()
             let targets: [(id: ItemID, precondition: VersionPrecondition?)] =
                 items.map { ($0.id, .oneOf([1])) } + [(items[0].id, .oneOf([7])), (missing, nil)]
-            let results = try await withThrowingTaskGroup(of: (Int, Result<Item, Failure>).self) { group in
-                for (index, target) in targets.enumerated() {
-                    group.addTask {
-                        let result = await Result<Item, any Error> {
-                            try await store.updateItem(
-                                target.id, draft: Self.draft(50 + index), precondition: target.precondition, origin: Self.erin, idempotency: nil
-                            ).value
-                        }
-                        return (index, result.mapError(Failure.init))
-                    }
+            let writes: [@Sendable () async throws -> Result<Item, Failure>] = targets.enumerated().map { index, target in
+                {
+                    await Result<Item, any Error> {
+                        try await store.updateItem(
+                            target.id, draft: Self.draft(50 + index), precondition: target.precondition, origin: Self.erin, idempotency: nil
+                        ).value
+                    }.mapError(Failure.init)
                 }
-                try await eventually("every write is queued") { store.committer.pendingCount >= targets.count }
-                release.open()
-                return try await group.reduce(into: [Int: Result<Item, Failure>]()) { $0[$1.0] = $1.1 }
             }
-            try await holder.value
-            #expect(store.committer.statistics.runAgainWithSavepoints == before.runAgainWithSavepoints + 1)
+            let (results, before, after) = try await Self.queuedTogether(store, writes)
+            #expect(after.runAgainWithSavepoints == before.runAgainWithSavepoints + 1)
             for index in 0..<4 { #expect(try results[index]?.get().version == 2) }
             // items[0] at version 1 was PUT by its own write too, so version 7 is stale either way: the
             // refusal names version 1 or 2, as the two writes of items[0] were queued (the tasks race).
@@ -388,23 +358,15 @@ struct PostgresGroupCommitTests {
             }
             _ = try await store.runCommand(.openEdit(itemID: other.id), clientID: devices[2], origin: Self.erin, idempotency: nil)
             let head = try await store.resolve(.now)
-            let release = Gate()
-            let holder = try await Self.hold(store, until: release)
-            let before = store.committer.statistics
             let commands: [(Command, ClientID)] = [
                 (.save(onConflict: .alert), devices[0]), (.save(onConflict: .alert), devices[1]), (.updateDraft(draft: Self.draft(30)), devices[2]),
                 (.openEdit(itemID: other.id), devices[3]),
             ]
-            let outcomes = try await withThrowingTaskGroup(of: (Int, CommandOutcome).self) { group in
-                for (index, (command, device)) in commands.enumerated() {
-                    group.addTask { (index, try await store.runCommand(command, clientID: device, origin: Self.erin, idempotency: nil).value) }
-                }
-                try await eventually("every write is queued") { store.committer.pendingCount >= commands.count }
-                release.open()
-                return try await group.reduce(into: [Int: CommandOutcome]()) { $0[$1.0] = $1.1 }
-            }
-            try await holder.value
-            let after = store.committer.statistics
+            let (outcomes, before, after) = try await Self.queuedTogether(
+                store,
+                commands.map { command, device in
+                    { try await store.runCommand(command, clientID: device, origin: Self.erin, idempotency: nil).value }
+                })
             #expect(after.commandsReadAhead == before.commandsReadAhead + 4)
             #expect(after.runAgainWithSavepoints == before.runAgainWithSavepoints)
             // One save wrote the item; the other met it changed and holds the conflict.
