@@ -42,9 +42,16 @@ extension AppDatabase {
         }
     }
 
-    /// The live item `id`, or nil when it does not exist or was deleted.
+    /// The live item `id`, or nil when it does not exist or was deleted: from `itemCache` when an
+    /// earlier read kept it and no commit has changed it since.
     public func item(_ id: ItemID) async throws -> Item? {
-        try readNow { db in try ItemRecord.live(db, id: id)?.item }
+        switch itemCache.item(id) {
+        case .hit(let item): return item
+        case .miss(let generation):
+            let item = try readNow { db in try ItemRecord.live(db, id: id)?.item }
+            if let item { itemCache.keep(item, generation: generation) }
+            return item
+        }
     }
 
     /// Inserts a new item; an id that exists or ever existed is refused. With `idempotency`, a retry

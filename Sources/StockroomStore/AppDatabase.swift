@@ -36,6 +36,8 @@ public struct AppDatabase: Sendable {
     public let hub: ChangeHub
     /// Verified tokens, so that authenticating a request costs no token lookup.
     let tokenCache = TokenCache()
+    /// Items read by `item(_:)`, forgotten as commits change them.
+    let itemCache: ItemCache
     /// The next page of the feed log, read while a client catching up reads the one before.
     let feedPrefetch = FeedPagePrefetch()
     /// What one user may hold.
@@ -63,11 +65,13 @@ public struct AppDatabase: Sendable {
                     + "\(ChangeLog.valueFormat); open the file with the stockroom that wrote it")
         }
         self.epoch = epoch
+        let itemCache = ItemCache()
+        self.itemCache = itemCache
         let (hub, observer) = try writer.write { db in
             // Registered inside a write, so no commit can fall between reading the head and observing.
             let hub = ChangeHub(head: try ChangeLog.head(db), trimmedThrough: try Self.trimmedThrough(db), epoch: epoch)
             hub.observeTokenGeneration(try Self.tokenGeneration(db))
-            let observer = ChangeObserver(hub: hub)
+            let observer = ChangeObserver(hub: hub, itemCache: itemCache)
             db.add(transactionObserver: observer, extent: .databaseLifetime)
             return (hub, observer)
         }

@@ -35,12 +35,14 @@ final class ChangeObserver: TransactionObserver, Sendable {
     }
 
     private let hub: ChangeHub
+    private let itemCache: ItemCache
     // Only touched on the writer's serial queue; the Mutex makes that checkable by the compiler.
     private let touched = Mutex(Touched())
     private let known = Mutex<Known?>(nil)
 
-    init(hub: ChangeHub) {
+    init(hub: ChangeHub, itemCache: ItemCache) {
         self.hub = hub
+        self.itemCache = itemCache
     }
 
     func observes(eventsOfKind eventKind: DatabaseEventKind) -> Bool {
@@ -78,6 +80,8 @@ final class ChangeObserver: TransactionObserver, Sendable {
         do {
             // A commit not made by the group committer (or whose prepared read failed) reads now.
             let committed = try touched.prepared ?? read(db, changes: touched.changes, tokens: touched.tokens)
+            // Before the hub, and so before any writer of this commit is answered.
+            if touched.changes { itemCache.forget(committed.beyondMemory ? nil : committed.entries) }
             known.withLock { known in
                 known = Self.dataVersion(db).map { Known(dataVersion: $0, tokenGeneration: committed.tokenGeneration) }
             }
@@ -91,6 +95,8 @@ final class ChangeObserver: TransactionObserver, Sendable {
             }
         } catch {
             // Subscribers still read the log by cursor; the next commit or heartbeat catches them up.
+            // Which items changed is not known: none is read from memory again.
+            itemCache.forget(nil)
         }
     }
 
