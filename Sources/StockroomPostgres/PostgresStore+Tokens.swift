@@ -71,16 +71,17 @@ extension PostgresStore {
 
     /// The live token with this secret, from memory while the token generation stands still.
     public func authenticate(secret: String) async throws -> TokenInfo? {
-        let hash = TokenSecret.hash(secret)
+        let digest = TokenSecret.digest(secret)
         let generation = hub.tokenGeneration
-        if let cached = tokenCache.token(hash: hash, generation: generation) { return cached }
+        if let cached = tokenCache.token(hash: digest, generation: generation) { return cached }
+        let hash = digest.data
         let token = try await read { connection in
             try await connection.query(
                 "SELECT \(unescaped: Self.tokenColumns) FROM tokens WHERE secret_hash = \(ByteBuffer(bytes: Array(hash))) AND revoked_at IS NULL",
                 logger: self.logger
             ).collect().first.map(Self.token)
         }
-        if let token { tokenCache.keep(token, hash: hash, generation: generation) }
+        if let token { tokenCache.keep(token, hash: digest, generation: generation) }
         return token
     }
 

@@ -8,7 +8,7 @@ import Synchronization
 package final class TokenCache: Sendable {
     private struct State {
         var generation: Int64 = -1
-        var tokens: [Data: TokenInfo] = [:]
+        var tokens: [SecretDigest: TokenInfo] = [:]
     }
 
     private let state = Mutex(State())
@@ -19,7 +19,7 @@ package final class TokenCache: Sendable {
     }
 
     /// The token verified for `hash` in `generation`, if any.
-    package func token(hash: Data, generation: Int64) -> TokenInfo? {
+    package func token(hash: SecretDigest, generation: Int64) -> TokenInfo? {
         state.withLock { state in
             if generation > state.generation {
                 state.generation = generation
@@ -31,7 +31,7 @@ package final class TokenCache: Sendable {
     }
 
     /// Keeps a token just read as live in `generation`.
-    package func keep(_ token: TokenInfo, hash: Data, generation: Int64) {
+    package func keep(_ token: TokenInfo, hash: SecretDigest, generation: Int64) {
         state.withLock { state in
             guard state.generation == generation else { return }
             if state.tokens.count >= capacity { state.tokens.removeAll(keepingCapacity: true) }

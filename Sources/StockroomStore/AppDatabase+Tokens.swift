@@ -64,14 +64,15 @@ extension AppDatabase {
     /// The generation is taken before the token is read: a revocation committed in between leaves
     /// the token unread (refused) or cached under the older generation, which the next lookup retires.
     public func authenticate(secret: String) async throws -> TokenInfo? {
-        let hash = TokenSecret.hash(secret)
+        let digest = TokenSecret.digest(secret)
         let generation = hub.tokenGeneration
-        if let cached = tokenCache.token(hash: hash, generation: generation) { return cached }
+        if let cached = tokenCache.token(hash: digest, generation: generation) { return cached }
+        let hash = digest.data
         return try readNow { db in
             // A cached statement, not the query interface (which prepares its statement anew on every
             // call): every request with a token not yet cached reads it.
             let token = try TokenRecord.fetchOne(db.cachedStatement(sql: Self.tokenBySecretSQL), arguments: [hash])?.info
-            if let token { tokenCache.keep(token, hash: hash, generation: generation) }
+            if let token { tokenCache.keep(token, hash: digest, generation: generation) }
             return token
         }
     }
