@@ -70,6 +70,18 @@ struct ItemCacheTests {
         #expect(Self.hit(cache.item(items[2].id)) == items[2])
     }
 
+    @Test("the store keeps an item it read, and a write of it forgets it")
+    func theStoreKeepsWhatItReads() async throws {
+        try await withTemporaryDatabase { database in
+            let created = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin).value
+            #expect(database.itemCache.count == 0)
+            #expect(try await database.item(created.id) == created)
+            #expect(Self.hit(database.itemCache.item(created.id)) == created)
+            _ = try await database.updateItem(created.id, draft: Sample.mouse, precondition: nil, origin: Sample.erin)
+            #expect(database.itemCache.count == 0)
+        }
+    }
+
     /// Real threads: readers read one item as fast as they can while a writer replaces it; every
     /// read after a write returned finds that write or a later one, and no reader sees the item's
     /// version go back.
