@@ -17,6 +17,12 @@ import Testing
         var description: String { "disk on fire" }
     }
 
+    /// Hummingbird sets a request id on every request's logger, copying its handler: a handler
+    /// within an existential's three-word inline buffer is copied without a heap box of its own.
+    @Test func theInstalledHandlerFitsAnExistentialsInlineBuffer() {
+        #expect(MemoryLayout<TerminalSafeLogHandler<LineLogHandler>>.size <= 3 * MemoryLayout<Int>.size)
+    }
+
     @Test func linesMatchStreamLogHandlers() throws {
         let ours = Captured()
         let theirs = Captured()

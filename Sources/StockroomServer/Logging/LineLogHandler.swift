@@ -9,22 +9,37 @@ import Synchronization
 /// rather than on the thread that logs. `LineLogHandlerTests` checks the lines against `StreamLogHandler`'s own.
 public struct LineLogHandler: RequestLogHandler {
     public var logLevel: Logger.Level = .info
-    public var metadataProvider: Logger.MetadataProvider?
     public var metadata = Logger.Metadata()
+    /// What does not change per logger, kept apart so that the handler fits in an existential's
+    /// inline buffer: Hummingbird sets a request id on each request's logger, which copies the
+    /// handler, and a larger handler would be a heap box (and its fields' retains) per request.
+    private var shared: Shared
 
-    private let label: String
-    private let output: any TextOutputStream & Sendable
-    /// `output` when it is a `LogOutput`, which takes the line's bytes as they are.
-    private let lineOutput: LogOutput?
+    private final class Shared: Sendable {
+        let label: String
+        let output: any TextOutputStream & Sendable
+        /// `output` when it is a `LogOutput`, which takes the line's bytes as they are.
+        let lineOutput: LogOutput?
+        let metadataProvider: Logger.MetadataProvider?
+
+        init(label: String, output: any TextOutputStream & Sendable, metadataProvider: Logger.MetadataProvider?) {
+            self.label = label
+            self.output = output
+            self.lineOutput = output as? LogOutput
+            self.metadataProvider = metadataProvider
+        }
+    }
 
     public init(
         label: String, output: any TextOutputStream & Sendable,
         metadataProvider: Logger.MetadataProvider? = LoggingSystem.metadataProvider
     ) {
-        self.label = label
-        self.output = output
-        self.lineOutput = output as? LogOutput
-        self.metadataProvider = metadataProvider
+        shared = Shared(label: label, output: output, metadataProvider: metadataProvider)
+    }
+
+    public var metadataProvider: Logger.MetadataProvider? {
+        get { shared.metadataProvider }
+        set { shared = Shared(label: shared.label, output: shared.output, metadataProvider: newValue) }
     }
 
     public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
@@ -34,19 +49,19 @@ public struct LineLogHandler: RequestLogHandler {
 
     /// Where this handler's request lines go, when a `LogOutput` formats them (`RequestLine`).
     public var requestLines: RequestLines? {
-        lineOutput.map { RequestLines(output: $0, label: label) }
+        shared.lineOutput.map { RequestLines(output: $0, label: shared.label) }
     }
 
     public func log(event: LogEvent) {
         let record = Record(
-            second: time(nil), label: label, event: event, handlerMetadata: metadata,
-            provided: metadataProvider?.get())
-        if let lineOutput {
+            second: time(nil), label: shared.label, event: event, handlerMetadata: metadata,
+            provided: shared.metadataProvider?.get())
+        if let lineOutput = shared.lineOutput {
             // Formatted by the output's writer thread when it has one, so that formatting the request
             // log line does not hold the event loop before the response goes out.
             lineOutput.write(record)
         } else {
-            var output = output
+            var output = shared.output
             output.write(String(decoding: record.line(), as: UTF8.self))
         }
     }

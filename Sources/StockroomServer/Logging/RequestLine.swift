@@ -27,7 +27,7 @@ struct RequestLine: Sendable {
         pairs.reserveCapacity(metadata.count + (provided?.count ?? 0) + 4)
         for (key, value) in metadata { pairs.append((key, value)) }
         if let provided {
-            for (key, value) in provided { pairs.append((key, TerminalSafeLogHandler.safe(value))) }
+            for (key, value) in provided { pairs.append((key, TerminalSafeMetadata.safe(value))) }
         }
         pairs.append(("http.method", .string(method.rawValue.terminalSafe)))
         pairs.append(("http.path", .string(path.terminalSafe)))

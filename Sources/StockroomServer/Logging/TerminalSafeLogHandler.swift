@@ -5,11 +5,12 @@ import StockroomCore
 /// in every message and metadata value before the wrapped handler writes them, so a stored value
 /// (an item name, a user written before the input rule) can never move a terminal's cursor, change
 /// its colours or hide part of a log line. The process installs it for every logger at startup.
-public struct TerminalSafeLogHandler: RequestLogHandler {
-    private var wrapped: any LogHandler
+/// Generic over what it wraps, so that it is no larger than that handler (see `LineLogHandler`).
+public struct TerminalSafeLogHandler<Wrapped: LogHandler>: RequestLogHandler {
+    private var wrapped: Wrapped
 
     /// Wraps `handler`.
-    public init(wrapping handler: any LogHandler) {
+    public init(wrapping handler: Wrapped) {
         self.wrapped = handler
     }
 
@@ -20,12 +21,12 @@ public struct TerminalSafeLogHandler: RequestLogHandler {
 
     public var metadata: Logger.Metadata {
         get { wrapped.metadata }
-        set { wrapped.metadata = newValue.mapValues(Self.safe) }
+        set { wrapped.metadata = newValue.mapValues(TerminalSafeMetadata.safe) }
     }
 
     public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
         get { wrapped[metadataKey: key] }
-        set { wrapped[metadataKey: key] = newValue.map(Self.safe) }
+        set { wrapped[metadataKey: key] = newValue.map(TerminalSafeMetadata.safe) }
     }
 
     public var metadataProvider: Logger.MetadataProvider? {
@@ -43,14 +44,17 @@ public struct TerminalSafeLogHandler: RequestLogHandler {
         // (the request log writes one line per request).
         let message = event.message.description
         let unsafeMessage = message.needsTerminalEscape
-        let unsafeMetadata = event.metadata?.values.contains { !Self.isSafe($0) } ?? false
+        let unsafeMetadata = event.metadata?.values.contains { !TerminalSafeMetadata.isSafe($0) } ?? false
         guard unsafeMessage || unsafeMetadata else { return wrapped.log(event: event) }
         var event = event
         if unsafeMessage { event.message = Logger.Message(stringLiteral: message.terminalSafe) }
-        if unsafeMetadata { event.metadata = event.metadata?.mapValues(Self.safe) }
+        if unsafeMetadata { event.metadata = event.metadata?.mapValues(TerminalSafeMetadata.safe) }
         wrapped.log(event: event)
     }
+}
 
+/// The escaping of metadata values, for `TerminalSafeLogHandler` and the request log's lines.
+enum TerminalSafeMetadata {
     static func isSafe(_ value: Logger.Metadata.Value) -> Bool {
         switch value {
         case .string(let text): !text.needsTerminalEscape

@@ -18,7 +18,7 @@ struct RequestMetricsMiddleware: RouterMiddleware {
     private let cache = Cache()
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        if request.headers[.upgrade] != nil {
+        if request.headers.contains(.upgrade) {
             return try await next(request, context)
         }
         let start = ContinuousClock.now
