@@ -8,7 +8,9 @@ Everything goes over one keep-alive connection, as a client that stays connected
 dump holds a connection's accept or close. After each measured answer the script waits
 `--settle` seconds before the dump, so that what the server does after writing the answer (its
 request log and metrics) falls inside it. An `idle` window (the same steps without a request)
-measures what the idle server and the control commands add to each window. Each window starts
+measures what the idle server and the control commands add to each window. Each round's `GET`
+follows the previous round's save of the item (SQLite reads it from the database); `GETknown` is
+the same GET again with no write between (SQLite answers it from memory). Each window starts
 with a dump rather than `--zero` (see `measured`). Prints one line per measured dump:
 `LABEL<TAB>DUMP_NUMBER`.
 Standard library only.
@@ -113,6 +115,8 @@ def main():
         # The same window with no request: what an idle server, and callgrind_control itself, cost.
         measured(f"idle-{round_}", lambda: None)
         measured(f"GET-{round_}", lambda: server.request("GET", item_path))
+        # The same GET again with no write between: on SQLite, the item as the first one kept it.
+        measured(f"GETknown-{round_}", lambda: server.request("GET", item_path))
         measured(f"PUT-{round_}", put)
         open_edit_and_change_draft()
         measured(f"save-{round_}", save)

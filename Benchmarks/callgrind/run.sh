@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Instructions (Ir) and allocations per request of a stockroom server under valgrind's callgrind:
-# exactly one GET /v1/items/{id}, one PUT of it or one save command per callgrind dump. See
-# Benchmarks/README.md, "Instruction and allocation counts".
+# exactly one GET /v1/items/{id} (after a write of it, then again), one PUT of it or one save
+# command per callgrind dump. See Benchmarks/README.md, "Instruction and allocation counts".
 #
 #   bash Benchmarks/callgrind/run.sh                 (builds this checkout's release binary)
 #   BIN=/path/to/stockroom bash Benchmarks/callgrind/run.sh   (measures that binary instead)
@@ -10,10 +10,12 @@
 # `valgrind --tool=callgrind` (`serve --demo`, LOG_LEVEL=warning as in http/run.sh, and
 # AUTH_REVOCATION_CHECK_MILLISECONDS=60000 so that no token-generation read falls in a window), WARMUP
 # unmeasured GETs, PUTs and edit cycles (openEdit, updateDraft, save) over one keep-alive connection,
-# then REPEAT rounds of four windows, each between two `callgrind_control --dump`s: nothing (idle:
-# what the idle server and the control commands add to every window), one GET, one PUT and one save (its
-# openEdit and updateDraft sent before the window). A dump holds every thread's instructions in
-# its window and the calls made to malloc, calloc, realloc and posix_memalign (summarize.py).
+# then REPEAT rounds of five windows, each between two `callgrind_control --dump`s: nothing (idle:
+# what the idle server and the control commands add to every window), one GET (the round before
+# saved the item: SQLite reads it from the database), the same GET again (GETknown: from memory),
+# one PUT and one save (its openEdit and updateDraft sent before the window). A dump holds every
+# thread's instructions in its window and the calls made to malloc, calloc, realloc and
+# posix_memalign (summarize.py).
 # Prints one line per window and, with ANNOTATE=1, callgrind_annotate's top entries of each run's
 # first GET, PUT and save.
 #
@@ -96,7 +98,7 @@ python3 - "$TMP/rows.tsv" <<'PY'
 import statistics, sys
 rows = [line.rstrip("\n").split("\t") for line in open(sys.argv[1])]
 print("\nwindow\tcount\tmedian Ir\tmin Ir\tmax Ir\tmedian allocations")
-for kind in ("idle", "GET", "PUT", "save"):
+for kind in ("idle", "GET", "GETknown", "PUT", "save"):
     picked = [r for r in rows if r[1].split("-")[0] == kind]
     irs = [int(r[2]) for r in picked]
     allocations = [float(r[3]) for r in picked]
