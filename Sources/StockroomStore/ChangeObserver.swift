@@ -95,7 +95,7 @@ final class ChangeObserver: TransactionObserver, Sendable {
             }
         } catch {
             // Subscribers still read the log by cursor; the next commit or heartbeat catches them up.
-            // Which items changed is not known: none is read from memory again.
+            // Which items changed is not known: every item is forgotten.
             itemCache.forget(nil)
         }
     }
