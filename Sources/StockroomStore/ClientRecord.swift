@@ -65,6 +65,9 @@ struct ClientRecord: Codable, FetchableRecord, PersistableRecord {
         }
     }
 
+    /// The owner's change seq of one client's row.
+    static let ownerChangeSeqSQL = "SELECT \(CodingKeys.ownerChangeSeq.rawValue) FROM clients WHERE \(CodingKeys.clientID.rawValue) = ?"
+
     /// Inserts or replaces the row with one cached statement: GRDB's `upsert` encodes the record and
     /// builds its statement anew on each call.
     func upsertCached(_ db: Database) throws {

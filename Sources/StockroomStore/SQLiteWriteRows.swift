@@ -13,6 +13,16 @@ final class SQLiteWriteRows: WriteRows {
     let db: Database
     /// The seq of the entry appended last, for the navigation row saved after it.
     private var lastAppended: Int64?
+    /// What this write read or wrote of each client's row: `saveClient` takes the owner's change
+    /// seq from it instead of reading the row again, and rewrites the client's item references only
+    /// when they changed (most commands keep them: a draft typed, a tab selected).
+    private var knownClients: [ClientID: KnownClient] = [:]
+
+    private struct KnownClient {
+        var ownerChangeSeq: Int64
+        /// The items its stored state names, which `client_item_refs` holds for it.
+        var referencedItemIDs: Set<ItemID>
+    }
 
     private init(_ db: Database) {
         self.db = db
@@ -75,7 +85,10 @@ final class SQLiteWriteRows: WriteRows {
 
     func client(_ clientID: ClientID, hold: Bool) throws -> StoredClient? {
         guard let record = try ClientRecord.find(db, clientID: clientID) else { return nil }
-        return StoredClient(navigation: try record.navigation, owner: UserID(stored: record.owner))
+        let navigation = try record.navigation
+        knownClients[clientID] = KnownClient(
+            ownerChangeSeq: record.ownerChangeSeq, referencedItemIDs: Set(navigation.state.referencedItemIDs))
+        return StoredClient(navigation: navigation, owner: UserID(stored: record.owner))
     }
 
     func clientsReferencing(_ id: ItemID) throws -> [ClientID] {
@@ -94,10 +107,17 @@ final class SQLiteWriteRows: WriteRows {
     /// Nothing moves under the one writer: the row is at the version the write read.
     func saveClient(_ navigation: Navigation, owner: UserID, ownerChanged: Bool) throws {
         guard let seq = lastAppended else { throw DatabaseError(message: "a navigation saved before its change entry") }
-        let ownerChangeSeq: Int64 =
-            ownerChanged
-            ? seq
-            : (try ClientRecord.filter(key: navigation.clientID).select(ClientRecord.Columns.ownerChangeSeq, as: Int64.self).fetchOne(db) ?? seq)
+        let known = knownClients[navigation.clientID]
+        let ownerChangeSeq: Int64
+        if ownerChanged {
+            ownerChangeSeq = seq
+        } else if let known {
+            ownerChangeSeq = known.ownerChangeSeq
+        } else {
+            // A cached statement, not the query interface (which prepares its statement anew).
+            ownerChangeSeq =
+                try Int64.fetchOne(db.cachedStatement(sql: ClientRecord.ownerChangeSeqSQL), arguments: [navigation.clientID]) ?? seq
+        }
         let record = ClientRecord(
             clientID: navigation.clientID,
             owner: owner.rawValue,
@@ -108,7 +128,11 @@ final class SQLiteWriteRows: WriteRows {
         )
         try record.upsertCached(db)
         ClientRecord.decodedStates.keep(navigation.state, json: record.state)
-        try ClientItemRefRecord.replace(db, clientID: navigation.clientID, with: navigation.state.referencedItemIDs)
+        let referenced = Set(navigation.state.referencedItemIDs)
+        if known?.referencedItemIDs != referenced {
+            try ClientItemRefRecord.replace(db, clientID: navigation.clientID, with: referenced)
+        }
+        knownClients[navigation.clientID] = KnownClient(ownerChangeSeq: ownerChangeSeq, referencedItemIDs: referenced)
     }
 
     // MARK: The log
@@ -140,11 +164,14 @@ final class SQLiteWriteRows: WriteRows {
     func savepoint<T>(_ body: () async throws -> T) async throws -> T {
         let savepoint = Self.requestSavepoint
         try savepoint.open(db)
+        // Rolled back with the rows: what the body read or wrote of clients is not so any more.
+        let clientsBefore = knownClients
         let value: T
         do {
             value = try await body()
         } catch {
             try savepoint.abandon(db)
+            knownClients = clientsBefore
             throw error
         }
         try savepoint.release(db)

@@ -1,7 +1,8 @@
 import Foundation
 import GRDB
+import StockroomCore
+import StockroomStorage
 import Testing
-
 
 /// What only SQLite's tables show of the repair on delete. The repair itself (paths, alerts, edits,
 /// the order of a user's devices, the log) is in StorageContractTests/RepairContractTests, on
@@ -20,6 +21,39 @@ struct RepairOnDeleteTests {
 
             _ = try await database.runCommand(.confirmDelete, clientID: "erin-phone", origin: Sample.erin("erin-phone", key: "confirm-1"))
             #expect(try await probe.count("client_item_refs") == 0)
+        }
+    }
+
+    /// `client_item_refs` is what a delete finds the devices to repair by; the store rewrites a
+    /// device's rows only when its items change, so each step checks them against the state.
+    @Test("after each command, client_item_refs holds exactly the items the device's state names")
+    func referencesFollowEveryCommand() async throws {
+        try await withTemporaryDatabase { database in
+            let probe = Probe(database)
+            let keyboard = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin).value
+            let mouse = try await database.createItem(id: nil, draft: Sample.mouse, origin: Sample.erin).value
+            func expectReferences(after command: Command, origin: Origin = Sample.erin("phone"), _ expected: [Item]) async throws {
+                let outcome = try await database.runCommand(command, clientID: "phone", origin: origin).value
+                let names = Set(expected.map(\.id.description))
+                #expect(Set(outcome.navigation.state.referencedItemIDs.map(\.description)) == names)
+                let rows = try await probe.rows("SELECT item_id FROM client_item_refs WHERE client_id = 'phone'")
+                #expect(Set(rows.map { $0["item_id"] as String? ?? "" }) == names)
+            }
+            try await expectReferences(after: .push(route: .item(id: keyboard.id)), [keyboard])
+            try await expectReferences(after: .selectTab(tab: .settings), [keyboard])
+            try await expectReferences(after: .selectTab(tab: .inventory), [keyboard])
+            try await expectReferences(after: .openEdit(itemID: mouse.id), [keyboard, mouse])
+            try await expectReferences(after: .updateDraft(draft: Sample.bluetooth), [keyboard, mouse])
+            try await expectReferences(after: .save(), [keyboard])
+            try await expectReferences(after: .pop, [])
+            try await expectReferences(after: .push(route: .item(id: mouse.id)), [mouse])
+            // Another user's delete repairs the device in its own write: the rows follow.
+            let otto = Sample.otto("otto-tablet")
+            _ = try await database.runCommand(.openDeleteAlert(itemID: mouse.id), clientID: "otto-tablet", origin: otto)
+            _ = try await database.runCommand(.confirmDelete, clientID: "otto-tablet", origin: otto)
+            #expect(try await database.navigation(clientID: "phone", user: "erin").state.referencedItemIDs == [])
+            #expect(try await probe.rows("SELECT item_id FROM client_item_refs WHERE client_id = 'phone'").isEmpty)
+            try await expectReferences(after: .push(route: .item(id: keyboard.id)), [keyboard])
         }
     }
 }
