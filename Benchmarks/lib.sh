@@ -59,6 +59,19 @@ demo_server_ready() {
     [ -n "$ITEM" ] || die "no demo item"
 }
 
+# start_demo BINARY PORT FOLDER [VAR=value ...]: starts `BINARY serve --demo` on 127.0.0.1:PORT, its
+# database and output in FOLDER (the environment given added), waits for it (demo_server_ready)
+# and sets DEMO_PID, TOKEN and ITEM.
+start_demo() {
+    local binary="$1" port="$2" folder="$3"
+    shift 3
+    mkdir -p "$folder"
+    (cd "$folder" && exec env "$@" "$binary" serve --demo --db-path "$folder/db.sqlite" --http-host 127.0.0.1 \
+        --http-port "$port" >"$folder/out" 2>&1) &
+    DEMO_PID=$!
+    demo_server_ready "$DEMO_PID" "$port" "$folder/out" "$folder/out"
+}
+
 # callgrind_preflight PORT: what a server under callgrind needs before it starts: valgrind and
 # callgrind_control, the binary (release_bin), and PORT free.
 callgrind_preflight() {

@@ -16,6 +16,10 @@ DURATION=${DURATION:-5}
 WRK_SCRIPT="$ROOT/../shared/bench-compare/wrk_bench.lua"
 [ $# -gt 0 ] || { echo "usage: bash Benchmarks/http/cycle_ab.sh NAME=BINARY [NAME=BINARY ...]" >&2; exit 2; }
 [ -f "$WRK_SCRIPT" ] || { echo "needs $WRK_SCRIPT" >&2; exit 2; }
+log() { printf '[cycle_ab %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+die() { log "ERROR: $*"; exit 2; }
+# shellcheck source=../lib.sh
+. "$ROOT/Benchmarks/lib.sh"
 WORK="$(mktemp -d /tmp/cycleab.XXXXXX)"
 PIDS=()
 cleanup() { for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done; rm -rf "$WORK"; }
@@ -25,19 +29,14 @@ declare -A URL TOKEN
 port=8291
 NAMES=()
 for argument in "$@"; do
-    name=${argument%%=*}; binary=${argument#*=}
+    name=${argument%%=*}
     NAMES+=("$name")
-    mkdir -p "$WORK/$name"
-    (cd "$WORK/$name" && exec "$binary" serve --demo --db-path "$WORK/$name/db.sqlite" --http-host 127.0.0.1 \
-        --http-port "$port" >"$WORK/$name/out" 2>&1) &
-    PIDS+=($!)
+    start_demo "${argument#*=}" "$port" "$WORK/$name"
+    PIDS+=("$DEMO_PID"); TOKEN[$name]=$TOKEN
     URL[$name]="http://127.0.0.1:$port"
     port=$((port + 1))
 done
 for name in "${NAMES[@]}"; do
-    for _ in $(seq 150); do curl -sf "${URL[$name]}/health" >/dev/null && break; sleep 0.2; done
-    TOKEN[$name]=$(sed -n 's/^[[:space:]]*export TOKEN=//p' "$WORK/$name/out" | tail -n 1)
-    [ -n "${TOKEN[$name]}" ] || { echo "$name did not start" >&2; exit 2; }
     # items.tsv ("id<TAB>name") for the cycle, lines ("path<TAB>body") for PUT.
     python3 - "${URL[$name]}" "${TOKEN[$name]}" "$WORK/$name" <<'PY'
 import http.client, json, sys, urllib.parse

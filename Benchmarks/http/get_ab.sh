@@ -20,6 +20,10 @@ BASELINE_BUILD=(swift build -c release --package-path "$ROOT/Benchmarks" --scrat
 [ "${SKIP_BUILD:-0}" = 1 ] || "${BASELINE_BUILD[@]}" >&2
 BASELINE_BIN="$("${BASELINE_BUILD[@]}" --show-bin-path)/BaselineServer"
 WRK_SCRIPT="$ROOT/Benchmarks/http/get.lua"
+log() { printf '[get_ab %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+die() { log "ERROR: $*"; exit 2; }
+# shellcheck source=../lib.sh
+. "$ROOT/Benchmarks/lib.sh"
 WORK="$(mktemp -d /tmp/getab.XXXXXX)"
 PIDS=()
 cleanup() { for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done; rm -rf "$WORK"; }
@@ -31,26 +35,14 @@ PID[bare]=$!; PIDS+=($!)
 port=8191
 NAMES=()
 for argument in "$@"; do
-    name=${argument%%=*}; binary=${argument#*=}
+    name=${argument%%=*}
     NAMES+=("$name")
-    mkdir -p "$WORK/$name"
-    (cd "$WORK/$name" && LOG_LEVEL=warning exec "$binary" serve --demo --db-path "$WORK/$name/db.sqlite" \
-        --http-host 127.0.0.1 --http-port "$port" >"$WORK/$name/out" 2>&1) &
-    PID[$name]=$!; PIDS+=($!)
-    URL[$name]="http://127.0.0.1:$port"
+    start_demo "${argument#*=}" "$port" "$WORK/$name" LOG_LEVEL=warning
+    PID[$name]=$DEMO_PID; PIDS+=("$DEMO_PID"); TOKEN[$name]=$TOKEN
+    URL[$name]="http://127.0.0.1:$port/v1/items/$ITEM"
     port=$((port + 1))
 done
-for name in bare "${NAMES[@]}"; do
-    url=${URL[$name]:-http://127.0.0.1:8190}
-    for _ in $(seq 150); do curl -sf "$url/health" >/dev/null && break; sleep 0.2; done
-    curl -sf "$url/health" >/dev/null || { echo "$name did not start" >&2; exit 2; }
-done
-for name in "${NAMES[@]}"; do
-    TOKEN[$name]=$(sed -n 's/^[[:space:]]*export TOKEN=//p' "$WORK/$name/out" | tail -n 1)
-    id=$(curl -sf "${URL[$name]}/v1/items?limit=1" -H "Authorization: Bearer ${TOKEN[$name]}" |
-        grep -o '"id":"[0-9a-f-]\{36\}"' | head -n 1 | cut -d'"' -f4)
-    URL[$name]+="/v1/items/$id"
-done
+for _ in $(seq 150); do curl -sf http://127.0.0.1:8190/health >/dev/null && break; sleep 0.2; done
 
 ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 # measure PID URL [wrk header arguments]: "req/s µs-of-CPU-per-request"
