@@ -58,7 +58,9 @@ final class Checkpointer: Sendable {
             let now = wal.commits
             guard now == commits else { return runWhenQuiet(since: now) }
             requested.store(false, ordering: .relaxed)
-            try? connection.writeWithoutTransaction { db in _ = try db.checkpoint(.passive) }
+            if let result = try? connection.writeWithoutTransaction({ db in try db.checkpoint(.passive) }) {
+                wal.checkpointed(frames: result.checkpointedFrameCount)
+            }
             runs.add(1, ordering: .releasing)
         }
     }

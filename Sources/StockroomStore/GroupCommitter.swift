@@ -209,8 +209,11 @@ final class GroupCommitter: Sendable {
     /// writes have not paused for it until the WAL reached `checkpointOverdue`. When one is due and
     /// not overdue, asks the checkpointer for one instead.
     private func checkpointOnWriterDue() -> Bool {
-        guard let wal, wal.checkpointDue else { return false }
-        guard let checkpointer, !wal.checkpointOverdue else { return true }
+        guard let wal else { return false }
+        // By the WAL's whole length: what the checkpointer copied does not start it over.
+        if wal.checkpointOverdue { return true }
+        guard wal.checkpointDue else { return false }
+        guard let checkpointer else { return true }
         checkpointer.request()
         return false
     }

@@ -16,6 +16,11 @@ final class WALLength: Sendable {
 
     private let pages = Atomic<Int>(0)
     private let commitCount = Atomic<Int>(0)
+    /// The frames a checkpoint beside the writer copied (`Checkpointer`), until the WAL starts over.
+    /// A write that comes while such a checkpoint runs keeps the WAL from starting over (the WAL is
+    /// not all copied when it begins), so its length alone would stay past the mark and ask for a
+    /// checkpoint at every pause, each copying a few pages and syncing both files.
+    private let copied = Atomic<Int>(0)
 
     init(on writer: any DatabaseWriter) {
         writer.writeWithoutTransaction { db in
@@ -24,6 +29,8 @@ final class WALLength: Sendable {
             let context = Unmanaged.passRetained(self).toOpaque()
             _ = sqlite3_wal_hook(db.sqliteConnection, { context, _, _, pages in
                 let length = Unmanaged<WALLength>.fromOpaque(context!).takeUnretainedValue()
+                // Shorter than after the last commit: the WAL started over, and nothing of it is copied.
+                if Int(pages) < length.pages.load(ordering: .relaxed) { length.copied.store(0, ordering: .relaxed) }
                 length.pages.store(Int(pages), ordering: .relaxed)
                 length.commitCount.add(1, ordering: .relaxed)
                 return SQLITE_OK
@@ -37,8 +44,19 @@ final class WALLength: Sendable {
     /// Commits so far.
     var commits: Int { commitCount.load(ordering: .relaxed) }
 
-    /// Whether the WAL has grown past the threshold since the last checkpoint.
-    var checkpointDue: Bool { pages.load(ordering: .relaxed) >= Self.checkpointPages }
+    /// Whether the WAL has grown past the threshold since the last checkpoint: by the pages no
+    /// checkpoint beside the writer has copied yet.
+    var checkpointDue: Bool {
+        let pages = pages.load(ordering: .relaxed)
+        let copied = copied.load(ordering: .relaxed)
+        return (pages >= copied ? pages - copied : pages) >= Self.checkpointPages
+    }
+
+    /// A checkpoint beside the writer copied the WAL's first `frames` frames. Kept only while the WAL
+    /// has not started over since (a late call would count frames of the WAL before).
+    func checkpointed(frames: Int) {
+        if pages.load(ordering: .relaxed) >= frames { copied.store(frames, ordering: .relaxed) }
+    }
 
     /// Whether the WAL has grown to four times the threshold: the writes have not paused for a
     /// checkpoint beside the writer (`Checkpointer`).
@@ -46,5 +64,6 @@ final class WALLength: Sendable {
 
     func reset() {
         pages.store(0, ordering: .relaxed)
+        copied.store(0, ordering: .relaxed)
     }
 }
