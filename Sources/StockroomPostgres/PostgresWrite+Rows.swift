@@ -119,8 +119,9 @@ extension PostgresWrite: WriteRows {
     // MARK: Idempotency
 
     /// `pg_try_advisory_xact_lock` of the key (`Statements.ClaimKeys`, which `claimAhead` runs for
-    /// several): taken by a request still running, on this daemon or another, it is false. The lock is the session's, so a second request with the key in the
-    /// same batch would take it again: the batch's own keys are refused here.
+    /// several): taken by a request still running, on this daemon or another, it is false. The
+    /// lock is the session's, so a second request with the key in the same batch would take it
+    /// again: the batch's own keys are refused here.
     func claim(_ key: IdempotencyKey) async throws -> Bool {
         guard claimedKeys.insert(key).inserted else { return false }
         if let claimed = claimsAhead.removeValue(forKey: key) { return claimed }

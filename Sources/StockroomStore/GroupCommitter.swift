@@ -205,9 +205,9 @@ final class GroupCommitter: Sendable {
         }
     }
 
-    /// Whether the writer must run a checkpoint now: one is due and there is no checkpointer, or the
-    /// writes have not paused for it until the WAL reached `checkpointOverdue`. When one is due and
-    /// not overdue, asks the checkpointer for one instead.
+    /// Whether the writer must run a checkpoint now: the WAL reached `checkpointOverdue` (the
+    /// checkpointer's runs did not start it over), or one is due and there is no checkpointer. When
+    /// one is due and not overdue, asks the checkpointer for one instead.
     private func checkpointOnWriterDue() -> Bool {
         guard let wal else { return false }
         // By the WAL's whole length: what the checkpointer copied does not start it over.
