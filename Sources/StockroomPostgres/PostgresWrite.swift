@@ -171,7 +171,11 @@ final class PostgresWrite {
         }
         try await openSavepoint()
         var last: Int64?
-        for try await seq in try await connection.execute(AppendLog(pending), logger: logger) { last = seq }
+        if pending.contains(where: { $0.ownerClient != nil }) {
+            for try await seq in try await connection.execute(AppendLog<AppendLogMovingOwners>(pending), logger: logger) { last = seq }
+        } else {
+            for try await seq in try await connection.execute(AppendLog<AppendLogOnly>(pending), logger: logger) { last = seq }
+        }
         guard let last else { throw PostgresStoreError.schema("the database has no log_head row") }
         var seq = last - Int64(pending.count)
         for entry in pending {
@@ -187,10 +191,18 @@ final class PostgresWrite {
         return last
     }
 
-    /// The head step: entries as parallel arrays, numbered in order after the head.
-    struct AppendLog: PostgresPreparedStatement {
-        static let name = "stockroom_append_log"
-        static let sql = """
+    /// The head step: entries as parallel arrays, numbered in order after the head. `Variant`:
+    /// whether the statement also moves the entries' owner clients' `owner_change_seq`
+    /// (`AppendLogMovingOwners`, a navigation command's entries) or not (`AppendLogOnly`: item
+    /// writes, whose entries have none): PostgreSQL readies every part of a statement each time it
+    /// runs it, the update of `clients` and its indexes included, whether it changes a row or not.
+    struct AppendLog<Variant: AppendLogVariant>: PostgresPreparedStatement {
+        static var name: String { Variant.name }
+        static var sql: String { Variant.sql }
+
+        /// The statement, with `owners`: the part that moves the owner clients' `owner_change_seq`, or none.
+        static func sql(owners: String) -> String {
+            """
             WITH head AS (
                 UPDATE log_head SET seq = seq + cardinality($1::text[]) WHERE id = 1 RETURNING seq
             ), entries AS (
@@ -201,13 +213,10 @@ final class PostgresWrite {
             ), inserted AS (
                 INSERT INTO changes (seq, entity, op, entity_id, owner, value, origin_client_id, origin_idempotency_key, at, previous)
                 SELECT seq, entity, op, entity_id, owner, value, origin_client_id, origin_idempotency_key, at, previous FROM entries
-            ), owners AS (
-                UPDATE clients c SET owner_change_seq = o.seq
-                FROM (SELECT owner_client, max(seq) AS seq FROM entries WHERE owner_client IS NOT NULL GROUP BY owner_client) o
-                WHERE c.client_id = o.owner_client
-            )
+            )\(owners)
             SELECT seq, pg_notify('stockroom', 'h ' || seq)::text FROM head
             """
+        }
         typealias Row = Int64
 
         var entries: [Pending]
@@ -244,4 +253,29 @@ extension PostgresRowSequence {
         for try await row in self { rows.append(row) }
         return rows
     }
+}
+
+/// Which `PostgresWrite.AppendLog` statement a transaction's entries take.
+protocol AppendLogVariant {
+    static var name: String { get }
+    static var sql: String { get }
+}
+
+/// `AppendLog` for entries of which some move their owner client's `owner_change_seq`.
+enum AppendLogMovingOwners: AppendLogVariant {
+    static let name = "stockroom_append_log"
+    static let sql = PostgresWrite.AppendLog<Self>.sql(
+        owners: """
+            , owners AS (
+                UPDATE clients c SET owner_change_seq = o.seq
+                FROM (SELECT owner_client, max(seq) AS seq FROM entries WHERE owner_client IS NOT NULL GROUP BY owner_client) o
+                WHERE c.client_id = o.owner_client
+            )
+            """)
+}
+
+/// `AppendLog` for entries none of which has an owner client (item writes).
+enum AppendLogOnly: AppendLogVariant {
+    static let name = "stockroom_append_log_only"
+    static let sql = PostgresWrite.AppendLog<Self>.sql(owners: "")
 }
