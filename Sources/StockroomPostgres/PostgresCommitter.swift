@@ -19,7 +19,8 @@ import Synchronization
 /// again in a later batch (at most `PostgresStore.attempts` times). A failure of the transaction
 /// itself (the connection, BEGIN, the head step, COMMIT) answers every write of the batch with
 /// that error, and none is applied. Each write is answered only after its batch committed, and
-/// its entries are published to the hub first.
+/// its entries are published to the hub first. Between two batches of several writes, a drain
+/// waits a little for the writers it just answered (`gather`).
 final class PostgresCommitter: Sendable {
     /// How many writes one transaction takes at most: PostgreSQL keeps the ids of 64
     /// subtransactions per transaction in shared memory, and more make every other snapshot slower.
@@ -29,6 +30,11 @@ final class PostgresCommitter: Sendable {
         var pending: [any PostgresQueuedWrite] = []
         var draining = false
         var statistics = Statistics()
+        /// How many writes the last batch took (`gather`).
+        var lastBatch = 0
+        /// The drain waiting in `gather` for writes, and the number of that wait.
+        var gatherer: CheckedContinuation<Void, Never>?
+        var gathering = 0
     }
 
     /// What the committer has done so far.
@@ -59,11 +65,13 @@ final class PostgresCommitter: Sendable {
     /// Queues `job`; true when no drain runs, and the caller is to run the next batch itself
     /// (`drainOnce`): a lone write then runs in its own request's task, without a hop to another.
     func enqueue(_ job: any PostgresQueuedWrite) -> Bool {
-        state.withLock { state in
+        let (runs, gathered) = state.withLock { state in
             state.pending.append(job)
             defer { state.draining = true }
-            return !state.draining
+            return (!state.draining, state.gatherer != nil && state.pending.count >= state.lastBatch)
         }
+        if gathered { endGathering(nil) }
+        return runs
     }
 
     /// Runs the next batch (which holds the caller's write) with `drain`, the store's batch
@@ -79,10 +87,55 @@ final class PostgresCommitter: Sendable {
         }
         guard more else { return }
         Task {
-            while let batch = self.nextBatch() {
+            while true {
+                await self.gather()
+                guard let batch = self.nextBatch() else { return }
                 self.requeue(await drain(batch))
             }
         }
+    }
+
+    /// How long a drain waits at most for the writers of its last batch to come back (`gather`).
+    let gatherWait: Duration
+
+    init(gatherWait: Duration = .milliseconds(2)) {
+        self.gatherWait = gatherWait
+    }
+
+    /// Before a drain's next batch: when its last batch took several writes and fewer are queued
+    /// now, waits until as many are queued as that batch took, or `gatherWait` has passed. Under
+    /// load the writers just answered are about to send their next writes, and a batch costs
+    /// PostgreSQL and the daemon about the same whether it holds one write or ten (BEGIN, the item
+    /// writes, the head step and the COMMIT, each a round trip; PostgreSQL readies each statement
+    /// and flushes the WAL once per batch): the wait turns many small batches into fewer large
+    /// ones. A lone write never waits: it finds no drain and runs its own batch (`drainOnce`).
+    private func gather() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let generation: Int? = state.withLock { state in
+                guard state.lastBatch > 1, state.pending.count < state.lastBatch else { return nil }
+                state.gathering += 1
+                state.gatherer = continuation
+                return state.gathering
+            }
+            guard let generation else {
+                continuation.resume()
+                return
+            }
+            Task {
+                try? await Task.sleep(for: self.gatherWait)
+                self.endGathering(generation)
+            }
+        }
+    }
+
+    /// Resumes the drain waiting in `gather` (`generation`: only the wait of that number; nil: any).
+    private func endGathering(_ generation: Int?) {
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            guard generation == nil || generation == state.gathering else { return nil }
+            defer { state.gatherer = nil }
+            return state.gatherer
+        }
+        waiter?.resume()
     }
 
     /// The next batch, or nil (and the drain ends) when nothing is queued.
@@ -106,6 +159,7 @@ final class PostgresCommitter: Sendable {
             state.statistics.batches += 1
             state.statistics.writes += batch.count
             state.statistics.largestBatch = max(state.statistics.largestBatch, batch.count)
+            state.lastBatch = batch.count
             return batch
         }
     }
