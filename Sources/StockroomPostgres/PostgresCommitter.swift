@@ -255,9 +255,12 @@ final class PostgresJob<Value: Sendable>: PostgresQueuedWrite, @unchecked Sendab
         settle(.failure(error))
     }
 
-    /// The write's answer, once its batch has committed (or failed).
+    /// The write's answer, once its batch has committed (or failed). A write whose caller ran its
+    /// batch (`PostgresCommitter.drainOnce`) is answered already: its caller goes on at once, ahead
+    /// of the streams its batch woke, instead of suspending and queueing behind them.
     func wait() async throws -> Value {
-        try await withCheckedThrowingContinuation { continuation in
+        if let settled = answer.withLock({ $0.result }) { return try settled.get() }
+        return try await withCheckedThrowingContinuation { continuation in
             let settled: Result<Value, any Error>? = answer.withLock { answer in
                 if answer.result == nil { answer.waiter = continuation }
                 return answer.result
