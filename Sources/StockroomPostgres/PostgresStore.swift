@@ -60,12 +60,12 @@ public final class PostgresStore: Storage, Service {
         var configuration = url.clientConfiguration()
         configuration.options.maximumConnections = maximumConnections
         configuration.options.connectTimeout = .seconds(2)
-        // A writer never waits for a lock longer than this (a stuck head answers 503, not a hang);
-        // a transaction left open by a vanished daemon cannot hold the head for long.
-        // random_page_cost: every statement the daemon sends finds its rows by key, in tables that
-        // live in memory. At the default 4.0 the planner judged a whole-table scan of `items`
-        // cheaper than a batch's index look-ups while the table had a few thousand rows, and each
-        // batch of PUTs scanned all of it.
+        // lock_timeout: a writer never waits for a lock longer than this (a stuck head answers
+        // 503, not a hang); idle_in_transaction_session_timeout: a transaction left open by a
+        // vanished daemon cannot hold the head for long. random_page_cost: every statement the
+        // daemon sends finds its rows by key, in tables that live in memory; at the default 4.0
+        // the planner judged a whole-table scan of `items` cheaper than a batch's index look-ups
+        // while the table had a few thousand rows, and each batch of PUTs scanned all of it.
         configuration.options.additionalStartupParameters = [
             ("application_name", "stockroom"),
             ("random_page_cost", "1.1"),
