@@ -14,7 +14,8 @@ import Testing
 struct ReliabilityTests {
     /// A full database (capped with `max_page_count`, as a full disk would cap it): `/ready` says
     /// 503 with the reason while writes fail, and 200 again once space returns, without a restart.
-    @Test(.timeLimit(.minutes(1)))
+    // Its few hundred writes take seconds alone and can take a minute beside the whole suite.
+    @Test(.timeLimit(.minutes(3)))
     func readyFollowsWhetherAWriteWouldSucceed() async throws {
         try await withTestApp { app in
             // The migrated schema takes a few dozen pages; the items fill the rest.
