@@ -276,6 +276,40 @@ enum Statements {
         }
     }
 
+    /// Several commands' item updates of rows this transaction locked (`PostgresWrite.flushItemUpdates`),
+    /// each written only at the version it was read at: how many were written.
+    struct UpdateItemsBySeq: PostgresPreparedStatement {
+        static let name = "stockroom_update_items_by_seq"
+        static let sql = """
+            WITH input AS (
+                SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
+                                     $9::text[], $10::text[], $11::bigint[], $12::bigint[], $13::bigint[], $14::bigint[])
+                    AS u(n_id, n_name, n_search_name, n_color_name, n_color_red, n_color_green, n_color_blue, n_in_stock, n_quantity,
+                         n_is_on_back_order, n_seq, n_base, n_version, n_updated_at)
+            ), written AS (
+                UPDATE items i SET name = input.n_name, search_name = input.n_search_name, color_name = input.n_color_name,
+                    color_red = input.n_color_red::float8, color_green = input.n_color_green::float8, color_blue = input.n_color_blue::float8,
+                    in_stock = input.n_in_stock::boolean, quantity = input.n_quantity::bigint,
+                    is_on_back_order = input.n_is_on_back_order::boolean, version = input.n_version, updated_at = input.n_updated_at
+                FROM input WHERE i.seq = input.n_seq AND i.version = input.n_base
+                RETURNING 1
+            )
+            SELECT count(*) FROM written
+            """
+        typealias Row = Int
+        var updates: [DeferredItemUpdate]
+        func makeBindings() -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 14)
+            bindings.appendTextColumns(ids: updates.map(\.row.id), fields: updates.map(\.fields))
+            bindings.append(updates.map(\.row.seq))
+            bindings.append(updates.map(\.base))
+            bindings.append(updates.map(\.row.version))
+            bindings.append(updates.map(\.row.updatedAt))
+            return bindings
+        }
+        func decodeRow(_ row: PostgresRow) throws -> Int { Int(try row.decode(Int64.self)) }
+    }
+
     /// Several clients' rows, not locked (`PostgresWrite.readAhead`).
     struct ClientsByID: PostgresPreparedStatement {
         static let name = "stockroom_clients_by_id"
@@ -472,8 +506,13 @@ extension PostgresBindings {
     /// Several items' ids and fields as parallel `text[]` arrays, in the order `InsertItems` and
     /// `UpdateItemsByID` unnest them ($1-$10), each cast to its column's type in SQL.
     mutating func appendTextColumns(ids: [ItemID], fields: [ValidDraft]) {
+        appendTextColumns(ids: ids.map(\.description), fields: fields)
+    }
+
+    /// `appendTextColumns`, with the ids as stored.
+    mutating func appendTextColumns(ids: [String], fields: [ValidDraft]) {
         let columns = fields.map(ItemColumns.init)
-        append(NullableTextArray(ids.map(\.description)))
+        append(NullableTextArray(ids))
         append(NullableTextArray(columns.map(\.name)))
         append(NullableTextArray(columns.map(\.searchName)))
         append(NullableTextArray(columns.map(\.colorName)))
@@ -503,8 +542,10 @@ extension PostgresConnection {
 }
 
 extension PostgresWrite {
-    /// Runs a prepared statement in this transaction and reads all its rows.
+    /// Runs a prepared statement in this transaction and reads all its rows, after the item
+    /// updates deferred so far (`flushItemUpdates`).
     func rows<Statement: PostgresPreparedStatement>(_ statement: Statement) async throws -> [Statement.Row] {
+        try await flushItemUpdates()
         try await openSavepoint()
         return try await connection.rows(statement, logger: logger)
     }

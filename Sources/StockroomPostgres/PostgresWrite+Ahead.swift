@@ -146,6 +146,14 @@ extension PostgresWrite {
     }
 }
 
+/// An item update of a command of the batch, not sent yet (`PostgresWrite.flushItemUpdates`):
+/// the row as the update makes it, and the version it was read at.
+struct DeferredItemUpdate {
+    var row: ItemRow
+    var fields: ValidDraft
+    var base: Int64
+}
+
 /// A device row written by a command of the batch and not sent yet (`PostgresWrite.flushSaves`).
 struct DeferredSave {
     var clientID: ClientID
@@ -175,9 +183,34 @@ extension PostgresWrite {
         }
     }
 
-    /// Writes the deferred device rows in one statement (`Statements.SaveClients`); `WriteRetry`
-    /// when one of them moved since it was read (the batch then runs again with savepoints).
+    /// Keeps an item update of a row locked ahead to write with the batch's others (a later update
+    /// of the same row replaces it, keeping the version first read).
+    func deferItemUpdate(_ row: ItemRow, fields: ValidDraft, base: Int64) {
+        if let index = deferredItemUpdates.firstIndex(where: { $0.row.seq == row.seq }) {
+            deferredItemUpdates[index].row = row
+            deferredItemUpdates[index].fields = fields
+        } else {
+            deferredItemUpdates.append(DeferredItemUpdate(row: row, fields: fields, base: base))
+        }
+    }
+
+    /// Writes the deferred item updates in one statement (`Statements.UpdateItemsBySeq`). Their
+    /// rows are locked by this transaction, so each is at the version read.
+    func flushItemUpdates() async throws {
+        guard !deferredItemUpdates.isEmpty else { return }
+        let updates = deferredItemUpdates
+        deferredItemUpdates = []
+        let written = try await rows(Statements.UpdateItemsBySeq(updates: updates)).first ?? 0
+        if written != updates.count {
+            throw PostgresStoreError.schema("\(updates.count - written) of \(updates.count) locked items were not at the version read")
+        }
+    }
+
+    /// Writes the deferred item updates, then the deferred device rows in one statement
+    /// (`Statements.SaveClients`); `WriteRetry` when one of them moved since it was read (the
+    /// batch then runs again with savepoints).
     func flushSaves() async throws {
+        try await flushItemUpdates()
         guard !deferredSaves.isEmpty else { return }
         let saves = deferredSaves
         deferredSaves = []

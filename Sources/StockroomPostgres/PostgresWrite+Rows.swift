@@ -28,9 +28,31 @@ extension PostgresWrite: WriteRows {
         return try await rows(Statements.InsertItem(id: id, fields: fields, now: at)).first?.item
     }
 
+    /// An item this transaction read and locked ahead (`readAhead`), outside a savepoint, is
+    /// written with the batch's others in one statement (`flushItemUpdates`) before the next
+    /// statement that may read it: the row it becomes is known here, as the update would make it.
     func updateItem(_ stored: StoredItem<ItemRow>, fields: ValidDraft, at: Int64) async throws -> Item {
-        itemsAhead[stored.item.id] = nil
         let now = max(at, stored.row.updatedAt)
+        if savepointDepth == 0, let ahead = itemsAhead[stored.item.id], ahead.row.seq == stored.row.seq {
+            let columns = ItemColumns(fields)
+            var row = stored.row
+            row.name = columns.name
+            row.colorName = columns.colorName
+            row.colorRed = columns.colorRed
+            row.colorGreen = columns.colorGreen
+            row.colorBlue = columns.colorBlue
+            row.inStock = columns.inStock
+            row.quantity = columns.quantity.map(Int64.init)
+            row.isOnBackOrder = columns.isOnBackOrder
+            row.version += 1
+            row.updatedAt = now
+            let item = try row.item
+            deferItemUpdate(row, fields: fields, base: stored.row.version)
+            itemsAhead[stored.item.id] = StoredItem(item: item, row: row)
+            return item
+        }
+        try await flushItemUpdates()
+        itemsAhead[stored.item.id] = nil
         guard let updated = try await rows(Statements.UpdateItem(seq: stored.row.seq, fields: fields, now: now)).first else {
             throw PostgresStoreError.schema("UPDATE items returned no row")
         }

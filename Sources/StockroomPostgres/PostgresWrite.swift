@@ -56,6 +56,9 @@ final class PostgresWrite {
     /// Device rows written by the batch's commands and not sent yet (`saveClient`), sent in one
     /// statement (`flushSaves`) before any statement that may read them.
     var deferredSaves: [DeferredSave] = []
+    /// Item updates of rows locked ahead, not sent yet (`updateItem`), sent in one statement
+    /// (`flushItemUpdates`) before any other statement.
+    var deferredItemUpdates: [DeferredItemUpdate] = []
     /// How many savepoints of a write (`savepoint`) are open: inside one, nothing is deferred.
     var savepointDepth = 0
     /// A savepoint begun whose SAVEPOINT is not sent yet (`openSavepoint`).

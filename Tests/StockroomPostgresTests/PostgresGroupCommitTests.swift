@@ -392,9 +392,10 @@ struct PostgresGroupCommitTests {
 
     /// One sequence of writes, run one at a time and then as one batch (read ahead, device rows
     /// written at the batch's end): the same navigations, items and log. The batch holds a device's
-    /// three commands, a save whose item another device then saves (a conflict), an item deleted
-    /// while two devices show it (its delete alert on one, on the other's path: both repaired, and
-    /// both opened it earlier in the batch), and a device's first write.
+    /// three commands, a save whose item another device then saves (a conflict), an item saved
+    /// (its update kept for the batch's one statement) and then deleted while two devices show it
+    /// (its delete alert on one, on the other's path: both repaired, and both opened it earlier in
+    /// the batch), and a device's first write.
     @Test(.timeLimit(.minutes(2)))
     func aBatchOfCommandsEndsAsTheSameCommandsOneAtATime() async throws {
         let x = ItemID.random(), y = ItemID.random()
@@ -405,6 +406,8 @@ struct PostgresGroupCommitTests {
             { _ = try await $0.runCommand(.save(onConflict: .alert), clientID: device("a"), origin: Self.erin, idempotency: nil) },
             { _ = try await $0.runCommand(.openDeleteAlert(itemID: y), clientID: device("a"), origin: Self.erin, idempotency: nil) },
             { _ = try await $0.runCommand(.push(route: .item(id: y)), clientID: device("d"), origin: Self.erin, idempotency: nil) },
+            { _ = try await $0.runCommand(.updateDraft(draft: Self.draft(9)), clientID: device("e"), origin: Self.erin, idempotency: nil) },
+            { _ = try await $0.runCommand(.save(onConflict: .alert), clientID: device("e"), origin: Self.erin, idempotency: nil) },
             { _ = try await $0.deleteItem(y, precondition: nil, origin: Self.erin, idempotency: nil) },
             { _ = try await $0.runCommand(.updateDraft(draft: Self.draft(7)), clientID: device("b"), origin: Self.erin, idempotency: nil) },
             { _ = try await $0.runCommand(.save(onConflict: .alert), clientID: device("b"), origin: Self.erin, idempotency: nil) },
@@ -425,6 +428,7 @@ struct PostgresGroupCommitTests {
                 try await store.createItem(id: y, draft: Self.draft(2), origin: Self.erin, idempotency: nil)
                 try await store.runCommand(.openEdit(itemID: x), clientID: device("a"), origin: Self.erin, idempotency: nil)
                 try await store.runCommand(.openEdit(itemID: x), clientID: device("d"), origin: Self.erin, idempotency: nil)
+                try await store.runCommand(.openEdit(itemID: y), clientID: device("e"), origin: Self.erin, idempotency: nil)
                 let head = try await store.resolve(.now)
                 let before = store.committer.statistics
                 if together {
@@ -465,6 +469,7 @@ struct PostgresGroupCommitTests {
         #expect(together.navigations == oneAtATime.navigations)
         #expect(together.versions == oneAtATime.versions)
         #expect(together.x?.version == oneAtATime.x?.version && together.x?.status == oneAtATime.x?.status)
+        #expect(together.x?.name == oneAtATime.x?.name)
         #expect(together.y == nil && oneAtATime.y == nil)
         #expect(together.log == oneAtATime.log)
     }
