@@ -1,5 +1,11 @@
 import Foundation
 import GRDB
+
+#if canImport(GRDBSQLite)
+    import GRDBSQLite
+#elseif canImport(SQLite3)
+    import SQLite3
+#endif
 import Synchronization
 import StockroomCore
 import StockroomWire
@@ -89,8 +95,15 @@ struct ClientRecord: Codable, FetchableRecord, PersistableRecord {
     }()
 
     static func find(_ db: Database, clientID: ClientID) throws -> ClientRecord? {
-        // A cached statement, not the query interface (which prepares its statement anew): every command reads its client first.
-        try ClientRecord.fetchOne(db.cachedStatement(sql: findSQL), arguments: [clientID])
+        // A cached statement, not the query interface (which prepares its statement anew), and its
+        // row read in place, not decoded through `Decodable` and GRDB's `Row`: every command reads
+        // its client first.
+        try db.cachedStatement(sql: findSQL).readFirstRow(binding: { $0.bind(clientID) }) { row in
+            ClientRecord(
+                clientID: ClientID(stored: try SQLiteColumn.string(row, 0)), owner: try SQLiteColumn.string(row, 1),
+                state: try SQLiteColumn.string(row, 2), version: Int(sqlite3_column_int64(row, 3)),
+                updatedAt: sqlite3_column_int64(row, 4), ownerChangeSeq: sqlite3_column_int64(row, 5))
+        }
     }
 
     private static let findSQL =
