@@ -54,6 +54,19 @@ struct ItemRow {
         updatedAt = try columns[offset + 12].decode(Int64.self)
     }
 
+    /// Writes validated fields into the row, as `UpdateItem` writes them into the table.
+    mutating func apply(_ fields: ValidDraft) {
+        let columns = ItemColumns(fields)
+        name = columns.name
+        colorName = columns.colorName
+        colorRed = columns.colorRed
+        colorGreen = columns.colorGreen
+        colorBlue = columns.colorBlue
+        inStock = columns.inStock
+        quantity = columns.quantity.map(Int64.init)
+        isOnBackOrder = columns.isOnBackOrder
+    }
+
     var item: Item {
         get throws {
             guard let itemID = ItemID(id) else { throw PostgresStoreError.schema("corrupt item id \(id)") }

@@ -34,16 +34,8 @@ extension PostgresWrite: WriteRows {
     func updateItem(_ stored: StoredItem<ItemRow>, fields: ValidDraft, at: Int64) async throws -> Item {
         let now = max(at, stored.row.updatedAt)
         if savepointDepth == 0, let ahead = itemsAhead[stored.item.id], ahead.row.seq == stored.row.seq {
-            let columns = ItemColumns(fields)
             var row = stored.row
-            row.name = columns.name
-            row.colorName = columns.colorName
-            row.colorRed = columns.colorRed
-            row.colorGreen = columns.colorGreen
-            row.colorBlue = columns.colorBlue
-            row.inStock = columns.inStock
-            row.quantity = columns.quantity.map(Int64.init)
-            row.isOnBackOrder = columns.isOnBackOrder
+            row.apply(fields)
             row.version += 1
             row.updatedAt = now
             let item = try row.item

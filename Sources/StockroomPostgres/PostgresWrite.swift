@@ -173,13 +173,11 @@ final class PostgresWrite {
             return seq
         }
         try await openSavepoint()
-        var last: Int64?
-        if pending.contains(where: { $0.ownerClient != nil }) {
-            for try await seq in try await connection.execute(AppendLog<AppendLogMovingOwners>(pending), logger: logger) { last = seq }
-        } else {
-            for try await seq in try await connection.execute(AppendLog<AppendLogOnly>(pending), logger: logger) { last = seq }
-        }
-        guard let last else { throw PostgresStoreError.schema("the database has no log_head row") }
+        let heads =
+            pending.contains(where: { $0.ownerClient != nil })
+            ? try await connection.rows(AppendLog<AppendLogMovingOwners>(pending), logger: logger)
+            : try await connection.rows(AppendLog<AppendLogOnly>(pending), logger: logger)
+        guard let last = heads.last else { throw PostgresStoreError.schema("the database has no log_head row") }
         var seq = last - Int64(pending.count)
         for entry in pending {
             seq += 1
