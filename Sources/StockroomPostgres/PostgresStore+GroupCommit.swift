@@ -79,7 +79,14 @@ extension PostgresStore {
     }
 
     /// Publishes a committed batch's entries, then answers its writes; returns those to run again.
+    ///
+    /// The entries are readable at once, but the subscribers they concern are woken only after the
+    /// answers are on their way (`ChangeHub.holdWakes`): the release is a task of its own, which an
+    /// event loop runs after the job that answers, so the answers' socket writes queue ahead of the
+    /// subscribers' (a batch runs on an event loop, and wakes them there; run first, a thousand of
+    /// them would delay the answer of the write they are told about).
     private func answer(_ outcome: BatchOutcome) async -> [any PostgresQueuedWrite] {
+        hub.holdWakes()
         if outcome.beyondMemory {
             hub.committed(tail: outcome.entries)
         } else if !outcome.entries.isEmpty {
@@ -87,6 +94,7 @@ extension PostgresStore {
         }
         for write in outcome.applied { write.succeed() }
         for (write, error) in outcome.refused { write.fail(error) }
+        Task { [hub] in hub.releaseWakes() }
         return outcome.again
     }
 

@@ -28,8 +28,9 @@ public final class ChangeHub: Sendable {
         var filtered: [ObjectIdentifier: Subscriber] = [:]
         var index = FilterIndex<ObjectIdentifier>()
         var tokenGeneration: Int64 = 0
-        /// While the group committer answers a batch's writers, wake-ups wait here (see `holdingWakes`).
-        var holding = false
+        /// While a group committer answers a batch's writers, wake-ups wait here (see `holdWakes`):
+        /// the holds not yet released, and the subscribers woken meanwhile.
+        var holds = 0
         var held: [FeedSubscription] = []
     }
 
@@ -91,7 +92,7 @@ public final class ChangeHub: Sendable {
             if state.recent.count > 2 * Self.recentCapacity { state.recent.removeFirst(state.recent.count - Self.recentCapacity) }
             state.head = entries.last!.seq
             let woken = state.woken(by: entries)
-            guard !state.holding else {
+            guard state.holds == 0 else {
                 state.held.append(contentsOf: woken)
                 return []
             }
@@ -121,7 +122,7 @@ public final class ChangeHub: Sendable {
             }
             state.recent = entries
             state.head = head
-            guard !state.holding else {
+            guard state.holds == 0 else {
                 state.held.append(contentsOf: state.all)
                 return []
             }
@@ -142,15 +143,28 @@ public final class ChangeHub: Sendable {
     }
 
     /// Runs `body` (a group commit: apply, commit, answer each writer) with the wake-ups of its
-    /// commit held back until it returns. Each woken subscriber costs its transport a task switch
-    /// and a socket write; held, they queue behind the writers' answers instead of ahead of them,
-    /// so a thousand subscribers do not delay the answer of the write they are told about.
-    /// Only the writer's serial queue calls it, so holds never nest.
+    /// commit held back until it returns (`holdWakes`, then `releaseWakes`).
     package func holdingWakes(_ body: () -> Void) {
-        state.withLock { $0.holding = true }
+        holdWakes()
         body()
-        let held = state.withLock { state in
-            state.holding = false
+        releaseWakes()
+    }
+
+    /// From now until the matching `releaseWakes`, the subscribers a commit concerns are woken only
+    /// then: its entries are readable at once, but each woken subscriber costs its transport a task
+    /// switch and a socket write, and held they queue behind the writers' answers instead of ahead
+    /// of them, so a thousand subscribers do not delay the answer of the write they are told about.
+    /// Holds may overlap: the wake-ups wait until every hold is released.
+    package func holdWakes() {
+        state.withLock { $0.holds += 1 }
+    }
+
+    /// Ends a hold of `holdWakes`; the last one wakes the subscribers held meanwhile.
+    package func releaseWakes() {
+        let held = state.withLock { state -> [FeedSubscription] in
+            precondition(state.holds > 0, "releaseWakes without holdWakes")
+            state.holds -= 1
+            guard state.holds == 0 else { return [] }
             defer { state.held = [] }
             return state.held
         }

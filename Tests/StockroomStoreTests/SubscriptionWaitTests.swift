@@ -85,4 +85,26 @@ import StockroomStorage
             #expect(hub.recentChanges(after: entry.seq - 1, filter: subscription.filter, limit: 10)?.changes == [entry])
         }
     }
+
+    /// Holds may overlap (a PostgreSQL batch's hold lasts until a task after its answers releases
+    /// it, and the next batch may hold meanwhile): wake-ups wait until the last hold is released.
+    @Test func overlappingHoldsWakeOnlyWhenTheLastIsReleased() async throws {
+        try await withTemporaryDatabase { database in
+            let hub = database.hub
+            _ = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin)
+            let subscription = hub.subscribe(FeedFilter(user: "erin", topics: [.item]))
+            defer { subscription.cancel() }
+            let wait = try await parkedWait(subscription, until: .now + .seconds(3600))
+            var entry = try await database.readLoggedChanges(after: 0, filter: subscription.filter, limit: 1).changes[0]
+            entry.seq = hub.head + 1
+            hub.holdWakes()
+            hub.holdWakes()
+            hub.committed([entry])
+            hub.releaseWakes()
+            #expect(subscription.isWaiting, "woken while a hold was still held")
+            #expect(hub.recentChanges(after: entry.seq - 1, filter: subscription.filter, limit: 10)?.changes == [entry])
+            hub.releaseWakes()
+            #expect(await wait.value == true)
+        }
+    }
 }
