@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NIOCore
 import PostgresNIO
 import StockroomStorage
 import Synchronization
@@ -32,9 +33,10 @@ final class PostgresCommitter: Sendable {
         var statistics = Statistics()
         /// How many writes the last batch took (`gather`).
         var lastBatch = 0
-        /// The drain waiting in `gather` for writes, and the number of that wait.
+        /// The drain waiting in `gather` for writes, the number of that wait, and its deadline.
         var gatherer: CheckedContinuation<Void, Never>?
         var gathering = 0
+        var gatherDeadline: Scheduled<Void>?
     }
 
     /// What the committer has done so far.
@@ -97,9 +99,12 @@ final class PostgresCommitter: Sendable {
 
     /// How long a drain waits at most for the writers of its last batch to come back (`gather`).
     let gatherWait: Duration
+    /// Where a wait's deadline is kept: a timer of an event loop, cancelled when the writes come first.
+    private let loops: any EventLoopGroup
 
-    init(gatherWait: Duration = .milliseconds(2)) {
+    init(gatherWait: Duration = .milliseconds(2), loops: any EventLoopGroup = PostgresClient.defaultEventLoopGroup) {
         self.gatherWait = gatherWait
+        self.loops = loops
     }
 
     /// Before a drain's next batch: when its last batch took several writes and fewer are queued
@@ -121,20 +126,31 @@ final class PostgresCommitter: Sendable {
                 continuation.resume()
                 return
             }
-            Task {
-                try? await Task.sleep(for: self.gatherWait)
+            // The deadline is a timer on an event loop (the calling one when it is one), which the
+            // writes cancel when they come first; it is kept only while its wait still waits.
+            let deadline = loops.any().scheduleTask(in: .milliseconds(gatherWait.milliseconds)) {
                 self.endGathering(generation)
             }
+            let ended = state.withLock { state in
+                guard state.gathering == generation, state.gatherer != nil else { return true }
+                state.gatherDeadline = deadline
+                return false
+            }
+            if ended { deadline.cancel() }
         }
     }
 
     /// Resumes the drain waiting in `gather` (`generation`: only the wait of that number; nil: any).
     private func endGathering(_ generation: Int?) {
-        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
-            guard generation == nil || generation == state.gathering else { return nil }
-            defer { state.gatherer = nil }
-            return state.gatherer
+        let (waiter, deadline) = state.withLock { state -> (CheckedContinuation<Void, Never>?, Scheduled<Void>?) in
+            guard generation == nil || generation == state.gathering else { return (nil, nil) }
+            defer {
+                state.gatherer = nil
+                state.gatherDeadline = nil
+            }
+            return (state.gatherer, state.gatherDeadline)
         }
+        deadline?.cancel()
         waiter?.resume()
     }
 
