@@ -15,6 +15,17 @@ import StockroomStorage
         return task
     }
 
+    /// A subscriber parked on the hub of a database that holds one item, and the entry the next
+    /// commit would hand the hub (as the commit observer would).
+    func parkedSubscriberAndNextEntry(_ database: AppDatabase) async throws -> (FeedSubscription, Task<Bool, Never>, ChangeEntry) {
+        _ = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin)
+        let subscription = database.hub.subscribe(FeedFilter(user: "erin", topics: [.item]))
+        let wait = try await parkedWait(subscription, until: .now + .seconds(3600))
+        var entry = try await database.readLoggedChanges(after: 0, filter: subscription.filter, limit: 1).changes[0]
+        entry.seq = database.hub.head + 1
+        return (subscription, wait, entry)
+    }
+
     @Test func aSweepBeforeTheDeadlineLeavesTheWaitAndOneAtTheDeadlineEndsIt() async throws {
         try await withTemporaryDatabase { database in
             let subscription = database.hub.subscribe(FeedFilter(user: "erin", topics: [.item]))
@@ -67,13 +78,8 @@ import StockroomStorage
     @Test func aBatchsWakeUpsWaitUntilTheBatchHasAnswered() async throws {
         try await withTemporaryDatabase { database in
             let hub = database.hub
-            _ = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin)
-            let subscription = hub.subscribe(FeedFilter(user: "erin", topics: [.item]))
+            let (subscription, wait, entry) = try await parkedSubscriberAndNextEntry(database)
             defer { subscription.cancel() }
-            let wait = try await parkedWait(subscription, until: .now + .seconds(3600))
-            // The next entry, as the commit observer would hand it over.
-            var entry = try await database.readLoggedChanges(after: 0, filter: subscription.filter, limit: 1).changes[0]
-            entry.seq = hub.head + 1
             var parkedDuringBatch = false
             hub.holdingWakes {
                 hub.committed([entry])
@@ -91,12 +97,8 @@ import StockroomStorage
     @Test func overlappingHoldsWakeOnlyWhenTheLastIsReleased() async throws {
         try await withTemporaryDatabase { database in
             let hub = database.hub
-            _ = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin)
-            let subscription = hub.subscribe(FeedFilter(user: "erin", topics: [.item]))
+            let (subscription, wait, entry) = try await parkedSubscriberAndNextEntry(database)
             defer { subscription.cancel() }
-            let wait = try await parkedWait(subscription, until: .now + .seconds(3600))
-            var entry = try await database.readLoggedChanges(after: 0, filter: subscription.filter, limit: 1).changes[0]
-            entry.seq = hub.head + 1
             hub.holdWakes()
             hub.holdWakes()
             hub.committed([entry])
