@@ -128,7 +128,7 @@ final class PostgresCommitter: Sendable {
             }
             // The deadline is a timer on an event loop (the calling one when it is one), which the
             // writes cancel when they come first; it is kept only while its wait still waits.
-            let deadline = loops.any().scheduleTask(in: .milliseconds(gatherWait.milliseconds)) {
+            let deadline = loops.any().scheduleTask(in: TimeAmount(gatherWait)) {
                 self.endGathering(generation)
             }
             let ended = state.withLock { state in

@@ -1,14 +1,14 @@
 import Foundation
 import GRDB
+import Synchronization
+import StockroomCore
+import StockroomWire
 
 #if canImport(GRDBSQLite)
     import GRDBSQLite
 #elseif canImport(SQLite3)
     import SQLite3
 #endif
-import Synchronization
-import StockroomCore
-import StockroomWire
 
 /// A row of `clients`: one device's navigation state and its owner.
 struct ClientRecord: Codable, FetchableRecord, PersistableRecord {
