@@ -215,6 +215,7 @@ func catchUp(url: URL, token: String, count: Int, reader: CatchUpReader) async t
     if reader == .storeBatches, let synced {
         while seen < count, let batch = try await events.nextBatch() {
             let wanted = batch.prefix { event in
+                refuseResync(event)
                 guard case .change = event else { return true }
                 seen += 1
                 return seen <= count
@@ -224,6 +225,7 @@ func catchUp(url: URL, token: String, count: Int, reader: CatchUpReader) async t
         precondition(synced.itemsByID.count >= count)
     } else {
         while seen < count, let event = try await events.next(isolation: #isolation) {
+            refuseResync(event)
             guard case .change = event else { continue }
             synced?.apply(event)
             seen += 1
@@ -231,6 +233,11 @@ func catchUp(url: URL, token: String, count: Int, reader: CatchUpReader) async t
     }
     let elapsed = clock.now - start
     return Double(count) / (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+}
+
+/// A catch-up from the beginning of a log trimmed meanwhile would wait for its changes for ever.
+func refuseResync(_ event: FeedEvent) {
+    if case .resync = event { fatalError("the server's log was trimmed: it no longer starts at the beginning") }
 }
 
 let environment = ProcessInfo.processInfo.environment
