@@ -9,8 +9,10 @@ public struct Change: Hashable, Sendable {
     /// What happened to it.
     public typealias Operation = ChangeOp
 
-    /// The entity's value after the change (nil for a delete).
-    public enum Value: Hashable, Sendable {
+    /// The entity's value after the change (nil for a delete). Boxed (`indirect`): a change is
+    /// copied several times between the feed's connection and a store, and a navigation held
+    /// inline would make every change, item changes too, as large as a navigation.
+    public indirect enum Value: Hashable, Sendable {
         case item(Item)
         case navigation(Navigation)
         case presence(Presence)
