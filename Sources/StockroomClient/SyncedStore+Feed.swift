@@ -58,6 +58,7 @@ extension SyncedStore {
         }
         departed = []
         arrival = Dictionary(snapshot.items.enumerated().map { ($1.id, $0) }, uniquingKeysWith: { $1 })
+        unindexedArrivals = []
         nextArrival = snapshot.items.count
         confirmedNavigation = ownNavigation
         otherDevicesByID = devices
@@ -176,8 +177,7 @@ extension SyncedStore {
         if let known = confirmedItem(item.id) {
             guard known.version < item.version else { return false }
         } else {
-            arrival[item.id] = nextArrival
-            nextArrival += 1
+            noteArrival(of: item.id)
         }
         unshown[item.id] = .some(item)
         return true

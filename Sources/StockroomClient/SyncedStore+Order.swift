@@ -14,7 +14,30 @@ extension SyncedStore {
     }
 
     func sortKey(_ item: Item) -> SortKey {
-        SortKey(createdAt: item.createdAt, arrival: arrival[item.id] ?? .max)
+        indexArrivals()
+        return SortKey(createdAt: item.createdAt, arrival: arrival[item.id] ?? .max)
+    }
+
+    /// Numbers item `id` as the next to arrive. The number goes into `arrival` when `items` next
+    /// needs it: a catch-up that nobody reads in between appends ids to a list rather than growing
+    /// a table keyed by id one change at a time. The list is bounded by the items' count (an item
+    /// that leaves the filter and comes back arrives again).
+    func noteArrival(of id: ItemID) {
+        unindexedArrivals.append(id)
+        nextArrival += 1
+        if unindexedArrivals.count > 2 * (shownItems.count + unshown.count + 1_024) { indexArrivals() }
+    }
+
+    /// Moves the numbers of `unindexedArrivals` into `arrival`; a later arrival of an id replaces an earlier.
+    func indexArrivals() {
+        guard !unindexedArrivals.isEmpty else { return }
+        arrival.reserveCapacity(arrival.count + unindexedArrivals.count)
+        var number = nextArrival - unindexedArrivals.count
+        for id in unindexedArrivals {
+            arrival[id] = number
+            number += 1
+        }
+        unindexedArrivals.removeAll()
     }
 
     /// Shows each change's item (nil: none) under its id: in one change of `itemsByID` (one

@@ -69,7 +69,10 @@ public final class SyncedStore {
     /// Items the feed took out of the store's filter: an answer does not bring one back (the feed does).
     @ObservationIgnored var departed: Set<ItemID> = []
     /// Arrival order, to break ties of `createdAt`; placeholders of pending inserts come last.
+    /// Only what `items` has needed is in it: later arrivals wait in `unindexedArrivals`.
     @ObservationIgnored var arrival: [ItemID: Int] = [:]
+    /// The ids that arrived after those `arrival` holds, in order (numbered up to `nextArrival`).
+    @ObservationIgnored var unindexedArrivals: [ItemID] = []
     @ObservationIgnored var nextArrival = 0
     @ObservationIgnored var sortedItems: [Item]?
 

@@ -87,6 +87,43 @@ struct LinearCostTests: FeedFixtures {
         #expect(store.itemSorts == 1, "one sort, at the first read")
     }
 
+    /// A catch-up nobody reads in between numbers its arrivals in a list, not in the table by id;
+    /// the first read of `items` orders ties of creation time by them, as reads after each change
+    /// would. An item that left the filter and came back arrives again (after the others of its
+    /// time), and however often it does, the list stays bounded by the items' count.
+    @Test func arrivalsNobodyReadStillOrderTheNextRead() throws {
+        let store = try SyncedStore(client: nowhere, clientID: "phone", queue: .inMemory())
+        store.apply(.snapshot(Snapshot(items: [], navigation: [], cursor: FeedCursor(epoch: "e1", seq: 0))))
+        let created = (0..<3_000).map { index in
+            Item(
+                id: .random(), name: "Item \(index)", color: nil, status: .inStock(quantity: 1), version: 1, createdAt: at + Double(index % 3),
+                updatedAt: at)
+        }
+        store.apply(contentsOf: created.enumerated().map { .change(change($0 + 1, .item, id: $1.id.description, .item($1))) })
+        #expect(store.arrival.isEmpty, "nothing read yet: no table of arrivals")
+        let byArrival = created.enumerated().sorted { ($0.element.createdAt, $0.offset) < ($1.element.createdAt, $1.offset) }.map(\.element)
+        #expect(store.items == byArrival)
+
+        // The first item leaves the filter and comes back 10,000 times (more than the list's bound for
+        // 3,000 items), read only at the end.
+        var seq = created.count
+        var returning = created[0]
+        for _ in 0..<10_000 {
+            seq += 1
+            store.apply(.change(Change(
+                seq: seq, cursor: FeedCursor(epoch: "e1", seq: Int64(seq)), entity: .item, operation: .delete, move: .out,
+                id: returning.id.description, value: nil, origin: .init(clientID: nil, idempotencyKey: nil), at: at)))
+            seq += 1
+            returning.version += 1
+            store.apply(.change(change(seq, .item, id: returning.id.description, .item(returning))))
+            #expect(store.unindexedArrivals.count <= 2 * (store.itemsByID.count + 1_024) + 1)
+        }
+        var expected = byArrival.filter { $0.id != returning.id }
+        let lastOfItsTime = expected.lastIndex { $0.createdAt == returning.createdAt }!
+        expected.insert(returning, at: lastOfItsTime + 1)
+        #expect(store.items == expected)
+    }
+
     /// 1,000 random changes of 20 other devices keep `otherDevices` most recent first.
     @Test func deviceChangesMoveOneDeviceAndKeepTheOrder() throws {
         var random = SystemRandomNumberGenerator()
