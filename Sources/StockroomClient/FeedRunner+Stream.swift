@@ -26,6 +26,7 @@ extension FeedRunner {
             group.addTask {
                 var parser = SSEParser()
                 let decoder = JSONCoding.decoder()
+                var epoch: String?
                 for try await chunk in response.body {
                     progress.state.withLockedValue { $0.lastActivity = .now }
                     // What the chunk completes goes to the reader in one hand-over.
@@ -35,7 +36,7 @@ extension FeedRunner {
                             switch event.name {
                             case "change":
                                 do {
-                                    handover.change(try Self.decodeChange(event.data, decoder: decoder))
+                                    handover.change(try Self.decodeChange(event.data, decoder: decoder, epoch: &epoch))
                                 } catch {
                                     throw TransportError("a change does not decode", underlying: error)
                                 }

@@ -21,6 +21,7 @@ extension FeedRunner {
         let close = try await WebSocketClient.connect(url: url, configuration: configuration, logger: Self.logger) { inbound, _, _ in
             await runner.opened(progress)
             let decoder = JSONCoding.decoder()
+            var epoch: String?
             for try await message in inbound.messages(maxSize: Self.largestMessage) {
                 guard case .text(let text) = message else { continue }
                 var handover = Handover(after: progress)
@@ -29,7 +30,7 @@ extension FeedRunner {
                     handover.moved(to: cursor)
                 } else {
                     do {
-                        handover.change(try Self.decodeChange(text, decoder: decoder))
+                        handover.change(try Self.decodeChange(text, decoder: decoder, epoch: &epoch))
                     } catch {
                         throw TransportError("a change does not decode", underlying: error)
                     }

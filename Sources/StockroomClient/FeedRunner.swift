@@ -58,16 +58,18 @@ struct FeedRunner: Sendable {
     }
 
     /// A change event's data: read straight from its bytes when it has the common shape
-    /// (`Change(fastJSON:)`), by `decoder` otherwise.
-    static func decodeChange(_ data: UnsafeRawBufferPointer, decoder: JSONDecoder) throws -> Change {
-        if let change = Change(fastJSON: data) { return change }
-        return try decoder.decode(Change.self, from: Data(data))
+    /// (`Change(fastJSON:)`), by `decoder` otherwise. The cursor shares `epoch`'s text (the last
+    /// change's) when its epoch is the same.
+    static func decodeChange(_ data: UnsafeRawBufferPointer, decoder: JSONDecoder, epoch: inout String?) throws -> Change {
+        let change = try Change(fastJSON: data, knownEpoch: epoch) ?? decoder.decode(Change.self, from: Data(data))
+        if epoch != change.cursor.epoch { epoch = change.cursor.epoch }
+        return change
     }
 
     /// `decodeChange` of a text (a WebSocket's message).
-    static func decodeChange(_ text: String, decoder: JSONDecoder) throws -> Change {
+    static func decodeChange(_ text: String, decoder: JSONDecoder, epoch: inout String?) throws -> Change {
         var text = text
-        return try text.withUTF8 { try decodeChange(UnsafeRawBufferPointer($0), decoder: decoder) }
+        return try text.withUTF8 { try decodeChange(UnsafeRawBufferPointer($0), decoder: decoder, epoch: &epoch) }
     }
 
     /// The cursor of a progress message, `{"cursor": "…"}` (SSE's `progress` event's data), or

@@ -45,7 +45,7 @@ struct SSEParser: Sendable {
     mutating func feed(
         _ bytes: some Sequence<UInt8>, _ event: (Event) throws -> Void, comment: (String) -> Void = { _ in }
     ) rethrows {
-        let contiguous = try bytes.withContiguousStorageIfAvailable { try feed($0, event, comment) }
+        let contiguous: Void? = try bytes.withContiguousStorageIfAvailable { try feed($0, event, comment) }
         if contiguous == nil {
             try Array(bytes).withUnsafeBufferPointer { try feed($0, event, comment) }
         }
@@ -62,7 +62,18 @@ struct SSEParser: Sendable {
             if bytes[0] == lf { index = 1 }
         }
         var start = index
+        let raw = UnsafeRawBufferPointer(bytes)
         while index < bytes.count {
+            // Eight bytes at a time up to the next line's end.
+            while index + 8 <= bytes.count {
+                let ends = Self.lineEnds(UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)))
+                guard ends == 0 else {
+                    index += ends.trailingZeroBitCount / 8
+                    break
+                }
+                index += 8
+            }
+            guard index < bytes.count else { break }
             let byte = bytes[index]
             guard byte == lf || byte == cr else {
                 index += 1
@@ -116,17 +127,33 @@ struct SSEParser: Sendable {
         let colon = line.firstIndex(of: UInt8(ascii: ":")) ?? line.endIndex
         let field = UnsafeBufferPointer(rebasing: line[..<colon])
         let value = Self.value(colon < line.endIndex ? UnsafeBufferPointer(rebasing: line[(colon + 1)...]) : UnsafeBufferPointer(rebasing: line[colon...]))
-        if field.elementsEqual("data".utf8) {
+        if Self.isField(field, "data") {
             if hasData { data.append(UInt8(ascii: "\n")) }
             data.append(contentsOf: value)
             hasData = true
-        } else if field.elementsEqual("id".utf8) {
+        } else if Self.isField(field, "id") {
             id.removeAll(keepingCapacity: true)
             id.append(contentsOf: value)
             hasID = true
-        } else if field.elementsEqual("event".utf8) {
+        } else if Self.isField(field, "event") {
             name = String(decoding: value, as: UTF8.self)
         }
+    }
+
+    /// The high bit of each byte of `word` that is LF or CR, exact up to the first such byte (the
+    /// lowest: `word` is read little-endian).
+    @inline(__always)
+    private static func lineEnds(_ word: UInt64) -> UInt64 {
+        let lf = word ^ 0x0A0A_0A0A_0A0A_0A0A
+        let cr = word ^ 0x0D0D_0D0D_0D0D_0D0D
+        return ((lf &- 0x0101_0101_0101_0101) & ~lf | (cr &- 0x0101_0101_0101_0101) & ~cr) & 0x8080_8080_8080_8080
+    }
+
+    /// Whether `field` is `name`, byte for byte.
+    private static func isField(_ field: UnsafeBufferPointer<UInt8>, _ name: StaticString) -> Bool {
+        guard field.count == name.utf8CodeUnitCount else { return false }
+        for index in 0..<field.count where field[index] != name.utf8Start[index] { return false }
+        return true
     }
 
     /// A field's value: the bytes after its colon, without one leading space.

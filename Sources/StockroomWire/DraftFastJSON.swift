@@ -47,7 +47,13 @@ extension Command {
 /// decodes to `JSONDecoder`'s value (`ChangeFastJSONTests`).
 extension Change: FastJSONDecodable {
     public init?(fastJSON bytes: UnsafeRawBufferPointer) {
-        var scanner = FastJSONScanner(bytes)
+        self.init(fastJSON: bytes, knownEpoch: nil)
+    }
+
+    /// `init(fastJSON:)`, with the cursor's epoch shared with `knownEpoch` when it is the same text
+    /// (a feed's changes are of one epoch: one string for all of them, not one each).
+    public init?(fastJSON bytes: UnsafeRawBufferPointer, knownEpoch: String?) {
+        var scanner = FastJSONScanner(bytes, knownEpoch: knownEpoch)
         guard let change = scanner.itemChange(), scanner.atEnd() else { return nil }
         self = change
     }

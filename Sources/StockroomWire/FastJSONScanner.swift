@@ -5,9 +5,12 @@ import StockroomCore
 struct FastJSONScanner {
     private let bytes: UnsafeRawBufferPointer
     private var index = 0
+    /// A cursor epoch read before: a cursor of the same epoch shares its text rather than copying it.
+    private let knownEpoch: String?
 
-    init(_ bytes: UnsafeRawBufferPointer) {
+    init(_ bytes: UnsafeRawBufferPointer, knownEpoch: String? = nil) {
         self.bytes = bytes
+        self.knownEpoch = knownEpoch
     }
 
     /// Only whitespace left.
@@ -165,13 +168,23 @@ struct FastJSONScanner {
             seq = sum
             index += 1
         }
-        return FeedCursor(epoch: String(decoding: UnsafeRawBufferPointer(rebasing: bytes[3..<epochEnd]), as: UTF8.self), seq: seq)
+        let epoch = UnsafeRawBufferPointer(rebasing: bytes[3..<epochEnd])
+        if let knownEpoch, Self.same(knownEpoch, epoch) { return FeedCursor(epoch: knownEpoch, seq: seq) }
+        return FeedCursor(epoch: String(decoding: epoch, as: UTF8.self), seq: seq)
+    }
+
+    /// Whether `text`'s UTF-8 is `bytes`.
+    private static func same(_ text: String, _ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard text.utf8.count == bytes.count else { return false }
+        return text.utf8.withContiguousStorageIfAvailable { $0.isEmpty || memcmp($0.baseAddress!, bytes.baseAddress!, $0.count) == 0 }
+            ?? text.utf8.elementsEqual(bytes)
     }
 
     /// A string of ASCII without escapes or control characters, as its bytes.
     private mutating func asciiString() -> UnsafeRawBufferPointer? {
         guard take(UInt8(ascii: "\"")) else { return nil }
         let start = index
+        skipPlainText(nonASCIIEnds: true)
         while index < bytes.count {
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
@@ -263,7 +276,7 @@ struct FastJSONScanner {
     private mutating func string() -> String? {
         guard take(UInt8(ascii: "\"")) else { return nil }
         let start = index
-        var bits: UInt8 = 0
+        var bits: UInt8 = skipPlainText(nonASCIIEnds: false) ? 0x80 : 0
         while index < bytes.count {
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
@@ -279,6 +292,29 @@ struct FastJSONScanner {
             index += 1
         }
         return nil
+    }
+
+    /// Moves over the bytes of a string's text eight at a time, up to the first that needs a look
+    /// of its own: a quote, a backslash, a control character, and with `nonASCIIEnds` any byte
+    /// from 0x80. Fewer than eight left are left to the caller. True when a byte moved over was 0x80 or above.
+    @discardableResult
+    private mutating func skipPlainText(nonASCIIEnds: Bool) -> Bool {
+        var high: UInt64 = 0
+        while index + 8 <= bytes.count {
+            let word = ByteWords.word(bytes, at: index)
+            var ends = ByteWords.bytes(of: word, equalTo: UInt8(ascii: "\"")) | ByteWords.bytes(of: word, equalTo: UInt8(ascii: "\\"))
+                | ByteWords.bytes(of: word, below: 0x20)
+            if nonASCIIEnds { ends |= word & ByteWords.highBits }
+            guard ends == 0 else {
+                let offset = ends.trailingZeroBitCount / 8
+                high |= word & ByteWords.highBits & ((1 << (UInt64(offset) * 8)) &- 1)
+                index += offset
+                return high != 0
+            }
+            high |= word & ByteWords.highBits
+            index += 8
+        }
+        return high != 0
     }
 
     /// `-?(0|[1-9][0-9]*)(\.[0-9]+)?`: no exponent.

@@ -152,4 +152,34 @@ struct SSEParsingTests {
                 .event(id: nil, name: "message", data: "plain"),
             ])
     }
+
+    /// The parser looks for line ends eight bytes at a time in what a chunk holds: random streams
+    /// (lines of any length, ending in LF, CR or CRLF at every offset of a word) read whole, and in
+    /// random pieces, give what they give a byte at a time.
+    @Test func wholeChunksReadAsBytesOneAtATimeDo() {
+        var random = SystemRandomNumberGenerator()
+        let fields = ["data: ", "data:", "id: ", "event: ", ": ", ""]
+        let ends = ["\n", "\r", "\r\n"]
+        for _ in 0..<300 {
+            var stream = ""
+            for _ in 0..<Int.random(in: 1...40, using: &random) {
+                let text = String((0..<Int.random(in: 0...40, using: &random)).map { _ in "abcdé{}\":, 0".randomElement(using: &random)! })
+                stream += fields.randomElement(using: &random)! + text + ends.randomElement(using: &random)!
+            }
+            let bytes = Array(stream.utf8)
+            var byByte = SSEParser()
+            let expected = bytes.flatMap { byByte.feed([$0]) }
+            var whole = SSEParser()
+            #expect(whole.feed(bytes) == expected, "\(stream.debugDescription)")
+            var pieces = SSEParser()
+            var outputs: [SSEParser.Output] = []
+            var start = 0
+            while start < bytes.count {
+                let end = min(bytes.count, start + Int.random(in: 1...30, using: &random))
+                outputs += pieces.feed(bytes[start..<end])
+                start = end
+            }
+            #expect(outputs == expected, "\(stream.debugDescription)")
+        }
+    }
 }

@@ -134,6 +134,50 @@ struct ChangeFastJSONTests {
         if let fast { #expect(Self.slow(bytes) == fast) }
     }
 
+    /// Strings are read eight bytes at a time up to the first byte that needs a look of its own:
+    /// such a byte at every offset of a name and of a cursor, either side of a word's edge.
+    @Test("a quote, escape, control or non-ASCII byte at any offset of a string")
+    func specialBytesAtEveryOffset() throws {
+        let specials: [[UInt8]] = [Array(#"\""#.utf8), Array(#"\\"#.utf8), Array(#"\n"#.utf8), [0x0A], [0x1F], [0x7F], Array("é".utf8), [0xFF], [0x22]]
+        let plain = Array(("{" + Self.head + ",\"value\":" + Self.item + "," + Self.origin + ",\"at\":\"2026-11-28T20:17:05.931Z\"}").utf8)
+        for special in specials {
+            for offset in 0...19 {
+                let name = Array("abcdefghijklmnopqrst".utf8.prefix(offset)) + special + Array("uvwxyz0123456789".utf8)
+                let text = plain.replacing(Array("Keyboard".utf8), with: name, maxReplacements: 1)
+                let slow = Self.slow(text)
+                if let fast = Self.fast(text) {
+                    #expect(slow == fast, "\(String(decoding: text, as: UTF8.self))")
+                } else {
+                    // Left to JSONDecoder: an escape, a control character or invalid UTF-8.
+                    #expect(special != Array("é".utf8), "\(offset): plain UTF-8 is read fast")
+                }
+            }
+        }
+        // In a cursor's epoch, where only ASCII is read fast: a long one is taken whole, and one
+        // with a byte from 0x80 at any offset is not.
+        let epoch = Array("0123456789abcdef0123456789abcdef".utf8)
+        let long = plain.replacing(Array("c1.ab.1".utf8), with: Array("c1.".utf8) + epoch + Array(".1".utf8))
+        #expect(Self.fast(long) == Self.slow(long) && Self.fast(long) != nil)
+        for offset in epoch.indices {
+            var damaged = epoch
+            damaged[offset] = 0xC3
+            #expect(Self.fast(plain.replacing(Array("c1.ab.1".utf8), with: Array("c1.".utf8) + damaged + Array(".1".utf8))) == nil)
+        }
+    }
+
+    /// A feed's changes share one epoch: the cursor takes the known epoch's string when the text
+    /// is the same, and its own otherwise.
+    @Test("a cursor's epoch shared with the one known before")
+    func knownEpoch() throws {
+        let text = Array(("{" + Self.head + ",\"value\":null," + Self.origin + ",\"at\":\"2026-11-28T20:17:05.931Z\"}").utf8)
+        let plain = try #require(Self.fast(text))
+        for known in ["ab", "ac", "a", "abc", ""] {
+            let shared = try #require(text.withUnsafeBytes { Change(fastJSON: $0, knownEpoch: known) })
+            #expect(shared == plain)
+            #expect(shared.cursor.epoch == "ab")
+        }
+    }
+
     @Test("a damaged text it still takes decodes to what JSONDecoder makes of it")
     func damagedTextsAgree() {
         var generator = SystemRandomNumberGenerator()
