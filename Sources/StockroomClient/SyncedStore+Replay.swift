@@ -129,7 +129,12 @@ extension SyncedStore {
         // for those overlaid now, the server's value beneath.
         var changes: [(id: ItemID, item: Item?)] = []
         var beneath: [ItemID: Item?] = [:]
-        do {
+        if overlay.isEmpty && confirmedBeneath.isEmpty {
+            // Nothing overlaid, before or now: what shows is the server's, and each unshown item is
+            // newer than it (`confirm`), so only a removal needs a look at what shows.
+            changes.reserveCapacity(unshown.count)
+            for (id, item) in unshown where item != nil || shownItems.index(forKey: id) != nil { changes.append((id, item)) }
+        } else {
             let showing = shownItems
             func consider(_ id: ItemID) {
                 let confirmed = confirmedItem(id)
