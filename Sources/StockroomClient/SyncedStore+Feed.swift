@@ -84,17 +84,68 @@ extension SyncedStore {
     public func apply(contentsOf events: some Sequence<FeedEvent>) {
         var rebaseDue = false
         var position: FeedCursor?
+        // Item upserts while the store shows the server's items alone, taken together (`showDirectly`).
+        var direct: [Item] = []
         for event in events {
             guard case .change(let change) = event else {
                 // Anything else applies on the state shown so far.
+                showDirectly(&direct)
                 settle(rebaseDue: &rebaseDue, position: &position)
                 apply(event)
                 continue
             }
             position = change.cursor
+            if !rebaseDue, change.entity == .item, change.operation == .upsert, let item = change.item, showsServerItemsAlone {
+                direct.append(item)
+                continue
+            }
+            showDirectly(&direct)
             if absorb(change, rebaseDue: &rebaseDue) { rebaseDue = true }
         }
+        showDirectly(&direct)
         settle(rebaseDue: &rebaseDue, position: &position)
+    }
+
+    /// Whether what shows is the server's alone: no write pending, nothing overlaid, nothing waiting to show.
+    private var showsServerItemsAlone: Bool {
+        optimistic.isEmpty && unshown.isEmpty && confirmedBeneath.isEmpty && replayedOverlay.isEmpty
+    }
+
+    /// Shows item upserts taken while the store showed the server's items alone: as `absorb` and a
+    /// rebase would (a newer version replaces, a deleted item stays gone), each straight into
+    /// `itemsByID` with one look-up, and observers told once if anything changed.
+    private func showDirectly(_ items: inout [Item]) {
+        guard !items.isEmpty else { return }
+        defer { items.removeAll(keepingCapacity: true) }
+        var arrived: [ItemID] = []
+        var placed: [Item] = []
+        let keepsOrder = sortedItems != nil
+        changeShownItemsIfAny { shown in
+            var changed = false
+            for item in items {
+                if !departed.isEmpty { departed.remove(item.id) }
+                guard tombstones.isEmpty || !tombstones.contains(item.id) else { continue }
+                var isNew = false
+                guard Self.take(item, into: &shown[item.id], isNew: &isNew) else { continue }
+                changed = true
+                if isNew { arrived.append(item.id) }
+                if keepsOrder { placed.append(item) }
+            }
+            return changed
+        }
+        for id in arrived { noteArrival(of: id) }
+        for item in placed { place(item.id, item) }
+    }
+
+    /// Puts `item` in `slot` if it is newer than what the slot holds (`isNew`: it held nothing).
+    private static func take(_ item: Item, into slot: inout Item?, isNew: inout Bool) -> Bool {
+        if let known = slot {
+            guard known.version < item.version else { return false }
+        } else {
+            isNew = true
+        }
+        slot = item
+        return true
     }
 
     /// Shows what the changes absorbed so far changed, and their cursor.

@@ -56,7 +56,7 @@ extension SyncedStore {
     /// search for where it was and where it goes; an update that keeps its place (every update:
     /// the creation time does not change) replaces it where it is. Changes nobody reads in between
     /// drop the order instead, and the next read sorts once.
-    private func place(_ id: ItemID, _ item: Item?) {
+    func place(_ id: ItemID, _ item: Item?) {
         guard var sorted = sortedItems else { return }
         guard itemsReadSinceChange else { return dropOrder() }
         itemsReadSinceChange = false

@@ -151,6 +151,11 @@ public final class SyncedStore {
         body(&itemsByID)
     }
 
+    /// Changes `itemsByID` in place and tells its observers once, after, if `body` says it changed.
+    func changeShownItemsIfAny(_ body: (inout [ItemID: Item]) -> Bool) {
+        if body(&_itemsByID) { withMutation(keyPath: \.itemsByID) {} }
+    }
+
     /// `itemsByID` as stored, for the store's own look-ups: read without telling observers.
     var shownItems: [ItemID: Item] { _itemsByID }
 

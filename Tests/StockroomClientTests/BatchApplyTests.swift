@@ -1,4 +1,5 @@
 import Foundation
+import Observation
 @testable import StockroomClient
 import Testing
 
@@ -103,6 +104,9 @@ struct BatchApplyTests: FeedFixtures {
             if Int.random(in: 0..<50, using: &random) == 0 {
                 // An item created and deleted before the store's feed reached it.
                 events.append(.change(deletion(seq, of: .random())))
+            } else if let gone = deleted.randomElement(using: &random), Int.random(in: 0..<50, using: &random) == 0 {
+                // A late upsert of a deleted item (an answer the delete overtook): it stays gone.
+                events.append(.change(change(seq, .item(item("\(gone) late", id: gone, version: 1_000, createdAt: 0)))))
             } else if versions[id] != nil, Int.random(in: 0..<20, using: &random) == 0 {
                 versions[id] = nil
                 deleted.insert(id)
@@ -127,7 +131,7 @@ struct BatchApplyTests: FeedFixtures {
             let end = min(events.count, start + Int.random(in: 1...300, using: &random))
             for event in events[start..<end] {
                 single.apply(event)
-                guard case .change(let change) = event, let id = ItemID(change.id) else { continue }
+                guard case .change(let change) = event, let id = ItemID(change.id), change.item?.version != 1_000 else { continue }
                 server[id] = change.item
             }
             batched.apply(contentsOf: events[start..<end])
@@ -140,6 +144,23 @@ struct BatchApplyTests: FeedFixtures {
             start = end
         }
         #expect(Set(batched.itemsByID.keys) == Set(versions.keys).subtracting(pendingDelete ? [ids[0]] : []))
+    }
+
+    /// A batch of item upserts with nothing pending tells the observers of `itemsByID` when it
+    /// changes something, and a batch of versions the store already holds tells them nothing.
+    @Test func aBatchTellsObserversOnlyWhenItChangesSomething() throws {
+        final class Count: @unchecked Sendable { var value = 0 }
+        let store = try SyncedStore(client: nowhere, clientID: "phone", queue: .inMemory())
+        store.apply(.snapshot(Snapshot(items: [], navigation: [], cursor: FeedCursor(epoch: "e1", seq: 0))))
+        let events = (1...10).map { FeedEvent.change(change($0, .item(item("Item \($0)", id: .random(), version: 1)))) }
+        let count = Count()
+        for expected in [1, 1] {
+            withObservationTracking { _ = store.itemsByID } onChange: { count.value += 1 }
+            store.apply(contentsOf: events)
+            #expect(count.value == expected)
+            #expect(store.itemsByID.count == 10)
+            #expect(store.cursor == FeedCursor(epoch: "e1", seq: 10))
+        }
     }
 
     /// The feed's batches from a real server: every change once and in order, none larger than 256.
