@@ -1,7 +1,7 @@
-/// Bytes eight at a time, for the JSON scanner: which bytes of a
-/// word (read little-endian, so the first byte is the lowest) are a given byte, or below a limit.
-/// An answer has the high bit of each such byte set, exact up to the first of them (a borrow may
-/// also mark bytes after it), so `trailingZeroBitCount / 8` is where the first one is.
+/// Bytes eight at a time, for the JSON scanner: which bytes of a word (read little-endian, so the
+/// first byte is the lowest) are a given byte, or below a limit. An answer has the high bit of each
+/// such byte set, exact up to the first of them (a borrow may also mark bytes after it), so
+/// `trailingZeroBitCount / 8` is where the first one is.
 enum ByteWords {
     /// The high bit of every byte.
     static let highBits: UInt64 = 0x8080_8080_8080_8080

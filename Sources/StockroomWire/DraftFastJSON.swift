@@ -52,7 +52,7 @@ extension Change: FastJSONDecodable {
 
     /// `init(fastJSON:)`, with the cursor's epoch shared with `knownEpoch` when it is the same text
     /// (a feed's changes are of one epoch: one string for all of them, not one each).
-    public init?(fastJSON bytes: UnsafeRawBufferPointer, knownEpoch: String?) {
+    package init?(fastJSON bytes: UnsafeRawBufferPointer, knownEpoch: String?) {
         var scanner = FastJSONScanner(bytes, knownEpoch: knownEpoch)
         guard let change = scanner.itemChange(), scanner.atEnd() else { return nil }
         self = change
