@@ -82,6 +82,14 @@ extension SyncedStore {
     /// the store does with each hand-over of its own feed (``ChangeFeed/Iterator/nextBatch(isolation:)``),
     /// so that a catch-up of many changes is not shown one change at a time.
     public func apply(contentsOf events: some Sequence<FeedEvent>) {
+        // Called from another module the generic body is not specialized: each event would go through
+        // the sequence's witness table. The feed's batches (and arrays) take the specialized one.
+        if let batch = events as? ArraySlice<FeedEvent> { return apply(batch: batch) }
+        if let array = events as? [FeedEvent] { return apply(batch: array[...]) }
+        apply(batch: ArraySlice(events))
+    }
+
+    private func apply(batch events: ArraySlice<FeedEvent>) {
         var rebaseDue = false
         var position: FeedCursor?
         // Item upserts while the store shows the server's items alone, taken together (`showDirectly`).

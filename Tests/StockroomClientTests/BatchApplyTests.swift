@@ -134,7 +134,12 @@ struct BatchApplyTests: FeedFixtures {
                 guard case .change(let change) = event, let id = ItemID(change.id), change.item?.version != 1_000 else { continue }
                 server[id] = change.item
             }
-            batched.apply(contentsOf: events[start..<end])
+            // As the feed hands it over (a slice), as an array, and as any other sequence.
+            switch Int.random(in: 0..<3, using: &random) {
+            case 0: batched.apply(contentsOf: events[start..<end])
+            case 1: batched.apply(contentsOf: Array(events[start..<end]))
+            default: batched.apply(contentsOf: AnySequence(events[start..<end]))
+            }
             // The server's items, once, with the pending delete on top.
             #expect(batched.allConfirmedItems() == server)
             #expect(batched.itemsByID == server.filter { !pendingDelete || $0.key != ids[0] })
