@@ -77,9 +77,10 @@ extension SyncedStore {
         }
     }
 
-    /// Applies feed events in order, as ``apply(_:)`` applies each, and shows the result once: one
-    /// rebase of the pending writes, one change of ``itemsByID`` and ``cursor`` for observers. What
-    /// the store does with each hand-over of its own feed (``ChangeFeed/Iterator/nextBatch(isolation:)``),
+    /// Applies feed events in order, as ``apply(_:)`` applies each, and shows the result together:
+    /// one rebase of the pending writes, one change of ``cursor``, and ``itemsByID`` changed for
+    /// observers once for each run of item upserts and once for the other changes, not per change.
+    /// What the store does with each hand-over of its own feed (``ChangeFeed/Iterator/nextBatch(isolation:)``),
     /// so that a catch-up of many changes is not shown one change at a time.
     public func apply(contentsOf events: some Sequence<FeedEvent>) {
         // Called from another module the generic body is not specialized: each event would go through
