@@ -146,7 +146,8 @@ extension SyncedStore {
         for item in placed { place(item.id, item) }
     }
 
-    /// Puts `item` in `slot` if it is newer than what the slot holds (`isNew`: it held nothing).
+    /// Puts `item` in `slot` if it is newer than what the slot holds (`isNew`: it held nothing):
+    /// the rule by which the store takes the server's items, here and in `confirm`.
     private static func take(_ item: Item, into slot: inout Item?, isNew: inout Bool) -> Bool {
         if let known = slot {
             guard known.version < item.version else { return false }
@@ -234,11 +235,10 @@ extension SyncedStore {
     @discardableResult
     func confirm(_ item: Item) -> Bool {
         guard tombstones.isEmpty || !tombstones.contains(item.id) else { return false }
-        if let known = confirmedItem(item.id) {
-            guard known.version < item.version else { return false }
-        } else {
-            noteArrival(of: item.id)
-        }
+        var known = confirmedItem(item.id)
+        var isNew = false
+        guard Self.take(item, into: &known, isNew: &isNew) else { return false }
+        if isNew { noteArrival(of: item.id) }
         unshown[item.id] = .some(item)
         return true
     }
