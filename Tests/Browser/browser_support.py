@@ -54,6 +54,7 @@ class Server:
         if retention_entries is not None:
             # Short retention, so that a page that misses a few changes while away gets 410.
             self.env.update(FEED_RETENTION_MAX_ENTRIES=str(retention_entries), FEED_RETENTION_INTERVAL_SECONDS="1")
+        self.retention_entries = retention_entries
         self.editor = self.token("editor")
         self.viewer = self.token("viewer")
         self.process = None
@@ -104,6 +105,21 @@ class Server:
         status, item, _ = self.request("POST", "/v1/items", {"name": name, "color": None, "status": {"inStock": {"quantity": quantity}}})
         assert status == 201, (status, item)
         return item
+
+    def wait_trimmed(self):
+        """Waits until retention has run since the last write: the log holds no more than the
+        entries it keeps, so that no trim can come while a page reads it."""
+        deadline = time.monotonic() + 30
+        while True:
+            status, oldest, _ = self.request("GET", "/v1/changes?since=oldest&limit=1&topics=items,navigation,presence")
+            assert status == 200, (status, oldest)
+            status, snapshot, _ = self.request("GET", "/v1/snapshot")
+            assert status == 200, (status, snapshot)
+            head = int(snapshot["cursor"].rsplit(".", 1)[1])
+            if not oldest["changes"] or head - oldest["changes"][0]["seq"] < self.retention_entries:
+                return
+            assert time.monotonic() < deadline, "retention did not trim the log"
+            time.sleep(0.1)
 
     def command(self, client, command, token=None):
         status, body, _ = self.request("POST", f"/v1/clients/{client}/commands", {"command": command}, token=token)

@@ -129,6 +129,8 @@ class PageTests:
         # This server keeps 5 log entries, so the page's walk back from the snapshot stops at the
         # oldest one (since=oldest) and must find everything retained, and ask for nothing trimmed.
         self.server.create_item("Seen in the feed on opening", 2)
+        # A trim between the page's first request and its window's would answer 410 (see below).
+        self.server.wait_trimmed()
         self.open_inspector(self.server.editor)
         seqs = self.feed_seqs()
         self.assertGreaterEqual(len(seqs), 5, "every retained change (the newest 5 are never trimmed)")
@@ -139,6 +141,34 @@ class PageTests:
         self.assertIn("Seen in the feed on opening", top.text)
         severe = [entry for entry in self.driver.get_log("browser") if entry["level"] == "SEVERE"]
         self.assertEqual(severe, [], "not even a 410: the walk back starts at since=oldest")
+
+    def test_a_trim_during_the_walk_back_sends_the_feed_panel_to_the_new_oldest(self):
+        self.server.wait_trimmed()
+        self.driver.get(self.server.base + "/inspector")
+        # Hold the walk back's first window (the request after since=oldest) until a trim has run.
+        self.driver.execute_script("""
+            const original = window.fetch;
+            window.releaseWindow = null;
+            const held = new Promise((resolve) => { window.releaseWindow = resolve; });
+            window.fetch = async (input, init) => {
+              if (!window.windowHeld && String(input).includes("/v1/changes?since=c1.")) {
+                window.windowHeld = true;
+                await held;
+              }
+              return original(input, init);
+            };""")
+        self.driver.find_element(By.ID, "token").send_keys(self.server.editor)
+        self.driver.find_element(By.CSS_SELECTOR, "#token-form button[type=submit]").click()
+        self.wait(lambda: self.driver.execute_script("return window.windowHeld === true;"), "the first window is asked for")
+        newer = [self.server.create_item(f"Written during the walk back {index}") for index in range(2)]
+        self.server.wait_trimmed()
+        self.driver.execute_script("window.releaseWindow();")
+        self.wait_live()
+        self.wait(lambda: len(self.feed_seqs()) >= 5, "the retained changes and the two written meanwhile")
+        seqs = self.feed_seqs()
+        self.assertEqual(seqs, list(range(seqs[0], seqs[0] - len(seqs), -1)), "newest first, no gap, no repeat")
+        self.assertIn(newer[-1]["name"], self.driver.find_element(By.CSS_SELECTOR, "#feed li").text)
+        self.assertFalse(self.driver.find_element(By.ID, "banner").is_displayed(), "no resync: only the walk back met the trim")
 
     def test_forget_token_is_a_quiet_link_and_the_primary_actions_lead(self):
         self.open_inspector(self.server.editor)

@@ -54,18 +54,23 @@
   // The changes up to the snapshot's cursor, for the Feed panel. The feed reads forward only, so
   // this walks back from the cursor in windows that double in size, each read forward, until it
   // holds FEED_LIMIT changes this token may see, reaches the oldest entry the log keeps (asked
-  // first with since=oldest, so that no window starts where trimming took entries: no 410), or has
-  // made RECENT_REQUESTS requests. Returns the changes oldest first, whole windows only so that
+  // first with since=oldest, so that no window starts where trimming took entries: no 410; and
+  // asked again when a trim runs meanwhile), or has made RECENT_REQUESTS requests. Returns the changes oldest first, whole windows only so that
   // there is no gap; null when a newer start() took over.
   async function readRecent(generation) {
     const head = parseCursor(state.cursor);
     if (!head) return [];
     const at = (seq) => encodeURIComponent(`c1.${head.epoch}.${seq}`);
-    const first = await api("GET", `/v1/changes?since=oldest&limit=1&topics=${TOPICS}${filterParam()}`);
+    // Nothing this token may see lies before the oldest visible change the log keeps; null
+    // when the log cannot be read.
+    const readFloor = async () => {
+      const first = await api("GET", `/v1/changes?since=oldest&limit=1&topics=${TOPICS}${filterParam()}`);
+      if (first.status !== 200) return null;
+      return first.json.changes.length ? first.json.changes[0].seq - 1 : head.seq;
+    };
+    let floor = await readFloor();
     if (generation !== state.generation) return null;
-    if (first.status !== 200) return [];
-    // Nothing this token may see lies before the oldest visible change the log keeps.
-    const floor = first.json.changes.length ? first.json.changes[0].seq - 1 : head.seq;
+    if (floor === null) return [];
     let recent = [];      // the changes after `end` up to the snapshot, oldest first
     let end = head.seq;
     let span = FEED_LIMIT;
@@ -74,16 +79,30 @@
       const from = Math.max(floor, end - span);
       const found = [];
       let position = from;
+      let trimmed = false;
       while (position < end) {
         if (++requests > RECENT_REQUESTS) return recent;
         const result = await api("GET", `/v1/changes?since=${at(position)}&limit=1000&topics=${TOPICS}${filterParam()}`);
         if (generation !== state.generation) return null;
-        // A 410 here is a trim that ran meanwhile: keep the whole windows read so far.
+        if (result.status === 410) {
+          trimmed = true;
+          break;
+        }
         if (result.status !== 200) return recent;
         for (const change of result.json.changes) if (change.seq <= end) found.push(change);
         const next = parseCursor(result.json.cursor);
         if (!result.json.hasMore || !next || next.seq <= position) break;
         position = next.seq;
+      }
+      if (trimmed) {
+        // A trim ran meanwhile and took this window's start: keep the whole windows read so
+        // far and read this one again from the new oldest entry.
+        if (++requests > RECENT_REQUESTS) return recent;
+        const newer = await readFloor();
+        if (generation !== state.generation) return null;
+        if (newer === null || newer <= floor) return recent;
+        floor = newer;
+        continue;
       }
       recent = found.concat(recent);
       end = from;
