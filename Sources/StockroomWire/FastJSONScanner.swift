@@ -7,6 +7,9 @@ struct FastJSONScanner {
     private var index = 0
     /// A cursor epoch read before: a cursor of the same epoch shares its text rather than copying it.
     private let knownEpoch: String?
+    /// The last time read, and its text: a change's times are often one (`createdAt`, `updatedAt`
+    /// and `at` of a new item), and each is then parsed once.
+    private var lastTimestamp: (text: UnsafeRawBufferPointer, date: Date)?
 
     init(_ bytes: UnsafeRawBufferPointer, knownEpoch: String? = nil) {
         self.bytes = bytes
@@ -89,9 +92,10 @@ struct FastJSONScanner {
             switch key {
             case "seq": return Self.fill(&seq, scanner.integer())
             case "cursor": return Self.fill(&cursor, scanner.cursor())
-            case "entity": return Self.fill(&entity, scanner.string().flatMap(ChangeEntity.init(rawValue:)))
-            case "op": return Self.fill(&operation, scanner.string().flatMap(ChangeOp.init(rawValue:)))
-            case "move": return Self.fill(&move, scanner.literal("null") ? .some(nil) : scanner.string().flatMap(ChangeMove.init(rawValue:)).map { .some($0) })
+            // Matched on the bytes: a value with an escape in it is left to JSONDecoder.
+            case "entity": return Self.fill(&entity, scanner.asciiString().flatMap { Key(bytes: $0) == "item" ? ChangeEntity.item : nil })
+            case "op": return Self.fill(&operation, scanner.asciiString().flatMap(Self.operation))
+            case "move": return Self.fill(&move, scanner.literal("null") ? .some(nil) : scanner.asciiString().flatMap(Self.move).map { .some($0) })
             case "id": return Self.fill(&id, scanner.string())
             case "value": return Self.fill(&value, scanner.literal("null") ? .some(nil) : scanner.item().map { .some($0) })
             case "origin": return Self.fill(&origin, scanner.origin())
@@ -101,6 +105,16 @@ struct FastJSONScanner {
         }
         guard complete, let seq, let cursor, entity == .item, let operation, let id, let origin, let at else { return nil }
         return Change(seq: seq, cursor: cursor, entity: .item, operation: operation, move: move ?? nil, id: id, value: (value ?? nil).map(Change.Value.item), origin: origin, at: at)
+    }
+
+    private static func operation(_ text: UnsafeRawBufferPointer) -> ChangeOp? {
+        let key = Key(bytes: text)
+        return key == "upsert" ? .upsert : key == "delete" ? .delete : nil
+    }
+
+    private static func move(_ text: UnsafeRawBufferPointer) -> ChangeMove? {
+        let key = Key(bytes: text)
+        return key == "in" ? .in : key == "out" ? .out : nil
     }
 
     private mutating func item() -> Item? {
@@ -143,7 +157,13 @@ struct FastJSONScanner {
 
     /// An RFC 3339 time as the contract writes it (`Timestamp.parse`).
     private mutating func timestamp() -> Date? {
-        asciiString().flatMap { Timestamp.parse(utf8: $0) }
+        guard let text = asciiString(), !text.isEmpty else { return nil }
+        if let last = lastTimestamp, last.text.count == text.count, memcmp(last.text.baseAddress!, text.baseAddress!, text.count) == 0 {
+            return last.date
+        }
+        guard let date = Timestamp.parse(utf8: text) else { return nil }
+        lastTimestamp = (text, date)
+        return date
     }
 
     /// A cursor as the server writes it, `c1.<hex epoch>.<seq>` (`FeedCursor(encoded:)`), read from
@@ -154,6 +174,10 @@ struct FastJSONScanner {
             bytes[2] == UInt8(ascii: ".")
         else { return nil }
         var index = 3
+        // The epoch known before was read here: its text needs no second look.
+        if let knownEpoch, Self.startsWith(knownEpoch, UnsafeRawBufferPointer(rebasing: bytes[3...])) {
+            index += knownEpoch.utf8.count
+        }
         while index < bytes.count, bytes[index].isASCIIHexDigit { index += 1 }
         let epochEnd = index
         guard epochEnd > 3, index < bytes.count, bytes[index] == UInt8(ascii: "."), index + 1 < bytes.count else { return nil }
@@ -171,6 +195,12 @@ struct FastJSONScanner {
         let epoch = UnsafeRawBufferPointer(rebasing: bytes[3..<epochEnd])
         if let knownEpoch, Self.same(knownEpoch, epoch) { return FeedCursor(epoch: knownEpoch, seq: seq) }
         return FeedCursor(epoch: String(decoding: epoch, as: UTF8.self), seq: seq)
+    }
+
+    /// Whether `bytes` start with `text`'s UTF-8.
+    private static func startsWith(_ text: String, _ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard let start = bytes.baseAddress, text.utf8.count <= bytes.count else { return false }
+        return text.utf8.withContiguousStorageIfAvailable { $0.isEmpty || memcmp($0.baseAddress!, start, $0.count) == 0 } ?? false
     }
 
     /// Whether `text`'s UTF-8 is `bytes`.
@@ -263,13 +293,37 @@ struct FastJSONScanner {
         guard take(UInt8(ascii: "{")) else { return false }
         if take(UInt8(ascii: "}")) { return true }
         while true {
-            // A key this reader knows is ASCII; any other is left to JSONDecoder with the rest.
-            guard let key = asciiString().map(Key.init), take(UInt8(ascii: ":")) else { return false }
+            guard let key = key(), take(UInt8(ascii: ":")) else { return false }
             skipSpace()
             guard member(key, &self) else { return false }
             if take(UInt8(ascii: ",")) { continue }
             return take(UInt8(ascii: "}"))
         }
+    }
+
+    /// A member's key: the bytes up to the next quote, unchecked. Every name a reader knows is
+    /// ASCII letters, so a key with an escape, a control or a non-ASCII byte in it matches none,
+    /// and the reader gives up: the text is left to JSONDecoder with the rest.
+    private mutating func key() -> Key? {
+        guard take(UInt8(ascii: "\"")) else { return nil }
+        let start = index
+        // Eight bytes at a time: most keys end within the first word.
+        while index + 8 <= bytes.count {
+            let quotes = ByteWords.bytes(of: ByteWords.word(bytes, at: index), equalTo: UInt8(ascii: "\""))
+            guard quotes == 0 else {
+                index += quotes.trailingZeroBitCount / 8 + 1
+                return Key(bytes: UnsafeRawBufferPointer(rebasing: bytes[start..<(index - 1)]))
+            }
+            index += 8
+        }
+        while index < bytes.count {
+            if bytes[index] == UInt8(ascii: "\"") {
+                index += 1
+                return Key(bytes: UnsafeRawBufferPointer(rebasing: bytes[start..<(index - 1)]))
+            }
+            index += 1
+        }
+        return nil
     }
 
     /// A string without escapes or control characters, in valid UTF-8.
@@ -319,17 +373,56 @@ struct FastJSONScanner {
 
     /// `-?(0|[1-9][0-9]*)(\.[0-9]+)?`: no exponent.
     private mutating func double() -> Double? {
-        guard let text = number(fraction: true) else { return nil }
-        return Double(text)
+        guard let text = number() else { return nil }
+        // At most 15 digits (so at most 15 after the point): the digits and the power of ten are
+        // both exact doubles, and one division rounds as the whole text would (Clinger's fast path).
+        var digits: UInt64 = 0
+        var count = 0
+        var after = -1
+        var negative = false
+        for byte in UnsafeRawBufferPointer(rebasing: bytes[text]) {
+            switch byte {
+            case UInt8(ascii: "-"): negative = true
+            case UInt8(ascii: "."): after = 0
+            default:
+                digits = digits &* 10 &+ UInt64(byte &- UInt8(ascii: "0"))
+                count += 1
+                if after >= 0 { after += 1 }
+            }
+        }
+        guard count <= 15 else { return Double(Substring(decoding: UnsafeRawBufferPointer(rebasing: bytes[text]), as: UTF8.self)) }
+        let magnitude = Double(digits) / Self.powersOfTen[max(after, 0)]
+        return negative ? -magnitude : magnitude
     }
+
+    /// 1e0 through 1e15, each exact.
+    private static let powersOfTen: [Double] = (0...15).map { exponent in (0..<exponent).reduce(1.0) { power, _ in power * 10 } }
 
     /// `0|-?[1-9][0-9]*` within `Int`.
     private mutating func integer() -> Int? {
-        guard let text = number(fraction: false), text != "-0" else { return nil }
-        return Int(text)
+        skipSpace()
+        let negative = index < bytes.count && bytes[index] == UInt8(ascii: "-")
+        if negative { index += 1 }
+        let first = index
+        // Summed negative, so that `Int.min` fits.
+        var value = 0
+        while index < bytes.count {
+            let digit = bytes[index] &- UInt8(ascii: "0")
+            guard digit < 10 else { break }
+            let (times, overflowTimes) = value.multipliedReportingOverflow(by: 10)
+            let (sum, overflowSum) = times.subtractingReportingOverflow(Int(digit))
+            guard !overflowTimes, !overflowSum else { return nil }
+            value = sum
+            index += 1
+        }
+        let count = index - first
+        guard count > 0, count == 1 || bytes[first] != UInt8(ascii: "0"), endsValue(at: index) else { return nil }
+        if negative { return value == 0 ? nil : value }  // `-0` is left to JSONDecoder
+        return value == .min ? nil : -value
     }
 
-    private mutating func number(fraction: Bool) -> Substring? {
+    /// Where a number's text is, read as `double()` takes it.
+    private mutating func number() -> Range<Int>? {
         skipSpace()
         let start = index
         if index < bytes.count, bytes[index] == UInt8(ascii: "-") { index += 1 }
@@ -337,7 +430,7 @@ struct FastJSONScanner {
         while index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) { index += 1 }
         let count = index - digits
         guard count > 0, count == 1 || bytes[digits] != UInt8(ascii: "0") else { return nil }
-        if fraction, index < bytes.count, bytes[index] == UInt8(ascii: ".") {
+        if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
             index += 1
             let fractionDigits = index
             while index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) { index += 1 }
@@ -345,7 +438,7 @@ struct FastJSONScanner {
         }
         // What follows a number must end it: `1e5`, `1.` or `01` are not taken.
         guard endsValue(at: index) else { return nil }
-        return Substring(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
+        return start..<index
     }
 
     /// The exact bytes of `word` (`null`, `true`, `false`), ending there.

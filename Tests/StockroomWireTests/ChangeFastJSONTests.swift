@@ -178,6 +178,27 @@ struct ChangeFastJSONTests {
         }
     }
 
+    /// A time read once is not parsed again when the same text comes back: times that differ
+    /// from the one before, in one place or another, must each read as their own.
+    @Test("a change's times, the same or differing by one character")
+    func timesSameAndDifferent() throws {
+        let times = ["2026-11-28T20:17:05.931Z", "2026-11-28T20:17:05.932Z", "2026-11-28T20:17:05.93Z", "2026-11-28T21:17:05.931Z", "2026-11-28T20:17:05.931+01:00"]
+        for created in times {
+            for updated in times {
+                for at in times {
+                    let item = Self.item.replacingOccurrences(of: #""createdAt":"2026-11-28T20:17:05.931Z","updatedAt":"2026-11-28T20:17:05.931Z""#,
+                                                               with: #""createdAt":"\#(created)","updatedAt":"\#(updated)""#)
+                    let text = Array((#"{"# + Self.head + #","value":"# + item + "," + Self.origin + #","at":"\#(at)"}"#).utf8)
+                    let fast = try #require(Self.fast(text))
+                    #expect(fast == Self.slow(text))
+                    #expect(fast.item?.createdAt == Timestamp.parse(created))
+                    #expect(fast.item?.updatedAt == Timestamp.parse(updated))
+                    #expect(fast.at == Timestamp.parse(at))
+                }
+            }
+        }
+    }
+
     @Test("a damaged text it still takes decodes to what JSONDecoder makes of it")
     func damagedTextsAgree() {
         var generator = SystemRandomNumberGenerator()

@@ -102,6 +102,34 @@ struct DraftFastJSONTests {
         #expect(Self.fast(Array(text.utf8)) == nil)
     }
 
+    /// Components of up to 15 digits are read without `strtod`, longer ones with it: every length
+    /// from 1 to 19 digits, either side of the point, reads to JSONDecoder's double.
+    @Test("colour components of every length read as JSONDecoder reads them")
+    func componentsOfEveryLength() throws {
+        var generator = SystemRandomNumberGenerator()
+        var taken = 0
+        for _ in 0..<3_000 {
+            let whole = Bool.random(using: &generator) ? "0" : "1"
+            let fraction = String((0..<Int.random(in: 0...18, using: &generator)).map { _ in "0123456789".randomElement(using: &generator)! })
+            let component = fraction.isEmpty ? whole : whole + "." + fraction
+            let text = Array(#"{"name":"a","color":{"name":"c","red":\#(component),"green":0.5,"blue":1},"status":{"inStock":{"quantity":1}}}"#.utf8)
+            let slow = Self.slow(text)
+            #expect(Self.fast(text) == slow, "\(component)")
+            if slow != nil { taken += 1 }
+        }
+        #expect(taken > 0)
+    }
+
+    @Test("quantities at Int's edges read as JSONDecoder reads them", arguments: [
+        ("9223372036854775807", Int.max), ("-9223372036854775808", Int.min), ("-9223372036854775807", Int.min + 1),
+        ("9223372036854775808", nil), ("-9223372036854775809", nil), ("92233720368547758070", nil), ("0", 0), ("-1", -1), ("10", 10),
+    ] as [(String, Int?)])
+    func quantitiesAtTheEdges(_ text: String, quantity: Int?) {
+        let bytes = Array(#"{"name":"a","color":null,"status":{"inStock":{"quantity":\#(text)}}}"#.utf8)
+        #expect(Self.fast(bytes) == quantity.map { Draft(name: "a", color: nil, status: .inStock(quantity: $0)) })
+        if let quantity { #expect(Self.slow(bytes)?.status == .inStock(quantity: quantity)) }
+    }
+
     @Test("invalid UTF-8 and control characters in a name are left to JSONDecoder")
     func declinesBadStrings() {
         let prefix = Array(#"{"name":""#.utf8)
