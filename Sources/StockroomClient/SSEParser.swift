@@ -1,3 +1,5 @@
+import Foundation
+
 /// Splits a Server-Sent Events byte stream into events, as the WHATWG rules read it: lines end in
 /// LF, CRLF or CR; a blank line ends an event; `:` starts a comment; `data` lines join with LF.
 ///
@@ -62,23 +64,14 @@ struct SSEParser: Sendable {
             if bytes[0] == lf { index = 1 }
         }
         var start = index
-        let raw = UnsafeRawBufferPointer(bytes)
+        // The next CR at or after `index` (`bytes.count`: none): searched once for a chunk of LF
+        // lines, as the server sends them, and lines end at the first LF before it.
+        var nextCR = Self.find(cr, in: bytes, from: index, to: bytes.count)
         while index < bytes.count {
-            // Eight bytes at a time up to the next line's end.
-            while index + 8 <= bytes.count {
-                let ends = Self.lineEnds(UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)))
-                guard ends == 0 else {
-                    index += ends.trailingZeroBitCount / 8
-                    break
-                }
-                index += 8
-            }
+            if nextCR < index { nextCR = Self.find(cr, in: bytes, from: index, to: bytes.count) }
+            index = Self.find(lf, in: bytes, from: index, to: nextCR)
             guard index < bytes.count else { break }
             let byte = bytes[index]
-            guard byte == lf || byte == cr else {
-                index += 1
-                continue
-            }
             let rest = UnsafeBufferPointer(rebasing: bytes[start..<index])
             if line.isEmpty {
                 try endLine(rest, event, comment)
@@ -140,13 +133,12 @@ struct SSEParser: Sendable {
         }
     }
 
-    /// The high bit of each byte of `word` that is LF or CR, exact up to the first such byte (the
-    /// lowest: `word` is read little-endian).
+    /// Where `byte` first comes in `bytes[from..<to]`; `to` when it does not (`memchr`, which reads
+    /// many bytes at a step).
     @inline(__always)
-    private static func lineEnds(_ word: UInt64) -> UInt64 {
-        let lf = word ^ 0x0A0A_0A0A_0A0A_0A0A
-        let cr = word ^ 0x0D0D_0D0D_0D0D_0D0D
-        return ((lf &- 0x0101_0101_0101_0101) & ~lf | (cr &- 0x0101_0101_0101_0101) & ~cr) & 0x8080_8080_8080_8080
+    private static func find(_ byte: UInt8, in bytes: UnsafeBufferPointer<UInt8>, from: Int, to: Int) -> Int {
+        guard from < to, let base = bytes.baseAddress, let found = memchr(base + from, Int32(byte), to - from) else { return to }
+        return base.distance(to: found.assumingMemoryBound(to: UInt8.self))
     }
 
     /// Whether `field` is `name`, byte for byte.
