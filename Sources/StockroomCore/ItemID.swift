@@ -20,31 +20,34 @@ public struct ItemID: Hashable, Sendable, Comparable, CustomStringConvertible {
         // By hand: Foundation's `UUID(uuidString:)` runs `sscanf`, which is costly here (every
         // stored id is parsed once per read).
         var bytes: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        guard utf8.count == 36 else { return nil }
-        let parsed = withUnsafeMutableBytes(of: &bytes) { out -> Bool in
+        guard utf8.count == 36, utf8[8] == UInt8(ascii: "-"), utf8[13] == UInt8(ascii: "-"), utf8[18] == UInt8(ascii: "-"),
+            utf8[23] == UInt8(ascii: "-")
+        else { return nil }
+        // Every digit is read, and whether all were hex is asked once at the end: random hex digits
+        // taken apart one branch each would mispredict about every other one.
+        var invalid: UInt8 = 0
+        withUnsafeMutableBytes(of: &bytes) { out in
             var index = 0
             for position in 0..<16 {
-                if index == 8 || index == 13 || index == 18 || index == 23 {
-                    guard utf8[index] == UInt8(ascii: "-") else { return false }
-                    index += 1
-                }
-                guard let high = Self.hexValue(utf8[index]), let low = Self.hexValue(utf8[index + 1]) else { return false }
-                out[position] = high << 4 | low
+                if index == 8 || index == 13 || index == 18 || index == 23 { index += 1 }
+                let high = Self.nibble(utf8[index])
+                let low = Self.nibble(utf8[index + 1])
+                invalid |= high | low
+                out[position] = high &<< 4 | low & 0x0F
                 index += 2
             }
-            return true
         }
-        guard parsed else { return nil }
+        guard invalid & 0xF0 == 0 else { return nil }
         self.uuid = UUID(uuid: bytes)
     }
 
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
+    /// A hex digit's value (either case), or 0xFF for any other byte; selects, not branches.
+    @inline(__always)
+    private static func nibble(_ byte: UInt8) -> UInt8 {
+        let digit = byte &- UInt8(ascii: "0")
+        let letter = (byte | 0x20) &- UInt8(ascii: "a")
+        let letterValue = letter < 6 ? letter &+ 10 : 0xFF
+        return digit < 10 ? digit : letterValue
     }
 
     /// A new random identifier.
