@@ -174,10 +174,10 @@ struct FastJSONScanner {
             bytes[2] == UInt8(ascii: ".")
         else { return nil }
         var index = 3
-        // The epoch known before was read here: its text needs no second look.
-        if let knownEpoch, Self.startsWith(knownEpoch, UnsafeRawBufferPointer(rebasing: bytes[3...])) {
-            index += knownEpoch.utf8.count
-        }
+        // The epoch known before was read here: its text needs no second look, and a cursor whose
+        // epoch is exactly that text shares it.
+        let knownLength = knownEpoch.flatMap { Self.startsWith($0, UnsafeRawBufferPointer(rebasing: bytes[3...])) ? $0.utf8.count : nil }
+        index += knownLength ?? 0
         while index < bytes.count, bytes[index].isASCIIHexDigit { index += 1 }
         let epochEnd = index
         guard epochEnd > 3, index < bytes.count, bytes[index] == UInt8(ascii: "."), index + 1 < bytes.count else { return nil }
@@ -192,22 +192,14 @@ struct FastJSONScanner {
             seq = sum
             index += 1
         }
-        let epoch = UnsafeRawBufferPointer(rebasing: bytes[3..<epochEnd])
-        if let knownEpoch, Self.same(knownEpoch, epoch) { return FeedCursor(epoch: knownEpoch, seq: seq) }
-        return FeedCursor(epoch: String(decoding: epoch, as: UTF8.self), seq: seq)
+        if let knownEpoch, epochEnd - 3 == knownLength { return FeedCursor(epoch: knownEpoch, seq: seq) }
+        return FeedCursor(epoch: String(decoding: UnsafeRawBufferPointer(rebasing: bytes[3..<epochEnd]), as: UTF8.self), seq: seq)
     }
 
     /// Whether `bytes` start with `text`'s UTF-8.
     private static func startsWith(_ text: String, _ bytes: UnsafeRawBufferPointer) -> Bool {
         guard let start = bytes.baseAddress, text.utf8.count <= bytes.count else { return false }
         return text.utf8.withContiguousStorageIfAvailable { $0.isEmpty || memcmp($0.baseAddress!, start, $0.count) == 0 } ?? false
-    }
-
-    /// Whether `text`'s UTF-8 is `bytes`.
-    private static func same(_ text: String, _ bytes: UnsafeRawBufferPointer) -> Bool {
-        guard text.utf8.count == bytes.count else { return false }
-        return text.utf8.withContiguousStorageIfAvailable { $0.isEmpty || memcmp($0.baseAddress!, bytes.baseAddress!, $0.count) == 0 }
-            ?? text.utf8.elementsEqual(bytes)
     }
 
     /// A string of ASCII without escapes or control characters, as its bytes.
@@ -307,23 +299,19 @@ struct FastJSONScanner {
     private mutating func key() -> Key? {
         guard take(UInt8(ascii: "\"")) else { return nil }
         let start = index
-        // Eight bytes at a time: most keys end within the first word.
+        // Eight bytes at a time (most keys end within the first word), then the few left one by one.
         while index + 8 <= bytes.count {
             let quotes = ByteWords.bytes(of: ByteWords.word(bytes, at: index), equalTo: UInt8(ascii: "\""))
             guard quotes == 0 else {
-                index += quotes.trailingZeroBitCount / 8 + 1
-                return Key(bytes: UnsafeRawBufferPointer(rebasing: bytes[start..<(index - 1)]))
+                index += quotes.trailingZeroBitCount / 8
+                break
             }
             index += 8
         }
-        while index < bytes.count {
-            if bytes[index] == UInt8(ascii: "\"") {
-                index += 1
-                return Key(bytes: UnsafeRawBufferPointer(rebasing: bytes[start..<(index - 1)]))
-            }
-            index += 1
-        }
-        return nil
+        while index < bytes.count, bytes[index] != UInt8(ascii: "\"") { index += 1 }
+        guard index < bytes.count else { return nil }
+        index += 1
+        return Key(bytes: UnsafeRawBufferPointer(rebasing: bytes[start..<(index - 1)]))
     }
 
     /// A string without escapes or control characters, in valid UTF-8.
@@ -373,26 +361,42 @@ struct FastJSONScanner {
 
     /// `-?(0|[1-9][0-9]*)(\.[0-9]+)?`: no exponent.
     private mutating func double() -> Double? {
-        guard let text = number() else { return nil }
+        skipSpace()
+        let start = index
+        let negative = index < bytes.count && bytes[index] == UInt8(ascii: "-")
+        if negative { index += 1 }
+        var digits: UInt64 = 0
+        let whole = index
+        takeDigits(into: &digits)
+        guard index > whole, index - whole == 1 || bytes[whole] != UInt8(ascii: "0") else { return nil }
+        var count = index - whole
+        var scale = 0
+        if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
+            index += 1
+            let fraction = index
+            takeDigits(into: &digits)
+            scale = index - fraction
+            guard scale > 0 else { return nil }
+            count += scale
+        }
+        // What follows a number must end it: `1e5`, `1.` or `01` are not taken.
+        guard endsValue(at: index) else { return nil }
         // At most 15 digits (so at most 15 after the point): the digits and the power of ten are
         // both exact doubles, and one division rounds as the whole text would (Clinger's fast path).
-        var digits: UInt64 = 0
-        var count = 0
-        var after = -1
-        var negative = false
-        for byte in UnsafeRawBufferPointer(rebasing: bytes[text]) {
-            switch byte {
-            case UInt8(ascii: "-"): negative = true
-            case UInt8(ascii: "."): after = 0
-            default:
-                digits = digits &* 10 &+ UInt64(byte &- UInt8(ascii: "0"))
-                count += 1
-                if after >= 0 { after += 1 }
-            }
-        }
-        guard count <= 15 else { return Double(Substring(decoding: UnsafeRawBufferPointer(rebasing: bytes[text]), as: UTF8.self)) }
-        let magnitude = Double(digits) / Self.powersOfTen[max(after, 0)]
+        guard count <= 15 else { return Double(Substring(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)) }
+        let magnitude = Double(digits) / Self.powersOfTen[scale]
         return negative ? -magnitude : magnitude
+    }
+
+    /// Moves over a run of ASCII digits, adding each to `digits` (which wraps past 19 of them:
+    /// `double()` then reads the text with `strtod`).
+    private mutating func takeDigits(into digits: inout UInt64) {
+        while index < bytes.count {
+            let digit = bytes[index] &- UInt8(ascii: "0")
+            guard digit < 10 else { return }
+            digits = digits &* 10 &+ UInt64(digit)
+            index += 1
+        }
     }
 
     /// 1e0 through 1e15, each exact.
@@ -419,26 +423,6 @@ struct FastJSONScanner {
         guard count > 0, count == 1 || bytes[first] != UInt8(ascii: "0"), endsValue(at: index) else { return nil }
         if negative { return value == 0 ? nil : value }  // `-0` is left to JSONDecoder
         return value == .min ? nil : -value
-    }
-
-    /// Where a number's text is, read as `double()` takes it.
-    private mutating func number() -> Range<Int>? {
-        skipSpace()
-        let start = index
-        if index < bytes.count, bytes[index] == UInt8(ascii: "-") { index += 1 }
-        let digits = index
-        while index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) { index += 1 }
-        let count = index - digits
-        guard count > 0, count == 1 || bytes[digits] != UInt8(ascii: "0") else { return nil }
-        if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
-            index += 1
-            let fractionDigits = index
-            while index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) { index += 1 }
-            guard index > fractionDigits else { return nil }
-        }
-        // What follows a number must end it: `1e5`, `1.` or `01` are not taken.
-        guard endsValue(at: index) else { return nil }
-        return start..<index
     }
 
     /// The exact bytes of `word` (`null`, `true`, `false`), ending there.
