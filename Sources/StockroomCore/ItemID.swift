@@ -18,36 +18,54 @@ public struct ItemID: Hashable, Sendable, Comparable, CustomStringConvertible {
     /// Parses a UUID from its text's UTF-8 bytes, as `init?(_:)` parses the text.
     public init?(utf8: UnsafeRawBufferPointer) {
         // By hand: Foundation's `UUID(uuidString:)` runs `sscanf`, which is costly here (every
-        // stored id is parsed once per read).
-        var bytes: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        // stored id is parsed once per read). The 32 digits are read as four words of eight
+        // (`8-4-4-4-12`: the middle groups two by two), each turned into four bytes at once.
         guard utf8.count == 36, utf8[8] == UInt8(ascii: "-"), utf8[13] == UInt8(ascii: "-"), utf8[18] == UInt8(ascii: "-"),
             utf8[23] == UInt8(ascii: "-")
         else { return nil }
-        // Every digit is read, and whether all were hex is asked once at the end: random hex digits
-        // taken apart one branch each would mispredict about every other one.
-        var invalid: UInt8 = 0
+        func word(_ offset: Int) -> UInt64 { UInt64(littleEndian: utf8.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) }
+        func half(_ offset: Int) -> UInt64 { UInt64(UInt32(littleEndian: utf8.loadUnaligned(fromByteOffset: offset, as: UInt32.self))) }
+        let (first, firstValid) = Self.hexWord(word(0))
+        let (second, secondValid) = Self.hexWord(half(9) | half(14) << 32)
+        let (third, thirdValid) = Self.hexWord(half(19) | half(24) << 32)
+        let (fourth, fourthValid) = Self.hexWord(word(28))
+        guard firstValid && secondValid && thirdValid && fourthValid else { return nil }
+        var bytes: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
         withUnsafeMutableBytes(of: &bytes) { out in
-            var index = 0
-            for position in 0..<16 {
-                if index == 8 || index == 13 || index == 18 || index == 23 { index += 1 }
-                let high = Self.nibble(utf8[index])
-                let low = Self.nibble(utf8[index + 1])
-                invalid |= high | low
-                out[position] = high &<< 4 | low & 0x0F
-                index += 2
-            }
+            out.storeBytes(of: first.littleEndian, toByteOffset: 0, as: UInt32.self)
+            out.storeBytes(of: second.littleEndian, toByteOffset: 4, as: UInt32.self)
+            out.storeBytes(of: third.littleEndian, toByteOffset: 8, as: UInt32.self)
+            out.storeBytes(of: fourth.littleEndian, toByteOffset: 12, as: UInt32.self)
         }
-        guard invalid & 0xF0 == 0 else { return nil }
         self.uuid = UUID(uuid: bytes)
     }
 
-    /// A hex digit's value (either case), or 0xFF for any other byte; selects, not branches.
+    /// Eight ASCII hex digits (either case), the first in the lowest byte of `word`, as the four
+    /// bytes they write (the first byte lowest), and whether all eight were hex digits. Branch-free:
+    /// random digits taken apart one branch each would mispredict about every other one.
     @inline(__always)
-    private static func nibble(_ byte: UInt8) -> UInt8 {
-        let digit = byte &- UInt8(ascii: "0")
-        let letter = (byte | 0x20) &- UInt8(ascii: "a")
-        let letterValue = letter < 6 ? letter &+ 10 : 0xFF
-        return digit < 10 ? digit : letterValue
+    private static func hexWord(_ word: UInt64) -> (UInt32, Bool) {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let high: UInt64 = 0x8080_8080_8080_8080
+        // Below 0x80 every byte stays within its own byte in the sums below.
+        let ascii = word & high == 0
+        let lower = word | 0x2020_2020_2020_2020
+        // The high bit of a byte set where it is at least `low` and at most `top`.
+        func within(_ value: UInt64, _ low: UInt8, _ top: UInt8) -> UInt64 {
+            let atLeast = value &+ ones &* UInt64(0x80 - low)
+            let above = value &+ ones &* UInt64(0x7F - top)
+            return atLeast & ~above & high
+        }
+        let digits = within(word, UInt8(ascii: "0"), UInt8(ascii: "9"))
+        let letters = within(lower, UInt8(ascii: "a"), UInt8(ascii: "f"))
+        let valid = ascii && digits | letters == high
+        // '0'...'9' and 'a'...'f' end in their value, and a letter's 1...6 is nine short of it.
+        let nibbles = (lower & 0x0F0F_0F0F_0F0F_0F0F) &+ (letters >> 7) &* 9
+        // Two digits to a byte (the first the high nibble), then the four bytes together.
+        var packed = (nibbles << 4 | nibbles >> 8) & 0x00FF_00FF_00FF_00FF
+        packed = (packed | packed >> 8) & 0x0000_FFFF_0000_FFFF
+        packed = (packed | packed >> 16) & 0xFFFF_FFFF
+        return (UInt32(truncatingIfNeeded: packed), valid)
     }
 
     /// A new random identifier.
