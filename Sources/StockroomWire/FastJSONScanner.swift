@@ -79,6 +79,9 @@ struct FastJSONScanner {
     /// An item change as the feed sends it (`ChangeJSON`): `entity` "item", `value` an item or null.
     /// Nil for any other entity, and for anything `change()`'s members do not read.
     mutating func itemChange() -> Change? {
+        let start = index
+        if let change = serverItemChange() { return change }
+        index = start
         var seq: Int?
         var cursor: FeedCursor?
         var entity: ChangeEntity?
@@ -105,6 +108,70 @@ struct FastJSONScanner {
         }
         guard complete, let seq, let cursor, entity == .item, let operation, let id, let origin, let at else { return nil }
         return Change(seq: seq, cursor: cursor, entity: .item, operation: operation, move: move ?? nil, id: id, value: (value ?? nil).map(Change.Value.item), origin: origin, at: at)
+    }
+
+    /// An item change in the server's own layout (`ChangeJSON.write`: its members in its order,
+    /// no whitespace), each key matched with the punctuation around it rather than read and looked
+    /// up; nil at the first byte that differs, and `itemChange` reads the text again member by
+    /// member. Every value is read as there, so what this takes decodes the same.
+    private mutating func serverItemChange() -> Change? {
+        guard takeText(#"{"seq":"#), let seq = integer(), takeText(#","cursor":"#), let cursor = cursor(),
+            takeText(#","entity":"item","op":"#), let operation = asciiString().flatMap(Self.operation)
+        else { return nil }
+        var move: ChangeMove?
+        if takeText(#","move":"#) {
+            guard let moved = asciiString().flatMap(Self.move) else { return nil }
+            move = moved
+        }
+        guard takeText(#","id":"#), let id = string(), takeText(#","value":"#) else { return nil }
+        var item: Item?
+        if !literal("null") {
+            guard let value = serverItem() else { return nil }
+            item = value
+        }
+        guard takeText(#","origin":"#), let origin = origin(), takeText(#","at":"#), let at = timestamp(), take(UInt8(ascii: "}")) else { return nil }
+        return Change(seq: seq, cursor: cursor, entity: .item, operation: operation, move: move, id: id, value: item.map(Change.Value.item), origin: origin, at: at)
+    }
+
+    /// An item in the server's own layout (`ItemJSON.write`), as `serverItemChange` reads a change.
+    private mutating func serverItem() -> Item? {
+        guard takeText(#"{"id":"#), let id = asciiString().flatMap({ ItemID(utf8: $0) }), takeText(#","name":"#), let name = string(),
+            takeText(#","color":"#)
+        else { return nil }
+        var color: Color?
+        if !literal("null") {
+            guard let value = serverColor() else { return nil }
+            color = value
+        }
+        guard takeText(#","status":"#), let status = serverStatus(), takeText(#","version":"#), let version = integer(),
+            takeText(#","createdAt":"#), let createdAt = timestamp(), takeText(#","updatedAt":"#), let updatedAt = timestamp(),
+            take(UInt8(ascii: "}"))
+        else { return nil }
+        return Item(id: id, name: name, color: color, status: status, version: version, createdAt: createdAt, updatedAt: updatedAt)
+    }
+
+    /// A colour in the server's own layout (`ColorJSON.write`), or as `color()` reads it.
+    private mutating func serverColor() -> Color? {
+        let start = index
+        if takeText(#"{"name":"#), let name = string(), takeText(#","red":"#), let red = double(), takeText(#","green":"#),
+            let green = double(), takeText(#","blue":"#), let blue = double(), take(UInt8(ascii: "}"))
+        {
+            return Color(name: name, red: red, green: green, blue: blue)
+        }
+        index = start
+        return color()
+    }
+
+    /// A status in the server's own layout (`Status.write`), or as `status()` reads it.
+    private mutating func serverStatus() -> Status? {
+        let start = index
+        if takeText(#"{"inStock":{"quantity":"#), let quantity = integer(), takeText("}}") { return .inStock(quantity: quantity) }
+        index = start
+        if takeText(#"{"outOfStock":{"isOnBackOrder":"#), let isOnBackOrder = bool(), takeText("}}") {
+            return .outOfStock(isOnBackOrder: isOnBackOrder)
+        }
+        index = start
+        return status()
     }
 
     private static func operation(_ text: UnsafeRawBufferPointer) -> ChangeOp? {
@@ -143,6 +210,8 @@ struct FastJSONScanner {
 
     /// `{"clientID": "…" | null, "idempotencyKey": "…" | null}`, either member absent read as null.
     private mutating func origin() -> Change.Origin? {
+        // What most changes carry (a write without a device or a key), matched whole.
+        if takeText(Self.anonymousOrigin) { return Change.Origin(clientID: nil, idempotencyKey: nil) }
         var clientID: ClientID??
         var key: String??
         let complete = object { name, scanner in
@@ -157,10 +226,17 @@ struct FastJSONScanner {
 
     /// An RFC 3339 time as the contract writes it (`Timestamp.parse`).
     private mutating func timestamp() -> Date? {
-        guard let text = asciiString(), !text.isEmpty else { return nil }
-        if let last = lastTimestamp, last.text.count == text.count, memcmp(last.text.baseAddress!, text.baseAddress!, text.count) == 0 {
-            return last.date
+        // The text of the last time again, between quotes: the same time, without a second scan
+        // (that text was read as plain ASCII once).
+        if let last = lastTimestamp, take(UInt8(ascii: "\"")) {
+            let end = index + last.text.count
+            if end < bytes.count, bytes[end] == UInt8(ascii: "\""), memcmp(last.text.baseAddress!, bytes.baseAddress! + index, last.text.count) == 0 {
+                index = end + 1
+                return last.date
+            }
+            index -= 1
         }
+        guard let text = asciiString(), !text.isEmpty else { return nil }
         guard let date = Timestamp.parse(utf8: text) else { return nil }
         lastTimestamp = (text, date)
         return date
@@ -423,6 +499,18 @@ struct FastJSONScanner {
         guard count > 0, count == 1 || bytes[first] != UInt8(ascii: "0"), endsValue(at: index) else { return nil }
         if negative { return value == 0 ? nil : value }  // `-0` is left to JSONDecoder
         return value == .min ? nil : -value
+    }
+
+    /// The origin of a change no device and no idempotency key made, as the server writes it.
+    private static let anonymousOrigin: StaticString = #"{"clientID":null,"idempotencyKey":null}"#
+
+    /// The exact bytes of `text` (after whitespace), taken if they come next.
+    private mutating func takeText(_ text: StaticString) -> Bool {
+        skipSpace()
+        let length = text.utf8CodeUnitCount
+        guard index + length <= bytes.count, memcmp(text.utf8Start, bytes.baseAddress! + index, length) == 0 else { return false }
+        index += length
+        return true
     }
 
     /// The exact bytes of `word` (`null`, `true`, `false`), ending there.
