@@ -47,7 +47,8 @@ extension FeedController {
             // Writes into an unwritable channel would only grow NIO's buffer: wait for the client to
             // drain it (the sweep cuts it off, closing the channel, if it never does).
             while !channel.isWritable, channel.isActive, !subscription.isClosed {
-                try await Task.sleep(for: .milliseconds(20))
+                try await ProtocolSwitchHandler.untilWritable(channel)
+                try Task.checkCancellation()
             }
             try await send(event)
         }

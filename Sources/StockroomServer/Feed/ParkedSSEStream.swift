@@ -185,7 +185,7 @@ final class ParkedSSEStream: Sendable {
         watch.begin()
         defer { watch.end() }
         while !channel.isWritable, channel.isActive, !subscription.isClosed {
-            try await Task.sleep(for: .milliseconds(20))
+            try await ProtocolSwitchHandler.untilWritable(channel)
         }
         guard channel.isActive, !registration.wasCutOff else { throw ChannelError.ioOnClosedChannel }
         response.write(chunks: chunks)

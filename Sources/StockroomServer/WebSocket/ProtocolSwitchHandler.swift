@@ -18,6 +18,8 @@ final class ProtocolSwitchHandler: ChannelDuplexHandler, RemovableChannelHandler
     /// The HTTP encoder's place, where a parked response's framed chunks go out (see `writeParkedChunks`);
     /// set once a streamed response goes on from here with no task behind it (see `park(channel:)`).
     var encoderContext: ChannelHandlerContext?
+    /// Streams waiting for the channel to take writes again (`untilWritable`).
+    var writableWaiters: [EventLoopPromise<Void>] = []
     private var parked: Bool { encoderContext != nil }
 
     init(encoder: HTTPResponseEncoder, decoder: ByteToMessageHandler<HTTPRequestDecoder>, tail: WebSocketTailHandler) {
@@ -30,6 +32,17 @@ final class ProtocolSwitchHandler: ChannelDuplexHandler, RemovableChannelHandler
     func handlerRemoved(context: ChannelHandlerContext) {
         self.context = nil
         encoderContext = nil
+        releaseWritableWaiters()
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable { releaseWritableWaiters() }
+        context.fireChannelWritabilityChanged()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        releaseWritableWaiters()
+        context.fireChannelInactive()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
