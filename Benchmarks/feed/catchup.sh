@@ -9,11 +9,21 @@
 #
 #   BIN=.build-release/release/stockroom N=1000000 ROUNDS=3 bash Benchmarks/feed/catchup.sh
 #
-# ClientBench is built first unless SKIP_BUILD=1 (release, Benchmarks/.build-bench).
+# ClientBench is built first unless SKIP_BUILD=1 (release, Benchmarks/.build-bench). PIN=1 runs
+# the server on the first CPU and every reader on the second (`taskset`), as a client and its
+# server on two machines; by default all share every CPU.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 BIN="${BIN:-$ROOT/.build-release/release/stockroom}"
 N="${N:-1000000}"
+SERVER_CPU=()
+READER_CPU=()
+if [ "${PIN:-0}" = "1" ]; then
+    command -v taskset >/dev/null || { echo "PIN=1 needs taskset (util-linux)" >&2; exit 2; }
+    [ "$(nproc)" -ge 2 ] || { echo "PIN=1 needs two CPUs" >&2; exit 2; }
+    SERVER_CPU=(taskset -c 0)
+    READER_CPU=(taskset -c 1)
+fi
 ROUNDS="${ROUNDS:-3}"
 PORT="${PORT:-8097}"
 TMP="$(mktemp -d "${TMPDIR:-/tmp}/stockroom-catchup.XXXXXX")"
@@ -28,7 +38,7 @@ CLIENTBENCH="$ROOT/Benchmarks/.build-bench/release/ClientBench"
 
 # The log keeps every entry (the default keeps 1,000,000, and N items and the demo's are more):
 # a trim between rounds would answer the next round's catch-up from the beginning with a 410.
-( cd "$TMP" && LOG_LEVEL=warning FEED_RETENTION_MAX_ENTRIES=2147483647 exec "$BIN" serve --demo --db-path "$TMP/db.sqlite" --http-host 127.0.0.1 --http-port "$PORT" \
+( cd "$TMP" && LOG_LEVEL=warning FEED_RETENTION_MAX_ENTRIES=2147483647 exec "${SERVER_CPU[@]}" "$BIN" serve --demo --db-path "$TMP/db.sqlite" --http-host 127.0.0.1 --http-port "$PORT" \
     >"$TMP/server.out" 2>"$TMP/server.err" ) &
 SERVER=$!
 for _ in $(seq 100); do curl -sf -o /dev/null "http://127.0.0.1:$PORT/health" && break; sleep 0.2; done
@@ -48,7 +58,7 @@ echo "catch-up: $N items imported (the demo's 4 before them)" >&2
 
 for round in $(seq "$ROUNDS"); do
     # The server's rate: a raw socket counting `id:` lines, no decoding (Python's bytes.count).
-    python3 - "$PORT" "$TOKEN" "$N" <<'PY'
+    "${READER_CPU[@]}" python3 - "$PORT" "$TOKEN" "$N" <<'PY'
 import socket, sys, time
 port, token, n = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
 s = socket.create_connection(("127.0.0.1", port))
@@ -65,5 +75,5 @@ while seen < n:
 elapsed = time.perf_counter() - start
 print(f"server (raw socket, id lines counted): {int(min(seen, n) / elapsed)} changes/s")
 PY
-    STOCKROOM_URL="$URL" STOCKROOM_TOKEN="$TOKEN" CATCHUP="$N" RUNS=1 "$CLIENTBENCH" | sed -n "s/^  catch-up/SDK catch-up/p"
+    STOCKROOM_URL="$URL" STOCKROOM_TOKEN="$TOKEN" CATCHUP="$N" RUNS=1 "${READER_CPU[@]}" "$CLIENTBENCH" | sed -n "s/^  catch-up/SDK catch-up/p"
 done
