@@ -228,13 +228,15 @@ struct FastJSONScanner {
     private mutating func timestamp() -> Date? {
         // The text of the last time again, between quotes: the same time, without a second scan
         // (that text was read as plain ASCII once).
-        if let last = lastTimestamp, take(UInt8(ascii: "\"")) {
-            let end = index + last.text.count
-            if end < bytes.count, bytes[end] == UInt8(ascii: "\""), memcmp(last.text.baseAddress!, bytes.baseAddress! + index, last.text.count) == 0 {
+        if let last = lastTimestamp {
+            skipSpace()
+            let end = index + 1 + last.text.count
+            if end < bytes.count, bytes[index] == UInt8(ascii: "\""), bytes[end] == UInt8(ascii: "\""),
+                memcmp(last.text.baseAddress!, bytes.baseAddress! + index + 1, last.text.count) == 0
+            {
                 index = end + 1
                 return last.date
             }
-            index -= 1
         }
         guard let text = asciiString(), !text.isEmpty else { return nil }
         guard let date = Timestamp.parse(utf8: text) else { return nil }
@@ -507,21 +509,23 @@ struct FastJSONScanner {
     /// The exact bytes of `text` (after whitespace), taken if they come next.
     private mutating func takeText(_ text: StaticString) -> Bool {
         skipSpace()
-        let length = text.utf8CodeUnitCount
-        guard index + length <= bytes.count, memcmp(text.utf8Start, bytes.baseAddress! + index, length) == 0 else { return false }
-        index += length
+        guard comesNext(text) else { return false }
+        index += text.utf8CodeUnitCount
         return true
     }
 
     /// The exact bytes of `word` (`null`, `true`, `false`), ending there.
     private mutating func literal(_ word: StaticString) -> Bool {
         skipSpace()
-        let length = word.utf8CodeUnitCount
-        guard index + length <= bytes.count else { return false }
-        for offset in 0..<length where bytes[index + offset] != word.utf8Start[offset] { return false }
-        guard endsValue(at: index + length) else { return false }
-        index += length
+        guard comesNext(word), endsValue(at: index + word.utf8CodeUnitCount) else { return false }
+        index += word.utf8CodeUnitCount
         return true
+    }
+
+    /// Whether the bytes from `index` on start with `text`'s.
+    private func comesNext(_ text: StaticString) -> Bool {
+        let length = text.utf8CodeUnitCount
+        return index + length <= bytes.count && memcmp(text.utf8Start, bytes.baseAddress! + index, length) == 0
     }
 
     /// Whether a number or a literal may end before `position`: the text's end, a comma, a closing
