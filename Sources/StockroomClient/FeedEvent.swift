@@ -13,8 +13,11 @@ public enum FeedEvent: Sendable {
     /// Under a filter, the feed's position moved past changes the filter hides (the server's
     /// `progress` event): a reader that keeps its cursor keeps this one.
     case progress(FeedCursor)
-    /// The stream is open: what comes next is live.
-    case connected
+    /// The stream is open. `head` is the log's head as the server had it when the stream opened
+    /// (its `Stockroom-Head`; nil when the transport does not say): the changes up to it are the
+    /// stream's catch-up, what comes after them is live. A reader may show how far a catch-up has
+    /// to go, as the store uses it to make room for the items it brings.
+    case connected(head: FeedCursor?)
     /// The stream dropped (or could not open); the feed tries again after `retryIn`.
     case disconnected(any Error, retryIn: Duration)
 }

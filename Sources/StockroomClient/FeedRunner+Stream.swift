@@ -19,7 +19,7 @@ extension FeedRunner {
                 status: Int(response.status.code), body: body.map { Data(buffer: $0) } ?? Data(),
                 retryAfter: StockroomClient.retryAfter(response.headers))
         }
-        await opened(progress)
+        await opened(progress, head: response.headers.first(name: "Stockroom-Head").flatMap(FeedCursor.init(encoded:)))
         let buffer = self.buffer
         let timeout = options.heartbeatTimeout
         try await withThrowingTaskGroup(of: Void.self) { group in

@@ -113,13 +113,14 @@ struct FeedRunner: Sendable {
         }
     }
 
-    /// Says the connection is open: the backoff starts again, and the reader hears `.connected`.
-    func opened(_ progress: FeedProgress) async {
+    /// Says the connection is open: the backoff starts again, and the reader hears `.connected`
+    /// with the log's `head` when the server named it.
+    func opened(_ progress: FeedProgress, head: FeedCursor? = nil) async {
         progress.state.withLockedValue {
             $0.opened = true
             $0.lastActivity = .now
         }
-        await buffer.send([.connected])
+        await buffer.send([.connected(head: head)])
     }
 
     /// The query every transport sends: the topics, the device, the filter.

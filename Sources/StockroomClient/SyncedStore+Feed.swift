@@ -16,7 +16,8 @@ extension SyncedStore {
             apply(change)
         case .progress(let position):
             cursor = position
-        case .connected:
+        case .connected(let head):
+            catchUpHead = head
             connection = .online
             deliveryAttempt = 0
             wakeup.fire()
@@ -98,7 +99,7 @@ extension SyncedStore {
         for event in events {
             guard case .change(let change) = event else {
                 // Anything else applies on the state shown so far.
-                showDirectly(&direct)
+                showDirectly(&direct, through: position)
                 settle(rebaseDue: &rebaseDue, position: &position)
                 apply(event)
                 continue
@@ -108,10 +109,10 @@ extension SyncedStore {
                 direct.append(item)
                 continue
             }
-            showDirectly(&direct)
+            showDirectly(&direct, through: position)
             if absorb(change, rebaseDue: &rebaseDue) { rebaseDue = true }
         }
-        showDirectly(&direct)
+        showDirectly(&direct, through: position)
         settle(rebaseDue: &rebaseDue, position: &position)
     }
 
@@ -122,8 +123,8 @@ extension SyncedStore {
 
     /// Shows item upserts taken while the store showed the server's items alone: as `absorb` and a
     /// rebase would (a newer version replaces, a deleted item stays gone), each straight into
-    /// `itemsByID` with one look-up, and observers told once if anything changed.
-    private func showDirectly(_ items: inout [Item]) {
+    /// `itemsByID` with one look-up (a full one grown by `makeRoom`), and observers told once if anything changed.
+    private func showDirectly(_ items: inout [Item], through position: FeedCursor?) {
         guard !items.isEmpty else { return }
         defer { items.removeAll(keepingCapacity: true) }
         var arrived: [ItemID] = []
@@ -135,6 +136,7 @@ extension SyncedStore {
                 if !departed.isEmpty { departed.remove(item.id) }
                 guard tombstones.isEmpty || !tombstones.contains(item.id) else { continue }
                 var isNew = false
+                if shown.count == shown.capacity, shown[item.id] == nil { makeRoom(in: &shown, through: position) }
                 guard Self.take(item, into: &shown[item.id], isNew: &isNew) else { continue }
                 changed = true
                 if isNew { arrived.append(item.id) }

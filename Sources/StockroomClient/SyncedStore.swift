@@ -75,6 +75,8 @@ public final class SyncedStore {
     @ObservationIgnored var unindexedArrivals: [ItemID] = []
     @ObservationIgnored var nextArrival = 0
     @ObservationIgnored var sortedItems: [Item]?
+    /// The log's head when the feed's stream opened (`FeedEvent.connected`): the end of its catch-up.
+    @ObservationIgnored var catchUpHead: FeedCursor?
 
     /// Pending commands as applied on top of the confirmed state.
     @ObservationIgnored var optimistic: [Optimistic] = []

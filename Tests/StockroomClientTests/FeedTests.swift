@@ -56,6 +56,32 @@ struct FeedTests {
         }
     }
 
+    /// An SSE stream opens with the log's head (`Stockroom-Head`): the changes up to it are the
+    /// catch-up, and the reader hears where it ends with `.connected`. Writes after it are live.
+    @Test func theStreamSaysWhereItsCatchUpEnds() async throws {
+        try await withServer { server in
+            let client = try server.client()
+            for index in 0..<4 { _ = try await client.createItem(.named("Before \(index)")) }
+            let head = try await client.changes(from: .beginning, limit: 100).cursor
+            var feed = client.feed(from: .beginning, options: testFeedOptions(.serverSentEvents)).makeAsyncIterator()
+            var heads: [FeedCursor?] = []
+            var changes: [Change] = []
+            while changes.count < 4, let event = try await feed.next() {
+                if case .connected(let announced) = event { heads.append(announced) }
+                if case .change(let change) = event { changes.append(change) }
+            }
+            #expect(heads == [head], "one connection, opened at the head")
+            #expect(changes.last?.cursor == head, "the catch-up ends at the head it announced")
+            // A stream from the head has no catch-up: it announces its own start.
+            var live = client.feed(from: .now, options: testFeedOptions(.serverSentEvents)).makeAsyncIterator()
+            while let event = try await live.next() {
+                guard case .connected(let announced) = event else { continue }
+                #expect(announced == head)
+                break
+            }
+        }
+    }
+
     /// The server heartbeats every 30 s here; a client that expects one within a second takes the
     /// silence as a drop, reconnects from its cursor, and loses nothing.
     @Test func aMissingHeartbeatCountsAsADropAndTheFeedReconnectsFromItsCursor() async throws {

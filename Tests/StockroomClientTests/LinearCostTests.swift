@@ -44,6 +44,59 @@ struct LinearCostTests: FeedFixtures {
             value: value, origin: .init(clientID: nil, idempotencyKey: nil), at: at)
     }
 
+    /// A catch-up of many new items, one change at a time: the store that knows where the catch-up
+    /// ends (`.connected(head:)`) makes room for them in a few steps, where a dictionary doubling
+    /// alone moves its entries at every doubling; and it ends no larger than a doubling leaves it.
+    @Test func aCatchUpMakesRoomForItsItemsInAFewSteps() throws {
+        let count = 20_000
+        func growths(head: FeedCursor?) throws -> (steps: Int, capacity: Int) {
+            let store = try SyncedStore(client: nowhere, clientID: "phone", queue: .inMemory())
+            store.apply(.snapshot(Snapshot(items: [], navigation: [], cursor: FeedCursor(epoch: "e1", seq: 0))))
+            store.apply(contentsOf: [.connected(head: head)])
+            var capacity = store.itemsByID.capacity
+            var steps = 0
+            for seq in 1...count {
+                store.apply(contentsOf: [.change(change(seq, .item(item("Item \(seq)", id: .random(), version: 1))))])
+                if store.itemsByID.capacity != capacity { steps += 1 }
+                capacity = store.itemsByID.capacity
+            }
+            #expect(store.itemsByID.count == count)
+            #expect(store.cursor == FeedCursor(epoch: "e1", seq: Int64(count)))
+            return (steps, capacity)
+        }
+        let doubling = try growths(head: nil)
+        let toTheHead = try growths(head: FeedCursor(epoch: "e1", seq: Int64(count)))
+        // The head far ahead (the log's other entries were not new items): the factor bounds the room.
+        let farAhead = try growths(head: FeedCursor(epoch: "e1", seq: Int64(count * 50)))
+        // A head of another epoch (another database) says nothing about this catch-up.
+        let otherEpoch = try growths(head: FeedCursor(epoch: "e2", seq: Int64(count)))
+        #expect(toTheHead.steps * 2 < doubling.steps, "\(toTheHead.steps) steps against \(doubling.steps)")
+        #expect(farAhead.steps * 2 < doubling.steps, "\(farAhead.steps) steps against \(doubling.steps)")
+        #expect(otherEpoch.steps == doubling.steps)
+        #expect(toTheHead.capacity <= doubling.capacity)
+        #expect(farAhead.capacity <= 2 * doubling.capacity)
+    }
+
+    /// A catch-up that updates the items the store holds makes no room, even with the dictionary
+    /// full: only a new item, arriving at a full dictionary, grows it.
+    @Test func aCatchUpOfUpdatesLeavesTheItemsAsLarge() throws {
+        let store = try SyncedStore(client: nowhere, clientID: "phone", queue: .inMemory())
+        // 768 items fill a dictionary made for them (1,024 buckets, three quarters used).
+        let held = (0..<768).map { item("Item \($0)", id: .random(), version: 1) }
+        store.apply(.snapshot(Snapshot(items: held, navigation: [], cursor: FeedCursor(epoch: "e1", seq: 0))))
+        store.apply(contentsOf: [.connected(head: FeedCursor(epoch: "e1", seq: 1_000_000))])
+        let capacity = store.itemsByID.capacity
+        try #require(capacity == held.count, "the snapshot's items fill the dictionary")
+        for (index, seq) in (1...5_000).enumerated() {
+            let known = held[index % held.count]
+            store.apply(contentsOf: [.change(change(seq, .item(item("\(known.name) v\(seq)", id: known.id, version: seq + 1))))])
+        }
+        #expect(store.itemsByID.count == held.count)
+        #expect(store.itemsByID.capacity == capacity)
+        let lastOfFirst = (4_999 / held.count) * held.count + 1
+        #expect(store.itemsByID[held[0].id]?.name == "Item 0 v\(lastOfFirst)")
+    }
+
     /// 2,000 random inserts, updates and deletes (many of one creation time, so arrival breaks the
     /// tie) keep `items` in order without a second sort.
     @Test func itemChangesMoveOneItemAndKeepTheOrder() throws {

@@ -1,5 +1,7 @@
+import HTTPTypes
 import Hummingbird
 import NIOCore
+import StockroomWire
 
 /// `GET /v1/changes/stream`: Server-Sent Events, served by the parked stream once the response is out.
 extension FeedController {
@@ -9,6 +11,8 @@ extension FeedController {
         let device = try await device(of: request, user: caller.user)
         let start = try await parse(request, user: caller.user, lastEventID: request.headers[Self.lastEventID])
         let lease = try limits.acquire(token: caller.id)
+        // Read after the start resolved: the catch-up is the entries from the start up to this head.
+        let head = FeedCursor(epoch: database.epoch, seq: max(database.hub.head, start.seq))
         let presence = self.presence
         let database = self.database
         let settings = self.settings
@@ -19,7 +23,10 @@ extension FeedController {
         return Response(
             status: .ok,
             // The connection ends with the stream: a parked stream has no HTTP loop left to read a next request.
-            headers: [.contentType: "text/event-stream; charset=utf-8", .cacheControl: "no-store", .connection: "close"],
+            headers: [
+                .contentType: "text/event-stream; charset=utf-8", .cacheControl: "no-store", .connection: "close",
+                Self.headHeader: head.encoded,
+            ],
             body: ResponseBody { writer in
                 let parked: ParkedResponse?
                 do {
@@ -46,6 +53,9 @@ extension FeedController {
             }
         )
     }
+
+    /// The log's head when the stream opened: the changes up to it are the stream's catch-up.
+    static let headHeader = HTTPField.Name("Stockroom-Head")!
 
     /// An SSE stream asked for on a connection without `ProtocolSwitchHandler`: only a pipeline
     /// other than the server's has none (HummingbirdTesting's in-process router); test the stream

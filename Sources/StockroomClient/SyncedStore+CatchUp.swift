@@ -1,0 +1,20 @@
+// Room for a catch-up's items: `itemsByID` grown once for many arrivals, not doubled again and again.
+
+extension SyncedStore {
+    /// How much larger than what it holds `itemsByID` may be made for a catch-up's items still to
+    /// come: at most this many times (a doubling's own slack is 2).
+    static let catchUpRoomFactor = 4
+
+    /// Grows `shown`, full and about to take a new item, for the rest of a catch-up as well: room
+    /// for as many items as the log has entries left up to the head the feed's stream opened at
+    /// (`catchUpHead`; `position` is the last change taken), and at most `catchUpRoomFactor` times
+    /// what it holds. Growing a dictionary moves every entry it holds, so a catch-up of a million
+    /// new items, doubled at each step, moves about a million entries more. Entries that turn out
+    /// not to be new items (updates, navigation, other users' entries the head counts) leave room
+    /// unused, never more than the factor allows. Outside a catch-up the dictionary grows as usual.
+    func makeRoom(in shown: inout [ItemID: Item], through position: FeedCursor?) {
+        guard let head = catchUpHead, let position, head.epoch == position.epoch, head.seq > position.seq else { return }
+        let needed = shown.count + 1
+        shown.reserveCapacity(min(needed + Int(clamping: head.seq - position.seq), needed * Self.catchUpRoomFactor))
+    }
+}
