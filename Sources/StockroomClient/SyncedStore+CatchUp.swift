@@ -15,6 +15,8 @@ extension SyncedStore {
     func makeRoom(in shown: inout [ItemID: Item], through position: FeedCursor?) {
         guard let head = catchUpHead, let position, head.epoch == position.epoch, head.seq > position.seq else { return }
         let needed = shown.count + 1
-        shown.reserveCapacity(min(needed + Int(clamping: head.seq - position.seq), needed * Self.catchUpRoomFactor))
+        // Bounded before it is added: a head the server put anywhere cannot overflow the sum.
+        let ahead = min(Int(clamping: head.seq - position.seq), needed * (Self.catchUpRoomFactor - 1))
+        shown.reserveCapacity(needed + ahead)
     }
 }

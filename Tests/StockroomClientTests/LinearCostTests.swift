@@ -68,6 +68,8 @@ struct LinearCostTests: FeedFixtures {
         let toTheHead = try growths(head: FeedCursor(epoch: "e1", seq: Int64(count)))
         // The head far ahead (the log's other entries were not new items): the factor bounds the room.
         let farAhead = try growths(head: FeedCursor(epoch: "e1", seq: Int64(count * 50)))
+        // A head at the end of the seqs (a server that says anything) makes no more room than that.
+        let atTheEnd = try growths(head: FeedCursor(epoch: "e1", seq: .max))
         // A head of another epoch (another database) says nothing about this catch-up.
         let otherEpoch = try growths(head: FeedCursor(epoch: "e2", seq: Int64(count)))
         #expect(toTheHead.steps * 2 < doubling.steps, "\(toTheHead.steps) steps against \(doubling.steps)")
@@ -75,6 +77,7 @@ struct LinearCostTests: FeedFixtures {
         #expect(otherEpoch.steps == doubling.steps)
         #expect(toTheHead.capacity <= doubling.capacity)
         #expect(farAhead.capacity <= 2 * doubling.capacity)
+        #expect(atTheEnd == farAhead)
     }
 
     /// A catch-up that updates the items the store holds makes no room, even with the dictionary
