@@ -44,8 +44,12 @@ extension SyncedStore {
     /// notification for its observers, however many items a catch-up brings), then in `items`.
     func show(_ changes: [(id: ItemID, item: Item?)]) {
         guard !changes.isEmpty else { return }
+        let position = cursor
         changeShownItems { shown in
-            for change in changes { shown[change.id] = change.item }
+            for change in changes {
+                if change.item != nil, shown.count == shown.capacity, shown[change.id] == nil { makeRoom(in: &shown, through: position) }
+                shown[change.id] = change.item
+            }
         }
         guard sortedItems != nil else { return }
         for change in changes { place(change.id, change.item) }

@@ -44,10 +44,12 @@ struct LinearCostTests: FeedFixtures {
             value: value, origin: .init(clientID: nil, idempotencyKey: nil), at: at)
     }
 
-    /// A catch-up of many new items, one change at a time: the store that knows where the catch-up
-    /// ends (`.connected(head:)`) makes room for them in a few steps, where a dictionary doubling
-    /// alone moves its entries at every doubling; and it ends no larger than a doubling leaves it.
-    @Test func aCatchUpMakesRoomForItsItemsInAFewSteps() throws {
+    /// A catch-up of many new items, one change at a time (in batches of one, or each through
+    /// `apply(_:)` and a rebase): the store that knows where the catch-up ends (`.connected(head:)`)
+    /// makes room for them in a few steps, where a dictionary doubling alone moves its entries at
+    /// every doubling; and it ends no larger than a doubling leaves it.
+    @Test(arguments: [false, true])
+    func aCatchUpMakesRoomForItsItemsInAFewSteps(eachThroughARebase: Bool) throws {
         let count = 20_000
         func growths(head: FeedCursor?) throws -> (steps: Int, capacity: Int) {
             let store = try SyncedStore(client: nowhere, clientID: "phone", queue: .inMemory())
@@ -56,7 +58,8 @@ struct LinearCostTests: FeedFixtures {
             var capacity = store.itemsByID.capacity
             var steps = 0
             for seq in 1...count {
-                store.apply(contentsOf: [.change(change(seq, .item(item("Item \(seq)", id: .random(), version: 1))))])
+                let event = FeedEvent.change(change(seq, .item(item("Item \(seq)", id: .random(), version: 1))))
+                if eachThroughARebase { store.apply(event) } else { store.apply(contentsOf: [event]) }
                 if store.itemsByID.capacity != capacity { steps += 1 }
                 capacity = store.itemsByID.capacity
             }
@@ -82,7 +85,8 @@ struct LinearCostTests: FeedFixtures {
 
     /// A catch-up that updates the items the store holds makes no room, even with the dictionary
     /// full: only a new item, arriving at a full dictionary, grows it.
-    @Test func aCatchUpOfUpdatesLeavesTheItemsAsLarge() throws {
+    @Test(arguments: [false, true])
+    func aCatchUpOfUpdatesLeavesTheItemsAsLarge(eachThroughARebase: Bool) throws {
         let store = try SyncedStore(client: nowhere, clientID: "phone", queue: .inMemory())
         // 768 items fill a dictionary made for them (1,024 buckets, three quarters used).
         let held = (0..<768).map { item("Item \($0)", id: .random(), version: 1) }
@@ -92,7 +96,8 @@ struct LinearCostTests: FeedFixtures {
         try #require(capacity == held.count, "the snapshot's items fill the dictionary")
         for (index, seq) in (1...5_000).enumerated() {
             let known = held[index % held.count]
-            store.apply(contentsOf: [.change(change(seq, .item(item("\(known.name) v\(seq)", id: known.id, version: seq + 1))))])
+            let event = FeedEvent.change(change(seq, .item(item("\(known.name) v\(seq)", id: known.id, version: seq + 1))))
+            if eachThroughARebase { store.apply(event) } else { store.apply(contentsOf: [event]) }
         }
         #expect(store.itemsByID.count == held.count)
         #expect(store.itemsByID.capacity == capacity)
