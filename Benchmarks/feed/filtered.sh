@@ -45,6 +45,8 @@ if [ -z "${STOCKROOM_BIN:-}" ] && [ "$SKIP_BUILD" != "1" ]; then
 fi
 STOCKROOM_BIN="${STOCKROOM_BIN:-$("${STOCKROOM_BUILD[@]}" --show-bin-path)/stockroom}"
 [ -x "$STOCKROOM_BIN" ] || die "missing $STOCKROOM_BIN"
+# The server runs from the scratch folder: a path given relative to here is made absolute first.
+STOCKROOM_BIN="$(realpath "$STOCKROOM_BIN")"
 
 start_server() {
     local name="$1" i

@@ -85,6 +85,8 @@ elif [ "$SKIP_BUILD" != "1" ]; then
 fi
 STOCKROOM_BIN="${STOCKROOM_BIN:-$("${STOCKROOM_BUILD[@]}" --show-bin-path)/stockroom}"
 [ -x "$STOCKROOM_BIN" ] || die "missing $STOCKROOM_BIN (build first, or unset SKIP_BUILD)"
+# The servers run from the scratch folder: a path given relative to here is made absolute first.
+STOCKROOM_BIN="$(realpath "$STOCKROOM_BIN")"
 
 if curl -s -o /dev/null --max-time 1 "http://127.0.0.1:$PORT/"; then
     die "something already listens on 127.0.0.1:$PORT"
