@@ -26,6 +26,15 @@ release_bin() {
     BIN="$("${build[@]}" --show-bin-path)/stockroom"
 }
 
+# absolute_bin NAME [HINT]: the executable the variable NAME names, made absolute (the scripts start
+# their servers from a scratch folder, where a path given relative to the caller's finds nothing);
+# `die`s with HINT when it is missing. Needs `die`.
+absolute_bin() {
+    local name="$1" hint="${2:-}"
+    [ -x "${!name}" ] || die "missing ${!name}${hint:+ ($hint)}"
+    printf -v "$name" '%s' "$(realpath "${!name}")"
+}
+
 # callgrind_copy BIN DIR: what valgrind 3.19 (Debian 12) needs to run a Swift 6.3 binary, in DIR:
 # `stockroom`, a copy of BIN without its debug information (valgrind cannot read DWARF 5 and gives
 # up; the symbol table, and so the function names, stay), its resource bundles beside it, and

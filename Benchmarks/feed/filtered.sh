@@ -44,9 +44,7 @@ if [ -z "${STOCKROOM_BIN:-}" ] && [ "$SKIP_BUILD" != "1" ]; then
     "${STOCKROOM_BUILD[@]}" >"$TMP/build.log" 2>&1 || { tail -n 40 "$TMP/build.log" >&2; die "build failed"; }
 fi
 STOCKROOM_BIN="${STOCKROOM_BIN:-$("${STOCKROOM_BUILD[@]}" --show-bin-path)/stockroom}"
-[ -x "$STOCKROOM_BIN" ] || die "missing $STOCKROOM_BIN"
-# The server runs from the scratch folder: a path given relative to here is made absolute first.
-STOCKROOM_BIN="$(realpath "$STOCKROOM_BIN")"
+absolute_bin STOCKROOM_BIN
 
 start_server() {
     local name="$1" i

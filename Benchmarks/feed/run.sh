@@ -84,9 +84,7 @@ elif [ "$SKIP_BUILD" != "1" ]; then
     "${STOCKROOM_BUILD[@]}" >"$TMP/build-stockroom.log" 2>&1 || { tail -n 40 "$TMP/build-stockroom.log" >&2; die "stockroom build failed"; }
 fi
 STOCKROOM_BIN="${STOCKROOM_BIN:-$("${STOCKROOM_BUILD[@]}" --show-bin-path)/stockroom}"
-[ -x "$STOCKROOM_BIN" ] || die "missing $STOCKROOM_BIN (build first, or unset SKIP_BUILD)"
-# The servers run from the scratch folder: a path given relative to here is made absolute first.
-STOCKROOM_BIN="$(realpath "$STOCKROOM_BIN")"
+absolute_bin STOCKROOM_BIN "build first, or unset SKIP_BUILD"
 
 if curl -s -o /dev/null --max-time 1 "http://127.0.0.1:$PORT/"; then
     die "something already listens on 127.0.0.1:$PORT"

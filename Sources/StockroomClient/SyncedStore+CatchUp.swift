@@ -5,15 +5,17 @@ extension SyncedStore {
     /// come: at most this many times (a doubling's own slack is 2).
     static let catchUpRoomFactor = 4
 
-    /// Grows `shown`, full and about to take a new item, for the rest of a catch-up as well: room
-    /// for as many items as the log has entries left up to the head the feed's stream opened at
-    /// (`catchUpHead`; `position` is the last change taken), and at most `catchUpRoomFactor` times
-    /// what it holds. Growing a dictionary moves every entry it holds, so a catch-up of a million
+    /// Before `shown` takes item `id`: when it is full and `id` is new to it, during a catch-up,
+    /// grows it for the rest of the catch-up as well: room for as many items as the log has
+    /// entries left up to the head the feed's stream opened at (`catchUpHead`; `position` is the
+    /// last change taken), and at most `catchUpRoomFactor` times what it holds. Growing a dictionary moves every entry it holds, so a catch-up of a million
     /// new items, doubled at each step, moves about a million entries more. Entries that turn out
     /// not to be new items (updates, navigation, other users' entries the head counts) leave room
     /// unused, never more than the factor allows. Outside a catch-up the dictionary grows as usual.
-    func makeRoom(in shown: inout [ItemID: Item], through position: FeedCursor?) {
-        guard let head = catchUpHead, let position, head.epoch == position.epoch, head.seq > position.seq else { return }
+    func makeRoom(in shown: inout [ItemID: Item], for id: ItemID, through position: FeedCursor?) {
+        guard let head = catchUpHead, let position, head.epoch == position.epoch, head.seq > position.seq,
+            shown.count == shown.capacity, shown[id] == nil
+        else { return }
         let needed = shown.count + 1
         // Bounded before it is added: a head the server put anywhere cannot overflow the sum.
         let ahead = min(Int(clamping: head.seq - position.seq), needed * (Self.catchUpRoomFactor - 1))

@@ -136,7 +136,7 @@ extension SyncedStore {
                 if !departed.isEmpty { departed.remove(item.id) }
                 guard tombstones.isEmpty || !tombstones.contains(item.id) else { continue }
                 var isNew = false
-                if shown.count == shown.capacity, shown[item.id] == nil { makeRoom(in: &shown, through: position) }
+                makeRoom(in: &shown, for: item.id, through: position)
                 guard Self.take(item, into: &shown[item.id], isNew: &isNew) else { continue }
                 changed = true
                 if isNew { arrived.append(item.id) }

@@ -47,7 +47,7 @@ extension SyncedStore {
         let position = cursor
         changeShownItems { shown in
             for change in changes {
-                if change.item != nil, shown.count == shown.capacity, shown[change.id] == nil { makeRoom(in: &shown, through: position) }
+                if change.item != nil { makeRoom(in: &shown, for: change.id, through: position) }
                 shown[change.id] = change.item
             }
         }
