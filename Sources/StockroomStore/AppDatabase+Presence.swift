@@ -17,46 +17,52 @@ extension AppDatabase {
         var sightings = tick.seen
         for (id, user) in tick.opened where sightings[id] == nil { sightings[id] = .init(user: user, at: tick.now) }
         // A device is first seen with its user; a sighting by another user does not take it over.
+        // Every statement is prepared once per connection (`cachedStatement`): a tick runs some of
+        // them once per device, and preparing one costs more than running it.
+        let see = try db.cachedStatement(
+            sql: """
+                INSERT INTO devices_seen (client_id, owner, last_seen_at) VALUES (?, ?, ?)
+                ON CONFLICT (client_id) DO UPDATE SET last_seen_at = max(last_seen_at, excluded.last_seen_at)
+                WHERE owner = excluded.owner
+                """)
         for (id, sighting) in sightings {
-            try db.execute(
-                sql: """
-                    INSERT INTO devices_seen (client_id, owner, last_seen_at) VALUES (?, ?, ?)
-                    ON CONFLICT (client_id) DO UPDATE SET last_seen_at = max(last_seen_at, excluded.last_seen_at)
-                    WHERE owner = excluded.owner
-                    """, arguments: [id.rawValue, sighting.user.rawValue, Timestamp.milliseconds(sighting.at)])
+            try see.execute(arguments: [id.rawValue, sighting.user.rawValue, Timestamp.milliseconds(sighting.at)])
         }
-        for id in tick.opened.keys {
-            try db.execute(
+        if !tick.opened.isEmpty {
+            let lease = try db.cachedStatement(
                 sql: """
                     INSERT INTO presence_leases (client_id, daemon, expires_at) VALUES (?, ?, ?)
                     ON CONFLICT (client_id, daemon) DO UPDATE SET expires_at = excluded.expires_at
-                    """, arguments: [id.rawValue, tick.daemon, until])
+                    """)
+            for id in tick.opened.keys { try lease.execute(arguments: [id.rawValue, tick.daemon, until]) }
         }
-        for id in tick.closed {
-            try db.execute(sql: "DELETE FROM presence_leases WHERE client_id = ? AND daemon = ?", arguments: [id.rawValue, tick.daemon])
+        if !tick.closed.isEmpty {
+            let release = try db.cachedStatement(sql: "DELETE FROM presence_leases WHERE client_id = ? AND daemon = ?")
+            for id in tick.closed { try release.execute(arguments: [id.rawValue, tick.daemon]) }
         }
         if tick.renewLeases {
-            try db.execute(sql: "UPDATE presence_leases SET expires_at = ? WHERE daemon = ?", arguments: [until, tick.daemon])
+            try db.cachedStatement(sql: "UPDATE presence_leases SET expires_at = ? WHERE daemon = ?").execute(arguments: [until, tick.daemon])
         }
-        let expired = try String.fetchAll(db, sql: "DELETE FROM presence_leases WHERE expires_at <= ? RETURNING client_id", arguments: [now])
+        let expired = try String.fetchAll(
+            db.cachedStatement(sql: "DELETE FROM presence_leases WHERE expires_at <= ? RETURNING client_id"), arguments: [now])
         var candidates = Set(tick.opened.keys.map(\.rawValue)).union(tick.closed.map(\.rawValue)).union(expired)
-        candidates.formUnion(try String.fetchAll(db, sql: "SELECT client_id FROM devices_seen WHERE pending = 1"))
+        candidates.formUnion(try String.fetchAll(db.cachedStatement(sql: "SELECT client_id FROM devices_seen WHERE pending = 1")))
+        guard !candidates.isEmpty else { return false }
+        let read = try db.cachedStatement(sql: "SELECT owner, last_seen_at, online, published_at, pending FROM devices_seen WHERE client_id = ?")
+        let isLive = try db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM presence_leases WHERE client_id = ? AND expires_at > ?)")
+        let setPending = try db.cachedStatement(sql: "UPDATE devices_seen SET pending = ? WHERE client_id = ?")
+        let publish = try db.cachedStatement(sql: "UPDATE devices_seen SET online = ?, published_at = ?, pending = 0 WHERE client_id = ?")
         for id in candidates.sorted() {
-            guard
-                let row = try Row.fetchOne(
-                    db, sql: "SELECT owner, last_seen_at, online, published_at, pending FROM devices_seen WHERE client_id = ?",
-                    arguments: [id])
-            else { continue }
-            let live = try Bool.fetchOne(
-                db, sql: "SELECT EXISTS (SELECT 1 FROM presence_leases WHERE client_id = ? AND expires_at > ?)", arguments: [id, now]) ?? false
+            guard let row = try Row.fetchOne(read, arguments: [id]) else { continue }
+            let live = try Bool.fetchOne(isLive, arguments: [id, now]) ?? false
             let published: Bool = row["online"]
             if live == published {
-                if row["pending"] as Bool { try db.execute(sql: "UPDATE devices_seen SET pending = 0 WHERE client_id = ?", arguments: [id]) }
+                if row["pending"] as Bool { try setPending.execute(arguments: [false, id]) }
                 continue
             }
             let publishedAt: Int64 = row["published_at"]
             guard publishedAt + PresenceTick.coalescingMilliseconds <= now else {
-                try db.execute(sql: "UPDATE devices_seen SET pending = 1 WHERE client_id = ?", arguments: [id])
+                try setPending.execute(arguments: [true, id])
                 waiting = true
                 continue
             }
@@ -65,8 +71,7 @@ extension AppDatabase {
             let presence = Presence(clientID: clientID, online: live, lastSeenAt: Timestamp.date(milliseconds: row["last_seen_at"]))
             try ChangeLog.append(
                 db, entity: .presence, op: .upsert, id: id, owner: owner, value: presence, origin: Origin(user: owner, clientID: clientID), at: now)
-            try db.execute(
-                sql: "UPDATE devices_seen SET online = ?, published_at = ?, pending = 0 WHERE client_id = ?", arguments: [live, now, id])
+            try publish.execute(arguments: [live, now, id])
         }
         return waiting
     }

@@ -39,6 +39,15 @@ let benchmarks: @Sendable () -> Void = {
         StoreFixture.removeAll()
     }
 
+    // The presence service's tick: a second in which 100 devices each sent a request.
+    Benchmark("Store: presence tick of 100 devices") { benchmark, ticks in
+        for _ in benchmark.scaledIterations { try await ticks.tick() }
+    } setup: {
+        PresenceTicks(try await StoreFixture(), devices: 100)
+    } teardown: {
+        StoreFixture.removeAll()
+    }
+
     // The token check of every authenticated request (a cached token).
     Benchmark("Token check: authenticate (cached)") { benchmark, fixture in
         for _ in benchmark.scaledIterations { try await fixture.authenticate() }

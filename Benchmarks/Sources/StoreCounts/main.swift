@@ -22,6 +22,8 @@ let write = try await StoreFixture()
 try await measure("store.updateItem", iterations: 50) { try await write.updateItem() }
 try await measure("store.saveCycle", iterations: 20) { try await write.saveCycle() }
 try await measure("token.authenticate", iterations: 500) { try await write.authenticate() }
+let presence = PresenceTicks(write, devices: 100)
+try await measure("store.presenceTick100", iterations: 20) { try await presence.tick() }
 
 let encoding = ChangeEncoding()
 var bytes = 0

@@ -72,13 +72,37 @@ public final class StoreFixture: Sendable {
         let origin = Origin(user: user, clientID: clientID)
         _ = try await database.runCommand(.openEdit(itemID: editItem), clientID: clientID, origin: origin)
         _ = try await database.runCommand(.updateDraft(draft: nextDraft("Edited item")), clientID: clientID, origin: origin)
-        let saved = try await database.runCommand(.save, clientID: clientID, origin: origin).value
+        let saved = try await database.runCommand(.save(), clientID: clientID, origin: origin).value
         guard saved.item != nil else { throw OperationError("save wrote no item") }
     }
 
     /// The token check of every request: the secret's hash, the token generation, the verified-token cache.
     public func authenticate() async throws {
         guard try await database.authenticate(secret: secret) != nil else { throw OperationError("token refused") }
+    }
+}
+
+/// A daemon's presence service, once a second (`Storage.recordPresence`): the tick of a second in
+/// which `devices` devices each sent a request, their sightings written and nothing published.
+public struct PresenceTicks: Sendable {
+    let database: AppDatabase
+    let user: UserID
+    let devices: [ClientID]
+
+    /// Ticks of `devices` devices of the fixture's user.
+    public init(_ fixture: StoreFixture, devices: Int) {
+        database = fixture.database
+        user = fixture.user
+        self.devices = (0..<devices).map { ClientID(stored: "bench-device-\($0)") }
+    }
+
+    /// One tick: every device seen now.
+    public func tick() async throws {
+        let now = Date()
+        var seen: [ClientID: PresenceTick.Sighting] = [:]
+        seen.reserveCapacity(devices.count)
+        for device in devices { seen[device] = PresenceTick.Sighting(user: user, at: now) }
+        _ = try await database.recordPresence(PresenceTick(daemon: "bench", now: now, leaseUntil: now.addingTimeInterval(30), seen: seen))
     }
 }
 
