@@ -112,11 +112,13 @@ extension AppDatabase {
                       AND NOT EXISTS (SELECT 1 FROM presence_leases l WHERE l.client_id = c.client_id AND l.expires_at > ?)
                     ORDER BY c.client_id LIMIT ?
                     """, arguments: [cutoff, cutoff, now, limit])
+            let deleteClient = try db.cachedStatement(sql: "DELETE FROM clients WHERE client_id = ?")
+            let deleteSeen = try db.cachedStatement(sql: "DELETE FROM devices_seen WHERE client_id = ?")
             for row in stale {
                 let id: String = row["client_id"]
                 let owner = UserID(stored: row["owner"])
-                try db.execute(sql: "DELETE FROM clients WHERE client_id = ?", arguments: [id])
-                try db.execute(sql: "DELETE FROM devices_seen WHERE client_id = ?", arguments: [id])
+                try deleteClient.execute(arguments: [id])
+                try deleteSeen.execute(arguments: [id])
                 try ChangeLog.append(
                     db, entity: .navigation, op: .delete, id: id, owner: owner, value: Navigation?.none,
                     origin: Origin(user: owner, clientID: ClientID(stored: id)), at: now)
