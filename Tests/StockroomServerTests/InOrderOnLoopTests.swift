@@ -16,15 +16,19 @@ struct InOrderOnLoopTests {
         var all: [String] { names.withLock { $0 } }
     }
 
+    /// A group of one real event loop, the work for it, and the record of what ran.
+    static func oneLoop() -> (MultiThreadedEventLoopGroup, any EventLoop, InOrderOnLoop, Ran) {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let loop = group.next()
+        return (group, loop, InOrderOnLoop(loop), Ran())
+    }
+
     /// A task already running on the loop asks for work after another thread has queued some (a
     /// stream's round off the loop wrote a change; its next wake-up, on the loop, writes the next):
     /// the queued work runs first.
     @Test(.timeLimit(.minutes(1)))
     func workAskedForOnTheLoopRunsAfterWorkQueuedBeforeIt() async throws {
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let loop = group.next()
-        let order = InOrderOnLoop(loop)
-        let ran = Ran()
+        let (group, loop, order, ran) = Self.oneLoop()
         let queuedElsewhere = DispatchSemaphore(value: 0)
         let onLoop = loop.submit {
             queuedElsewhere.wait()
@@ -43,10 +47,7 @@ struct InOrderOnLoopTests {
     /// On the loop with nothing queued, work runs in place, before the call returns.
     @Test(.timeLimit(.minutes(1)))
     func workOnTheLoopWithNothingQueuedRunsInPlace() async throws {
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let loop = group.next()
-        let order = InOrderOnLoop(loop)
-        let ran = Ran()
+        let (group, loop, order, ran) = Self.oneLoop()
         try await loop.submit {
             order.run { ran.append("in place") }
             ran.append("after the call")
