@@ -15,9 +15,9 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 BIN="${BIN:-$ROOT/.build-release/release/stockroom}"
-[ -x "$BIN" ] || { echo "missing $BIN (a release build: swift build -c release --product stockroom --scratch-path .build-release)" >&2; exit 2; }
-# The server runs from a scratch folder: a path given relative to here is made absolute first.
-BIN="$(realpath "$BIN")"
+die() { echo "$*" >&2; exit 2; }
+. "$ROOT/Benchmarks/lib.sh"
+absolute_bin BIN "a release build: swift build -c release --product stockroom --scratch-path .build-release"
 N="${N:-1000000}"
 SERVER_CPU=()
 READER_CPU=()

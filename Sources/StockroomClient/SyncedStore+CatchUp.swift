@@ -8,13 +8,14 @@ extension SyncedStore {
     /// Before `shown` takes item `id`: when it is full and `id` is new to it, during a catch-up,
     /// grows it for the rest of the catch-up as well: room for as many items as the log has
     /// entries left up to the head the feed's stream opened at (`catchUpHead`; `position` is the
-    /// last change taken), and at most `catchUpRoomFactor` times what it holds. Growing a dictionary moves every entry it holds, so a catch-up of a million
-    /// new items, doubled at each step, moves about a million entries more. Entries that turn out
-    /// not to be new items (updates, navigation, other users' entries the head counts) leave room
-    /// unused, never more than the factor allows. Outside a catch-up the dictionary grows as usual.
+    /// last change taken), and at most `catchUpRoomFactor` times what it holds. Growing a
+    /// dictionary moves every entry it holds, so a catch-up of a million new items, doubled at
+    /// each step, moves about a million entries more. Entries that turn out not to be new items
+    /// (updates, navigation, other users' entries the head counts) leave room unused, never more
+    /// than the factor allows. Outside a catch-up the dictionary grows as usual.
     func makeRoom(in shown: inout [ItemID: Item], for id: ItemID, through position: FeedCursor?) {
-        guard let head = catchUpHead, let position, head.epoch == position.epoch, head.seq > position.seq,
-            shown.count == shown.capacity, shown[id] == nil
+        guard shown.count == shown.capacity, let head = catchUpHead, let position, head.epoch == position.epoch,
+            head.seq > position.seq, shown[id] == nil
         else { return }
         let needed = shown.count + 1
         // Bounded before it is added: a head the server put anywhere cannot overflow the sum.

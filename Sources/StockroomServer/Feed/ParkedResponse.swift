@@ -29,12 +29,8 @@ struct ParkedResponse: Sendable {
     func close() { onLoop { $0.closeParked() } }
 
     private func onLoop(_ body: @escaping @Sendable (ProtocolSwitchHandler) -> Void) {
-        if order.runsInPlace {
-            body(handler.value)
-        } else {
-            let handler = self.handler
-            order.queue { body(handler.value) }
-        }
+        let handler = self.handler
+        order.run { body(handler.value) }
     }
 }
 
