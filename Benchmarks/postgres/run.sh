@@ -12,17 +12,18 @@
 #            p50/p99 from sending the write to receiving its event on B.
 #   fan-out: SUBSCRIBERS SSE streams spread over the three daemons (Benchmarks/feed/sse_sink.c),
 #            FANOUT_WRITES writes on daemon A 20 ms apart; p50/p99 from sending each write to
-#            each stream's event, on the other daemons and on A (fanout.py).
+#            each stream's event, on the other daemons and on A (fanout.py). With FANOUT_LAYOUTS=1,
+#            the same again with every stream on B and C, then with every stream on A.
 # Then the same on one daemon with SQLite at synchronous=full, as the baseline.
 # Needs python3 and cc, and runs PostgreSQL as the postgres user when root.
 #
-# Settings: BIN, WRITERS=32, DURATION=10, SAMPLES=300, SUBSCRIBERS=1000, FANOUT_WRITES=100,
+# Settings: BIN, WRITERS=32, DURATION=10, SAMPLES=300, SUBSCRIBERS=1000, FANOUT_WRITES=100, FANOUT_LAYOUTS=0,
 #           PG_OPTIONS (more server settings, e.g. "-c synchronous_commit=off" to see what it costs)
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 BIN="${BIN:-$ROOT/.build-release/release/stockroom}"
 export WRITERS="${WRITERS:-32}" DURATION="${DURATION:-10}" SAMPLES="${SAMPLES:-300}"
-SUBSCRIBERS="${SUBSCRIBERS:-1000}" FANOUT_WRITES="${FANOUT_WRITES:-100}"
+SUBSCRIBERS="${SUBSCRIBERS:-1000}" FANOUT_WRITES="${FANOUT_WRITES:-100}" FANOUT_LAYOUTS="${FANOUT_LAYOUTS:-0}"
 # Each daemon takes its share of the fan-out's streams on one token.
 export FEED_MAX_SUBSCRIBERS_PER_TOKEN=$((SUBSCRIBERS + 16))
 PG=/usr/lib/postgresql/15/bin
@@ -56,6 +57,14 @@ echo "== PostgreSQL, 3 daemons"
 TOKEN="$TOKEN" PORTS="${PORTS[*]}" python3 "$ROOT/Benchmarks/postgres/drive.py" appends latency
 python3 "$ROOT/Benchmarks/postgres/fanout.py" --ports "${PORTS[@]}" --token "$TOKEN" --sink "$WORK/sse_sink" \
     --subscribers "$SUBSCRIBERS" --writes "$FANOUT_WRITES"
+if [ "$FANOUT_LAYOUTS" = 1 ]; then
+    echo "-- the same writes, every stream on the two other daemons"
+    python3 "$ROOT/Benchmarks/postgres/fanout.py" --ports "${PORTS[@]:1}" --write-port "${PORTS[0]}" --token "$TOKEN" \
+        --sink "$WORK/sse_sink" --subscribers "$SUBSCRIBERS" --writes "$FANOUT_WRITES"
+    echo "-- the same writes, every stream on the writing daemon"
+    python3 "$ROOT/Benchmarks/postgres/fanout.py" --ports "${PORTS[0]}" --token "$TOKEN" --sink "$WORK/sse_sink" \
+        --subscribers "$SUBSCRIBERS" --writes "$FANOUT_WRITES"
+fi
 
 echo "== SQLite (synchronous=full), 1 daemon"
 unset DB_URL
