@@ -11,7 +11,7 @@ extension AppDatabase {
     public func createItems(_ items: [BatchItem], origin: Origin, idempotency: IdempotentRequest<[ItemCreation]>? = nil) async throws
         -> Replayable<[ItemCreation]>
     {
-        try await perform(idempotency) { rows in try await WriteRules.createItems(rows, items, origin: origin) }
+        try await perform(idempotency) { rows in try await rows.withBulkCache { try await WriteRules.createItems(rows, items, origin: origin) } }
     }
 }
 
@@ -22,7 +22,9 @@ extension AppDatabase {
     ) async throws -> Replayable<ItemImportResult> {
         do {
             return try await perform(idempotency, position: { result, head in result.positioned(at: head) }) { rows in
-                try await WriteRules.importItems(rows, next: spool.next, rejectedBefore: rejectedBefore, options: options, origin: origin)
+                try await rows.withBulkCache {
+                    try await WriteRules.importItems(rows, next: spool.next, rejectedBefore: rejectedBefore, options: options, origin: origin)
+                }
             }
         } catch let rolledBack as ItemImportRolledBack {
             return .fresh(rolledBack.result.positioned(at: try await resolve(.now)))

@@ -105,9 +105,6 @@ public struct AppDatabase: Sendable {
         // Set again on the one writer connection: switching it to WAL mode resets it to NORMAL.
         try pool.writeWithoutTransaction { db in
             try db.execute(sql: "PRAGMA synchronous = \(synchronous.rawValue)")
-            // A page cache that holds a large batch's pages (an import of 1,000 items dirties about as
-            // many pages of the id index, spread at random): with SQLite's 2 MiB the writer would spill
-            // them to the WAL mid-transaction, and write many twice.
             try db.execute(sql: "PRAGMA cache_size = -\(Self.writerCacheKiB)")
         }
         var readerConfiguration = Configuration()
@@ -129,8 +126,14 @@ public struct AppDatabase: Sendable {
             inlineWrites: synchronous == .normal, busyTimeout: busyTimeout, writesInFlight: writesInFlight, logger: logger)
     }
 
-    /// The writer's page cache, in KiB (pages it holds stay resident only once a write touched them).
-    static let writerCacheKiB = 32 * 1024
+    /// The writer's page cache, in KiB: room for every interior page of the tables and indexes
+    /// (about 2 MiB of them at a million items and as many log entries). A page the writer touched stays resident until the cache is full, and under a
+    /// stream of writes most of them are the log's new tail, which the writer does not read again:
+    /// a larger cache fills with them and holds that memory for nothing.
+    static let writerCacheKiB = 8 * 1024
+
+    /// The writer's page cache during a bulk write (`SQLiteWriteRows.withBulkCache`), in KiB.
+    static let bulkWriteCacheKiB = 32 * 1024
 
     /// How many snapshots stream at once; more wait for a reader before their answer starts.
     static let maximumSnapshotReaders = 16

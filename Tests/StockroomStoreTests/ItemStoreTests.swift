@@ -1,6 +1,8 @@
 import Foundation
 import GRDB
 import StockroomCore
+import StockroomStorage
+import StockroomWire
 import Testing
 
 @testable import StockroomStore
@@ -62,6 +64,39 @@ struct ItemStoreTests {
             }
             #expect(frames.min() == 3, "WAL frames per update: \(frames)")
             #expect(try await database.item(ids[500])?.name == "Renamed 0")
+        }
+    }
+
+    @Test("a batch create and an import run with the writer's larger cache and leave it at its usual size, a rolled-back import too")
+    func bulkWritesGiveTheCacheBack() async throws {
+        try await withTemporaryDatabase { database in
+            func writerCache() throws -> Int? {
+                try database.writer.writeWithoutTransaction { db in try Int.fetchOne(db, sql: "PRAGMA cache_size") }
+            }
+            #expect(try writerCache() == -AppDatabase.writerCacheKiB)
+            let created = try await database.createItems(
+                (0..<20).map { BatchItem(id: nil, draft: Draft(name: "Item \($0)", color: nil, status: .inStock(quantity: $0))) },
+                origin: Sample.erin
+            ).value
+            #expect(created.count == 20)
+            #expect(try writerCache() == -AppDatabase.writerCacheKiB)
+
+            func spool() throws -> ItemImportSpool {
+                let spool = try ItemImportSpool()
+                for line in 2..<12 { try spool.append(ItemImportRow(line: line, id: nil, version: nil, fields: try ValidDraft(Sample.mouse))) }
+                try spool.finishWriting()
+                return spool
+            }
+            let imported = try await database.importItems(
+                try spool(), rejectedBefore: 0, options: ItemImportOptions(), origin: Sample.erin, idempotency: nil
+            ).value
+            #expect(imported.inserted == 10)
+            #expect(try writerCache() == -AppDatabase.writerCacheKiB)
+            let dryRun = try await database.importItems(
+                try spool(), rejectedBefore: 0, options: ItemImportOptions(dryRun: true), origin: Sample.erin, idempotency: nil
+            ).value
+            #expect(dryRun.applied == false)
+            #expect(try writerCache() == -AppDatabase.writerCacheKiB)
         }
     }
 }
