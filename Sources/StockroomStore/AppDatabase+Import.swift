@@ -11,7 +11,9 @@ extension AppDatabase {
     public func createItems(_ items: [BatchItem], origin: Origin, idempotency: IdempotentRequest<[ItemCreation]>? = nil) async throws
         -> Replayable<[ItemCreation]>
     {
-        try await perform(idempotency) { rows in try await rows.withBulkCache { try await WriteRules.createItems(rows, items, origin: origin) } }
+        try await perform(idempotency) { rows in
+            try await rows.withBulkCache { try await WriteRules.createItems(rows, items, origin: origin) }
+        }
     }
 }
 

@@ -127,9 +127,10 @@ public struct AppDatabase: Sendable {
     }
 
     /// The writer's page cache, in KiB: room for every interior page of the tables and indexes
-    /// (about 2 MiB of them at a million items and as many log entries). A page the writer touched stays resident until the cache is full, and under a
-    /// stream of writes most of them are the log's new tail, which the writer does not read again:
-    /// a larger cache fills with them and holds that memory for nothing.
+    /// (about 2 MiB of them at a million items and as many log entries). A page the writer touched
+    /// stays resident until the cache is full, and under a stream of writes most of them are the
+    /// log's new tail, which the writer does not read again: a larger cache fills with them and
+    /// holds that memory for nothing.
     static let writerCacheKiB = 8 * 1024
 
     /// The writer's page cache during a bulk write (`SQLiteWriteRows.withBulkCache`), in KiB.
