@@ -105,7 +105,7 @@ public struct AppDatabase: Sendable {
         // Set again on the one writer connection: switching it to WAL mode resets it to NORMAL.
         try pool.writeWithoutTransaction { db in
             try db.execute(sql: "PRAGMA synchronous = \(synchronous.rawValue)")
-            try db.execute(sql: "PRAGMA cache_size = -\(Self.writerCacheKiB)")
+            try Self.setWriterCache(db, kiB: Self.writerCacheKiB)
         }
         var readerConfiguration = Configuration()
         readerConfiguration.readonly = true
@@ -135,6 +135,12 @@ public struct AppDatabase: Sendable {
 
     /// The writer's page cache during a bulk write (`SQLiteWriteRows.withBulkCache`), in KiB.
     static let bulkWriteCacheKiB = 32 * 1024
+
+    /// Sets the writer connection's page cache to `kiB` (a cached statement each: a bulk write
+    /// sets it twice).
+    static func setWriterCache(_ db: Database, kiB: Int) throws {
+        try db.cachedStatement(sql: "PRAGMA cache_size = -\(kiB)").execute()
+    }
 
     /// How many snapshots stream at once; more wait for a reader before their answer starts.
     static let maximumSnapshotReaders = 16

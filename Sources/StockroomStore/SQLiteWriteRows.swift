@@ -46,8 +46,8 @@ final class SQLiteWriteRows: WriteRows {
     /// WAL mid-transaction and many be written twice. The cache shrinks back as the transaction's
     /// pages are released at its end.
     func withBulkCache<T>(_ body: () async throws -> T) async throws -> T {
-        try db.execute(sql: "PRAGMA cache_size = -\(AppDatabase.bulkWriteCacheKiB)")
-        defer { try? db.execute(sql: "PRAGMA cache_size = -\(AppDatabase.writerCacheKiB)") }
+        try AppDatabase.setWriterCache(db, kiB: AppDatabase.bulkWriteCacheKiB)
+        defer { try? AppDatabase.setWriterCache(db, kiB: AppDatabase.writerCacheKiB) }
         return try await body()
     }
 
