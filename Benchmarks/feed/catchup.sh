@@ -6,6 +6,7 @@
 #   (b) by ClientBench's ChangeFeed (each change decoded), by a SyncedStore applying each change
 #       (`apply(_:)`), and by one applying each batch the feed hands over (`apply(contentsOf:)`,
 #       what the store does with its own feed).
+# Then each reader's rate as a ratio of its own round's raw socket rate, and the median of each.
 #
 #   BIN=.build-release/release/stockroom N=1000000 ROUNDS=3 bash Benchmarks/feed/catchup.sh
 #
@@ -60,6 +61,7 @@ curl -sf -X POST "$URL/v1/items/import?onError=abort" -H "Authorization: Bearer 
 echo "catch-up: $N items imported (the demo's 4 before them)" >&2
 
 for round in $(seq "$ROUNDS"); do
+    {
     # The server's rate: a raw socket counting `id:` lines, no decoding (Python's bytes.count).
     "${READER_CPU[@]}" python3 - "$PORT" "$TOKEN" "$N" <<'PY'
 import socket, sys, time
@@ -79,4 +81,21 @@ elapsed = time.perf_counter() - start
 print(f"server (raw socket, id lines counted): {int(min(seen, n) / elapsed)} changes/s")
 PY
     STOCKROOM_URL="$URL" STOCKROOM_TOKEN="$TOKEN" CATCHUP="$N" RUNS=1 "${READER_CPU[@]}" "$CLIENTBENCH" | sed -n "s/^  catch-up/SDK catch-up/p"
+    } | tee -a "$TMP/rates.txt"
 done
+
+# Each reader against the server's rate of its own round (issue #44's line: 1.0x), and the medians.
+python3 - "$TMP/rates.txt" <<'PY'
+import re, statistics, sys
+rounds = []
+for line in open(sys.argv[1]):
+    if m := re.match(r"server \(raw socket.*\): (\d+) changes/s", line):
+        rounds.append((int(m.group(1)), {}))
+    elif (m := re.match(r"SDK catch-up of \d+ changes, (.+): (\d+) changes/s", line)) and rounds:
+        rounds[-1][1][m.group(1)] = int(m.group(2))
+readers = [name for name in rounds[0][1]] if rounds else []
+print("x the round's raw socket rate:")
+for name in readers:
+    ratios = [r[name] / raw for raw, r in rounds if name in r]
+    print(f"  {name}: " + ", ".join(f"{x:.2f}x" for x in ratios) + f"; median {statistics.median(ratios):.2f}x")
+PY

@@ -4,7 +4,8 @@
 # rounds: each round runs every binary on PostgreSQL (3 daemons, CONNECTIONS / 3 connections to
 # each, one wrk per daemon at once) and on SQLite (one daemon, CONNECTIONS connections, three wrks
 # of CONNECTIONS / 3), DURATION seconds each, PUT /v1/items/{id} of ITEMS random items with
-# bench-compare's wrk_bench.lua. Prints each run's writes/s (the wrks' sum) and non-2xx answers.
+# bench-compare's wrk_bench.lua. Prints each run's writes/s (the wrks' sum) and non-2xx answers,
+# then each binary's PostgreSQL / SQLite ratio per round and its median.
 #
 #   bash Benchmarks/postgres/puts.sh BINARY [BINARY ...]
 #
@@ -92,11 +93,24 @@ for r in $(seq 1 "$ROUNDS"); do
             DB_URL="$PG_URL" LOG_LEVEL=warning "$bin" serve --http-port "$port" >"$WORK/daemon-$port.log" 2>&1 &
         done
         for port in "${PORTS[@]}"; do ready "$port"; done
-        echo "round $r  $bin  PostgreSQL, 3 daemons: $(load "$TOKEN" "$WORK/pg-lines.txt" "${PORTS[@]}")"
+        pg=$(load "$TOKEN" "$WORK/pg-lines.txt" "${PORTS[@]}")
+        echo "round $r  $bin  PostgreSQL, 3 daemons: $pg"
         stop_daemons
         LOG_LEVEL=warning "$bin" serve --http-port "${PORTS[0]}" --db-path "$SQLITE" >"$WORK/sqlite.log" 2>&1 &
         ready "${PORTS[0]}"
-        echo "round $r  $bin  SQLite, 1 daemon:      $(load "$STOKEN" "$WORK/sqlite-lines.txt" "${PORTS[0]}" "${PORTS[0]}" "${PORTS[0]}")"
+        sqlite=$(load "$STOKEN" "$WORK/sqlite-lines.txt" "${PORTS[0]}" "${PORTS[0]}" "${PORTS[0]}")
+        echo "round $r  $bin  SQLite, 1 daemon:      $sqlite"
         stop_daemons
+        echo "$bin ${pg%% writes/s*} ${sqlite%% writes/s*}" >>"$WORK/ratios.txt"
     done
 done
+# PostgreSQL's rate over SQLite's of the same round and binary (issue #40's line: 0.5x), and the median.
+python3 - "$WORK/ratios.txt" <<'PY'
+import statistics, sys
+runs = {}
+for line in open(sys.argv[1]):
+    bin, pg, sqlite = line.split()
+    runs.setdefault(bin, []).append(float(pg) / float(sqlite))
+for bin, ratios in runs.items():
+    print(f"{bin}: PostgreSQL / SQLite " + ", ".join(f"{x:.2f}x" for x in ratios) + f"; median {statistics.median(ratios):.2f}x")
+PY
