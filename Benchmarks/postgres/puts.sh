@@ -101,7 +101,7 @@ for r in $(seq 1 "$ROUNDS"); do
         sqlite=$(load "$STOKEN" "$WORK/sqlite-lines.txt" "${PORTS[0]}" "${PORTS[0]}" "${PORTS[0]}")
         echo "round $r  $bin  SQLite, 1 daemon:      $sqlite"
         stop_daemons
-        echo "$bin ${pg%% writes/s*} ${sqlite%% writes/s*}" >>"$WORK/ratios.txt"
+        printf '%s\t%s\t%s\n' "$bin" "${pg%% writes/s*}" "${sqlite%% writes/s*}" >>"$WORK/ratios.txt"
     done
 done
 # PostgreSQL's rate over SQLite's of the same round and binary (issue #40's line: 0.5x), and the median.
@@ -109,7 +109,7 @@ python3 - "$WORK/ratios.txt" <<'PY'
 import statistics, sys
 runs = {}
 for line in open(sys.argv[1]):
-    bin, pg, sqlite = line.split()
+    bin, pg, sqlite = line.rstrip("\n").split("\t")
     runs.setdefault(bin, []).append(float(pg) / float(sqlite))
 for bin, ratios in runs.items():
     print(f"{bin}: PostgreSQL / SQLite " + ", ".join(f"{x:.2f}x" for x in ratios) + f"; median {statistics.median(ratios):.2f}x")
