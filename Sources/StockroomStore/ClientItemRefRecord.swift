@@ -31,7 +31,7 @@ struct ClientItemRefRecord: Codable, FetchableRecord, PersistableRecord {
         }
     }
 
-    private static let deleteSQL = "DELETE FROM client_item_refs WHERE \(CodingKeys.clientID.rawValue) = ?"
+    static let deleteSQL = "DELETE FROM client_item_refs WHERE \(CodingKeys.clientID.rawValue) = ?"
     private static let insertSQL =
         "INSERT INTO client_item_refs (\(CodingKeys.itemID.rawValue), \(CodingKeys.clientID.rawValue)) VALUES (?, ?)"
 }

@@ -243,6 +243,38 @@ struct MigrationTests {
         }
     }
 
+    /// Every navigation write that changes which items a device names deletes that device's rows
+    /// of `client_item_refs`, whose primary key leads with the item: without an index by device
+    /// that delete reads the whole table, and a command costs more with every device stored.
+    @Test("0010: a device's item references are found by device through an index, on a file migrated from 0009")
+    func itemReferencesAreDeletedByDeviceThroughAnIndex() async throws {
+        try await withTemporaryFolder { folder in
+            let path = folder.appendingPathComponent("stockroom.sqlite").path
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            do {
+                let queue = try DatabaseQueue(path: path)
+                try AppDatabase.migrator().migrate(queue, upTo: "0009_previous_values")
+            }
+            let database = try AppDatabase.open(path: path)
+            let keyboard = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin("erin-phone"), idempotency: nil).value
+            let mouse = try await database.createItem(id: nil, draft: Sample.mouse, origin: Sample.erin("erin-phone"), idempotency: nil).value
+            _ = try await database.runCommand(.openEdit(itemID: keyboard.id), clientID: "erin-phone", origin: Sample.erin("erin-phone"))
+            _ = try await database.runCommand(.openEdit(itemID: mouse.id), clientID: "erin-laptop", origin: Sample.erin("erin-laptop"))
+            let plan = try await database.writer.read { db in
+                try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + ClientItemRefRecord.deleteSQL, arguments: ["erin-phone"])
+                    .map { $0["detail"] as String }
+            }
+            #expect(plan == ["SEARCH client_item_refs USING COVERING INDEX client_item_refs_client (client_id=?)"])
+            // Closing one device's edit deletes its reference and no other.
+            _ = try await database.runCommand(.cancel, clientID: "erin-phone", origin: Sample.erin("erin-phone"))
+            let refs = try await database.writer.read { db in
+                try Row.fetchAll(db, sql: "SELECT client_id, item_id FROM client_item_refs ORDER BY client_id")
+                    .map { [$0["client_id"] as String, $0["item_id"] as String] }
+            }
+            #expect(refs == [["erin-laptop", mouse.id.description]])
+        }
+    }
+
     /// The change log's values are spliced into feed answers as stored: a file whose values are in
     /// a form this version does not write is refused at open, not served.
     @Test("a file whose change log values are in another form is refused")
