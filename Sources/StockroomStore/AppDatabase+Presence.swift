@@ -103,14 +103,15 @@ extension AppDatabase {
         let cutoff = Timestamp.milliseconds(cutoff)
         let now = Timestamp.milliseconds(Date())
         return try await write { db in
-            // Neither written nor seen since the cutoff, and no feed of it open anywhere.
+            // Neither written nor seen since the cutoff, and no feed of it open anywhere; the oldest
+            // first, found through `clients_updated` (in client_id order SQLite would walk every device).
             let stale = try Row.fetchAll(
                 db,
                 sql: """
                     SELECT c.client_id, c.owner FROM clients c LEFT JOIN devices_seen d ON d.client_id = c.client_id
                     WHERE c.updated_at < ? AND (d.last_seen_at IS NULL OR d.last_seen_at < ?)
                       AND NOT EXISTS (SELECT 1 FROM presence_leases l WHERE l.client_id = c.client_id AND l.expires_at > ?)
-                    ORDER BY c.client_id LIMIT ?
+                    ORDER BY c.updated_at, c.client_id LIMIT ?
                     """, arguments: [cutoff, cutoff, now, limit])
             let deleteClient = try db.cachedStatement(sql: "DELETE FROM clients WHERE client_id = ?")
             let deleteSeen = try db.cachedStatement(sql: "DELETE FROM devices_seen WHERE client_id = ?")

@@ -82,13 +82,16 @@ public struct AppDatabase: Sendable {
 
     /// Opens (creating it and its folder if missing) and migrates the database file at `path`.
     /// `maxPageCount` caps the file's size (SQLite's `max_page_count`), as a full disk would.
+    /// `eachConnection` runs on every connection as it opens, the writer's and the readers' (the
+    /// store's tests trace the statements run with it).
     public static func open(
         path: String,
         synchronous: Synchronous = .full,
         busyTimeout: Duration = .seconds(5),
         maxPageCount: Int? = nil,
         writesInFlight: WritesInFlight = WritesInFlight(),
-        logger: Logger = Logger(label: "stockroom.store")
+        logger: Logger = Logger(label: "stockroom.store"),
+        eachConnection: (@Sendable (Database) throws -> Void)? = nil
     ) throws -> AppDatabase {
         let url = URL(fileURLWithPath: path)
         try prepareFiles(at: url)
@@ -101,6 +104,7 @@ public struct AppDatabase: Sendable {
             try db.execute(sql: "PRAGMA temp_store = MEMORY")
             if let maxPageCount { try db.execute(sql: "PRAGMA max_page_count = \(maxPageCount)") }
         }
+        if let eachConnection { configuration.prepareDatabase(eachConnection) }
         let pool = try DatabasePool(path: url.path, configuration: configuration)
         // Set again on the one writer connection: switching it to WAL mode resets it to NORMAL.
         try pool.writeWithoutTransaction { db in
@@ -111,6 +115,7 @@ public struct AppDatabase: Sendable {
         readerConfiguration.readonly = true
         readerConfiguration.maximumReaderCount = 4
         readerConfiguration.busyMode = configuration.busyMode
+        if let eachConnection { readerConfiguration.prepareDatabase(eachConnection) }
         // No mmap_size: the kernel maps 16 neighbouring pages on each fault, so random point reads
         // soon make the whole file resident; two read(2) calls per GET cost less than that.
         let requestReaders = try RequestReaders(path: url.path, configuration: readerConfiguration, count: 4)

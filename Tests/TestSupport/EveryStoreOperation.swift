@@ -1,0 +1,77 @@
+import Foundation
+import StockroomCore
+import StockroomStorage
+
+/// Every kind of operation a store serves, run once, for the tests that watch what each backend
+/// does underneath (the statements it runs and their plans).
+public enum EveryStoreOperation {
+    /// One pass over what the server asks of a store: items, commands of every kind, navigation,
+    /// idempotent replays, tokens, the feed, presence and its expiry. (Not the CSV import and export,
+    /// nor a filtered feed's refilter.)
+    public static func run(_ storage: any Storage) async throws {
+        let erin = Sample.erin("erin-phone")
+        let keyboard = try await storage.createItem(id: nil, draft: Sample.keyboard, origin: erin, idempotency: nil).value
+        let mouse = try await storage.createItem(id: nil, draft: Sample.mouse, origin: erin, idempotency: nil).value
+        _ = try await storage.createItems([BatchItem(id: nil, draft: Sample.bluetooth)], origin: erin, idempotency: nil)
+        _ = try await storage.updateItem(mouse.id, draft: Sample.keyboard, precondition: nil, origin: erin, idempotency: nil)
+        let key = IdempotentRequest<Item>(key: IdempotencyKey(user: "erin", scope: .items, key: "k1"), fingerprint: "f") { TestReply.render($0) }
+        _ = try await storage.createItem(id: nil, draft: Sample.mouse, origin: erin, idempotency: key)
+        _ = try await storage.createItem(id: nil, draft: Sample.mouse, origin: erin, idempotency: key)
+
+        let commands: [Command] = [
+            .selectTab(tab: .settings), .selectTab(tab: .inventory), .push(route: .item(id: keyboard.id)), .pop,
+            .push(route: .item(id: mouse.id)), .popToRoot, .openAdd, .updateDraft(draft: Sample.bluetooth), .save(),
+            .openEdit(itemID: keyboard.id), .updateDraft(draft: Sample.mouse), .save(), .openEdit(itemID: keyboard.id), .cancel,
+            .openDuplicate(itemID: mouse.id), .cancel, .setCheckpoint(name: "here"), .push(route: .item(id: mouse.id)),
+            .returnToCheckpoint(name: "here"),
+        ]
+        for command in commands {
+            _ = try await storage.runCommand(command, clientID: "erin-phone", origin: erin, idempotency: nil)
+        }
+        let laptop = Sample.erin("erin-laptop")
+        _ = try await storage.runCommand(.restore(fromClientID: "erin-phone"), clientID: "erin-laptop", origin: laptop, idempotency: nil)
+        _ = try await storage.runCommand(.openEdit(itemID: mouse.id), clientID: "erin-laptop", origin: laptop, idempotency: nil)
+        _ = try await storage.updateItem(mouse.id, draft: Sample.bluetooth, precondition: nil, origin: erin, idempotency: nil)
+        _ = try await storage.runCommand(.save(onConflict: .alert), clientID: "erin-laptop", origin: laptop, idempotency: nil)
+        _ = try await storage.runCommand(.resolveConflict(keep: .mine), clientID: "erin-laptop", origin: laptop, idempotency: nil)
+        _ = try await storage.runCommand(.push(route: .item(id: keyboard.id)), clientID: "erin-laptop", origin: laptop, idempotency: nil)
+        _ = try await storage.runCommand(.openDeleteAlert(itemID: keyboard.id), clientID: "erin-phone", origin: erin, idempotency: nil)
+        _ = try await storage.runCommand(.confirmDelete, clientID: "erin-phone", origin: erin, idempotency: nil)
+        _ = try await storage.replaceNavigation(clientID: "erin-tablet", state: NavigationState(), precondition: nil, origin: Sample.erin("erin-tablet"))
+        _ = try await storage.deleteItem(mouse.id, precondition: nil, origin: erin, idempotency: nil)
+
+        _ = try await storage.navigation(clientID: "erin-phone", user: "erin")
+        _ = try await storage.navigations(user: "erin")
+        _ = try await storage.listItems(after: nil, limit: 2, query: nil, status: nil)
+        let page = try await storage.listItems(after: nil, limit: 1, query: "key", status: nil)
+        if let next = page.next { _ = try await storage.listItems(after: next, limit: 1, query: "key", status: nil) }
+        _ = try await storage.item(keyboard.id)
+        let snapshot = storage.streamSnapshot(user: "erin", items: nil, depth: 4, stallTimeout: .seconds(30))
+        while try await snapshot.next() != nil {}
+
+        _ = try await storage.createTokenIfNone(user: "erin", role: .editor)
+        let token = try await storage.createToken(user: "otto", role: .editor)
+        _ = try await storage.authenticate(secret: token.secret)
+        _ = try await storage.isLiveToken(id: token.info.id)
+        _ = try await storage.listTokens()
+        _ = try await storage.revokeToken(id: token.info.id)
+        try await storage.observeTokenRevocations()
+
+        let filter = FeedFilter(user: "erin", topics: [.item, .navigation, .presence])
+        _ = try await storage.resolve(.beginning)
+        _ = try await storage.readChanges(after: 0, filter: filter, limit: 100)
+        _ = try await storage.readEncodedChanges(after: 2, filter: filter, limit: 100)
+        _ = try await storage.logStatistics()
+        _ = try await storage.trimChanges(maxAge: .seconds(3600), maxEntries: 5)
+
+        let now = Date()
+        _ = try await storage.recordPresence(PresenceTick(
+            daemon: "d1", now: now, leaseUntil: now.addingTimeInterval(30),
+            seen: ["erin-phone": .init(user: "erin", at: now)], opened: ["erin-phone": "erin"]))
+        _ = try await storage.recordPresence(PresenceTick(
+            daemon: "d1", now: now.addingTimeInterval(2), leaseUntil: now.addingTimeInterval(32), closed: ["erin-phone"], renewLeases: true))
+        _ = try await storage.presence(of: ["erin-phone", "erin-laptop"], user: "erin", now: now)
+        _ = try await storage.removeStaleDevices(notSeenSince: now.addingTimeInterval(3600), limit: 10)
+        _ = try await storage.purgeIdempotencyRecords(olderThan: .seconds(0))
+    }
+}
