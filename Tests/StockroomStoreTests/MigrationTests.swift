@@ -20,6 +20,24 @@ private func migrationFilesInSourceTree() throws -> [String] {
         .sorted()
 }
 
+/// A database file in a fresh temporary folder, migrated up to `migration` alone and given `rows`
+/// there, then opened (so migrated the rest of the way) for `body`.
+private func withDatabase(
+    migratedUpTo migration: String, rows: @escaping @Sendable (Database) throws -> Void = { _ in },
+    _ body: (AppDatabase) async throws -> Void
+) async throws {
+    try await withTemporaryFolder { folder in
+        let path = folder.appendingPathComponent("stockroom.sqlite").path
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        do {
+            let queue = try DatabaseQueue(path: path)
+            try AppDatabase.migrator().migrate(queue, upTo: migration)
+            try await queue.write(rows)
+        }
+        try await body(try AppDatabase.open(path: path))
+    }
+}
+
 @Suite("Opening and migrating a database file")
 struct MigrationTests {
     @Test("a new file gets every migration of Migrations/sql, in order")
@@ -115,21 +133,13 @@ struct MigrationTests {
     /// into the server's form, `<status>\n<headers JSON>\n<body>`, byte for byte.
     @Test("0006 rewrites the stored answers of older versions into one opaque value")
     func storedAnswersOfOlderVersionsBecomeOpaqueBytes() async throws {
-        try await withTemporaryFolder { folder in
-            let path = folder.appendingPathComponent("stockroom.sqlite").path
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            do {
-                let queue = try DatabaseQueue(path: path)
-                try AppDatabase.migrator().migrate(queue, upTo: "0005_lean_indexes")
-                try await queue.write { db in
-                    try db.execute(
-                        sql: """
-                            INSERT INTO idempotency_records (user, scope, key, fingerprint, status, headers, body, created_at)
-                            VALUES ('erin', 'items', 'k1', 'POST /v1/items {}', 201, '{"ETag":"\\"1\\""}', CAST(? AS BLOB), 5)
-                            """, arguments: [#"{"name":"Tür"}"#])
-                }
-            }
-            let database = try AppDatabase.open(path: path)
+        try await withDatabase(migratedUpTo: "0005_lean_indexes", rows: { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO idempotency_records (user, scope, key, fingerprint, status, headers, body, created_at)
+                    VALUES ('erin', 'items', 'k1', 'POST /v1/items {}', 201, '{"ETag":"\\"1\\""}', CAST(? AS BLOB), 5)
+                    """, arguments: [#"{"name":"Tür"}"#])
+        }) { database in
             let row = try #require(try database.writer.read { db in
                 try Row.fetchOne(db, sql: "SELECT response, typeof(response) AS kind, created_at FROM idempotency_records")
             })
@@ -145,30 +155,22 @@ struct MigrationTests {
     /// checkpoints and canonical url, and a delete alert its alert, naming the item while it lives.
     @Test("0007 rewrites the retained navigation values into form 2")
     func navigationValuesOfForm1BecomeForm2() async throws {
-        try await withTemporaryFolder { folder in
-            let path = folder.appendingPathComponent("stockroom.sqlite").path
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            let live = "6f1c2e4a-1111-4000-8000-000000000001"
-            let gone = "6f1c2e4a-3333-4000-8000-000000000003"
-            do {
-                let queue = try DatabaseQueue(path: path)
-                try AppDatabase.migrator().migrate(queue, upTo: "0006_opaque_replies_change_format")
-                try await queue.write { db in
-                    try db.execute(
-                        sql: """
-                            INSERT INTO items (seq, id, name, search_name, in_stock, quantity, version, created_at, updated_at)
-                            VALUES (1, ?, 'Keyboard', 'keyboard', 1, 3, 1, 5, 5)
-                            """, arguments: [live])
-                    for (seq, id) in [(1, live), (2, gone)] {
-                        let value = #"{"clientID":"phone","tab":"inventory","path":[{"item":{"id":"\#(live)"}}],"destination":{"deleteAlert":{"itemID":"\#(id)"}},"version":\#(seq),"updatedAt":"2026-11-22T06:00:00.123Z"}"#
-                        try db.execute(
-                            sql: "INSERT INTO changes (seq, entity, op, entity_id, owner, value, at) VALUES (?, 'navigation', 'upsert', 'phone', 'erin', ?, 5)",
-                            arguments: [seq, value])
-                    }
-                    try db.execute(sql: "INSERT INTO changes (seq, entity, op, entity_id, owner, value, at) VALUES (3, 'navigation', 'delete', 'tablet', 'erin', NULL, 5)")
-                }
+        let live = "6f1c2e4a-1111-4000-8000-000000000001"
+        let gone = "6f1c2e4a-3333-4000-8000-000000000003"
+        try await withDatabase(migratedUpTo: "0006_opaque_replies_change_format", rows: { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO items (seq, id, name, search_name, in_stock, quantity, version, created_at, updated_at)
+                    VALUES (1, ?, 'Keyboard', 'keyboard', 1, 3, 1, 5, 5)
+                    """, arguments: [live])
+            for (seq, id) in [(1, live), (2, gone)] {
+                let value = #"{"clientID":"phone","tab":"inventory","path":[{"item":{"id":"\#(live)"}}],"destination":{"deleteAlert":{"itemID":"\#(id)"}},"version":\#(seq),"updatedAt":"2026-11-22T06:00:00.123Z"}"#
+                try db.execute(
+                    sql: "INSERT INTO changes (seq, entity, op, entity_id, owner, value, at) VALUES (?, 'navigation', 'upsert', 'phone', 'erin', ?, 5)",
+                    arguments: [seq, value])
             }
-            let database = try AppDatabase.open(path: path)
+            try db.execute(sql: "INSERT INTO changes (seq, entity, op, entity_id, owner, value, at) VALUES (3, 'navigation', 'delete', 'tablet', 'erin', NULL, 5)")
+        }) { database in
             let values = try await database.writer.read { db in try String?.fetchAll(db, sql: "SELECT value FROM changes ORDER BY seq") }
             #expect(values.count == 3 && values[2] == nil)
             let first = try #require(values[0])
@@ -192,23 +194,15 @@ struct MigrationTests {
     /// AUTOINCREMENT's counter, which a trimmed log's max(seq) would not give back.
     @Test("0008 keeps the log's rows and its head, trimmed entries included")
     func presenceMigrationKeepsTheLogAndItsHead() async throws {
-        try await withTemporaryFolder { folder in
-            let path = folder.appendingPathComponent("stockroom.sqlite").path
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            do {
-                let queue = try DatabaseQueue(path: path)
-                try AppDatabase.migrator().migrate(queue, upTo: "0007_navigation_values")
-                try await queue.write { db in
-                    for seq in 1...5 {
-                        try db.execute(
-                            sql: "INSERT INTO changes (seq, entity, op, entity_id, owner, value, at) VALUES (?, 'item', 'delete', 'x', NULL, NULL, 5)",
-                            arguments: [seq])
-                    }
-                    // Trimmed: the newest two are gone, the counter stays at 5.
-                    try db.execute(sql: "DELETE FROM changes WHERE seq > 3")
-                }
+        try await withDatabase(migratedUpTo: "0007_navigation_values", rows: { db in
+            for seq in 1...5 {
+                try db.execute(
+                    sql: "INSERT INTO changes (seq, entity, op, entity_id, owner, value, at) VALUES (?, 'item', 'delete', 'x', NULL, NULL, 5)",
+                    arguments: [seq])
             }
-            let database = try AppDatabase.open(path: path)
+            // Trimmed: the newest two are gone, the counter stays at 5.
+            try db.execute(sql: "DELETE FROM changes WHERE seq > 3")
+        }) { database in
             let (head, seqs) = try await database.writer.read { db in
                 (try ChangeLog.head(db), try Int64.fetchAll(db, sql: "SELECT seq FROM changes ORDER BY seq"))
             }
@@ -224,18 +218,10 @@ struct MigrationTests {
 
     @Test("0009: entries from before it say the item before them was not recorded; new ones record it")
     func previousValuesMigrationMarksOlderEntriesUnknown() async throws {
-        try await withTemporaryFolder { folder in
-            let path = folder.appendingPathComponent("stockroom.sqlite").path
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            do {
-                let queue = try DatabaseQueue(path: path)
-                try AppDatabase.migrator().migrate(queue, upTo: "0008_presence")
-                try await queue.write { db in
-                    try db.execute(
-                        sql: "INSERT INTO changes (seq, entity, op, entity_id, owner, value, at) VALUES (1, 'item', 'delete', 'x', NULL, NULL, 5)")
-                }
-            }
-            let database = try AppDatabase.open(path: path)
+        try await withDatabase(migratedUpTo: "0008_presence", rows: { db in
+            try db.execute(
+                sql: "INSERT INTO changes (seq, entity, op, entity_id, owner, value, at) VALUES (1, 'item', 'delete', 'x', NULL, NULL, 5)")
+        }) { database in
             let created = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Origin(user: "erin"), idempotency: nil).value
             _ = try await database.updateItem(created.id, draft: Sample.mouse, precondition: nil, origin: Origin(user: "erin"), idempotency: nil)
             let page = try await database.readLoggedChanges(after: 0, filter: FeedFilter(user: "erin", topics: [.item]), limit: 10)
@@ -248,14 +234,7 @@ struct MigrationTests {
     /// that delete reads the whole table, and a command costs more with every device stored.
     @Test("0010: a device's item references are found by device through an index, on a file migrated from 0009")
     func itemReferencesAreDeletedByDeviceThroughAnIndex() async throws {
-        try await withTemporaryFolder { folder in
-            let path = folder.appendingPathComponent("stockroom.sqlite").path
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            do {
-                let queue = try DatabaseQueue(path: path)
-                try AppDatabase.migrator().migrate(queue, upTo: "0009_previous_values")
-            }
-            let database = try AppDatabase.open(path: path)
+        try await withDatabase(migratedUpTo: "0009_previous_values") { database in
             let keyboard = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin("erin-phone"), idempotency: nil).value
             let mouse = try await database.createItem(id: nil, draft: Sample.mouse, origin: Sample.erin("erin-phone"), idempotency: nil).value
             _ = try await database.runCommand(.openEdit(itemID: keyboard.id), clientID: "erin-phone", origin: Sample.erin("erin-phone"))
