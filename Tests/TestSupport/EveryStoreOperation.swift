@@ -12,7 +12,26 @@ public enum EveryStoreOperation {
         let erin = Sample.erin("erin-phone")
         let keyboard = try await storage.createItem(id: nil, draft: Sample.keyboard, origin: erin, idempotency: nil).value
         let mouse = try await storage.createItem(id: nil, draft: Sample.mouse, origin: erin, idempotency: nil).value
-        _ = try await storage.createItems([BatchItem(id: nil, draft: Sample.bluetooth)], origin: erin, idempotency: nil)
+        let batch = try await storage.createItems(
+            (0..<4).map { _ in BatchItem(id: nil, draft: Sample.bluetooth) }, origin: erin, idempotency: nil
+        ).value.compactMap { creation -> Item? in
+            if case .created(let item) = creation { return item }
+            return nil
+        }
+        // Writes that come together, which a backend may gather into one transaction and do in
+        // statements for several writes at once.
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for (n, item) in batch.enumerated() {
+                let device = ClientID(stored: "burst-\(n)")
+                group.addTask {
+                    _ = try await storage.updateItem(item.id, draft: Sample.mouse, precondition: nil, origin: erin, idempotency: nil)
+                }
+                group.addTask {
+                    _ = try await storage.runCommand(.openEdit(itemID: item.id), clientID: device, origin: Sample.erin(device), idempotency: nil)
+                }
+            }
+            try await group.waitForAll()
+        }
         _ = try await storage.updateItem(mouse.id, draft: Sample.keyboard, precondition: nil, origin: erin, idempotency: nil)
         let key = IdempotentRequest<Item>(key: IdempotencyKey(user: "erin", scope: .items, key: "k1"), fingerprint: "f") { TestReply.render($0) }
         _ = try await storage.createItem(id: nil, draft: Sample.mouse, origin: erin, idempotency: key)
