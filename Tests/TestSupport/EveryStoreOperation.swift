@@ -1,13 +1,14 @@
 import Foundation
 import StockroomCore
 import StockroomStorage
+import StockroomWire
 
 /// Every kind of operation a store serves, run once, for the tests that watch what each backend
 /// does underneath (the statements it runs and their plans).
 public enum EveryStoreOperation {
     /// One pass over what the server asks of a store: items, commands of every kind, navigation,
-    /// idempotent replays, tokens, the feed, presence and its expiry. (Not the CSV import and export,
-    /// nor a filtered feed's refilter.)
+    /// idempotent replays, tokens, the feed (filtered too), the CSV export and import, presence and
+    /// its expiry.
     public static func run(_ storage: any Storage) async throws {
         let erin = Sample.erin("erin-phone")
         let keyboard = try await storage.createItem(id: nil, draft: Sample.keyboard, origin: erin, idempotency: nil).value
@@ -81,6 +82,17 @@ public enum EveryStoreOperation {
         _ = try await storage.readChanges(after: 0, filter: filter, limit: 100)
         _ = try await storage.readEncodedChanges(after: 2, filter: filter, limit: 100)
         _ = try await storage.logStatistics()
+        // Part of the inventory: a filtered feed, a refilter, the CSV export and an import.
+        let inStock = try ItemFilter(parsing: "quantity >= 1")
+        _ = try await storage.readEncodedChanges(after: 0, filter: FeedFilter(user: "erin", topics: [.item], items: inStock), limit: 100)
+        _ = try await storage.refilter(from: nil, to: inStock, since: try await storage.resolve(.now) - 1)
+        let export = storage.streamItems(
+            matching: inStock, encoding: ItemStreamEncoding(header: { _ in [] }, item: { _, _ in }), depth: 2, stallTimeout: .seconds(30))
+        while try await export.next() != nil {}
+        let spool = try ItemImportSpool()
+        try spool.append(ItemImportRow(line: 2, id: nil, version: nil, fields: try ValidDraft(Sample.keyboard)))
+        try spool.finishWriting()
+        _ = try await storage.importItems(spool, rejectedBefore: 0, options: ItemImportOptions(onError: .skip), origin: erin, idempotency: nil)
         _ = try await storage.trimChanges(maxAge: .seconds(3600), maxEntries: 5)
 
         let now = Date()
