@@ -93,7 +93,7 @@ for line in open(sys.argv[1]):
         rounds.append((int(m.group(1)), {}))
     elif (m := re.match(r"SDK catch-up of \d+ changes, (.+): (\d+) changes/s", line)) and rounds:
         rounds[-1][1][m.group(1)] = int(m.group(2))
-readers = [name for name in rounds[0][1]] if rounds else []
+readers = list(rounds[0][1]) if rounds else []
 print("x the round's raw socket rate:")
 for name in readers:
     ratios = [r[name] / raw for raw, r in rounds if name in r]

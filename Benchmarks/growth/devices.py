@@ -134,6 +134,7 @@ try:
                 print(f"round {r}\t{binary}\t{size}\t{saves:,.0f} saves/s\t{commands:,.0f} commands/s", flush=True)
     for k, binary in enumerate(a.bins):
         ratios = [l / s for s, l in zip(rates[(k, "small")], rates[(k, "large")])]
+        if not ratios: continue
         print(f"{binary}\tlarge/small ({a.devices} devices more)\t" + ", ".join(f"{x:.2f}x" for x in ratios) +
               f"\tmedian {statistics.median(ratios):.2f}x", flush=True)
 finally:

@@ -10,8 +10,8 @@ import TestSupport
 /// Every statement the store runs, on the writer and on the readers, traced through one pass of
 /// its operations, then planned by SQLite: a statement that reads a whole table costs more with
 /// every row stored, so each such plan must be one the store means (a list, a snapshot, a walk
-/// that stops early). `client_item_refs` was read whole by every command that opened or closed an
-/// edit until migration 0010: this is the test that finds the next one.
+/// that stops early). Without migration 0010's index, the `client_item_refs` delete of every
+/// command that opens or closes an edit is such a statement, and this test names it.
 @Suite("Statement plans: no table read whole unless meant")
 struct StatementPlanTests {
     /// Statements that read a table whole on purpose, by a fragment of their SQL, and why.
@@ -55,11 +55,7 @@ struct StatementPlanTests {
                     return whole.isEmpty ? nil : "\(sql)\n    \(whole.joined(separator: "; "))"
                 }
             }
-            let unmeant = scans.filter { scan in !Self.meantScans.contains { scan.contains($0.fragment) } }
-            #expect(unmeant.isEmpty, "statements that read a table whole:\n\(unmeant.joined(separator: "\n"))")
-            // The list stays exact: a meant walk that no longer walks, or no longer runs, leaves it.
-            let unused = Self.meantScans.filter { meant in !scans.contains { $0.contains(meant.fragment) } }.map(\.fragment)
-            #expect(unused.isEmpty, "listed as meant, but no traced statement reads a table whole with: \(unused)")
+            EveryStoreOperation.expectOnlyMeant(scans, meant: Self.meantScans)
         }
     }
 

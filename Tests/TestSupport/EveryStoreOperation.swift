@@ -2,6 +2,7 @@ import Foundation
 import StockroomCore
 import StockroomStorage
 import StockroomWire
+import Testing
 
 /// Every kind of operation a store serves, run once, for the tests that watch what each backend
 /// does underneath (the statements it runs and their plans).
@@ -104,5 +105,17 @@ public enum EveryStoreOperation {
         _ = try await storage.presence(of: ["erin-phone", "erin-laptop"], user: "erin", now: now)
         _ = try await storage.removeStaleDevices(notSeenSince: now.addingTimeInterval(3600), limit: 10)
         _ = try await storage.purgeIdempotencyRecords(olderThan: .seconds(0))
+    }
+
+    /// The statement-plan tests' verdict: every statement in `scans` (its SQL, then its plan's whole
+    /// reads) matches a fragment of `meant`, and every fragment of `meant` matches one, so that the
+    /// list stays exact (a meant walk that no longer walks, or no longer runs, leaves it).
+    public static func expectOnlyMeant(
+        _ scans: [String], meant: [(fragment: String, why: String)], sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        let unmeant = scans.filter { scan in !meant.contains { scan.contains($0.fragment) } }
+        #expect(unmeant.isEmpty, "statements that read a table whole:\n\(unmeant.joined(separator: "\n"))", sourceLocation: sourceLocation)
+        let unused = meant.filter { meant in !scans.contains { $0.contains(meant.fragment) } }.map(\.fragment)
+        #expect(unused.isEmpty, "listed as meant, but no statement reads a table whole with: \(unused)", sourceLocation: sourceLocation)
     }
 }
