@@ -18,10 +18,33 @@ struct ClientItemRefRecord: Codable, FetchableRecord, PersistableRecord {
         static let clientID = Column(CodingKeys.clientID)
     }
 
-    /// Replaces the references of `clientID` by `itemIDs`. Cached statements, not the query
-    /// interface (which prepares its statements anew on every call): every navigation write runs them.
+    /// Replaces the references of `clientID` by `itemIDs`, whatever the table holds for it (a client
+    /// whose stored state this write did not read). Cached statements, not the query interface
+    /// (which prepares its statements anew on every call): every navigation write runs them.
     static func replace(_ db: Database, clientID: ClientID, with itemIDs: some Sequence<ItemID>) throws {
         try db.cachedStatement(sql: deleteSQL).execute { $0.bind(clientID) }
+        try insert(db, clientID: clientID, itemIDs)
+    }
+
+    /// Changes the references of `clientID` from `old`, what its stored state names (and so what the
+    /// table holds for it), to `new`: only the rows that differ, each by its primary key. With foreign
+    /// keys on, SQLite deletes a child table's rows found through another index in two passes, through
+    /// a temporary table it builds and zeroes for each statement; a delete by the primary key is one pass.
+    static func update(_ db: Database, clientID: ClientID, from old: Set<ItemID>, to new: Set<ItemID>) throws {
+        let gone = old.subtracting(new)
+        if !gone.isEmpty {
+            let delete = try db.cachedStatement(sql: deleteOneSQL)
+            for id in gone {
+                try delete.execute { binder in
+                    binder.bind(id.description)
+                    binder.bind(clientID)
+                }
+            }
+        }
+        try insert(db, clientID: clientID, new.subtracting(old))
+    }
+
+    private static func insert(_ db: Database, clientID: ClientID, _ itemIDs: some Sequence<ItemID>) throws {
         let insert = try db.cachedStatement(sql: insertSQL)
         for id in itemIDs {
             try insert.execute { binder in
@@ -32,6 +55,8 @@ struct ClientItemRefRecord: Codable, FetchableRecord, PersistableRecord {
     }
 
     static let deleteSQL = "DELETE FROM client_item_refs WHERE \(CodingKeys.clientID.rawValue) = ?"
+    private static let deleteOneSQL =
+        "DELETE FROM client_item_refs WHERE \(CodingKeys.itemID.rawValue) = ? AND \(CodingKeys.clientID.rawValue) = ?"
     private static let insertSQL =
         "INSERT INTO client_item_refs (\(CodingKeys.itemID.rawValue), \(CodingKeys.clientID.rawValue)) VALUES (?, ?)"
 }

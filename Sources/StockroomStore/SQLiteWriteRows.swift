@@ -17,6 +17,8 @@ final class SQLiteWriteRows: WriteRows {
     /// seq from it instead of reading the row again, and rewrites the client's item references only
     /// when they changed (most commands keep them: a draft typed, a tab selected).
     private var knownClients: [ClientID: KnownClient] = [:]
+    /// Clients this write looked for and found no row of: none of their references is stored.
+    private var absentClients: Set<ClientID> = []
 
     private struct KnownClient {
         var ownerChangeSeq: Int64
@@ -95,7 +97,10 @@ final class SQLiteWriteRows: WriteRows {
     func queueWrites(of clientID: ClientID) {}
 
     func client(_ clientID: ClientID, hold: Bool) throws -> StoredClient? {
-        guard let record = try ClientRecord.find(db, clientID: clientID) else { return nil }
+        guard let record = try ClientRecord.find(db, clientID: clientID) else {
+            absentClients.insert(clientID)
+            return nil
+        }
         let navigation = try record.navigation
         knownClients[clientID] = KnownClient(
             ownerChangeSeq: record.ownerChangeSeq, referencedItemIDs: Set(navigation.state.referencedItemIDs))
@@ -140,9 +145,14 @@ final class SQLiteWriteRows: WriteRows {
         try record.upsertCached(db)
         ClientRecord.decodedStates.keep(navigation.state, json: record.state)
         let referenced = Set(navigation.state.referencedItemIDs)
-        if known?.referencedItemIDs != referenced {
+        if let stored = known?.referencedItemIDs ?? (absentClients.contains(navigation.clientID) ? [] : nil) {
+            if stored != referenced {
+                try ClientItemRefRecord.update(db, clientID: navigation.clientID, from: stored, to: referenced)
+            }
+        } else {
             try ClientItemRefRecord.replace(db, clientID: navigation.clientID, with: referenced)
         }
+        absentClients.remove(navigation.clientID)
         knownClients[navigation.clientID] = KnownClient(ownerChangeSeq: ownerChangeSeq, referencedItemIDs: referenced)
     }
 
@@ -177,12 +187,14 @@ final class SQLiteWriteRows: WriteRows {
         try savepoint.open(db)
         // Rolled back with the rows: what the body read or wrote of clients is not so any more.
         let clientsBefore = knownClients
+        let absentBefore = absentClients
         let value: T
         do {
             value = try await body()
         } catch {
             try savepoint.abandon(db)
             knownClients = clientsBefore
+            absentClients = absentBefore
             throw error
         }
         try savepoint.release(db)
