@@ -16,7 +16,8 @@ extension AppDatabase {
         _ body: @escaping @Sendable (SQLiteWriteRows) async throws -> Value
     ) async throws -> Replayable<Value> {
         guard let idempotency else {
-            return .fresh(try await write { db in try Self.positioned(try SQLiteWriteRows.run(db, body), position, db) })
+            guard let position else { return .fresh(try await write { db in try SQLiteWriteRows.run(db, body) }) }
+            return .fresh(try await write { db in try SQLiteWriteRows.run(db) { rows in position(try await body(rows), try rows.logHead()) } })
         }
         try inFlight.claim(idempotency.key)
         defer { inFlight.release(idempotency.key) }
@@ -24,7 +25,7 @@ extension AppDatabase {
             try SQLiteWriteRows.run(db) { rows -> IdempotentStep<Value> in
                 let step = try await WriteRules.idempotent(rows, idempotency) { try await body(rows) }
                 guard case .succeeded(let value) = step else { return step }
-                let positioned = try Self.positioned(value, position, db)
+                let positioned = try Self.positioned(value, position, rows)
                 try await WriteRules.recordSuccess(rows, idempotency, positioned)
                 return .succeeded(positioned)
             }
@@ -37,9 +38,9 @@ extension AppDatabase {
     }
 
     /// `value` positioned by `position` at the log's head, when given.
-    static func positioned<Value>(_ value: Value, _ position: ((Value, Int64) -> Value)?, _ db: Database) throws -> Value {
+    static func positioned<Value>(_ value: Value, _ position: ((Value, Int64) -> Value)?, _ rows: SQLiteWriteRows) throws -> Value {
         guard let position else { return value }
-        return position(value, try ChangeLog.head(db))
+        return position(value, try rows.logHead())
     }
 
     /// Deletes idempotency records older than `age` (at least 24 hours); returns how many.

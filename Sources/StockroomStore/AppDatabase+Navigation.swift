@@ -50,9 +50,10 @@ extension AppDatabase {
     static func applyCommand(
         _ db: Database, _ command: Command, clientID: ClientID, origin: Origin, limits: StoreLimits
     ) throws -> CommandOutcome {
-        try positioned(
-            try SQLiteWriteRows.run(db) { rows in try await WriteRules.runCommand(rows, command, clientID: clientID, origin: origin, limits: limits) },
-            { $0.positioned(at: $1) }, db)
+        try SQLiteWriteRows.run(db) { rows in
+            try positioned(
+                try await WriteRules.runCommand(rows, command, clientID: clientID, origin: origin, limits: limits), { $0.positioned(at: $1) }, rows)
+        }
     }
 
     /// The navigation of `clientID` if `user` owns it, the root state if nobody wrote it, else `notFound`.

@@ -158,6 +158,12 @@ final class SQLiteWriteRows: WriteRows {
 
     // MARK: The log
 
+    /// The log's head in this write: the entry it appended last, or, when it appended none, as stored.
+    /// The writer appends alone, so the last entry appended is the head.
+    func logHead() throws -> Int64 {
+        try lastAppended ?? ChangeLog.head(db)
+    }
+
     func append(
         entity: ChangeEntity, op: ChangeOp, id: String, owner: UserID?, value: (some JSONWritable)?, before: Item?, origin: Origin,
         at: Int64, ownerClient: ClientID?
@@ -185,9 +191,10 @@ final class SQLiteWriteRows: WriteRows {
     func savepoint<T>(_ body: () async throws -> T) async throws -> T {
         let savepoint = Self.requestSavepoint
         try savepoint.open(db)
-        // Rolled back with the rows: what the body read or wrote of clients is not so any more.
+        // Rolled back with the rows: what the body read or wrote of clients, and appended, is not so any more.
         let clientsBefore = knownClients
         let absentBefore = absentClients
+        let appendedBefore = lastAppended
         let value: T
         do {
             value = try await body()
@@ -195,6 +202,7 @@ final class SQLiteWriteRows: WriteRows {
             try savepoint.abandon(db)
             knownClients = clientsBefore
             absentClients = absentBefore
+            lastAppended = appendedBefore
             throw error
         }
         try savepoint.release(db)
