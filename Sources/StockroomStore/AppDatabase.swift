@@ -168,18 +168,45 @@ public struct AppDatabase: Sendable {
     }
 
     /// The migrator over the SQL files of `Migrations/`, one transaction each; 0007 also rewrites
-    /// the retained navigation values into change-value form 2.
+    /// the retained navigation values into change-value form 2, and 0011 edits a table's definition.
     static func migrator() throws -> DatabaseMigrator {
         var migrator = DatabaseMigrator()
         for migration in try MigrationFiles.all() {
             let sql = migration.sql
             let identifier = migration.identifier
             migrator.registerMigration(identifier) { db in
+                if identifier == "0011_changes_entity_check_compared" {
+                    try editingSchema(db, table: "changes", mustContain: "entity = 'item' OR entity = 'navigation'") { try db.execute(sql: sql) }
+                    return
+                }
                 try db.execute(sql: sql)
                 if identifier == "0007_navigation_values" { try rewriteNavigationValues(db) }
             }
         }
         return migrator
+    }
+
+    /// Runs `edit`, an UPDATE of `sqlite_schema`, with `writable_schema` on, as SQLite documents for a
+    /// constraint every row already meets: the schema version raised after, so that every connection
+    /// reads the schema again. Throws, and the migration's transaction rolls back, unless the
+    /// table's definition now contains `mustContain` and still parses.
+    static func editingSchema(_ db: Database, table: String, mustContain: String, _ edit: () throws -> Void) throws {
+        let version = try Int.fetchOne(db, sql: "PRAGMA schema_version") ?? 0
+        try db.execute(sql: "PRAGMA writable_schema = ON")
+        do {
+            try edit()
+            try db.execute(sql: "PRAGMA schema_version = \(version + 1)")
+            try db.execute(sql: "PRAGMA writable_schema = OFF")
+        } catch {
+            try? db.execute(sql: "PRAGMA writable_schema = OFF")
+            throw error
+        }
+        let definition = try String.fetchOne(db, sql: "SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = ?", arguments: [table])
+        guard let definition, definition.contains(mustContain) else {
+            throw DatabaseError(message: "the definition of \(table) was not edited: \(definition ?? "no such table")")
+        }
+        // Parsed again from the edited text: a definition SQLite cannot read fails here, in the transaction.
+        _ = try Row.fetchAll(db, sql: "SELECT * FROM \(table) LIMIT 0")
     }
 
     /// Every retained navigation value, rewritten into change-value form 2.

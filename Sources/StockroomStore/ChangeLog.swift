@@ -46,7 +46,7 @@ enum ChangeLog {
     }
 
     /// Every column but `seq`, which SQLite assigns.
-    private static let appendSQL: String = {
+    static let appendSQL: String = {
         let columns = ChangeRecord.CodingKeys.allCases.filter { $0 != .seq }.map(\.rawValue)
         return "INSERT INTO changes (\(columns.joined(separator: ", "))) VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))"
     }()

@@ -254,6 +254,39 @@ struct MigrationTests {
         }
     }
 
+    /// SQLite checks `x IN (three or more constants)` through a temporary table it builds for each
+    /// statement: with the log's entity check written so, every append built one. 0011 edits the
+    /// table's definition in place; the entries stay, the check still refuses another entity.
+    @Test("0011: the log's entity check compares, with no temporary table per append, on a file migrated from 0010")
+    func theLogsEntityCheckComparesWithoutATemporaryTable() async throws {
+        try await withDatabase(migratedUpTo: "0010_client_item_refs_by_client") { database in
+            let keyboard = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin("erin-phone"), idempotency: nil).value
+            _ = try await database.runCommand(.openEdit(itemID: keyboard.id), clientID: "erin-phone", origin: Sample.erin("erin-phone"))
+            let (definition, opcodes, refusal) = try await database.writer.write { db in
+                let definition = try String.fetchOne(db, sql: "SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = 'changes'") ?? ""
+                let explain = try db.makeStatement(sql: "EXPLAIN " + ChangeLog.appendSQL)
+                explain.setUncheckedArguments(StatementArguments())
+                let opcodes = try Row.fetchAll(explain).map { $0["opcode"] as String }
+                let refusal: DatabaseError? = {
+                    do {
+                        try db.execute(sql: "INSERT INTO changes (entity, op, entity_id, at) VALUES ('token', 'upsert', 'x', 1)")
+                        return nil
+                    } catch let error as DatabaseError { return error } catch { return nil }
+                }()
+                return (definition, opcodes, refusal)
+            }
+            #expect(definition.contains("CHECK (entity = 'item' OR entity = 'navigation' OR entity = 'presence')"))
+            #expect(!definition.contains("entity IN"))
+            #expect(opcodes.contains("Insert") && !opcodes.contains("OpenEphemeral"), "\(opcodes)")
+            #expect(refusal?.resultCode == .SQLITE_CONSTRAINT)
+            // The entries from before it, and new ones of every entity, through the writer and a reader.
+            _ = try await database.runCommand(.save(), clientID: "erin-phone", origin: Sample.erin("erin-phone"))
+            let page = try await database.readLoggedChanges(after: 0, filter: FeedFilter(user: "erin", topics: [.item, .navigation]), limit: 10)
+            #expect(page.changes.map(\.seq) == [1, 2, 3, 4])
+            #expect(page.changes.map(\.entity) == [.item, .navigation, .item, .navigation])
+        }
+    }
+
     /// The change log's values are spliced into feed answers as stored: a file whose values are in
     /// a form this version does not write is refused at open, not served.
     @Test("a file whose change log values are in another form is refused")
