@@ -229,9 +229,9 @@ struct MigrationTests {
         }
     }
 
-    /// Every navigation write that changes which items a device names deletes that device's rows
-    /// of `client_item_refs`, whose primary key leads with the item: without an index by device
-    /// that delete reads the whole table, and a command costs more with every device stored.
+    /// A device's rows of `client_item_refs` are deleted by device when the device is deleted (the
+    /// cascade) and when a write replaces the references of a device it did not read; the primary key
+    /// leads with the item, so without an index by device that delete reads the whole table.
     @Test("0010: a device's item references are found by device through an index, on a file migrated from 0009")
     func itemReferencesAreDeletedByDeviceThroughAnIndex() async throws {
         try await withDatabase(migratedUpTo: "0009_previous_values") { database in
