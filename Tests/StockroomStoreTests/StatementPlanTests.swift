@@ -10,9 +10,10 @@ import TestSupport
 /// Every statement the store runs, on the writer and on the readers, traced through one pass of
 /// its operations, then planned by SQLite: a statement that reads a whole table costs more with
 /// every row stored, so each such plan must be one the store means (a list, a snapshot, a walk
-/// that stops early). Without migration 0010's index, the `client_item_refs` delete of every
-/// command that opens or closes an edit is such a statement, and this test names it.
-@Suite("Statement plans: no table read whole unless meant")
+/// that stops early). Without migration 0010's index, the cascade of a device's deletion to its
+/// `client_item_refs` is such a statement, and this test names it. A statement that builds a
+/// temporary b-tree each time it runs (`OpenEphemeral`) must be listed too.
+@Suite("Statement plans: no table read whole, and no temporary table built, unless meant")
 struct StatementPlanTests {
     /// Statements that read a table whole on purpose, by a fragment of their SQL, and why.
     static let meantScans: [(fragment: String, why: String)] = [
@@ -24,8 +25,59 @@ struct StatementPlanTests {
         ("UPDATE presence_leases SET expires_at = ? WHERE daemon = ?", "renews every lease of the daemon, which on SQLite holds them all"),
     ]
 
+    /// Statements that build a temporary b-tree on purpose (`OpenEphemeral`), by a fragment of their
+    /// SQL, and why. None is on the path of an item write or a command: there, a temporary table per
+    /// statement costs about as much as the rest of an insert (an IN list of three constants in the
+    /// log's CHECK did until 0011; a device's references deleted by device, through its foreign key,
+    /// did until they were deleted by primary key).
+    static let meantTemporaryTables: [(fragment: String, why: String)] = [
+        ("DELETE FROM clients WHERE", "a device's deletion cascades to its item references in two passes, as SQLite deletes through a foreign key"),
+        ("DELETE FROM devices_seen WHERE last_seen_at < ?", "the hourly sweep of devices not seen for long"),
+        ("LEFT JOIN devices_seen", "the hourly sweep of stale devices"),
+        ("DELETE FROM presence_leases WHERE expires_at <= ? RETURNING", "a presence tick's expired leases: RETURNING gathers its rows first"),
+        ("UPDATE presence_leases SET expires_at = ? WHERE daemon = ?", "a lease renewal, every few seconds, updates the column its index orders by"),
+        ("json_each(?)", "the presence read: the set of devices asked about"),
+        ("SELECT DISTINCT entity_id FROM changes", "a refilter: the items changed since the cursor, once per filter change"),
+        ("INSERT INTO \"tokens\"", "a token's creation, an admin's: its role is checked against a list of three"),
+    ]
+
     @Test("every statement of the store's operations searches by key or index, but the listed walks")
     func noStatementScansATableItDoesNotMeanTo() async throws {
+        try await Self.withTracedOperations { database, planned in
+            let scans = try await database.writer.read { db in
+                try planned.compactMap { sql -> String? in
+                    // Planned with no value bound (SQLite reads each parameter as NULL): a plan does not
+                    // depend on the values bound.
+                    let explain = try db.makeStatement(sql: "EXPLAIN QUERY PLAN " + sql)
+                    explain.setUncheckedArguments(StatementArguments())
+                    let details = try Row.fetchAll(explain).map { $0["detail"] as String }
+                    let whole = details.filter(Self.readsATableWhole)
+                    return whole.isEmpty ? nil : "\(sql)\n    \(whole.joined(separator: "; "))"
+                }
+            }
+            EveryStoreOperation.expectOnlyMeant(scans, meant: Self.meantScans)
+        }
+    }
+
+    @Test("no statement of the store's operations builds a temporary table, but the listed ones")
+    func noStatementBuildsATemporaryTableItDoesNotMeanTo() async throws {
+        try await Self.withTracedOperations { database, planned in
+            // On the writer, whose connection compiles a write's constraints (the readers' do not).
+            let built = try await database.writer.write { db in
+                try planned.compactMap { sql -> String? in
+                    let explain = try db.makeStatement(sql: "EXPLAIN " + sql)
+                    explain.setUncheckedArguments(StatementArguments())
+                    let opcodes = try Row.fetchAll(explain).map { $0["opcode"] as String }
+                    return opcodes.contains("OpenEphemeral") ? sql : nil
+                }
+            }
+            EveryStoreOperation.expectOnlyMeant(built, meant: Self.meantTemporaryTables, doing: "build a temporary table")
+        }
+    }
+
+    /// Runs `body` with a database that ran one pass of `EveryStoreOperation`, and the plannable
+    /// statements it traced, on the writer and on the readers.
+    static func withTracedOperations(_ body: (AppDatabase, [String]) async throws -> Void) async throws {
         let statements = Mutex<Set<String>>([])
         try await withTemporaryFolder { folder in
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -44,18 +96,7 @@ struct StatementPlanTests {
             _ = try await database.snapshot(user: "erin")
             let planned = statements.withLock { $0 }.filter(Self.isPlannable).sorted()
             #expect(planned.count > 40, "the trace saw \(planned.count) statements")
-            let scans = try await database.writer.read { db in
-                try planned.compactMap { sql -> String? in
-                    // Planned with no value bound (SQLite reads each parameter as NULL): a plan does not
-                    // depend on the values bound.
-                    let explain = try db.makeStatement(sql: "EXPLAIN QUERY PLAN " + sql)
-                    explain.setUncheckedArguments(StatementArguments())
-                    let details = try Row.fetchAll(explain).map { $0["detail"] as String }
-                    let whole = details.filter(Self.readsATableWhole)
-                    return whole.isEmpty ? nil : "\(sql)\n    \(whole.joined(separator: "; "))"
-                }
-            }
-            EveryStoreOperation.expectOnlyMeant(scans, meant: Self.meantScans)
+            try await body(database, planned)
         }
     }
 

@@ -111,11 +111,12 @@ public enum EveryStoreOperation {
     /// reads) matches a fragment of `meant`, and every fragment of `meant` matches one, so that the
     /// list stays exact (a meant walk that no longer walks, or no longer runs, leaves it).
     public static func expectOnlyMeant(
-        _ scans: [String], meant: [(fragment: String, why: String)], sourceLocation: SourceLocation = #_sourceLocation
+        _ scans: [String], meant: [(fragment: String, why: String)], doing what: String = "read a table whole",
+        sourceLocation: SourceLocation = #_sourceLocation
     ) {
         let unmeant = scans.filter { scan in !meant.contains { scan.contains($0.fragment) } }
-        #expect(unmeant.isEmpty, "statements that read a table whole:\n\(unmeant.joined(separator: "\n"))", sourceLocation: sourceLocation)
+        #expect(unmeant.isEmpty, "statements that \(what):\n\(unmeant.joined(separator: "\n"))", sourceLocation: sourceLocation)
         let unused = meant.filter { meant in !scans.contains { $0.contains(meant.fragment) } }.map(\.fragment)
-        #expect(unused.isEmpty, "listed as meant, but no statement reads a table whole with: \(unused)", sourceLocation: sourceLocation)
+        #expect(unused.isEmpty, "listed as meant, but no statement that does \(what) has: \(unused)", sourceLocation: sourceLocation)
     }
 }
