@@ -62,7 +62,8 @@ struct StatementPlanTests {
     @Test("no statement of the store's operations builds a temporary table, but the listed ones")
     func noStatementBuildsATemporaryTableItDoesNotMeanTo() async throws {
         try await Self.withTracedOperations { database, planned in
-            // On the writer, whose connection compiles a write's constraints (the readers' do not).
+            // On the writer: SQLite leaves a write's constraints out of its program on a read-only
+            // connection, as the readers are.
             let built = try await database.writer.write { db in
                 try planned.compactMap { sql -> String? in
                     let explain = try db.makeStatement(sql: "EXPLAIN " + sql)
