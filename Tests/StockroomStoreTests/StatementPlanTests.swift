@@ -46,12 +46,7 @@ struct StatementPlanTests {
         try await Self.withTracedOperations { database, planned in
             let scans = try await database.writer.read { db in
                 try planned.compactMap { sql -> String? in
-                    // Planned with no value bound (SQLite reads each parameter as NULL): a plan does not
-                    // depend on the values bound.
-                    let explain = try db.makeStatement(sql: "EXPLAIN QUERY PLAN " + sql)
-                    explain.setUncheckedArguments(StatementArguments())
-                    let details = try Row.fetchAll(explain).map { $0["detail"] as String }
-                    let whole = details.filter(Self.readsATableWhole)
+                    let whole = try Self.explain(db, "EXPLAIN QUERY PLAN", sql, column: "detail").filter(Self.readsATableWhole)
                     return whole.isEmpty ? nil : "\(sql)\n    \(whole.joined(separator: "; "))"
                 }
             }
@@ -65,15 +60,18 @@ struct StatementPlanTests {
             // On the writer: SQLite leaves a write's constraints out of its program on a read-only
             // connection, as the readers are.
             let built = try await database.writer.write { db in
-                try planned.compactMap { sql -> String? in
-                    let explain = try db.makeStatement(sql: "EXPLAIN " + sql)
-                    explain.setUncheckedArguments(StatementArguments())
-                    let opcodes = try Row.fetchAll(explain).map { $0["opcode"] as String }
-                    return opcodes.contains("OpenEphemeral") ? sql : nil
-                }
+                try planned.filter { sql in try Self.explain(db, "EXPLAIN", sql, column: "opcode").contains("OpenEphemeral") }
             }
             EveryStoreOperation.expectOnlyMeant(built, meant: Self.meantTemporaryTables, doing: "build a temporary table")
         }
+    }
+
+    /// One column of `sql` explained by `explain` (`EXPLAIN QUERY PLAN`, or `EXPLAIN` for its program),
+    /// with no value bound: SQLite reads each parameter as NULL, and neither depends on the values.
+    static func explain(_ db: Database, _ explain: String, _ sql: String, column: String) throws -> [String] {
+        let statement = try db.makeStatement(sql: explain + " " + sql)
+        statement.setUncheckedArguments(StatementArguments())
+        return try Row.fetchAll(statement).map { $0[column] as String }
     }
 
     /// Runs `body` with a database that ran one pass of `EveryStoreOperation`, and the plannable
