@@ -17,7 +17,7 @@ extension AppDatabase {
     ) async throws -> Replayable<Value> {
         guard let idempotency else {
             guard let position else { return .fresh(try await write { db in try SQLiteWriteRows.run(db, body) }) }
-            return .fresh(try await write { db in try SQLiteWriteRows.run(db) { rows in position(try await body(rows), try rows.logHead()) } })
+            return .fresh(try await write { db in try SQLiteWriteRows.run(db) { rows in try Self.positioned(try await body(rows), position, rows) } })
         }
         try inFlight.claim(idempotency.key)
         defer { inFlight.release(idempotency.key) }

@@ -264,9 +264,7 @@ struct MigrationTests {
             _ = try await database.runCommand(.openEdit(itemID: keyboard.id), clientID: "erin-phone", origin: Sample.erin("erin-phone"))
             let (definition, opcodes, refusal) = try await database.writer.write { db in
                 let definition = try String.fetchOne(db, sql: "SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = 'changes'") ?? ""
-                let explain = try db.makeStatement(sql: "EXPLAIN " + ChangeLog.appendSQL)
-                explain.setUncheckedArguments(StatementArguments())
-                let opcodes = try Row.fetchAll(explain).map { $0["opcode"] as String }
+                let opcodes = try StatementPlanTests.explain(db, "EXPLAIN", ChangeLog.appendSQL, column: "opcode")
                 let refusal: DatabaseError? = {
                     do {
                         try db.execute(sql: "INSERT INTO changes (entity, op, entity_id, at) VALUES ('token', 'upsert', 'x', 1)")
