@@ -6,7 +6,7 @@ import StockroomStorage
 import StockroomStore
 import Testing
 
-@Suite("The feed across drops, restarts and resyncs", .timeLimit(.minutes(2)))
+@Suite("The feed across drops, restarts and resyncs", .timeLimit(.minutes(10)))
 struct FeedTests {
     /// Reads events until `count` changes have come; returns them and every event seen.
     static func read(

@@ -5,7 +5,7 @@ import Testing
 
 /// Following part of the inventory from the SDK, against a live server: a typed filter on the
 /// feed and the store, moves in and out, progress, and a filter changed without a refetch.
-@Suite("The SDK under an item filter, against a live server", .timeLimit(.minutes(2)))
+@Suite("The SDK under an item filter, against a live server", .timeLimit(.minutes(10)))
 @MainActor
 struct FilteredStoreTests {
     @Test(arguments: testedTransports)

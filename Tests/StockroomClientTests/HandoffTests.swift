@@ -3,7 +3,7 @@ import Observation
 import StockroomClient
 import Testing
 
-@Suite("SyncedStore against a live server: handoff, optimism, rollback, observation", .timeLimit(.minutes(2)))
+@Suite("SyncedStore against a live server: handoff, optimism, rollback, observation", .timeLimit(.minutes(10)))
 @MainActor
 struct HandoffTests {
     /// The handoff of the `stockroom-handoff` example, over each transport (its `--transport`).

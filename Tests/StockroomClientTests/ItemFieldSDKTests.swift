@@ -6,7 +6,7 @@ import Testing
 /// Every field of the table (`ItemFields`) through the SDK, against a live server: the typed API's
 /// create and read, the `SyncedStore` mirror fed by the snapshot and the feed, and the offline
 /// queue's file, which keeps a draft's fields in its commands.
-@Suite("Item fields through the SDK", .timeLimit(.minutes(1)))
+@Suite("Item fields through the SDK", .timeLimit(.minutes(10)))
 @MainActor
 struct ItemFieldSDKTests {
     @Test func everyFieldReachesTheClientAndItsStore() async throws {

@@ -4,7 +4,7 @@ import Testing
 
 /// What the store's costs grow with: a drain replays each pending command a bounded number of
 /// times, and a change moves one item or device instead of re-sorting them all.
-@Suite("SyncedStore's costs stay linear", .timeLimit(.minutes(2)))
+@Suite("SyncedStore's costs stay linear", .timeLimit(.minutes(10)))
 @MainActor
 struct LinearCostTests: FeedFixtures {
     /// 1,000 commands queued offline, then delivered one by one: a rebase after every answer

@@ -5,7 +5,7 @@ import Testing
 
 /// Item writes through `SyncedStore`: queued and shown at once like commands, persisted, delivered
 /// in order exactly once, and refused into `failedWrites` with their drafts.
-@Suite("Offline item writes", .timeLimit(.minutes(2)))
+@Suite("Offline item writes", .timeLimit(.minutes(10)))
 @MainActor
 struct OfflineItemWriteTests {
     /// The writes of one key, as origins in the server's log (the feed's own record of what applied).

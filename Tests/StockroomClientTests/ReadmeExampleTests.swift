@@ -28,7 +28,7 @@ func handOff(server: URL, token: String, folder: String) async throws -> (String
     return (saved.item?.name, laptop.navigation.state.destination == nil)
 }
 
-@Suite("The README's example", .timeLimit(.minutes(1)))
+@Suite("The README's example", .timeLimit(.minutes(10)))
 @MainActor
 struct ReadmeExampleTests {
     @Test func theREADMEExampleIsThisCodeAndRuns() async throws {

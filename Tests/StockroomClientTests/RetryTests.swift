@@ -4,7 +4,7 @@ import Testing
 
 /// How delivery waits: exponential backoff with jitter, `Retry-After` honoured, and which answers
 /// end a write's attempts.
-@Suite("Retries: backoff, jitter, Retry-After", .timeLimit(.minutes(1)))
+@Suite("Retries: backoff, jitter, Retry-After", .timeLimit(.minutes(10)))
 @MainActor
 struct RetryTests {
     /// Attempt n waits between a tenth and all of min(maximum, initial x 2^(n-1)), never the same

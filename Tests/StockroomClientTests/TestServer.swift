@@ -73,7 +73,7 @@ final class TestServer: Sendable {
     }
 
     /// A client of this server with `token` (the editor's by default).
-    func client(token: String? = nil, requestTimeout: Duration = .seconds(10)) throws -> StockroomClient {
+    func client(token: String? = nil, requestTimeout: Duration = .seconds(30)) throws -> StockroomClient {
         StockroomClient(baseURL: try url, token: token ?? editor, requestTimeout: requestTimeout)
     }
 

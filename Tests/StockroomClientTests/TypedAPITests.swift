@@ -2,7 +2,7 @@ import Foundation
 @testable import StockroomClient
 import Testing
 
-@Suite("The typed API against a live server", .timeLimit(.minutes(2)))
+@Suite("The typed API against a live server", .timeLimit(.minutes(10)))
 struct TypedAPITests {
     @Test func itemsPageAsAnAsyncSequenceAndWritesCarryTheirETag() async throws {
         try await withServer { server in

@@ -7,7 +7,7 @@ import Testing
 /// (Observation), not on a timer. Fails the test after `timeout`, so that a bug cannot hang the run.
 @MainActor
 func waitUntil(
-    _ store: SyncedStore, timeout: Duration = .seconds(20), _ what: String = "condition",
+    _ store: SyncedStore, timeout: Duration = .seconds(60), _ what: String = "condition",
     sourceLocation: SourceLocation = #_sourceLocation, _ condition: @escaping @MainActor (SyncedStore) -> Bool
 ) async throws {
     let deadline = ContinuousClock.now + timeout

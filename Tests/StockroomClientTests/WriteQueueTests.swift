@@ -2,13 +2,13 @@ import Foundation
 import StockroomClient
 import Testing
 
-@Suite("Offline queue and retries", .timeLimit(.minutes(2)))
+@Suite("Offline queue and retries", .timeLimit(.minutes(10)))
 @MainActor
 struct WriteQueueTests {
     /// A command the server answers with 500 is sent a bounded number of times
     /// (`serverErrorAttempts`), then leaves the queue for `failedWrites` with that answer, and the
     /// command behind it is delivered.
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(10)))
     func aCommandAnsweredWithServerErrorsEndsInFailures() async throws {
         var options = testStoreOptions
         options.serverErrorAttempts = 3

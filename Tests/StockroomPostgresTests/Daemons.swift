@@ -10,7 +10,7 @@ func withDaemons<T>(
     _ count: Int, pollInterval: Duration = .seconds(1), listens: Bool = true, maximumConnections: Int = 20, deadline: Duration = .seconds(5),
     _ body: (_ stores: [PostgresStore], _ url: PostgresURL) async throws -> T
 ) async throws -> T {
-    let url = try PostgresURL(try TestPostgres.shared().newDatabase())
+    let url = try PostgresURL(try await TestPostgres.shared().newDatabase())
     var stores: [PostgresStore] = []
     for _ in 0..<count {
         stores.append(

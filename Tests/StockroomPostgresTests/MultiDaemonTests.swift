@@ -14,7 +14,7 @@ struct MultiDaemonTests {
 
     /// One idempotency key sent to three daemons at once: applied once; every other answer is the
     /// replay of that one, or `requestInProgress` while it runs.
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(10)))
     func oneKeySentToEveryDaemonAtOnceIsAppliedOnce() async throws {
         try await withDaemons(3) { daemons, _ in
             for round in 0..<5 {
@@ -54,7 +54,7 @@ struct MultiDaemonTests {
 
     /// Two devices saving their drafts of one item through different daemons: one save wins, the
     /// other is a conflict naming the winner's version, and its draft is kept.
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(10)))
     func ofTwoSavesThroughDifferentDaemonsExactlyOneWins() async throws {
         // A long deadline: the loser waits on the winner's row lock, and on a busy machine that can
         // pass the default five seconds (a 503, not the answer this test is about).
@@ -106,7 +106,7 @@ struct MultiDaemonTests {
     }
 
     /// Both daemons trimming at once: one trims, the watermark is one, and the hubs of both follow it.
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(10)))
     func twoDaemonsTrimmingAtOnceLeaveOneWatermark() async throws {
         try await withDaemons(2) { daemons, _ in
             for _ in 0..<20 { _ = try await daemons[0].createItem(id: nil, draft: Self.draft, origin: Origin(user: "erin"), idempotency: nil) }
@@ -125,7 +125,7 @@ struct MultiDaemonTests {
     /// `stockroom restore --db-url` after a pg_restore: the database takes a new epoch; the daemons
     /// still running on it stop answering (503) and end their streams; a daemon started on it
     /// serves the new epoch, and refuses every cursor from before.
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(10)))
     func aNewEpochRefusesOldCursorsAndStopsTheDaemonsStillRunning() async throws {
         try await withDaemons(2, pollInterval: .seconds(60)) { daemons, url in
             try await eventually("both daemons listen") { daemons.allSatisfy(\.isListening) }
@@ -151,7 +151,7 @@ struct MultiDaemonTests {
     /// presence change reaches a subscriber of another; the daemon's lease expiring (it died)
     /// publishes it offline from another daemon's tick. Ticks of the two daemons at once decide
     /// each flip once.
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(10)))
     func aDeviceOpenOnOneDaemonIsOnlineOnEveryDaemon() async throws {
         try await withDaemons(2) { daemons, _ in
             let now = Date()
@@ -186,7 +186,7 @@ struct MultiDaemonTests {
 
     /// A filtered feed on one daemon of writes made through others: the moves in and out are the
     /// same as on the daemon that wrote them, from memory or from the table.
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(10)))
     func aFilteredFeedOnOneDaemonSeesMovesMadeThroughOthers() async throws {
         try await withDaemons(3) { daemons, _ in
             let erin = Origin(user: "erin")
@@ -224,7 +224,7 @@ struct MultiDaemonTests {
     /// A CSV import of more rows than a daemon keeps in memory, applied through one daemon while
     /// another takes writes: every daemon then reads the whole log contiguous and the same, the
     /// import's rows and the other writes each once, and its memory has caught up to the head.
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(10)))
     func anImportThroughOneDaemonReachesEveryDaemonWhole() async throws {
         try await withDaemons(2) { daemons, _ in
             let erin = Origin(user: "erin")
@@ -265,7 +265,7 @@ struct MultiDaemonTests {
     /// 30 commands of one new device through three daemons at once: every one applies, none
     /// lost. Pushes read the device's row without holding it and write only at the version read
     /// (a conflict runs the command again); its first writes queue behind each other.
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(10)))
     func commandsOfOneDeviceThroughEveryDaemonAtOnceAllApply() async throws {
         try await withDaemons(3) { daemons, _ in
             let erin = Origin(user: "erin")

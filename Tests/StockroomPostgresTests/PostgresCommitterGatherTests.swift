@@ -47,7 +47,7 @@ struct PostgresCommitterGatherTests {
         try await eventually("the queued writes run as one batch") { batches.all == [1, count] }
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(10)))
     func afterABatchOfFourTheNextWaitsForFourWrites() async throws {
         // A wait far longer than the test: only the fourth write can end it.
         let committer = PostgresCommitter(gatherWait: .seconds(600))
@@ -64,7 +64,7 @@ struct PostgresCommitterGatherTests {
         #expect(committer.pendingCount == 0)
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(10)))
     func aWriteAfterABatchOfManyRunsOnceTheWaitEnds() async throws {
         let committer = PostgresCommitter(gatherWait: .milliseconds(200))
         let batches = Batches()

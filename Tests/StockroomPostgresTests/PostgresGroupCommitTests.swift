@@ -62,7 +62,7 @@ struct PostgresGroupCommitTests {
 
     /// Writes refused in different ways among many in one batch: each refused one gets its own
     /// error and writes nothing; the others commit with one head step, their entries contiguous.
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(10)))
     func oneRefusedAmongManyIsAnsweredAloneAndTheOthersCommit() async throws {
         try await withDaemons(1) { stores, _ in
             let store = stores[0]
@@ -127,7 +127,7 @@ struct PostgresGroupCommitTests {
     /// PUTs without an idempotency key queued together: their updates run ahead in one statement
     /// (`PlannedUpdate`), the rest of each write after; a second PUT of the same item runs after
     /// the first, and the log holds every write once, in the order they were applied.
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(10)))
     func putsOfOneBatchUpdateTheirItemsInOneStatement() async throws {
         try await withDaemons(1) { stores, _ in
             let store = stores[0]
@@ -176,7 +176,7 @@ struct PostgresGroupCommitTests {
     /// read in one statement each (`PostgresWrite.claimAhead`); the fresh ones' updates run ahead
     /// in one statement, a replay writes nothing, and a refusal is stored for its key. Each key's
     /// answer replays afterwards as the batch decided it.
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(10)))
     func keyedPutsOfOneBatchClaimTheirKeysAheadAndApplyOnce() async throws {
         try await withDaemons(1) { stores, _ in
             let store = stores[0]
@@ -243,7 +243,7 @@ struct PostgresGroupCommitTests {
 
     /// POSTs with idempotency keys queued together: the fresh ones insert in one statement; a
     /// replay of a create decided before inserts nothing and answers the first item.
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(10)))
     func keyedPostsOfOneBatchInsertAheadAndAReplayInsertsNothing() async throws {
         try await withDaemons(1) { stores, _ in
             let store = stores[0]
@@ -274,7 +274,7 @@ struct PostgresGroupCommitTests {
 
     /// POSTs without an idempotency key queued together: their inserts run ahead in one statement
     /// (`PlannedInsert`); one naming an id that exists is refused alone when the batch runs again.
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(10)))
     func postsOfOneBatchInsertInOneStatement() async throws {
         try await withDaemons(1) { stores, _ in
             let store = stores[0]
@@ -307,7 +307,7 @@ struct PostgresGroupCommitTests {
 
     /// A planned PUT refused (a stale version, a missing item) among planned ones: the batch runs
     /// again with savepoints, the refused ones answered alone and the others applied once.
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(10)))
     func aRefusedPlannedPutIsAnsweredAloneAndTheOthersApplyOnce() async throws {
         try await withDaemons(1) { stores, _ in
             let store = stores[0]
@@ -345,7 +345,7 @@ struct PostgresGroupCommitTests {
     /// (`readAhead`), and a row one write of the batch changed is read again by the next. Two
     /// devices save the same item in one batch: one writes it, the other finds it changed (a
     /// conflict), as when they come one after another.
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(10)))
     func commandsOfOneBatchReadAheadAndSeeEachOthersWrites() async throws {
         try await withDaemons(1) { stores, _ in
             let store = stores[0]
@@ -396,7 +396,7 @@ struct PostgresGroupCommitTests {
     /// (its update kept for the batch's one statement) and then deleted while two devices show it
     /// (its delete alert on one, on the other's path: both repaired, and both opened it earlier in
     /// the batch), and a device's first write.
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(10)))
     func aBatchOfCommandsEndsAsTheSameCommandsOneAtATime() async throws {
         let x = ItemID.random(), y = ItemID.random()
         @Sendable func device(_ name: String) -> ClientID { ClientID(stored: name) }
@@ -476,7 +476,7 @@ struct PostgresGroupCommitTests {
 
     /// A write that met a state moved under it (`WriteRetry`, as a deadlock or a serialization
     /// failure) rolls back alone and runs again in a later batch; the others of its batch commit once.
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(10)))
     func aWriteToRunAgainIsRetriedAloneInALaterBatch() async throws {
         try await withDaemons(1) { stores, _ in
             let store = stores[0]
@@ -519,7 +519,7 @@ struct PostgresGroupCommitTests {
     /// Two daemons' batches that lock two items in opposite orders deadlock; PostgreSQL aborts one
     /// statement, whose write rolls back alone and runs again after the other batch committed:
     /// both writes are applied once.
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(10)))
     func aDeadlockBetweenTwoDaemonsIsRetriedAlone() async throws {
         try await withDaemons(2) { daemons, _ in
             let first = try await daemons[0].createItem(id: nil, draft: Self.draft(1), origin: Self.erin, idempotency: nil).value
@@ -551,7 +551,7 @@ struct PostgresGroupCommitTests {
 
     /// A COMMIT that fails (here a deferred constraint one write of the batch broke) answers every
     /// write of the batch with an error, and none of them is applied.
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(10)))
     func aFailedCommitAnswersEveryWriteOfTheBatchAndAppliesNone() async throws {
         try await withDaemons(1) { stores, url in
             let store = stores[0]
@@ -599,7 +599,7 @@ struct PostgresGroupCommitTests {
     /// The task that runs a batch is one writer's request; its cancellation (a client gone) does
     /// not abandon the batch: the write commits, and its caller and the writes queued behind it
     /// get their real outcomes.
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(10)))
     func aCancelledWritersBatchStillCommits() async throws {
         try await withDaemons(1) { stores, _ in
             let store = stores[0]
@@ -628,7 +628,7 @@ struct PostgresGroupCommitTests {
 
     /// Three daemons, sixteen writers each, creating and updating at once: every write is
     /// acknowledged, and every daemon's log is the same, contiguous, one entry per write.
-    @Test(.timeLimit(.minutes(3)))
+    @Test(.timeLimit(.minutes(10)))
     func threeDaemonsOfSixteenWritersEachKeepOneContiguousExactLog() async throws {
         try await withDaemons(3) { daemons, _ in
             let head = try await daemons[0].resolve(.now)

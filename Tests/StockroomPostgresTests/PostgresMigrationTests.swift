@@ -12,14 +12,14 @@ import Testing
 /// PostgreSQL's 0002 rewrites the retained navigation values into change-value form 2, as SQLite's 0007 does.
 @Suite("PostgreSQL migrations", .enabled(if: TestPostgres.isAvailable, "PostgreSQL 15 is not installed"))
 struct PostgresMigrationTests {
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(10)))
     func navigationValuesOfForm1BecomeForm2() async throws {
         do { try await check() } catch { Issue.record("\(String(reflecting: error))") }
     }
 
     func check() async throws {
-        let server = try TestPostgres.shared()
-        let url = try server.newDatabase()
+        let server = try await TestPostgres.shared()
+        let url = try await server.newDatabase()
         let database = try #require(url.split(separator: "/").last?.split(separator: "?").first.map(String.init))
         let logger = Logger(label: "test")
         let connection = try await PostgresConnection.connect(

@@ -14,7 +14,7 @@ struct PostgresPlanTests {
     /// keep it (generic, `plan_cache_mode = force_generic_plan`) on a table of 2,000 items: it finds
     /// its rows through the indexes. With PostgreSQL's default `random_page_cost` (4.0) the planner
     /// scanned all of `items` to join it with the batch's ids.
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(10)))
     func aBatchOfPutsFindsItsItemsByIndex() async throws {
         try await withDaemons(1) { stores, _ in
             let store = stores[0]

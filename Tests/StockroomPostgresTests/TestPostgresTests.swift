@@ -7,11 +7,11 @@ import Testing
 /// The PostgreSQL the backend's tests run on: a real server, started and stopped by the tests.
 @Suite("A throwaway PostgreSQL for the tests", .enabled(if: TestPostgres.isAvailable, "PostgreSQL 15 is not installed"))
 struct TestPostgresTests {
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(10)))
     func aClusterStartsAnswersAQueryAndStopsByItsPID() async throws {
-        let server = try TestPostgres.start()
+        let server = try await TestPostgres.start()
         defer { server.stop() }
-        try server.createDatabase("stockroom_test")
+        try await server.createDatabase("stockroom_test")
         let connection = try await PostgresConnection.connect(
             configuration: .init(host: "127.0.0.1", port: server.port, username: "postgres", password: nil, database: "stockroom_test", tls: .disable),
             id: 1, logger: Logger(label: "test"))

@@ -26,7 +26,7 @@ struct InOrderOnLoopTests {
     /// A task already running on the loop asks for work after another thread has queued some (a
     /// stream's round off the loop wrote a change; its next wake-up, on the loop, writes the next):
     /// the queued work runs first.
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(10)))
     func workAskedForOnTheLoopRunsAfterWorkQueuedBeforeIt() async throws {
         let (group, loop, order, ran) = Self.oneLoop()
         let queuedElsewhere = DispatchSemaphore(value: 0)
@@ -45,7 +45,7 @@ struct InOrderOnLoopTests {
     }
 
     /// On the loop with nothing queued, work runs in place, before the call returns.
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(10)))
     func workOnTheLoopWithNothingQueuedRunsInPlace() async throws {
         let (group, loop, order, ran) = Self.oneLoop()
         try await loop.submit {

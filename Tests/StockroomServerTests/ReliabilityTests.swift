@@ -15,7 +15,7 @@ struct ReliabilityTests {
     /// A full database (capped with `max_page_count`, as a full disk would cap it): `/ready` says
     /// 503 with the reason while writes fail, and 200 again once space returns, without a restart.
     // Its few hundred writes take seconds alone and can take a minute beside the whole suite.
-    @Test(.timeLimit(.minutes(3)))
+    @Test(.timeLimit(.minutes(10)))
     func readyFollowsWhetherAWriteWouldSucceed() async throws {
         try await withTestApp { app in
             // The migrated schema takes a few dozen pages; the items fill the rest.
@@ -71,7 +71,7 @@ struct ReliabilityTests {
     /// A connection that never sends, one that stops in the middle of its headers, and an idle
     /// keep-alive connection are closed by the server; a stream and a long-poll outlive the
     /// idle timeout, since they are not idle.
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(10)))
     func idleAndSlowConnectionsAreClosedButStreamsAreNot() async throws {
         try await withTestApp { app in
             try await app.live(settings: Self.shortTimeouts) { client in
@@ -104,7 +104,7 @@ struct ReliabilityTests {
 
     /// Past `http.maxConnections` a new connection gets the contract's 503 with Retry-After and is
     /// closed; the refusal is counted in /metrics, and a freed place is taken again.
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(10)))
     func connectionsOverTheCapAreRefusedWith503() async throws {
         try await withTestApp { app in
             let settings: [AbsoluteConfigKey: ConfigValue] = ["http.maxConnections": .init(.int(3), isSecret: false)]
@@ -142,7 +142,7 @@ struct ReliabilityTests {
 
     /// Past the per-token or the total subscriber cap a new stream or long-poll is 503 with
     /// Retry-After and the contract's body; other tokens keep their share until the total is reached.
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(10)))
     func feedSubscribersOverACapAreRefusedWith503() async throws {
         try await withTestApp { app in
             let settings: [AbsoluteConfigKey: ConfigValue] = [

@@ -11,7 +11,7 @@ import Testing
 struct SpreadsheetTests {
 
     /// Converts `file` with headless LibreOffice into `folder`, with its own profile under `folder`.
-    static func convert(_ file: String, to format: String, in folder: URL, inputFilter: String? = nil) throws {
+    static func convert(_ file: String, to format: String, in folder: URL, inputFilter: String? = nil) async throws {
         let soffice = try #require(LibreOffice.soffice, "LibreOffice (libreoffice-calc-nogui) is not installed")
         let process = Process()
         process.executableURL = URL(fileURLWithPath: soffice)
@@ -20,11 +20,12 @@ struct SpreadsheetTests {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
-        process.waitUntilExit()
+        // Polled: LibreOffice takes seconds, and a blocked cooperative thread would stall every other test meanwhile.
+        while process.isRunning { try await Task.sleep(for: .milliseconds(20)) }
         try #require(process.terminationStatus == 0, "soffice --convert-to \(format) \(file)")
     }
 
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(10)))
     func aFileLibreOfficeSavedImportsBackUnchanged() async throws {
         try await withTestApp { app in
             try await app.live { client in
@@ -46,8 +47,8 @@ struct SpreadsheetTests {
                 try await server.request(.GET, "/v1/items/export", token: app.viewer).body.write(to: export)
                 // The export opened as CSV (comma, double quote, UTF-8) and saved as a workbook, then
                 // the workbook saved as CSV again.
-                try Self.convert(export.path, to: "xlsx", in: folder, inputFilter: "CSV:44,34,76,1")
-                try Self.convert(
+                try await Self.convert(export.path, to: "xlsx", in: folder, inputFilter: "CSV:44,34,76,1")
+                try await Self.convert(
                     folder.appendingPathComponent("items.xlsx").path, to: "csv:Text - txt - csv (StarCalc):44,34,76,1",
                     in: folder.appendingPathComponent("back"))
                 let saved = try Data(contentsOf: folder.appendingPathComponent("back/items.csv"))

@@ -9,14 +9,14 @@ struct StockroomProcess {
     }
 
     /// Runs a subcommand to completion and returns its exit status and standard output.
-    static func run(_ arguments: [String], in directory: URL) throws -> (status: Int32, output: String) {
-        let result = try run(arguments, in: directory, environment: [:])
+    static func run(_ arguments: [String], in directory: URL) async throws -> (status: Int32, output: String) {
+        let result = try await run(arguments, in: directory, environment: [:])
         return (result.status, result.output)
     }
 
     /// Runs a subcommand to completion with extra environment variables; returns status, stdout and stderr.
     static func run(_ arguments: [String], in directory: URL, environment: [String: String])
-        throws -> (status: Int32, output: String, error: String)
+        async throws -> (status: Int32, output: String, error: String)
     {
         // Files, not pipes: a full pipe nobody reads would block the child.
         let outputURL = FileManager.default.temporaryDirectory.appendingPathComponent("stockroom-out-\(UUID().uuidString)")
@@ -35,7 +35,7 @@ struct StockroomProcess {
             standardOutput: outputHandle.fileDescriptor, standardError: errorHandle.fileDescriptor)
         try outputHandle.close()
         try errorHandle.close()
-        process.waitUntilExit()
+        await process.exited()
         let output = String(decoding: (try? Data(contentsOf: outputURL)) ?? Data(), as: UTF8.self)
         let error = String(decoding: (try? Data(contentsOf: errorURL)) ?? Data(), as: UTF8.self)
         return (process.terminationStatus, output, error)

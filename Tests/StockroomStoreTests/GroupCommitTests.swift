@@ -300,8 +300,10 @@ struct GroupCommitTests {
             let after = database.committer.statistics
             #expect(after.quietCheckpoints == before.quietCheckpoints)
             #expect(after.checkpoints - before.checkpoints >= 1)
-            // Each on its caller's thread, but those that came while a checkpoint ran: they queued.
-            #expect(after.inlineWrites - before.inlineWrites >= 2000 - (after.checkpoints - before.checkpoints))
+            // Most on their caller's thread. Those that came while a checkpoint ran on the writer's
+            // queue queued, and so did any that came before that queue, done, saw itself empty: how
+            // many depends on how the threads are scheduled.
+            #expect(after.inlineWrites - before.inlineWrites > 1000)
             let walBytes = try #require(try FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int)
             #expect(walBytes < 4500 * (4096 + 24), "the WAL is \(walBytes) bytes")
 

@@ -23,7 +23,7 @@ struct StorageBackend: Sendable, CustomStringConvertible {
     /// full test run's busy two cores a racing write can wait past the default five seconds.
     static let postgres = StorageBackend(description: "PostgreSQL") { _, limits in
         let store = try await PostgresStore.open(
-            url: PostgresURL(try TestPostgres.shared().newDatabase()), limits: limits, deadline: .seconds(30))
+            url: PostgresURL(try await TestPostgres.shared().newDatabase()), limits: limits, deadline: .seconds(30))
         let running = Task { try await store.run() }
         return (store, {
             running.cancel()

@@ -222,7 +222,7 @@ struct StorageContractTests {
     }
 
     /// A subscriber of the store's hub is woken by a commit it can see, and reads the change.
-    @Test(.timeLimit(.minutes(1)), arguments: StorageBackend.all)
+    @Test(.timeLimit(.minutes(10)), arguments: StorageBackend.all)
     func aCommitWakesTheSubscribersThatSeeIt(backend: StorageBackend) async throws {
         try await withStorage(backend) { storage in
             let erins = storage.hub.subscribe(FeedFilter(user: "erin", topics: [.navigation]))

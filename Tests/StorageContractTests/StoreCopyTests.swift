@@ -14,7 +14,7 @@ struct StoreCopyTests {
     static let erin = Origin(user: "erin", clientID: "phone")
     static let everything = FeedFilter(user: "erin", topics: [.item, .navigation])
 
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(10)))
     func aCopyServesTheSameStoreAndItsCursors() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("stockroom-copy-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -50,7 +50,7 @@ struct StoreCopyTests {
         let draft = Draft(name: "Keyboard", color: nil, status: .inStock(quantity: 1))
         _ = try await sqlite.createItem(id: nil, draft: draft, origin: keyed, idempotency: request)
 
-        let url = try PostgresURL(try TestPostgres.shared().newDatabase())
+        let url = try PostgresURL(try await TestPostgres.shared().newDatabase())
         let summary = try await PostgresStore.importCopy(from: try sqlite.copySource(), into: url, newEpoch: false)
         #expect(summary.epoch == sqlite.epoch && summary.head == sqlite.hub.head)
         #expect(summary.rows[.items] == 13 && summary.rows[.tokens] == 2 && summary.rows[.clients] == 2)
@@ -94,7 +94,7 @@ struct StoreCopyTests {
         #expect(try await postgres.resolve(.now) == summary.head + 1)
 
         // With a new epoch, every SQLite cursor is refused.
-        let fresh = try PostgresURL(try TestPostgres.shared().newDatabase())
+        let fresh = try PostgresURL(try await TestPostgres.shared().newDatabase())
         let renewed = try await PostgresStore.importCopy(from: try sqlite.copySource(), into: fresh, newEpoch: true)
         #expect(renewed.epoch != sqlite.epoch && renewed.head == summary.head)
     }

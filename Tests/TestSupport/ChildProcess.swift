@@ -72,6 +72,20 @@ public final class ChildProcess: Sendable {
         }
     }
 
+    /// Waits for the child to exit without holding a thread: it polls. `waitUntilExit()` on a task
+    /// holds one of the few cooperative threads (as many as cores) for as long as the child runs,
+    /// and every other test's tasks wait meanwhile.
+    public func exited(polling interval: Duration = .milliseconds(5)) async {
+        while isRunning {
+            do {
+                try await Task.sleep(for: interval)
+            } catch {
+                waitUntilExit()
+                return
+            }
+        }
+    }
+
     /// Blocks until the child exits.
     public func waitUntilExit() {
         reaped.withLock { status in

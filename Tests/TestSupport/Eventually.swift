@@ -5,7 +5,7 @@ import Testing
 /// For state the test cannot be told about (another process, a server's counters); where a
 /// change can be observed, wait for it instead.
 public func eventually(
-    _ what: String, timeout: Duration = .seconds(20), interval: Duration = .milliseconds(5),
+    _ what: String, timeout: Duration = .seconds(60), interval: Duration = .milliseconds(5),
     sourceLocation: SourceLocation = #_sourceLocation, _ condition: () async throws -> Bool
 ) async throws {
     let deadline = ContinuousClock.now + timeout

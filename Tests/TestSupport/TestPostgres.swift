@@ -39,17 +39,17 @@ public final class TestPostgres: Sendable {
     }
 
     /// Starts a new cluster; `settings` go to the server as `-c name=value`.
-    public static func start(settings: [String: String] = [:]) throws -> TestPostgres {
+    public static func start(settings: [String: String] = [:]) async throws -> TestPostgres {
         guard FileManager.default.isExecutableFile(atPath: "\(binaries)/initdb") else {
             throw Failure(description: "PostgreSQL 15 is not installed (\(binaries)/initdb); apt-get install postgresql-15")
         }
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("stockroom-pg-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: false)
         do {
-            if asRoot { try run("/bin/chown", ["postgres:postgres", folder.path]) }
-            try run("/bin/chmod", ["700", folder.path])
+            if asRoot { try await run("/bin/chown", ["postgres:postgres", folder.path]) }
+            try await run("/bin/chmod", ["700", folder.path])
             let data = folder.appendingPathComponent("data").path
-            try runAsPostgres(
+            try await runAsPostgres(
                 "\(binaries)/initdb", ["-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-locale", "--no-sync", "--no-instructions"])
             var options = "-c listen_addresses=127.0.0.1 -k \(folder.path)"
             for (name, value) in settings.sorted(by: { $0.key < $1.key }) { options += " -c \(name)=\(value)" }
@@ -58,7 +58,7 @@ public final class TestPostgres: Sendable {
             for _ in 0..<5 {
                 let port = try freePort()
                 do {
-                    try runAsPostgres(
+                    try await runAsPostgres(
                         "\(binaries)/pg_ctl",
                         ["-D", data, "-l", folder.appendingPathComponent("server.log").path, "-w", "-t", "30", "-o", "-p \(port) \(options)", "start"])
                     let pidText = try String(contentsOfFile: "\(data)/postmaster.pid", encoding: .utf8)
@@ -85,14 +85,14 @@ public final class TestPostgres: Sendable {
     }
 
     /// Stops the server (fast shutdown: every connection is cut), keeping its data.
-    public func pause() throws {
-        try Self.runAsPostgres("\(Self.binaries)/pg_ctl", ["-D", folder.appendingPathComponent("data").path, "-m", "fast", "-w", "stop"])
+    public func pause() async throws {
+        try await Self.runAsPostgres("\(Self.binaries)/pg_ctl", ["-D", folder.appendingPathComponent("data").path, "-m", "fast", "-w", "stop"])
     }
 
     /// Starts the paused server again, on the same port.
-    public func resume() throws {
+    public func resume() async throws {
         let data = folder.appendingPathComponent("data").path
-        try Self.runAsPostgres(
+        try await Self.runAsPostgres(
             "\(Self.binaries)/pg_ctl",
             ["-D", data, "-l", folder.appendingPathComponent("server.log").path, "-w", "-t", "30", "-o", "-p \(port) \(options)", "start"])
         let pidText = try String(contentsOfFile: "\(data)/postmaster.pid", encoding: .utf8)
@@ -105,26 +105,36 @@ public final class TestPostgres: Sendable {
     /// test opens may grow its pool to 20 (a multi-daemon test's three to 63), and on a busy
     /// two-core machine more tests overlap than on a quiet one (400 ran out once, under a full run
     /// with other builds beside it).
-    public static func shared() throws -> TestPostgres {
-        try sharedServer.get()
+    public static func shared() async throws -> TestPostgres {
+        let starting = sharedStart.withLock { task in
+            if let task { return task }
+            let started = Task {
+                let server = try await TestPostgres.start(settings: ["max_connections": "1000", "fsync": "off"])
+                sharedServer.withLock { $0 = server }
+                return server
+            }
+            task = started
+            atexit { TestPostgres.sharedServer.withLock { $0 }?.stop() }
+            return started
+        }
+        return try await starting.value
     }
 
-    private static let sharedServer: Result<TestPostgres, any Error> = {
-        let result = Result { try TestPostgres.start(settings: ["max_connections": "1000", "fsync": "off"]) }
-        atexit { if case .success(let server) = TestPostgres.sharedServer { server.stop() } }
-        return result
-    }()
+    /// The first caller's start, which every later caller awaits.
+    private static let sharedStart = Mutex<Task<TestPostgres, any Error>?>(nil)
+    /// The server once started, for the exit handler to stop.
+    private static let sharedServer = Mutex<TestPostgres?>(nil)
 
     /// Creates a new, empty database and returns its URL.
-    public func newDatabase() throws -> String {
+    public func newDatabase() async throws -> String {
         let name = "t_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
-        try createDatabase(name)
+        try await createDatabase(name)
         return url(database: name)
     }
 
     /// Creates a database.
-    public func createDatabase(_ name: String) throws {
-        try Self.runAsPostgres("\(Self.binaries)/createdb", ["-h", "127.0.0.1", "-p", "\(port)", "-U", user, name])
+    public func createDatabase(_ name: String) async throws {
+        try await Self.runAsPostgres("\(Self.binaries)/createdb", ["-h", "127.0.0.1", "-p", "\(port)", "-U", user, name])
     }
 
     /// Stops the server (fast shutdown: SIGINT to the postmaster), waits for it, and removes the folder.
@@ -158,18 +168,20 @@ public final class TestPostgres: Sendable {
         return Int(UInt16(bigEndian: address.sin_port))
     }
 
-    private static func runAsPostgres(_ executable: String, _ arguments: [String]) throws {
+    private static func runAsPostgres(_ executable: String, _ arguments: [String]) async throws {
         if asRoot {
-            try run("/usr/sbin/runuser", ["-u", "postgres", "--", executable] + arguments)
+            try await run("/usr/sbin/runuser", ["-u", "postgres", "--", executable] + arguments)
         } else {
-            try run(executable, arguments)
+            try await run(executable, arguments)
         }
     }
 
     /// Runs a program to its end, its output to a file that the error quotes. `posix_spawn` with
     /// every other descriptor closed, not Foundation's `Process`: `pg_ctl start` leaves the
     /// postmaster running with what it inherited, and `Process.waitUntilExit` then waits for it.
-    private static func run(_ executable: String, _ arguments: [String]) throws {
+    /// Waited for by polling (`ChildProcess.exited`): `initdb` and `pg_ctl` take seconds on a busy
+    /// machine, and a blocked cooperative thread would stall every other test's tasks meanwhile.
+    private static func run(_ executable: String, _ arguments: [String]) async throws {
         let outputPath = FileManager.default.temporaryDirectory.appendingPathComponent("stockroom-pg-out-\(UUID().uuidString)").path
         let output = open(outputPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard output >= 0 else { throw Failure(description: "open \(outputPath): \(errno)") }
@@ -180,7 +192,7 @@ public final class TestPostgres: Sendable {
         let process = try ChildProcess(
             executable: executable, arguments: arguments, directory: "/",
             environment: ProcessInfo.processInfo.environment, standardOutput: output, standardError: output)
-        process.waitUntilExit()
+        await process.exited()
         guard process.terminationStatus == 0 else {
             let text = FileManager.default.contents(atPath: outputPath) ?? Data()
             throw Failure(
