@@ -5,9 +5,11 @@ import PostgresNIO
 import TestSupport
 
 /// Several `PostgresStore`s on one new database, each with its own pool, listener and poll: the
-/// daemons of a deployment, in one process.
+/// daemons of a deployment, in one process. Their deadline (and so their lock timeout) is long: a
+/// write that waits on another daemon's lock can pass the default five seconds on a full test
+/// run's busy two cores, and answer 503 instead of what the test is about.
 func withDaemons<T>(
-    _ count: Int, pollInterval: Duration = .seconds(1), listens: Bool = true, maximumConnections: Int = 20, deadline: Duration = .seconds(5),
+    _ count: Int, pollInterval: Duration = .seconds(1), listens: Bool = true, maximumConnections: Int = 20, deadline: Duration = .seconds(30),
     _ body: (_ stores: [PostgresStore], _ url: PostgresURL) async throws -> T
 ) async throws -> T {
     let url = try PostgresURL(try await TestPostgres.shared().newDatabase())
