@@ -84,10 +84,14 @@ extension FeedTests {
                 let live = LiveServer(port: try #require(client.port))
                 async let polled = live.request(.GET, "/v1/changes?since=now&wait=60", token: editor)
                 try await eventually("the long-poll waits") { database.hub.subscriberCount == 1 }
-                let before = database.committer.statistics.inlineWrites
+                let before = database.committer.statistics
                 let created = try await live.request(.POST, "/v1/items", token: editor, json: draftJSON(name: "Inline"))
                 #expect(created.status == 201)
-                #expect(database.committer.statistics.inlineWrites == before + 1, "the write went to the writer's queue")
+                // Every write meanwhile ran inline: the POST, and a presence tick the server's
+                // service may have written in the same moments (on a busy machine they stretch).
+                let after = database.committer.statistics
+                #expect(after.inlineWrites - before.inlineWrites >= 1)
+                #expect(after.writes - before.writes == after.inlineWrites - before.inlineWrites, "the write went to the writer's queue")
                 #expect(writes.count == 0)
                 let batch = try JSONCoding.decoder().decode(FeedBatch.self, from: try await polled.body)
                 #expect(batch.changes.compactMap(\.item?.name) == ["Inline"])
