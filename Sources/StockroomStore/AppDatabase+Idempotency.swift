@@ -16,13 +16,16 @@ extension AppDatabase {
         _ body: @escaping @Sendable (SQLiteWriteRows) async throws -> Value
     ) async throws -> Replayable<Value> {
         guard let idempotency else {
-            guard let position else { return .fresh(try await write { db in try SQLiteWriteRows.run(db, body) }) }
-            return .fresh(try await write { db in try SQLiteWriteRows.run(db) { rows in try Self.positioned(try await body(rows), position, rows) } })
+            guard let position else { return .fresh(try await write { [observer] db in try SQLiteWriteRows.run(db, observer: observer, body) }) }
+            return .fresh(
+                try await write { [observer] db in
+                    try SQLiteWriteRows.run(db, observer: observer) { rows in try Self.positioned(try await body(rows), position, rows) }
+                })
         }
         try inFlight.claim(idempotency.key)
         defer { inFlight.release(idempotency.key) }
-        let outcome = try await write { db in
-            try SQLiteWriteRows.run(db) { rows -> IdempotentStep<Value> in
+        let outcome = try await write { [observer] db in
+            try SQLiteWriteRows.run(db, observer: observer) { rows -> IdempotentStep<Value> in
                 let step = try await WriteRules.idempotent(rows, idempotency) { try await body(rows) }
                 guard case .succeeded(let value) = step else { return step }
                 let positioned = try Self.positioned(value, position, rows)

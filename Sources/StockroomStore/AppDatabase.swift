@@ -28,6 +28,8 @@ public struct AppDatabase: Sendable {
     let snapshotReader: (any DatabaseReader)?
     /// Where every write queues: many per transaction, one fsync per batch.
     let committer: GroupCommitter
+    /// The writer's observer of commits, which the writes of `perform` hand their entries to.
+    var observer: ChangeObserver { committer.observer }
     let inFlight = InFlightKeys()
     let logger: Logger
     /// The database epoch: created with the database, named in every feed cursor.

@@ -14,7 +14,8 @@ enum ChangeLog {
 
     /// Appends one entry and returns its seq. `before`: an item change's item as it was (nil for
     /// a create and for other entities). The value writes its own JSON (an item, a navigation):
-    /// no `Encodable` container, no cast at run time.
+    /// no `Encodable` container, no cast at run time. With `observer`, the entry is also handed to
+    /// it as appended, so that the commit publishes it without reading it back.
     @discardableResult
     static func append(
         _ db: Database,
@@ -25,7 +26,8 @@ enum ChangeLog {
         value: (some JSONWritable)?,
         before: Item? = nil,
         origin: Origin,
-        at: Int64
+        at: Int64,
+        observer: ChangeObserver? = nil
     ) throws -> Int64 {
         let json = value?.jsonBytes
         let previous = before?.jsonBytes
@@ -42,7 +44,11 @@ enum ChangeLog {
             binder.bind(at)
             binder.bind(text: previous)
         }
-        return db.lastInsertedRowID
+        let seq = db.lastInsertedRowID
+        observer?.appended(
+            seq: seq, entity: entity, op: op, id: id, owner: owner, valueJSON: json.map { String(decoding: $0, as: UTF8.self) },
+            previous: previous.map { String(decoding: $0, as: UTF8.self) }, origin: origin, at: at)
+        return seq
     }
 
     /// Every column but `seq`, which SQLite assigns.

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import StockroomCore
 import StockroomStorage
 import Synchronization
 
@@ -15,6 +16,11 @@ final class ChangeObserver: TransactionObserver, Sendable {
     private struct Touched {
         var changes = false
         var tokens = false
+        /// The seqs of the entries this transaction inserted, in the order GRDB told them: only
+        /// those that stay (events of a savepoint rolled back are never told).
+        var inserted: [Int64] = []
+        /// Told of no more changes this transaction (it touched tokens too): `inserted` may lack some.
+        var stoppedTelling = false
         /// What `prepareCommit` read inside the transaction, for its commit to publish.
         var prepared: Committed?
     }
@@ -39,6 +45,9 @@ final class ChangeObserver: TransactionObserver, Sendable {
     // Only touched on the writer's serial queue; the Mutex makes that checkable by the compiler.
     private let touched = Mutex(Touched())
     private let known = Mutex<Known?>(nil)
+    /// Entries as the writes of this transaction appended them (`ChangeLog.append` with this
+    /// observer), by seq: the last one appended at a seq, since a seq rolled back is appended again.
+    private let appendedEntries = Mutex<[Int64: ChangeEntry]>([:])
 
     init(hub: ChangeHub, itemCache: ItemCache) {
         self.hub = hub
@@ -52,10 +61,48 @@ final class ChangeObserver: TransactionObserver, Sendable {
 
     func databaseDidChange(with event: DatabaseEvent) {
         let both = touched.withLock { touched in
-            if event.tableName == TokenRecord.databaseTableName { touched.tokens = true } else { touched.changes = true }
-            return touched.changes && touched.tokens
+            if event.tableName == TokenRecord.databaseTableName {
+                touched.tokens = true
+            } else {
+                touched.changes = true
+                touched.inserted.append(event.rowID)
+            }
+            guard touched.changes && touched.tokens else { return false }
+            touched.stoppedTelling = true
+            return true
         }
         if both { stopObservingDatabaseChangesUntilNextTransaction() }
+    }
+
+    /// An entry a write of this transaction appended on the writer (`ChangeLog.append`). Past the
+    /// hub's capacity (an import) no more are kept: such a commit reads its last entries from the log.
+    func appended(
+        seq: Int64, entity: ChangeEntity, op: ChangeOp, id: String, owner: UserID?, valueJSON: String?, previous: String?,
+        origin: Origin, at: Int64
+    ) {
+        guard appendedEntries.withLock({ $0.count }) <= ChangeHub.recentCapacity else { return }
+        let entry = ChangeEntry(
+            seq: seq, entity: entity, op: op, id: id, owner: owner, valueJSON: valueJSON, before: ItemBefore(stored: previous),
+            originClientID: origin.clientID, originIdempotencyKey: origin.idempotencyKey, at: at, epoch: hub.epoch)
+        appendedEntries.withLock { $0[seq] = entry }
+    }
+
+    /// The transaction's new entries as appended, without reading the log: when GRDB told of
+    /// every insert, each was handed here as appended, and they follow the hub's head without a
+    /// gap (no other process appended since this connection's last commit). Nil otherwise: the
+    /// log is read.
+    private func appendedSinceHead(_ touched: Touched) -> [ChangeEntry]? {
+        guard !touched.stoppedTelling, !touched.inserted.isEmpty, touched.inserted.count <= ChangeHub.recentCapacity else { return nil }
+        let head = hub.head
+        return appendedEntries.withLock { appended -> [ChangeEntry]? in
+            var entries: [ChangeEntry] = []
+            entries.reserveCapacity(touched.inserted.count)
+            for (offset, seq) in touched.inserted.enumerated() {
+                guard seq == head + 1 + Int64(offset), let entry = appended[seq] else { return nil }
+                entries.append(entry)
+            }
+            return entries
+        }
     }
 
     /// Reads what the commit will publish while its transaction is still open, just before COMMIT
@@ -67,7 +114,12 @@ final class ChangeObserver: TransactionObserver, Sendable {
         let touched = touched.withLock { $0 }
         guard touched.changes || touched.tokens else { return }
         // On failure nothing is prepared, and the commit reads as it would have.
-        let committed = try? read(db, changes: touched.changes, tokens: touched.tokens)
+        let committed: Committed?
+        if touched.changes, let entries = appendedSinceHead(touched) {
+            committed = (try? tokenGeneration(db, tokens: touched.tokens)).map { Committed(entries: entries, tokenGeneration: $0) }
+        } else {
+            committed = try? read(db, changes: touched.changes, tokens: touched.tokens)
+        }
         self.touched.withLock { $0.prepared = committed }
     }
 
@@ -76,6 +128,7 @@ final class ChangeObserver: TransactionObserver, Sendable {
             defer { touched = Touched() }
             return touched
         }
+        appendedEntries.withLock { $0.removeAll(keepingCapacity: true) }
         guard touched.changes || touched.tokens else { return }
         do {
             // A commit not made by the group committer (or whose prepared read failed) reads now.
@@ -142,6 +195,7 @@ final class ChangeObserver: TransactionObserver, Sendable {
 
     func databaseDidRollback(_ db: Database) {
         touched.withLock { $0 = Touched() }
+        appendedEntries.withLock { $0.removeAll(keepingCapacity: true) }
         known.withLock { $0 = nil }
     }
 }

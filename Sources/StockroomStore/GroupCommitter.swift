@@ -46,7 +46,7 @@ final class GroupCommitter: Sendable {
     /// The feed's hub, whose wake-ups for a batch's commit wait until the batch's writers are answered.
     private let hub: ChangeHub
     /// Reads what each commit publishes to the hub, just before the commit (`prepareCommit`).
-    private let observer: ChangeObserver
+    let observer: ChangeObserver
     private let state = Mutex(State())
     /// Set for `inline` commits: the WAL's length after the last commit, for the committer's own checkpoints.
     private let wal: WALLength?

@@ -11,6 +11,8 @@ final class SQLiteWriteRows: WriteRows {
     typealias ItemRow = ItemRecord
 
     let db: Database
+    /// The writer's observer, handed each entry as it is appended; nil: the commit reads them.
+    private let observer: ChangeObserver?
     /// The seq of the entry appended last, for the navigation row saved after it.
     private var lastAppended: Int64?
     /// What this write read or wrote of each client's row: `saveClient` takes the owner's change
@@ -26,15 +28,19 @@ final class SQLiteWriteRows: WriteRows {
         var referencedItemIDs: Set<ItemID>
     }
 
-    private init(_ db: Database) {
+    private init(_ db: Database, observer: ChangeObserver?) {
         self.db = db
+        self.observer = observer
     }
 
     /// Runs `body` (rules over this connection's rows) to its end on the calling thread, the
     /// writer's. Nothing in it suspends, since every step here is synchronous; a body that did
-    /// would touch the connection from another thread, so that stops the process.
-    static func run<T>(_ db: Database, _ body: @escaping (SQLiteWriteRows) async throws -> T) throws -> T {
-        let run = ImmediateRun(rows: SQLiteWriteRows(db), body: body)
+    /// would touch the connection from another thread, so that stops the process. `observer`: the
+    /// writer's, to hand each appended entry to (the commit then publishes them without a read).
+    static func run<T>(
+        _ db: Database, observer: ChangeObserver? = nil, _ body: @escaping (SQLiteWriteRows) async throws -> T
+    ) throws -> T {
+        let run = ImmediateRun(rows: SQLiteWriteRows(db, observer: observer), body: body)
         run.start()
         guard let result = run.result else {
             preconditionFailure("a SQLite write suspended: its rows are read and written on the writer's thread only")
@@ -169,7 +175,7 @@ final class SQLiteWriteRows: WriteRows {
         at: Int64, ownerClient: ClientID?
     ) throws {
         lastAppended = try ChangeLog.append(
-            db, entity: entity, op: op, id: id, owner: owner, value: value, before: before, origin: origin, at: at)
+            db, entity: entity, op: op, id: id, owner: owner, value: value, before: before, origin: origin, at: at, observer: observer)
     }
 
     // MARK: Idempotency
