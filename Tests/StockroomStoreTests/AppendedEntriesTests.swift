@@ -27,14 +27,7 @@ struct AppendedEntriesTests {
     @Test func writesAndCommandsPublishWithoutReadingTheLog() async throws {
         let statements = Mutex<[String]>([])
         try await withTemporaryFolder { folder in
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            let database = try AppDatabase.open(
-                path: folder.appendingPathComponent("stockroom.sqlite").path,
-                eachConnection: { db in
-                    db.trace(options: .statement) { event in
-                        if case .statement(let statement) = event { statements.withLock { $0.append(statement.sql) } }
-                    }
-                })
+            let database = try openTracedDatabase(in: folder) { sql in statements.withLock { $0.append(sql) } }
             let head = database.hub.head
             statements.withLock { $0.removeAll() }
             let item = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin).value

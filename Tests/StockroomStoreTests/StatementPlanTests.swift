@@ -79,14 +79,7 @@ struct StatementPlanTests {
     static func withTracedOperations(_ body: (AppDatabase, [String]) async throws -> Void) async throws {
         let statements = Mutex<Set<String>>([])
         try await withTemporaryFolder { folder in
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            let database = try AppDatabase.open(
-                path: folder.appendingPathComponent("stockroom.sqlite").path,
-                eachConnection: { db in
-                    db.trace(options: .statement) { event in
-                        if case .statement(let statement) = event { statements.withLock { _ = $0.insert(statement.sql) } }
-                    }
-                })
+            let database = try openTracedDatabase(in: folder) { sql in statements.withLock { _ = $0.insert(sql) } }
             // The migrations' statements run once, on an empty file.
             statements.withLock { $0.removeAll() }
             try await EveryStoreOperation.run(database)

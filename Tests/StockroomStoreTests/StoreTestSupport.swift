@@ -21,6 +21,19 @@ func withTemporaryFolder<T>(_ body: (URL) async throws -> T) async throws -> T {
     return try await body(folder)
 }
 
+/// A database in `folder` (created) that gives `traced` the SQL of every statement it runs, on the
+/// writer and on the readers.
+func openTracedDatabase(in folder: URL, _ traced: @escaping @Sendable (String) -> Void) throws -> AppDatabase {
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    return try AppDatabase.open(
+        path: folder.appendingPathComponent("stockroom.sqlite").path,
+        eachConnection: { db in
+            db.trace(options: .statement) { event in
+                if case .statement(let statement) = event { traced(statement.sql) }
+            }
+        })
+}
+
 /// A database on a fresh SQLite file of its own (WAL, real disk), removed afterwards.
 func withTemporaryDatabase<T>(
     synchronous: AppDatabase.Synchronous = .full, writesInFlight: WritesInFlight = WritesInFlight(),
