@@ -64,8 +64,8 @@ extension AppDatabase {
     }
 
     /// `createItem` inside the caller's transaction.
-    static func applyCreateItem(_ db: Database, id: ItemID?, draft: Draft, origin: Origin) throws -> Item {
-        try SQLiteWriteRows.run(db) { rows in try await WriteRules.createItem(rows, id: id, draft: draft, origin: origin) }
+    func applyCreateItem(_ db: Database, id: ItemID?, draft: Draft, origin: Origin) throws -> Item {
+        try SQLiteWriteRows.run(db, observer: observer) { rows in try await WriteRules.createItem(rows, id: id, draft: draft, origin: origin) }
     }
 
     /// Replaces the item's editable fields, if it exists and `precondition` holds. With `idempotency`,
@@ -80,8 +80,8 @@ extension AppDatabase {
     }
 
     /// `updateItem` inside the caller's transaction.
-    static func applyUpdateItem(_ db: Database, id: ItemID, draft: Draft, precondition: VersionPrecondition?, origin: Origin) throws -> Item {
-        try SQLiteWriteRows.run(db) { rows in
+    func applyUpdateItem(_ db: Database, id: ItemID, draft: Draft, precondition: VersionPrecondition?, origin: Origin) throws -> Item {
+        try SQLiteWriteRows.run(db, observer: observer) { rows in
             try await WriteRules.updateItem(rows, id: id, draft: draft, precondition: precondition, origin: origin)
         }
     }
@@ -98,9 +98,9 @@ extension AppDatabase {
     /// Seeds the four items of the inventory example into a database that has never held an item.
     @discardableResult
     public func seedDemoItems() async throws -> Bool {
-        try await write { db in
+        try await write { [observer] db in
             guard try ItemRecord.fetchCount(db) == 0 else { return false }
-            try SQLiteWriteRows.run(db) { rows in try await WriteRules.insertDemoItems(rows) }
+            try SQLiteWriteRows.run(db, observer: observer) { rows in try await WriteRules.insertDemoItems(rows) }
             return true
         }
     }

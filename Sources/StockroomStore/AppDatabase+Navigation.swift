@@ -47,11 +47,11 @@ extension AppDatabase {
     }
 
     /// `runCommand` inside the caller's transaction.
-    static func applyCommand(
+    func applyCommand(
         _ db: Database, _ command: Command, clientID: ClientID, origin: Origin, limits: StoreLimits
     ) throws -> CommandOutcome {
-        try SQLiteWriteRows.run(db) { rows in
-            try positioned(
+        try SQLiteWriteRows.run(db, observer: observer) { rows in
+            try Self.positioned(
                 try await WriteRules.runCommand(rows, command, clientID: clientID, origin: origin, limits: limits), { $0.positioned(at: $1) }, rows)
         }
     }

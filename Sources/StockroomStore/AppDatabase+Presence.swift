@@ -6,11 +6,11 @@ import StockroomStorage
 extension AppDatabase {
     @discardableResult
     public func recordPresence(_ tick: PresenceTick) async throws -> Bool {
-        try await write { db in try Self.applyPresence(db, tick) }
+        try await write { [self] db in try applyPresence(db, tick) }
     }
 
     /// `recordPresence` inside the caller's transaction.
-    static func applyPresence(_ db: Database, _ tick: PresenceTick) throws -> Bool {
+    func applyPresence(_ db: Database, _ tick: PresenceTick) throws -> Bool {
         var waiting = false
         let now = Timestamp.milliseconds(tick.now)
         let until = Timestamp.milliseconds(tick.leaseUntil)
@@ -70,7 +70,8 @@ extension AppDatabase {
             let clientID = ClientID(stored: id)
             let presence = Presence(clientID: clientID, online: live, lastSeenAt: Timestamp.date(milliseconds: row["last_seen_at"]))
             try ChangeLog.append(
-                db, entity: .presence, op: .upsert, id: id, owner: owner, value: presence, origin: Origin(user: owner, clientID: clientID), at: now)
+                db, entity: .presence, op: .upsert, id: id, owner: owner, value: presence, origin: Origin(user: owner, clientID: clientID), at: now,
+                observer: observer)
             try publish.execute(arguments: [live, now, id])
         }
         return waiting
@@ -102,7 +103,7 @@ extension AppDatabase {
     public func removeStaleDevices(notSeenSince cutoff: Date, limit: Int) async throws -> Int {
         let cutoff = Timestamp.milliseconds(cutoff)
         let now = Timestamp.milliseconds(Date())
-        return try await write { db in
+        return try await write { [observer] db in
             // Neither written nor seen since the cutoff, and no feed of it open anywhere; the oldest
             // first, found through `clients_updated` (in client_id order SQLite would walk every device).
             let stale = try Row.fetchAll(
@@ -122,7 +123,7 @@ extension AppDatabase {
                 try deleteSeen.execute(arguments: [id])
                 try ChangeLog.append(
                     db, entity: .navigation, op: .delete, id: id, owner: owner, value: Navigation?.none,
-                    origin: Origin(user: owner, clientID: ClientID(stored: id)), at: now)
+                    origin: Origin(user: owner, clientID: ClientID(stored: id)), at: now, observer: observer)
             }
             // Devices seen but never written go without a change: there is no navigation to delete.
             try db.execute(

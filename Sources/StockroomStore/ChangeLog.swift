@@ -14,8 +14,9 @@ enum ChangeLog {
 
     /// Appends one entry and returns its seq. `before`: an item change's item as it was (nil for
     /// a create and for other entities). The value writes its own JSON (an item, a navigation):
-    /// no `Encodable` container, no cast at run time. With `observer`, the entry is also handed to
-    /// it as appended, so that the commit publishes it without reading it back.
+    /// no `Encodable` container, no cast at run time. The entry is also handed to `observer` (the
+    /// writer's) as appended, so that the commit publishes it without reading it back: every
+    /// append on the writer hands its entry, so none the observer holds can be another's.
     @discardableResult
     static func append(
         _ db: Database,
@@ -27,7 +28,7 @@ enum ChangeLog {
         before: Item? = nil,
         origin: Origin,
         at: Int64,
-        observer: ChangeObserver? = nil
+        observer: ChangeObserver
     ) throws -> Int64 {
         let json = value?.jsonBytes
         let previous = before?.jsonBytes
@@ -45,7 +46,7 @@ enum ChangeLog {
             binder.bind(text: previous)
         }
         let seq = db.lastInsertedRowID
-        observer?.appended(
+        observer.appended(
             seq: seq, entity: entity, op: op, id: id, owner: owner, valueJSON: json.map { String(decoding: $0, as: UTF8.self) },
             previous: previous.map { String(decoding: $0, as: UTF8.self) }, origin: origin, at: at)
         return seq

@@ -45,9 +45,10 @@ final class ChangeObserver: TransactionObserver, Sendable {
     // Only touched on the writer's serial queue; the Mutex makes that checkable by the compiler.
     private let touched = Mutex(Touched())
     private let known = Mutex<Known?>(nil)
-    /// Entries as the writes of this transaction appended them (`ChangeLog.append` with this
-    /// observer), by seq: the last one appended at a seq, since a seq rolled back is appended again.
-    private let appendedEntries = Mutex<[Int64: ChangeEntry]>([:])
+    /// Entries as the writes of this transaction appended them (`ChangeLog.append`), by seq: the
+    /// last one appended at a seq, since a seq rolled back is appended again; `overflowed` once
+    /// more were appended than the hub keeps, and no more are held.
+    private let appendedEntries = Mutex<(entries: [Int64: ChangeEntry], overflowed: Bool)>(([:], false))
 
     init(hub: ChangeHub, itemCache: ItemCache) {
         self.hub = hub
@@ -80,11 +81,15 @@ final class ChangeObserver: TransactionObserver, Sendable {
         seq: Int64, entity: ChangeEntity, op: ChangeOp, id: String, owner: UserID?, valueJSON: String?, previous: String?,
         origin: Origin, at: Int64
     ) {
-        guard appendedEntries.withLock({ $0.count }) <= ChangeHub.recentCapacity else { return }
+        let full = appendedEntries.withLock { appended in
+            if appended.entries.count > ChangeHub.recentCapacity { appended.overflowed = true }
+            return appended.overflowed
+        }
+        guard !full else { return }
         let entry = ChangeEntry(
             seq: seq, entity: entity, op: op, id: id, owner: owner, valueJSON: valueJSON, before: ItemBefore(stored: previous),
             originClientID: origin.clientID, originIdempotencyKey: origin.idempotencyKey, at: at, epoch: hub.epoch)
-        appendedEntries.withLock { $0[seq] = entry }
+        appendedEntries.withLock { $0.entries[seq] = entry }
     }
 
     /// The transaction's new entries as appended, without reading the log: when GRDB told of
@@ -95,10 +100,11 @@ final class ChangeObserver: TransactionObserver, Sendable {
         guard !touched.stoppedTelling, !touched.inserted.isEmpty, touched.inserted.count <= ChangeHub.recentCapacity else { return nil }
         let head = hub.head
         return appendedEntries.withLock { appended -> [ChangeEntry]? in
+            guard !appended.overflowed else { return nil }
             var entries: [ChangeEntry] = []
             entries.reserveCapacity(touched.inserted.count)
             for (offset, seq) in touched.inserted.enumerated() {
-                guard seq == head + 1 + Int64(offset), let entry = appended[seq] else { return nil }
+                guard seq == head + 1 + Int64(offset), let entry = appended.entries[seq] else { return nil }
                 entries.append(entry)
             }
             return entries
@@ -128,7 +134,10 @@ final class ChangeObserver: TransactionObserver, Sendable {
             defer { touched = Touched() }
             return touched
         }
-        appendedEntries.withLock { $0.removeAll(keepingCapacity: true) }
+        appendedEntries.withLock {
+            $0.entries.removeAll(keepingCapacity: true)
+            $0.overflowed = false
+        }
         guard touched.changes || touched.tokens else { return }
         do {
             // A commit not made by the group committer (or whose prepared read failed) reads now.
@@ -195,7 +204,10 @@ final class ChangeObserver: TransactionObserver, Sendable {
 
     func databaseDidRollback(_ db: Database) {
         touched.withLock { $0 = Touched() }
-        appendedEntries.withLock { $0.removeAll(keepingCapacity: true) }
+        appendedEntries.withLock {
+            $0.entries.removeAll(keepingCapacity: true)
+            $0.overflowed = false
+        }
         known.withLock { $0 = nil }
     }
 }

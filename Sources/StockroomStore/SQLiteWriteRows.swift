@@ -11,8 +11,8 @@ final class SQLiteWriteRows: WriteRows {
     typealias ItemRow = ItemRecord
 
     let db: Database
-    /// The writer's observer, handed each entry as it is appended; nil: the commit reads them.
-    private let observer: ChangeObserver?
+    /// The writer's observer, handed each entry as it is appended.
+    private let observer: ChangeObserver
     /// The seq of the entry appended last, for the navigation row saved after it.
     private var lastAppended: Int64?
     /// What this write read or wrote of each client's row: `saveClient` takes the owner's change
@@ -28,7 +28,7 @@ final class SQLiteWriteRows: WriteRows {
         var referencedItemIDs: Set<ItemID>
     }
 
-    private init(_ db: Database, observer: ChangeObserver?) {
+    private init(_ db: Database, observer: ChangeObserver) {
         self.db = db
         self.observer = observer
     }
@@ -38,7 +38,7 @@ final class SQLiteWriteRows: WriteRows {
     /// would touch the connection from another thread, so that stops the process. `observer`: the
     /// writer's, to hand each appended entry to (the commit then publishes them without a read).
     static func run<T>(
-        _ db: Database, observer: ChangeObserver? = nil, _ body: @escaping (SQLiteWriteRows) async throws -> T
+        _ db: Database, observer: ChangeObserver, _ body: @escaping (SQLiteWriteRows) async throws -> T
     ) throws -> T {
         let run = ImmediateRun(rows: SQLiteWriteRows(db, observer: observer), body: body)
         run.start()

@@ -33,7 +33,7 @@ struct ChangeLogTests {
             // A transaction that appended entries and then failed leaves no gap either.
             _ = await failure {
                 try await database.writer.write { db in
-                    _ = try AppDatabase.applyCreateItem(db, id: nil, draft: Sample.keyboard, origin: rest)
+                    _ = try database.applyCreateItem(db, id: nil, draft: Sample.keyboard, origin: rest)
                     throw Abort()
                 }
             }
@@ -62,9 +62,9 @@ struct ChangeLogTests {
 
             let outcome = await failure {
                 try await database.writer.write { db -> Void in
-                    _ = try AppDatabase.applyUpdateItem(db, id: item.id, draft: Sample.mouse, precondition: nil, origin: Sample.erin)
-                    _ = try AppDatabase.applyCreateItem(db, id: nil, draft: Sample.bluetooth, origin: Sample.erin)
-                    _ = try AppDatabase.applyCommand(db, .push(route: .item(id: item.id)), clientID: "phone", origin: Sample.erin("phone"), limits: StoreLimits())
+                    _ = try database.applyUpdateItem(db, id: item.id, draft: Sample.mouse, precondition: nil, origin: Sample.erin)
+                    _ = try database.applyCreateItem(db, id: nil, draft: Sample.bluetooth, origin: Sample.erin)
+                    _ = try database.applyCommand(db, .push(route: .item(id: item.id)), clientID: "phone", origin: Sample.erin("phone"), limits: StoreLimits())
                     // Inside the transaction the three entries are there…
                     guard try Int.fetchOne(db, sql: "SELECT count(*) FROM changes") == 4 else { throw StoreError.unavailable("entries missing") }
                     throw Abort()

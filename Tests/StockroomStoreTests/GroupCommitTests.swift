@@ -65,7 +65,7 @@ struct GroupCommitTests {
                                 return (index, .success(try await database.createItem(id: id, draft: Sample.mouse, origin: Sample.otto).value))
                             case .insertThenFail(let id):
                                 _ = try await database.write { db in
-                                    _ = try AppDatabase.applyCreateItem(db, id: id, draft: Sample.mouse, origin: Sample.otto)
+                                    _ = try database.applyCreateItem(db, id: id, draft: Sample.mouse, origin: Sample.otto)
                                     throw Boom()
                                 }
                                 return (index, .failure(.none))
@@ -148,7 +148,7 @@ struct GroupCommitTests {
             let id = ItemID.random()
             await #expect(throws: Boom.self) {
                 _ = try await database.write { db in
-                    _ = try AppDatabase.applyCreateItem(db, id: id, draft: Sample.mouse, origin: Sample.otto)
+                    _ = try database.applyCreateItem(db, id: id, draft: Sample.mouse, origin: Sample.otto)
                     throw Boom()
                 }
             }

@@ -42,7 +42,7 @@ struct ItemStoreTests {
             // rewrote its index entry would dirty a page of its own.
             let ids: [ItemID] = try await database.write { db in
                 try (0..<2_000).map { index in
-                    try AppDatabase.applyCreateItem(
+                    try database.applyCreateItem(
                         db, id: nil, draft: Draft(name: "Item \(index)", color: nil, status: .inStock(quantity: index)), origin: Sample.erin
                     ).id
                 }

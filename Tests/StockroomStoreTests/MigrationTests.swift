@@ -207,10 +207,10 @@ struct MigrationTests {
                 (try ChangeLog.head(db), try Int64.fetchAll(db, sql: "SELECT seq FROM changes ORDER BY seq"))
             }
             #expect(head == 5 && seqs == [1, 2, 3])
-            let next = try await database.writer.write { db in
+            let next = try await database.writer.write { [observer = database.observer] db in
                 try ChangeLog.append(
                     db, entity: .presence, op: .upsert, id: "phone", owner: "erin",
-                    value: Presence(clientID: "phone", online: true, lastSeenAt: nil), origin: Origin(user: "erin"), at: 6)
+                    value: Presence(clientID: "phone", online: true, lastSeenAt: nil), origin: Origin(user: "erin"), at: 6, observer: observer)
             }
             #expect(next == 6, "a presence entry is taken, after the head")
         }
