@@ -28,7 +28,7 @@ public struct AppDatabase: Sendable {
     let snapshotReader: (any DatabaseReader)?
     /// Where every write queues: many per transaction, one fsync per batch.
     let committer: GroupCommitter
-    /// The writer's observer of commits, which the writes of `perform` hand their entries to.
+    /// The writer's observer of commits, which every append on the writer hands its entry to.
     var observer: ChangeObserver { committer.observer }
     let inFlight = InFlightKeys()
     let logger: Logger

@@ -14,11 +14,12 @@ import Synchronization
 /// appended and about tokens they revoked or removed (the token generation they moved).
 final class ChangeObserver: TransactionObserver, Sendable {
     private struct Touched {
-        var changes = false
         var tokens = false
         /// The seqs of the entries this transaction inserted, in the order GRDB told them: only
         /// those that stay (events of a savepoint rolled back are never told).
         var inserted: [Int64] = []
+        /// Whether the transaction appended to the log (the only change to it observed).
+        var changes: Bool { !inserted.isEmpty }
         /// Told of no more changes this transaction (it touched tokens too): `inserted` may lack some.
         var stoppedTelling = false
         /// What `prepareCommit` read inside the transaction, for its commit to publish.
@@ -65,7 +66,6 @@ final class ChangeObserver: TransactionObserver, Sendable {
             if event.tableName == TokenRecord.databaseTableName {
                 touched.tokens = true
             } else {
-                touched.changes = true
                 touched.inserted.append(event.rowID)
             }
             guard touched.changes && touched.tokens else { return false }
@@ -90,6 +90,14 @@ final class ChangeObserver: TransactionObserver, Sendable {
             seq: seq, entity: entity, op: op, id: id, owner: owner, valueJSON: valueJSON, before: ItemBefore(stored: previous),
             originClientID: origin.clientID, originIdempotencyKey: origin.idempotencyKey, at: at, epoch: hub.epoch)
         appendedEntries.withLock { $0.entries[seq] = entry }
+    }
+
+    /// At the transaction's end, committed or rolled back.
+    private func forgetAppended() {
+        appendedEntries.withLock {
+            $0.entries.removeAll(keepingCapacity: true)
+            $0.overflowed = false
+        }
     }
 
     /// The transaction's new entries as appended, without reading the log: when GRDB told of
@@ -134,10 +142,7 @@ final class ChangeObserver: TransactionObserver, Sendable {
             defer { touched = Touched() }
             return touched
         }
-        appendedEntries.withLock {
-            $0.entries.removeAll(keepingCapacity: true)
-            $0.overflowed = false
-        }
+        forgetAppended()
         guard touched.changes || touched.tokens else { return }
         do {
             // A commit not made by the group committer (or whose prepared read failed) reads now.
@@ -204,10 +209,7 @@ final class ChangeObserver: TransactionObserver, Sendable {
 
     func databaseDidRollback(_ db: Database) {
         touched.withLock { $0 = Touched() }
-        appendedEntries.withLock {
-            $0.entries.removeAll(keepingCapacity: true)
-            $0.overflowed = false
-        }
+        forgetAppended()
         known.withLock { $0 = nil }
     }
 }
