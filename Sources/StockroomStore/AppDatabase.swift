@@ -170,7 +170,7 @@ public struct AppDatabase: Sendable {
     }
 
     /// The migrator over the SQL files of `Migrations/`, one transaction each; 0007 also rewrites
-    /// the retained navigation values into change-value form 2, and 0011 edits a table's definition.
+    /// the retained navigation values into change-value form 2, and 0011 and 0012 edit the log's definition.
     static func migrator() throws -> DatabaseMigrator {
         var migrator = DatabaseMigrator()
         for migration in try MigrationFiles.all() {
@@ -179,6 +179,10 @@ public struct AppDatabase: Sendable {
             migrator.registerMigration(identifier) { db in
                 if identifier == "0011_changes_entity_check_compared" {
                     try editingSchema(db, table: "changes", mustContain: "entity = 'item' OR entity = 'navigation'") { try db.execute(sql: sql) }
+                    return
+                }
+                if identifier == "0012_changes_seq_without_counter" {
+                    try editingSchema(db, table: "changes", mustContain: "seq                    INTEGER PRIMARY KEY,") { try db.execute(sql: sql) }
                     return
                 }
                 try db.execute(sql: sql)

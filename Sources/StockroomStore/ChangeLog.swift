@@ -52,16 +52,22 @@ enum ChangeLog {
         return seq
     }
 
-    /// Every column but `seq`, which SQLite assigns.
+    /// Every column, `seq` one past the head (`headSQL`): the log has no AUTOINCREMENT counter to
+    /// keep (migration 0012), and the newest entry or, with every entry trimmed, the seq trimmed
+    /// through is the highest seq ever given. SQLite's `coalesce` evaluates its arguments in order
+    /// and stops at the first that is not NULL, so a log with entries costs one seek to its last.
     static let appendSQL: String = {
         let columns = ChangeRecord.CodingKeys.allCases.filter { $0 != .seq }.map(\.rawValue)
-        return "INSERT INTO changes (\(columns.joined(separator: ", "))) VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))"
+        return "INSERT INTO changes (seq, \(columns.joined(separator: ", "))) VALUES ((\(headSQL)) + 1, \(columns.map { _ in "?" }.joined(separator: ", ")))"
     }()
 
-    /// The seq of the newest entry ever appended (0 before the first).
+    /// The seq of the newest entry ever appended (0 before the first): the newest retained, or the
+    /// seq the log is trimmed through when none is (the store trims from the oldest end only).
+    static let headSQL =
+        "SELECT coalesce((SELECT max(seq) FROM changes), (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'trimmed_through'), 0)"
+
     static func head(_ db: Database) throws -> Int64 {
-        // SQL: AUTOINCREMENT's counter lives in SQLite's own `sqlite_sequence`, which has no record
-        // (max(seq) of `changes` would forget trimmed entries). Cached: every command reads it.
-        try Int64.fetchOne(db.cachedStatement(sql: "SELECT seq FROM sqlite_sequence WHERE name = 'changes'")) ?? 0
+        // Cached: every command reads it.
+        try Int64.fetchOne(db.cachedStatement(sql: headSQL)) ?? 0
     }
 }

@@ -190,29 +190,60 @@ struct MigrationTests {
         }
     }
 
-    /// 0008 makes the change log again to take presence entries: the rows stay, and so does
-    /// AUTOINCREMENT's counter, which a trimmed log's max(seq) would not give back.
+    /// 0008 makes the change log again to take presence entries: the rows stay, and so does the
+    /// head of a log trimmed whole, which its max(seq) would not give back.
     @Test("0008 keeps the log's rows and its head, trimmed entries included")
     func presenceMigrationKeepsTheLogAndItsHead() async throws {
         try await withDatabase(migratedUpTo: "0007_navigation_values", rows: { db in
-            for seq in 1...5 {
-                try db.execute(
-                    sql: "INSERT INTO changes (seq, entity, op, entity_id, owner, value, at) VALUES (?, 'item', 'delete', 'x', NULL, NULL, 5)",
-                    arguments: [seq])
-            }
-            // Trimmed: the newest two are gone, the counter stays at 5.
-            try db.execute(sql: "DELETE FROM changes WHERE seq > 3")
+            try insertEntries(db, 1...5)
+            // Trimmed as the store trims, from the oldest end: the first three.
+            try db.execute(sql: "DELETE FROM changes WHERE seq <= 3")
+            try db.execute(sql: "UPDATE meta SET value = '3' WHERE key = 'trimmed_through'")
         }) { database in
             let (head, seqs) = try await database.writer.read { db in
                 (try ChangeLog.head(db), try Int64.fetchAll(db, sql: "SELECT seq FROM changes ORDER BY seq"))
             }
-            #expect(head == 5 && seqs == [1, 2, 3])
-            let next = try await database.writer.write { [observer = database.observer] db in
-                try ChangeLog.append(
-                    db, entity: .presence, op: .upsert, id: "phone", owner: "erin",
-                    value: Presence(clientID: "phone", online: true, lastSeenAt: nil), origin: Origin(user: "erin"), at: 6, observer: observer)
+            #expect(head == 5 && seqs == [4, 5])
+            #expect(try await appendPresence(database) == 6, "a presence entry is taken, after the head")
+        }
+    }
+
+    /// 0012 drops AUTOINCREMENT: `ChangeLog.append` numbers an entry one past the newest retained
+    /// one, or past `trimmed_through` when the log is trimmed whole. Its counter is carried over
+    /// in each state a file can be in, so no seq is given twice.
+    @Test(
+        "0012: without the log's counter the next entry comes after the head, whether entries are kept, the log is trimmed whole, or its newest were deleted by hand",
+        arguments: [
+            // (deleted before the migration, trimmed_through) -> (seqs kept, trimmed_through after)
+            ("seq <= 2", 2, [3, 4, 5] as [Int64], 2 as Int64),
+            ("seq <= 5", 5, [], 5),
+            // Not a state the store makes (it trims from the oldest end): the log is trimmed through the counter.
+            ("seq > 3", 0, [], 5),
+        ])
+    func seqWithoutCounterContinuesTheLog(deleted: String, trimmed: Int, kept: [Int64], trimmedAfter: Int64) async throws {
+        try await withDatabase(migratedUpTo: "0011_changes_entity_check_compared", rows: { db in
+            try insertEntries(db, 1...5)
+            try db.execute(sql: "DELETE FROM changes WHERE \(deleted)")
+            try db.execute(sql: "UPDATE meta SET value = ? WHERE key = 'trimmed_through'", arguments: ["\(trimmed)"])
+        }) { database in
+            func read() async throws -> (head: Int64, seqs: [Int64], trimmed: Int64, counters: Int, definition: String) {
+                try await database.writer.read { db in
+                    (
+                        try ChangeLog.head(db), try Int64.fetchAll(db, sql: "SELECT seq FROM changes ORDER BY seq"),
+                        try AppDatabase.trimmedThrough(db), try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_sequence") ?? -1,
+                        try String.fetchOne(db, sql: "SELECT sql FROM sqlite_schema WHERE name = 'changes'") ?? ""
+                    )
+                }
             }
-            #expect(next == 6, "a presence entry is taken, after the head")
+            let migrated = try await read()
+            #expect(migrated.head == 5 && migrated.seqs == kept && migrated.trimmed == trimmedAfter)
+            #expect(migrated.counters == 0 && !migrated.definition.contains("AUTOINCREMENT"))
+            #expect(try await appendPresence(database) == 6)
+            #expect(try await appendPresence(database) == 7)
+            let after = try await read()
+            #expect(after.head == 7 && after.seqs == kept + [6, 7] && after.counters == 0, "no counter kept: \(after)")
+            let check = try await database.writer.read { db in try String.fetchAll(db, sql: "PRAGMA integrity_check") }
+            #expect(check == ["ok"])
         }
     }
 
@@ -316,5 +347,23 @@ struct MigrationTests {
             #expect(try database.appliedMigrations() == migrationFilesInSourceTree())
             #expect(await database.isWritable())
         }
+    }
+}
+
+/// Log entries at the given seqs, as a file of an older version holds them.
+private func insertEntries(_ db: Database, _ seqs: ClosedRange<Int>) throws {
+    for seq in seqs {
+        try db.execute(
+            sql: "INSERT INTO changes (seq, entity, op, entity_id, owner, value, at) VALUES (?, 'item', 'delete', 'x', NULL, NULL, 5)",
+            arguments: [seq])
+    }
+}
+
+/// Appends one presence entry through the store's own append; returns its seq.
+private func appendPresence(_ database: AppDatabase) async throws -> Int64 {
+    try await database.writer.write { [observer = database.observer] db in
+        try ChangeLog.append(
+            db, entity: .presence, op: .upsert, id: "phone", owner: "erin",
+            value: Presence(clientID: "phone", online: true, lastSeenAt: nil), origin: Origin(user: "erin"), at: 6, observer: observer)
     }
 }

@@ -20,7 +20,6 @@ struct StatementPlanTests {
         ("FROM items NOT INDEXED", "snapshots, and lists and name searches without a cursor, walk the items in seq order; a list stops at a full page"),
         ("FROM \"tokens\" ORDER BY", "the token list is every token"),
         ("FROM \"tokens\" WHERE (\"user\" = ?)", "createTokenIfNone asks once, as a demo server starts"),
-        ("FROM sqlite_sequence", "SQLite's table of AUTOINCREMENT counters: a row per such table"),
         ("FROM devices_seen WHERE pending = 1", "a partial index of the devices whose presence waits to be published"),
         ("UPDATE presence_leases SET expires_at = ? WHERE daemon = ?", "renews every lease of the daemon, which on SQLite holds them all"),
     ]

@@ -172,7 +172,7 @@ struct Probe {
                 refs: try rows("SELECT * FROM client_item_refs ORDER BY item_id, client_id"),
                 changes: try rows("SELECT * FROM changes ORDER BY seq"),
                 idempotency: try rows("SELECT * FROM idempotency_records ORDER BY user, scope, key"),
-                sequence: try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'changes'") ?? 0
+                head: try ChangeLog.head(db)
             )
         }
     }
@@ -185,7 +185,7 @@ struct Snapshot: Hashable, Sendable {
     var refs: [PlainRow]
     var changes: [PlainRow]
     var idempotency: [PlainRow]
-    var sequence: Int64
+    var head: Int64
 }
 
 /// A database row copied into a sendable value (GRDB's `Row` is not `Sendable`).
