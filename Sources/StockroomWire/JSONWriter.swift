@@ -182,6 +182,47 @@ public struct JSONWriter: Sendable {
             days -= 1
         }
         let (year, month, day) = Self.civil(daysSince1970: days)
+        guard (0...9999).contains(year) else {
+            return timestamp(year: year, month: month, day: day, secondOfDay: secondOfDay, millis: millis, quoted: quoted)
+        }
+        // The 24 or 26 bytes put together on the stack and appended once, each digit by a constant
+        // divisor: one capacity check instead of one per byte, and no division by a variable.
+        let hour = secondOfDay / 3600, minute = secondOfDay / 60 % 60, second = secondOfDay % 60
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 26) { buffer in
+            let zero = UInt8(ascii: "0")
+            var index = 0
+            func put(_ byte: UInt8) {
+                buffer[index] = byte
+                index += 1
+            }
+            func two(_ value: Int64) {
+                put(zero + UInt8(truncatingIfNeeded: value / 10))
+                put(zero + UInt8(truncatingIfNeeded: value % 10))
+            }
+            if quoted { put(UInt8(ascii: "\"")) }
+            two(year / 100)
+            two(year % 100)
+            put(UInt8(ascii: "-"))
+            two(month)
+            put(UInt8(ascii: "-"))
+            two(day)
+            put(UInt8(ascii: "T"))
+            two(hour)
+            put(UInt8(ascii: ":"))
+            two(minute)
+            put(UInt8(ascii: ":"))
+            two(second)
+            put(UInt8(ascii: "."))
+            put(zero + UInt8(truncatingIfNeeded: millis / 100))
+            two(millis % 100)
+            put(UInt8(ascii: "Z"))
+            if quoted { put(UInt8(ascii: "\"")) }
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[..<index]))
+        }
+    }
+
+    /// A time whose year has more than four digits, byte by byte.
+    private mutating func timestamp(year: Int64, month: Int64, day: Int64, secondOfDay: Int64, millis: Int64, quoted: Bool) {
         if quoted { bytes.append(UInt8(ascii: "\"")) }
         fixed(year, width: 4)
         bytes.append(UInt8(ascii: "-"))
