@@ -14,6 +14,12 @@ public struct CommandResultJSON: JSONWritable, Hashable, Sendable, Decodable {
     }
 
     public func write(to json: inout JSONWriter) {
+        Self.write(navigation: navigation, item: item, cursor: cursor, to: &json)
+    }
+
+    /// The answer from its parts as they write themselves, or as they were written already
+    /// (`WrittenJSON`: the JSON a command's change entries hold).
+    public static func write(navigation: some JSONWritable, item: (some JSONWritable)?, cursor: FeedCursor, to json: inout JSONWriter) {
         json.raw(#"{"navigation":"#)
         navigation.write(to: &json)
         json.raw(#","item":"#)

@@ -4,6 +4,9 @@ import StockroomCore
 public protocol JSONWritable {
     /// Appends the value's JSON.
     func write(to json: inout JSONWriter)
+
+    /// The value's JSON bytes (a default writes them; `WrittenJSON` holds them already).
+    var jsonBytes: [UInt8] { get }
 }
 
 extension JSONWritable {
@@ -12,6 +15,20 @@ extension JSONWritable {
         var writer = JSONWriter()
         write(to: &writer)
         return writer.bytes
+    }
+}
+
+/// A value's JSON written once, to be spliced wherever the value is written again: a write's
+/// change entry and its answer carry the same bytes.
+public struct WrittenJSON: JSONWritable, Hashable, Sendable {
+    public let jsonBytes: [UInt8]
+
+    public init(_ value: some JSONWritable) {
+        jsonBytes = value.jsonBytes
+    }
+
+    public func write(to json: inout JSONWriter) {
+        json.raw(json: jsonBytes)
     }
 }
 

@@ -1,6 +1,7 @@
 import Foundation
 import StockroomCore
 import StockroomStorage
+import StockroomWire
 import Testing
 
 /// The navigation additions on every backend: conflicts as navigation, checkpoints and deep links
@@ -11,6 +12,30 @@ struct NavigationContractTests {
 
     static func run(_ storage: any Storage, _ command: Command, on device: ClientID) async throws -> CommandOutcome {
         try await storage.runCommand(command, clientID: device, origin: Origin(user: "erin", clientID: device), idempotency: nil).value
+    }
+
+    /// A command's outcome carries the JSON its change entries hold, which the server splices into
+    /// its answer: the bytes of the entries, and the bytes the navigation and item write themselves.
+    @Test(arguments: StorageBackend.all)
+    func anOutcomeCarriesTheJSONOfItsEntries(backend: StorageBackend) async throws {
+        try await withStorage(backend) { storage in
+            let item = try await storage.createItem(id: nil, draft: Self.keyboard, origin: Origin(user: "erin"), idempotency: nil).value
+            _ = try await Self.run(storage, .openEdit(itemID: item.id), on: "phone")
+            _ = try await Self.run(storage, .updateDraft(draft: Draft(name: "Renamed", color: nil, status: .inStock(quantity: 9))), on: "phone")
+            let head = try await storage.resolve(.now)
+            let saved = try await Self.run(storage, .save(), on: "phone")
+            let written = try #require(saved.item)
+            #expect(saved.itemJSON?.jsonBytes == written.jsonBytes)
+            #expect(saved.navigationJSON?.jsonBytes == saved.navigation.jsonBytes)
+            let entries = try await storage.readChanges(after: head, filter: FeedFilter(user: "erin", topics: [.item, .navigation]), limit: 10).changes
+            #expect(entries.map(\.entity) == [.item, .navigation])
+            #expect(entries.map { Array(($0.valueJSON ?? "").utf8) } == [written.jsonBytes, saved.navigation.jsonBytes])
+            // A command that writes no item carries only its navigation's; one that changes nothing, neither.
+            let selected = try await Self.run(storage, .selectTab(tab: .settings), on: "phone")
+            #expect(selected.itemJSON == nil && selected.navigationJSON?.jsonBytes == selected.navigation.jsonBytes)
+            let again = try await Self.run(storage, .selectTab(tab: .settings), on: "phone")
+            #expect(again.navigationJSON == nil && again.navigation == selected.navigation)
+        }
     }
 
     /// Two devices save the same item at once asking for the alert: exactly one wins; the other

@@ -98,9 +98,21 @@ struct NavigationController {
     }
 
     @Sendable static func commandReply(_ outcome: CommandOutcome, epoch: String) throws -> Reply {
-        let body = CommandResultJSON(
-            navigation: outcome.navigation, item: outcome.item, cursor: FeedCursor(epoch: epoch, seq: outcome.seq))
-        return Reply.json(writing: body, headers: [.eTag: Reply.etag(outcome.navigation.version)])
+        Reply.json(writing: CommandReplyJSON(outcome: outcome, cursor: FeedCursor(epoch: epoch, seq: outcome.seq)),
+                   headers: [.eTag: Reply.etag(outcome.navigation.version)])
+    }
+
+    /// A command's answer (`CommandResultJSON`), its navigation and item spliced from the JSON
+    /// their change entries were written with.
+    struct CommandReplyJSON: JSONWritable {
+        let outcome: CommandOutcome
+        let cursor: FeedCursor
+
+        func write(to json: inout JSONWriter) {
+            CommandResultJSON.write(
+                navigation: outcome.navigationJSON ?? WrittenJSON(outcome.navigation),
+                item: outcome.itemJSON ?? outcome.item.map(WrittenJSON.init), cursor: cursor, to: &json)
+        }
     }
 
     static let commandCounters = CommandCounters()

@@ -158,6 +158,7 @@ public enum WriteRules {
             throw StoreError.domain(error)
         }
         var written: Item?
+        var writtenJSON: WrittenJSON?
         switch transition.effect {
         case .none:
             break
@@ -166,27 +167,28 @@ public enum WriteRules {
             guard let item = try await rows.insertItem(.random(), fields: fields, at: Timestamp.milliseconds(Date())) else {
                 throw WriteRetry()
             }
-            try await logUpsert(rows, item, before: nil, origin: origin)
+            writtenJSON = try await logUpsert(rows, item, before: nil, origin: origin)
             written = item
         case .update(let id, let fields, let expectedVersion):
             guard let item = stored[id], item.item.version == expectedVersion else {
                 throw StoreError.domain(.invalidTransition("item \(id) changed during the command"))
             }
             let updated = try await rows.updateItem(item, fields: fields, at: Timestamp.milliseconds(Date()))
-            try await logUpsert(rows, updated, before: item.item, origin: origin)
+            writtenJSON = try await logUpsert(rows, updated, before: item.item, origin: origin)
             written = updated
         case .delete(let id):
             guard let item = stored[id] else { throw StoreError.domain(.itemDeleted(id)) }
             try await tombstone(rows, item, origin: origin, exceptClient: clientID)
         }
         var navigation = current
+        var navigationJSON: WrittenJSON?
         if transition.state != current.state {
             try await checkNewClient(rows, previous: current, owner: origin.user, limits: limits)
-            navigation = try await saveNavigation(
+            (navigation, navigationJSON) = try await savedNavigation(
                 rows, clientID: clientID, owner: origin.user, state: transition.state, previous: current, origin: origin)
         }
         // The log's head after this write: the backend positions it once its entries are numbered.
-        return CommandOutcome(navigation: navigation, item: written, seq: 0)
+        return CommandOutcome(navigation: navigation, item: written, seq: 0, navigationJSON: navigationJSON, itemJSON: writtenJSON)
     }
 
     // MARK: Idempotency
@@ -283,15 +285,24 @@ public enum WriteRules {
     static func saveNavigation<Rows: WriteRows>(
         _ rows: Rows, clientID: ClientID, owner: UserID, state: NavigationState, previous: Navigation, origin: Origin
     ) async throws -> Navigation {
+        try await savedNavigation(rows, clientID: clientID, owner: owner, state: state, previous: previous, origin: origin).navigation
+    }
+
+    /// `saveNavigation`, with the navigation's JSON as its entry holds it.
+    @inlinable
+    static func savedNavigation<Rows: WriteRows>(
+        _ rows: Rows, clientID: ClientID, owner: UserID, state: NavigationState, previous: Navigation, origin: Origin
+    ) async throws -> (navigation: Navigation, json: WrittenJSON) {
         let now = max(Timestamp.milliseconds(Date()), previous.updatedAt.map(Timestamp.milliseconds) ?? 0)
         let navigation = Navigation(
             clientID: clientID, state: state, version: previous.version + 1, updatedAt: Timestamp.date(milliseconds: now))
+        let json = WrittenJSON(navigation)
         let ownerChanged = origin.user == owner
         try await rows.append(
-            entity: .navigation, op: .upsert, id: clientID.rawValue, owner: owner, value: navigation, before: nil, origin: origin, at: now,
+            entity: .navigation, op: .upsert, id: clientID.rawValue, owner: owner, value: json, before: nil, origin: origin, at: now,
             ownerClient: ownerChanged ? clientID : nil)
         try await rows.saveClient(navigation, owner: owner, ownerChanged: ownerChanged)
-        return navigation
+        return (navigation, json)
     }
 
     /// Refuses a new device beyond its owner's cap; existing devices are never refused.
@@ -314,10 +325,13 @@ public enum WriteRules {
 
     /// An item upsert's entry, at the item's update time, with the item as it was (nil: created).
     @inlinable
-    static func logUpsert<Rows: WriteRows>(_ rows: Rows, _ item: Item, before: Item?, origin: Origin) async throws {
+    @discardableResult
+    static func logUpsert<Rows: WriteRows>(_ rows: Rows, _ item: Item, before: Item?, origin: Origin) async throws -> WrittenJSON {
+        let json = WrittenJSON(item)
         try await rows.append(
-            entity: .item, op: .upsert, id: item.id.description, owner: nil, value: item, before: before, origin: origin,
+            entity: .item, op: .upsert, id: item.id.description, owner: nil, value: json, before: before, origin: origin,
             at: Timestamp.milliseconds(item.updatedAt), ownerClient: nil)
+        return json
     }
 
     @inlinable
