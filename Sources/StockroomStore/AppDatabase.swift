@@ -57,7 +57,16 @@ public struct AppDatabase: Sendable {
         self.requestReaders = requestReaders
         self.snapshotReader = snapshotReader
         self.logger = logger
-        try Self.migrator().migrate(writer)
+        let migrator = try Self.migrator()
+        // A file a newer stockroom migrated has a schema and rules this one does not know (0012
+        // numbers the log without the counter older versions read its head from): refused, unchanged.
+        let unknown = try writer.read { db in try migrator.appliedIdentifiers(db).subtracting(migrator.migrations).sorted() }
+        guard unknown.isEmpty else {
+            throw DatabaseError(
+                message: "this file was migrated by a newer stockroom (migrations \(unknown.joined(separator: ", ")) are unknown to this one); "
+                    + "open it with that version or a later one")
+        }
+        try migrator.migrate(writer)
         let (epoch, valueFormat) = try writer.read { db in
             (try MetaRecord.value(db, .epoch) ?? "", try MetaRecord.value(db, .changeValueFormat))
         }

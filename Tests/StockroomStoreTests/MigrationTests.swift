@@ -337,6 +337,26 @@ struct MigrationTests {
         }
     }
 
+    @Test("a file a newer stockroom migrated is refused, and left as it was")
+    func aFileMigratedByANewerVersionIsRefused() async throws {
+        try await withTemporaryFolder { folder in
+            let path = folder.appendingPathComponent("stockroom.sqlite").path
+            do {
+                let database = try AppDatabase.open(path: path)
+                try await database.writer.write { db in try db.execute(sql: "INSERT INTO grdb_migrations (identifier) VALUES ('9999_from_the_future')") }
+            }
+            do {
+                _ = try AppDatabase.open(path: path)
+                Issue.record("the file was opened")
+            } catch {
+                #expect("\(error)".contains("migrated by a newer stockroom (migrations 9999_from_the_future are unknown to this one)"))
+            }
+            let queue = try DatabaseQueue(path: path)
+            let applied = try await queue.read { db in try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations ORDER BY identifier") }
+            #expect(applied == (try migrationFilesInSourceTree()) + ["9999_from_the_future"])
+        }
+    }
+
     @Test("opening creates the missing parent folders of the file")
     func openCreatesParentFolders() async throws {
         try await withTemporaryFolder { folder in
