@@ -221,7 +221,7 @@ public struct JSONWriter: Sendable {
         }
     }
 
-    /// A time whose year has more than four digits, byte by byte.
+    /// A time whose year is not of four digits (past 9999: all its digits), byte by byte.
     private mutating func timestamp(year: Int64, month: Int64, day: Int64, secondOfDay: Int64, millis: Int64, quoted: Bool) {
         if quoted { bytes.append(UInt8(ascii: "\"")) }
         fixed(year, width: 4)
