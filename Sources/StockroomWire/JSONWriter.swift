@@ -182,11 +182,15 @@ public struct JSONWriter: Sendable {
             days -= 1
         }
         let (year, month, day) = Self.civil(daysSince1970: days)
-        guard (0...9999).contains(year) else {
-            return timestamp(year: year, month: month, day: day, secondOfDay: secondOfDay, millis: millis, quoted: quoted)
+        precondition(year >= 0, "a time before year 0")
+        // The bytes after the year put together on the stack and appended once, each digit by a
+        // constant divisor: one capacity check instead of one per byte, no division by a variable.
+        // A year of four digits goes in with them; a later one is written first, all its digits.
+        let fourDigitYear = year <= 9999
+        if !fourDigitYear {
+            if quoted { bytes.append(UInt8(ascii: "\"")) }
+            int(year)
         }
-        // The 24 or 26 bytes put together on the stack and appended once, each digit by a constant
-        // divisor: one capacity check instead of one per byte, and no division by a variable.
         let hour = secondOfDay / 3600, minute = secondOfDay / 60 % 60, second = secondOfDay % 60
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 26) { buffer in
             let zero = UInt8(ascii: "0")
@@ -199,9 +203,11 @@ public struct JSONWriter: Sendable {
                 put(zero + UInt8(truncatingIfNeeded: value / 10))
                 put(zero + UInt8(truncatingIfNeeded: value % 10))
             }
-            if quoted { put(UInt8(ascii: "\"")) }
-            two(year / 100)
-            two(year % 100)
+            if fourDigitYear {
+                if quoted { put(UInt8(ascii: "\"")) }
+                two(year / 100)
+                two(year % 100)
+            }
             put(UInt8(ascii: "-"))
             two(month)
             put(UInt8(ascii: "-"))
@@ -219,25 +225,6 @@ public struct JSONWriter: Sendable {
             if quoted { put(UInt8(ascii: "\"")) }
             bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[..<index]))
         }
-    }
-
-    /// A time whose year is not of four digits (past 9999: all its digits), byte by byte.
-    private mutating func timestamp(year: Int64, month: Int64, day: Int64, secondOfDay: Int64, millis: Int64, quoted: Bool) {
-        if quoted { bytes.append(UInt8(ascii: "\"")) }
-        fixed(year, width: 4)
-        bytes.append(UInt8(ascii: "-"))
-        fixed(month, width: 2)
-        bytes.append(UInt8(ascii: "-"))
-        fixed(day, width: 2)
-        bytes.append(UInt8(ascii: "T"))
-        fixed(secondOfDay / 3600, width: 2)
-        bytes.append(UInt8(ascii: ":"))
-        fixed(secondOfDay / 60 % 60, width: 2)
-        bytes.append(UInt8(ascii: ":"))
-        fixed(secondOfDay % 60, width: 2)
-        bytes.append(UInt8(ascii: "."))
-        fixed(millis, width: 3)
-        if quoted { raw("Z\"") } else { raw("Z") }
     }
 
     /// A time as `"2026-11-22T06:00:00.123Z"`.

@@ -137,7 +137,7 @@ struct MultiDaemonTests {
                 try await eventually("the daemon stops answering") { await daemon.writeProbe()?.contains("new epoch") == true }
                 await #expect(throws: StoreError.self) { try await daemon.item(ItemID.random()) }
             }
-            let restarted = try await PostgresStore.open(url: url, deadline: .seconds(30))
+            let restarted = try await PostgresStore.open(url: url, deadline: TestPostgres.storeDeadline)
             let running = Task { try await restarted.run() }
             defer { running.cancel() }
             #expect(restarted.epoch == new)

@@ -74,7 +74,7 @@ struct PostgresSSLModeTests {
         let base = plain.replacingOccurrences(of: "?sslmode=disable", with: "")
         let preferred = try PostgresURL(base)
         #expect(preferred.sslMode == .prefer)
-        let store = try await PostgresStore.open(url: preferred, deadline: .seconds(30))
+        let store = try await PostgresStore.open(url: preferred, deadline: TestPostgres.storeDeadline)
         let running = Task { try await store.run() }
         #expect(try await store.resolve(.now) == 0)
         running.cancel()

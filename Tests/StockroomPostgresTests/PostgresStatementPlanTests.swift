@@ -34,7 +34,7 @@ struct PostgresStatementPlanTests {
         let server = try await TestPostgres.start(
             settings: ["shared_preload_libraries": "pg_stat_statements", "pg_stat_statements.track": "all", "autovacuum": "off"])
         defer { server.stop() }
-        let store = try await PostgresStore.open(url: PostgresURL(try await server.newDatabase()), limits: StoreLimits(), deadline: .seconds(30))
+        let store = try await PostgresStore.open(url: PostgresURL(try await server.newDatabase()), limits: StoreLimits(), deadline: TestPostgres.storeDeadline)
         let running = Task { try await store.run() }
         defer { running.cancel() }
         let logger = Logger(label: "test.plans")

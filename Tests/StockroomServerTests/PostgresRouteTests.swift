@@ -16,7 +16,7 @@ struct PostgresRouteTests {
     /// A new database with an editor token for erin and one for otto, and the settings of a server on it.
     static func database() async throws -> (url: String, erin: String, otto: String) {
         let url = try await TestPostgres.shared().newDatabase()
-        let store = try await PostgresStore.open(url: PostgresURL(url), deadline: .seconds(30))
+        let store = try await PostgresStore.open(url: PostgresURL(url), deadline: TestPostgres.storeDeadline)
         let running = Task { try await store.run() }
         defer { running.cancel() }
         let erin = try await store.createToken(user: "erin", role: .editor).secret
@@ -87,7 +87,7 @@ struct PostgresRouteTests {
 
     /// Revokes otto's token through a second store (another daemon) and asks with it.
     static func revokeOttoAndAnswer(client: any TestClientProtocol, url: String, otto: String) async throws -> HTTPResponse.Status {
-        let store = try await PostgresStore.open(url: PostgresURL(url), deadline: .seconds(30))
+        let store = try await PostgresStore.open(url: PostgresURL(url), deadline: TestPostgres.storeDeadline)
         let running = Task { try await store.run() }
         defer { running.cancel() }
         let id = try #require(try await store.authenticate(secret: otto)?.id)
@@ -122,7 +122,7 @@ struct PostgresRouteTests {
         defer { postgres.stop() }
         try await postgres.createDatabase("stockroom")
         let url = postgres.url(database: "stockroom")
-        let store = try await PostgresStore.open(url: PostgresURL(url), deadline: .seconds(30))
+        let store = try await PostgresStore.open(url: PostgresURL(url), deadline: TestPostgres.storeDeadline)
         let running = Task { try await store.run() }
         let erin = try await store.createToken(user: "erin", role: .editor).secret
         running.cancel()

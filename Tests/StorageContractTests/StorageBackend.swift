@@ -18,12 +18,11 @@ struct StorageBackend: Sendable, CustomStringConvertible {
         return (database, {})
     }
 
-    /// A new database on the test process's PostgreSQL, its pool running until the test ends. Its
-    /// deadline (and so its lock timeout) is long: no contract test is about the deadline, and on a
-    /// full test run's busy two cores a racing write can wait past the default five seconds.
+    /// A new database on the test process's PostgreSQL, its pool running until the test ends, with
+    /// the tests' long deadline (`TestPostgres.storeDeadline`).
     static let postgres = StorageBackend(description: "PostgreSQL") { _, limits in
         let store = try await PostgresStore.open(
-            url: PostgresURL(try await TestPostgres.shared().newDatabase()), limits: limits, deadline: .seconds(30))
+            url: PostgresURL(try await TestPostgres.shared().newDatabase()), limits: limits, deadline: TestPostgres.storeDeadline)
         let running = Task { try await store.run() }
         return (store, {
             running.cancel()

@@ -55,7 +55,7 @@ struct StoreCopyTests {
         #expect(summary.epoch == sqlite.epoch && summary.head == sqlite.hub.head)
         #expect(summary.rows[.items] == 13 && summary.rows[.tokens] == 2 && summary.rows[.clients] == 2)
 
-        let postgres = try await PostgresStore.open(url: url, deadline: .seconds(30))
+        let postgres = try await PostgresStore.open(url: url, deadline: TestPostgres.storeDeadline)
         let running = Task { try await postgres.run() }
         defer { running.cancel() }
         #expect(postgres.epoch == sqlite.epoch)

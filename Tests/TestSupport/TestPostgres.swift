@@ -6,6 +6,11 @@ import Synchronization
 /// stopped by its postmaster's PID. PostgreSQL refuses to run as root, so as root (CI) every
 /// command runs as the `postgres` user (`runuser`), which owns the folder.
 public final class TestPostgres: Sendable {
+    /// The deadline (and so the lock timeout) of a store a test opens on this server: no test but
+    /// the deadline's own is about it, and on a full test run's busy two cores a call can wait for a
+    /// connection, or a racing write for its lock, past the default five seconds.
+    public static let storeDeadline: Duration = .seconds(30)
+
     /// Debian's PostgreSQL 15 programs.
     public static let binaries = "/usr/lib/postgresql/15/bin"
 

@@ -122,7 +122,7 @@ public enum WriteRules {
         let state = state.rendered(items: items)
         if current.version > 0, current.state == state { return current }
         try await checkNewClient(rows, previous: current, owner: origin.user, limits: limits)
-        return try await saveNavigation(rows, clientID: clientID, owner: origin.user, state: state, previous: current, origin: origin)
+        return try await saveNavigation(rows, clientID: clientID, owner: origin.user, state: state, previous: current, origin: origin).navigation
     }
 
     /// Applies one command to a device's navigation: the items it needs read, `Transition.decide`,
@@ -184,7 +184,7 @@ public enum WriteRules {
         var navigationJSON: WrittenJSON?
         if transition.state != current.state {
             try await checkNewClient(rows, previous: current, owner: origin.user, limits: limits)
-            (navigation, navigationJSON) = try await savedNavigation(
+            (navigation, navigationJSON) = try await saveNavigation(
                 rows, clientID: clientID, owner: origin.user, state: transition.state, previous: current, origin: origin)
         }
         // The log's head after this write: the backend positions it once its entries are numbered.
@@ -276,21 +276,15 @@ public enum WriteRules {
             guard let row = try await rows.client(clientID, hold: true) else { continue }
             let repaired = row.navigation.state.repaired(afterDeleting: id)
             guard repaired != row.navigation.state else { continue }
-            _ = try await saveNavigation(rows, clientID: clientID, owner: row.owner, state: repaired, previous: row.navigation, origin: origin)
+            try await saveNavigation(rows, clientID: clientID, owner: row.owner, state: repaired, previous: row.navigation, origin: origin)
         }
     }
 
-    /// Writes a new version of a navigation and its change entry; its time never goes back.
+    /// Writes a new version of a navigation and its change entry, its time never going back;
+    /// returns the navigation and its JSON as the entry holds it.
     @inlinable
+    @discardableResult
     static func saveNavigation<Rows: WriteRows>(
-        _ rows: Rows, clientID: ClientID, owner: UserID, state: NavigationState, previous: Navigation, origin: Origin
-    ) async throws -> Navigation {
-        try await savedNavigation(rows, clientID: clientID, owner: owner, state: state, previous: previous, origin: origin).navigation
-    }
-
-    /// `saveNavigation`, with the navigation's JSON as its entry holds it.
-    @inlinable
-    static func savedNavigation<Rows: WriteRows>(
         _ rows: Rows, clientID: ClientID, owner: UserID, state: NavigationState, previous: Navigation, origin: Origin
     ) async throws -> (navigation: Navigation, json: WrittenJSON) {
         let now = max(Timestamp.milliseconds(Date()), previous.updatedAt.map(Timestamp.milliseconds) ?? 0)
