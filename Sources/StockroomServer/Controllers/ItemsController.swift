@@ -9,6 +9,8 @@ struct ItemsController {
     let database: any Storage
     /// The import's byte and row limits.
     let limits: LimitSettings
+    /// The answers of `get`, kept by item.
+    let replies = ItemReplyCache()
 
     func addRoutes(to routes: RouterGroup<CallerContext>) {
         routes.get(use: list)
@@ -69,7 +71,7 @@ struct ItemsController {
     @Sendable func get(_ request: Request, context: CallerContext) async throws -> Response {
         let id = try Self.itemID(context)
         guard let item = try await database.item(id) else { throw APIError.notFound("no item \(id)") }
-        return Self.itemReply(item).response
+        return replies.reply(for: item, build: Self.itemReply).response
     }
 
     @Sendable func create(_ request: Request, context: CallerContext) async throws -> Response {
