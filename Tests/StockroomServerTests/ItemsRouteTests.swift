@@ -66,7 +66,7 @@ struct ItemsRouteTests {
         try await withTestApp { app in
             try await app.test { client in
                 let item: Item = try await client.send(.post, "/v1/items", token: app.editor, json: draftJSON(name: "Mug")).decode()
-                // Read before the write, so that the write's GET below follows an answer kept for version 1.
+                // Read before the write, so that the GET after it follows an item the server kept in memory at version 1.
                 #expect(try await client.send(.get, "/v1/items/\(item.id)", token: app.viewer).decode(Item.self) == item)
                 let put = try await client.send(
                     .put, "/v1/items/\(item.id)", token: app.editor, json: draftJSON(name: "Big Mug", quantity: nil, backOrdered: true),

@@ -9,8 +9,6 @@ struct ItemsController {
     let database: any Storage
     /// The import's byte and row limits.
     let limits: LimitSettings
-    /// The answers of `get`, kept by item.
-    let replies = ItemReplyCache()
 
     func addRoutes(to routes: RouterGroup<CallerContext>) {
         routes.get(use: list)
@@ -71,7 +69,7 @@ struct ItemsController {
     @Sendable func get(_ request: Request, context: CallerContext) async throws -> Response {
         let id = try Self.itemID(context)
         guard let item = try await database.item(id) else { throw APIError.notFound("no item \(id)") }
-        return replies.reply(for: item, build: Self.itemReply).response
+        return Self.itemReply(item).response
     }
 
     @Sendable func create(_ request: Request, context: CallerContext) async throws -> Response {
