@@ -2,38 +2,48 @@ import NIOConcurrencyHelpers
 
 /// The events a feed's connection has read and its reader has not taken yet: the runner adds what
 /// each read brings, and the reader takes all of them at once, so that a catch-up of many changes
-/// costs a hand-over per read of the reader, not per change. The runner waits while `limit` events
-/// or more are waiting: the connection reads no further ahead of its reader than that.
+/// costs a hand-over per read of the reader, not per change. The runner waits while the events
+/// waiting came in `limit` bytes of the stream or more: the connection reads no further ahead of
+/// its reader than that.
 final class FeedBuffer: Sendable {
     private struct State {
         var events: [FeedEvent] = []
+        /// The bytes of the stream `events` came in.
+        var bytes = 0
         /// The feed ended: nil, or the error the reader gets once its events are taken.
         var end: (any Error)??
         var reader: CheckedContinuation<[FeedEvent]?, any Error>?
         var writer: CheckedContinuation<Void, Never>?
     }
 
-    /// How many events may wait before `send` waits.
+    /// How many bytes of the stream may wait, as events, before `send` waits.
     let limit: Int
-    /// A feed's: about a megabyte of item changes.
-    static let defaultLimit = 2_048
+    /// A feed's: 16 MiB, about 35,000 item changes. A reader that stops for a while (a main actor
+    /// busy for 150 ms growing a million items' dictionary, say) finds what came meanwhile decoded,
+    /// and the server went on sending, instead of waiting on a full socket.
+    static let defaultLimit = 16 << 20
     private let state = NIOLockedValueBox(State())
 
     init(limit: Int) {
         self.limit = limit
     }
 
-    /// Adds `events` for the reader; returns once fewer than `limit` are waiting (or the feed ended,
-    /// or the task is cancelled).
-    func send(_ events: [FeedEvent]) async {
+    /// Adds `events`, which came in `bytes` bytes of the stream (0: none, as `.connected` or a
+    /// snapshot read apart), for the reader; returns once fewer than `limit` bytes are waiting (or
+    /// the feed ended, or the task is cancelled).
+    func send(_ events: [FeedEvent], bytes: Int) async {
         guard !events.isEmpty else { return }
         let (reader, taken, mustWait): (CheckedContinuation<[FeedEvent]?, any Error>?, [FeedEvent], Bool) = state.withLockedValue { state in
             guard state.end == nil else { return (nil, [], false) }
             // Into an empty buffer the array itself moves: its events are not copied one by one.
             if state.events.isEmpty { state.events = events } else { state.events += events }
-            guard let reader = state.reader else { return (nil, [], state.events.count >= limit) }
+            state.bytes += bytes
+            guard let reader = state.reader else { return (nil, [], state.bytes >= limit) }
             state.reader = nil
-            defer { state.events = [] }
+            defer {
+                state.events = []
+                state.bytes = 0
+            }
             return (reader, state.events, false)
         }
         reader?.resume(returning: taken)
@@ -41,7 +51,7 @@ final class FeedBuffer: Sendable {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (writer: CheckedContinuation<Void, Never>) in
                 let waits = state.withLockedValue { state in
-                    guard state.events.count >= limit, state.end == nil, !Task.isCancelled else { return false }
+                    guard state.bytes >= limit, state.end == nil, !Task.isCancelled else { return false }
                     state.writer = writer
                     return true
                 }
@@ -85,6 +95,7 @@ final class FeedBuffer: Sendable {
                     if !state.events.isEmpty {
                         defer {
                             state.events = []
+                            state.bytes = 0
                             state.writer = nil
                         }
                         return .events(state.events, writer: state.writer)

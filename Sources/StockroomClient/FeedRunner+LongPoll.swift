@@ -12,7 +12,7 @@ extension FeedRunner {
         var isOpen = false
         while !Task.isCancelled {
             let cursor = progress.state.withLockedValue { $0.cursor }
-            let batch = try await client.changes(
+            let (batch, bytes) = try await client.changePage(
                 from: cursor.map { .after($0) } ?? .beginning, limit: limit, topics: options.topics, filter: options.filter,
                 wait: wait)
             if !isOpen {
@@ -20,6 +20,7 @@ extension FeedRunner {
                 await opened(progress)
             }
             var handover = Handover(after: progress)
+            handover.bytes = bytes
             for change in batch.changes { handover.change(change) }
             handover.moved(to: batch.cursor, tell: options.filter != nil)
             await handover.deliver(to: buffer, progress)

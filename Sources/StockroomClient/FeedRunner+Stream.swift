@@ -27,10 +27,14 @@ extension FeedRunner {
                 var parser = SSEParser()
                 let decoder = JSONCoding.decoder()
                 var epoch: String?
+                // Read since the last hand-over: a chunk that completes no event counts with the next.
+                var bytesRead = 0
                 for try await chunk in response.body {
                     progress.state.withLockedValue { $0.lastActivity = .now }
+                    bytesRead += chunk.readableBytes
                     // What the chunk completes goes to the reader in one hand-over.
                     var handover = Handover(after: progress)
+                    handover.bytes = bytesRead
                     do {
                         try parser.feed(chunk.readableBytesView) { event in
                             switch event.name {
@@ -53,7 +57,7 @@ extension FeedRunner {
                         await handover.deliver(to: buffer, progress)
                         throw error
                     }
-                    await handover.deliver(to: buffer, progress)
+                    if await handover.deliver(to: buffer, progress) { bytesRead = 0 }
                 }
             }
             group.addTask {

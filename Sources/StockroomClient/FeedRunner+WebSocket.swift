@@ -25,6 +25,7 @@ extension FeedRunner {
             for try await message in inbound.messages(maxSize: Self.largestMessage) {
                 guard case .text(let text) = message else { continue }
                 var handover = Handover(after: progress)
+                handover.bytes = text.utf8.count
                 if text.hasPrefix(#"{"progress""#) {
                     guard let cursor = Self.progressCursor(text, member: "progress") else { continue }
                     handover.moved(to: cursor)

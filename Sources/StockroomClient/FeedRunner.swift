@@ -14,7 +14,7 @@ struct FeedRunner: Sendable {
         switch start {
         case .snapshot:
             guard let snapshot = await retrying({ [options] in try await client.snapshot(filter: options.filter) }) else { return }
-            await buffer.send([.snapshot(snapshot)])
+            await buffer.send([.snapshot(snapshot)], bytes: 0)
             progress = FeedProgress(cursor: snapshot.cursor)
         case .after(let cursor):
             progress = FeedProgress(cursor: cursor)
@@ -34,7 +34,7 @@ struct FeedRunner: Sendable {
                 failure = StreamEnded()
             } catch let error as StockroomError where error.code == .resyncRequired {
                 guard let snapshot = await retrying({ [options] in try await client.snapshot(filter: options.filter) }) else { return }
-                await buffer.send([.resync(snapshot)])
+                await buffer.send([.resync(snapshot)], bytes: 0)
                 progress.state.withLockedValue {
                     $0.cursor = snapshot.cursor
                     $0.lastSeq = nil
@@ -52,7 +52,7 @@ struct FeedRunner: Sendable {
             if progress.state.withLockedValue({ state in defer { state.opened = false }; return state.opened }) { attempt = 0 }
             attempt += 1
             let delay = options.backoff.delay(attempt: attempt, after: failure)
-            await buffer.send([.disconnected(failure, retryIn: delay)])
+            await buffer.send([.disconnected(failure, retryIn: delay)], bytes: 0)
             do { try await Task.sleep(for: delay) } catch { return }
         }
     }
@@ -96,7 +96,7 @@ struct FeedRunner: Sendable {
                 if Task.isCancelled { return nil }
                 attempt += 1
                 let delay = options.backoff.delay(attempt: attempt, after: error)
-                await buffer.send([.disconnected(error, retryIn: delay)])
+                await buffer.send([.disconnected(error, retryIn: delay)], bytes: 0)
                 do { try await Task.sleep(for: delay) } catch { return nil }
             }
         }
@@ -120,7 +120,7 @@ struct FeedRunner: Sendable {
             $0.opened = true
             $0.lastActivity = .now
         }
-        await buffer.send([.connected(head: head)])
+        await buffer.send([.connected(head: head)], bytes: 0)
     }
 
     /// The query every transport sends: the topics, the device, the filter.
@@ -134,6 +134,8 @@ struct FeedRunner: Sendable {
 /// the position after them.
 struct Handover {
     private(set) var events: [FeedEvent] = []
+    /// The bytes of the stream they came in (what the buffer's limit counts).
+    var bytes = 0
     private var last: (cursor: FeedCursor, seq: Int)?
     private var lastSeq: Int?
 
@@ -156,16 +158,19 @@ struct Handover {
         if tell { events.append(.progress(cursor)) }
     }
 
-    /// Hands the events to the reader, then moves the position to resume from past them.
-    func deliver(to buffer: FeedBuffer, _ progress: FeedProgress) async {
-        guard let last else { return }
+    /// Hands the events to the reader, then moves the position to resume from past them; false
+    /// when there was nothing to hand over.
+    @discardableResult
+    func deliver(to buffer: FeedBuffer, _ progress: FeedProgress) async -> Bool {
+        guard let last else { return false }
         progress.state.withLockedValue { $0.handingOver = true }
-        await buffer.send(events)
+        await buffer.send(events, bytes: bytes)
         progress.state.withLockedValue { state in
             state.cursor = last.cursor
             state.lastSeq = last.seq
             state.handingOver = false
             state.lastActivity = .now
         }
+        return true
     }
 }

@@ -73,11 +73,19 @@ extension StockroomClient {
     public func changes(
         from start: FeedStart, limit: Int = 100, topics: Set<Topic> = Set(Topic.allCases), filter: ItemFilter? = nil, wait: Duration? = nil
     ) async throws -> ChangeBatch {
+        try await changePage(from: start, limit: limit, topics: topics, filter: filter, wait: wait).batch
+    }
+
+    /// `changes(from:…)`, and the bytes of the answer's body (what a feed's buffer counts).
+    func changePage(
+        from start: FeedStart, limit: Int, topics: Set<Topic>, filter: ItemFilter?, wait: Duration?
+    ) async throws -> (batch: ChangeBatch, bytes: Int) {
         var query: [(String, String?)] = [
             ("since", Self.since(start)), ("limit", "\(limit)"), ("topics", Self.topics(topics)), ("filter", filter?.text),
         ]
         if let wait { query.append(("wait", "\(wait.components.seconds)")) }
-        return try await call(ChangeBatch.self, .GET, "/v1/changes", query: query).value
+        let (batch, answer) = try await call(ChangeBatch.self, .GET, "/v1/changes", query: query)
+        return (batch, answer.body.count)
     }
 
     /// The feed as an `AsyncSequence` of events, over Server-Sent Events, a WebSocket or long-polls

@@ -23,7 +23,7 @@ struct FeedBufferTests {
             var next = 1
             while next <= 5_000 {
                 let count = Int.random(in: 1...40)
-                await buffer.send((next..<(next + count)).map(Self.progress))
+                await buffer.send((next..<(next + count)).map(Self.progress), bytes: count)
                 next += count
             }
             buffer.finish()
@@ -40,11 +40,11 @@ struct FeedBufferTests {
         let sent = Counter()
         let writer = Task {
             for seq in 1...12 {
-                await buffer.send([Self.progress(seq)])
+                await buffer.send([Self.progress(seq)], bytes: 1)
                 sent.add()
             }
         }
-        // The writer stops at the limit: four events wait, and the fourth send has not returned.
+        // The writer stops at the limit: four events (a byte each) wait, and the fourth send has not returned.
         try await eventually("three sends returned") { sent.value == 3 }
         try await Task.sleep(for: .milliseconds(100))
         #expect(sent.value == 3)
@@ -53,17 +53,39 @@ struct FeedBufferTests {
         writer.cancel()
     }
 
+    @Test("the limit counts the bytes the events came in: one large event fills it, many small ones do not")
+    func limitInBytes() async throws {
+        let buffer = FeedBuffer(limit: 1_000)
+        // A thousand events in 999 bytes: under the limit, the send returns.
+        await buffer.send((1...1_000).map(Self.progress), bytes: 999)
+        let sent = Counter()
+        let writer = Task {
+            // One event in two bytes more takes the buffer to the limit: this send waits.
+            await buffer.send([Self.progress(1_001)], bytes: 2)
+            sent.add()
+            // Events read apart from the stream (no bytes) do not count.
+            await buffer.send([Self.progress(1_002)], bytes: 0)
+            sent.add()
+        }
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(sent.value == 0)
+        #expect(Self.seqs(try #require(try await buffer.next())).count == 1_001)
+        try await eventually("the writer went on") { sent.value == 2 }
+        #expect(Self.seqs(try #require(try await buffer.next())) == [1_002])
+        await writer.value
+    }
+
     @Test("an error ends the feed after the events before it")
     func errorAfterEvents() async throws {
         struct Gone: Error {}
         let buffer = FeedBuffer(limit: 100)
-        await buffer.send([Self.progress(1), Self.progress(2)])
+        await buffer.send([Self.progress(1), Self.progress(2)], bytes: 2)
         buffer.finish(throwing: Gone())
         #expect(Self.seqs(try #require(try await buffer.next())) == [1, 2])
         await #expect(throws: Gone.self) { try await buffer.next() }
         #expect(try await buffer.next() == nil)
         // Nothing is taken after the end.
-        await buffer.send([Self.progress(3)])
+        await buffer.send([Self.progress(3)], bytes: 1)
         #expect(try await buffer.next() == nil)
     }
 
@@ -85,7 +107,7 @@ struct FeedBufferTests {
     @Test("a reader on the main actor lets its other work run during a long hand-over") @MainActor
     func yieldsDuringALongHandOver() async throws {
         let buffer = FeedBuffer(limit: 10_000)
-        await buffer.send((1...1_000).map(Self.progress))
+        await buffer.send((1...1_000).map(Self.progress), bytes: 1_000)
         buffer.finish()
         var iterator = ChangeFeed.Iterator(base: buffer, owner: TaskOwner(Task {}))
         let marks = MainActorMarks()
@@ -101,7 +123,7 @@ struct FeedBufferTests {
     @Test("a writer waiting on a full buffer returns when its task is cancelled")
     func cancelledWriter() async throws {
         let buffer = FeedBuffer(limit: 1)
-        let writer = Task { await buffer.send([Self.progress(1)]) }
+        let writer = Task { await buffer.send([Self.progress(1)], bytes: 1) }
         try await Task.sleep(for: .milliseconds(50))
         writer.cancel()
         await writer.value
