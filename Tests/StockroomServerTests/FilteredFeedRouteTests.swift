@@ -142,7 +142,13 @@ struct FilteredFeedRouteTests {
                 let refilter = try JSONCoding.decoder().decode(Refiltered.self, from: Data(all[2].utf8)).refilter
                 #expect(refilter.items.map(\.id) == [c.id], "b matches both filters and is unchanged: not sent again")
                 #expect(refilter.removed == [a.id])
-                #expect(all[3].contains(#""code":"validationFailed""#) && all[3].contains("at character 11"), "\(all[3])")
+                // An `Error` body, as an HTTP answer's: `{"error": {"code", "message", "field"}}`.
+                struct ErrorMessage: Decodable {
+                    struct Body: Decodable { let code: String; let message: String }
+                    let error: Body
+                }
+                let refused = try JSONCoding.decoder().decode(ErrorMessage.self, from: Data(all[3].utf8)).error
+                #expect(refused.code == "validationFailed" && refused.message.contains("at character 11"), "\(all[3])")
                 let moved = try JSONCoding.decoder().decode(Change.self, from: Data(all[4].utf8))
                 #expect(moved.id == a.id.description && moved.move == .in && moved.seq == 4)
             }

@@ -81,7 +81,8 @@ extension FeedController {
                 do {
                     for try await message in inbound.messages(maxSize: 16 * 1024) {
                         if let error = Self.handle(message, control: control) {
-                            try await outbound.write(.text(#"{"error":"# + error.json() + "}"))
+                            // The contract's error body itself: `{"error": {"code", "message", "field"}}`.
+                            try await outbound.write(.text(error.json()))
                         }
                     }
                 } catch {
