@@ -65,12 +65,16 @@ struct ContinueTests {
                 let port = try #require(client.port)
                 let (old, empty) = try await blocking {
                     let old = try RawSocket(port: port, raw: Self.post(app.editor, version: "1.0") + Self.item).failingStalledReads()
-                    let empty = try RawSocket(port: port, raw: "GET /health HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n\r\n")
-                        .failingStalledReads()
+                    let empty = try RawSocket(
+                        port: port,
+                        raw: "POST /v1/items HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(app.editor)\r\n"
+                            + "Content-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: 0\r\n\r\n"
+                    ).failingStalledReads()
                     return (try old.readHead(), try empty.readHead())
                 }
                 #expect(old.hasPrefix("HTTP/1.1 201 Created\r\n"), "\(old)")
-                #expect(empty.hasPrefix("HTTP/1.1 200 OK\r\n"), "\(empty)")
+                // The empty body is not an item: the final answer is the refusal.
+                #expect(empty.hasPrefix("HTTP/1.1 400 Bad Request\r\n"), "\(empty)")
             }
         }
     }

@@ -58,7 +58,9 @@ final class MalformedRequestGuard: ChannelDuplexHandler, RemovableChannelHandler
 
     /// An HTTP/1.1 request with `Expect: 100-continue` and a body to come (a length over 0, or chunked).
     static func asksToContinue(_ head: HTTPRequestHead) -> Bool {
-        guard head.version.major == 1, head.version.minor >= 1, head.headers.contains(name: "expect"),
+        // A GET or HEAD carries no body here: their heads (most of them) are not searched.
+        guard head.method != .GET, head.method != .HEAD, head.version.major == 1, head.version.minor >= 1,
+            head.headers.contains(name: "expect"),
             head.headers[canonicalForm: "expect"].contains(where: { $0.lowercased() == "100-continue" })
         else { return false }
         if head.headers.contains(name: "transfer-encoding") { return true }
