@@ -65,6 +65,12 @@ final class FeedBuffer: Sendable {
         }
     }
 
+    /// What waits for the reader: its events, the bytes they came in, and whether the runner waits
+    /// for the reader to take them.
+    var waiting: (events: Int, bytes: Int, runnerWaits: Bool) {
+        state.withLockedValue { ($0.events.count, $0.bytes, $0.writer != nil) }
+    }
+
     /// Ends the feed: the reader takes what is waiting, then gets `error` (nil: the end).
     func finish(throwing error: (any Error)? = nil) {
         let (reader, writer): (CheckedContinuation<[FeedEvent]?, any Error>?, CheckedContinuation<Void, Never>?) = state.withLockedValue { state in
