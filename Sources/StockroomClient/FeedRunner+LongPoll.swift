@@ -19,8 +19,7 @@ extension FeedRunner {
                 isOpen = true
                 await opened(progress)
             }
-            var handover = Handover(after: progress)
-            handover.bytes = bytes
+            var handover = Handover(after: progress, bytes: bytes)
             for change in batch.changes { handover.change(change) }
             handover.moved(to: batch.cursor, tell: options.filter != nil)
             await handover.deliver(to: buffer, progress)

@@ -33,8 +33,7 @@ extension FeedRunner {
                     progress.state.withLockedValue { $0.lastActivity = .now }
                     bytesRead += chunk.readableBytes
                     // What the chunk completes goes to the reader in one hand-over.
-                    var handover = Handover(after: progress)
-                    handover.bytes = bytesRead
+                    var handover = Handover(after: progress, bytes: bytesRead)
                     do {
                         try parser.feed(chunk.readableBytesView) { event in
                             switch event.name {

@@ -24,8 +24,7 @@ extension FeedRunner {
             var epoch: String?
             for try await message in inbound.messages(maxSize: Self.largestMessage) {
                 guard case .text(let text) = message else { continue }
-                var handover = Handover(after: progress)
-                handover.bytes = text.utf8.count
+                var handover = Handover(after: progress, bytes: text.utf8.count)
                 if text.hasPrefix(#"{"progress""#) {
                     guard let cursor = Self.progressCursor(text, member: "progress") else { continue }
                     handover.moved(to: cursor)

@@ -135,11 +135,12 @@ struct FeedRunner: Sendable {
 struct Handover {
     private(set) var events: [FeedEvent] = []
     /// The bytes of the stream they came in (what the buffer's limit counts).
-    var bytes = 0
+    let bytes: Int
     private var last: (cursor: FeedCursor, seq: Int)?
     private var lastSeq: Int?
 
-    init(after progress: FeedProgress) {
+    init(after progress: FeedProgress, bytes: Int) {
+        self.bytes = bytes
         lastSeq = progress.state.withLockedValue { $0.lastSeq }
     }
 

@@ -35,7 +35,7 @@ final class MalformedRequestGuard: ChannelDuplexHandler, RemovableChannelHandler
         }
         requests += 1
         if Self.asksToContinue(head) {
-            if answers == requests - 1 { Self.writeContinue(context) } else { continuesOwed.append(requests) }
+            if answers == requests - 1 { writeContinue(context) } else { continuesOwed.append(requests) }
         }
         context.fireChannelRead(data)
         if head.headers.contains(name: "upgrade") {
@@ -52,7 +52,7 @@ final class MalformedRequestGuard: ChannelDuplexHandler, RemovableChannelHandler
         context.write(data, promise: promise)
         if let next = continuesOwed.first, next == answers + 1 {
             continuesOwed.removeFirst()
-            Self.writeContinue(context)
+            writeContinue(context)
         }
     }
 
@@ -67,8 +67,8 @@ final class MalformedRequestGuard: ChannelDuplexHandler, RemovableChannelHandler
         return head.headers.first(name: "content-length").flatMap { Int($0) }.map { $0 > 0 } ?? false
     }
 
-    static func writeContinue(_ context: ChannelHandlerContext) {
-        context.writeAndFlush(NIOAny(HTTPServerResponsePart.head(HTTPResponseHead(version: .http1_1, status: .continue))), promise: nil)
+    private func writeContinue(_ context: ChannelHandlerContext) {
+        context.writeAndFlush(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .continue))), promise: nil)
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
