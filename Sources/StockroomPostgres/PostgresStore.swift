@@ -11,10 +11,11 @@ import Synchronization
 /// batch one transaction on a pooled connection (READ COMMITTED, rows a write changes locked as it
 /// reads them; when one write of a batch fails, the batch runs again with a savepoint per write); the batch's change entries take their seqs from
 /// the one `log_head` row as the transaction's last step, so seqs are contiguous and in commit
-/// order across every daemon (ARCHITECTURE.md, "PostgreSQL"). The pool (`PostgresClient`) must
-/// run for as long as the store is used: `run()` runs it, as a service of the server's group.
+/// order across every daemon (ARCHITECTURE.md, "PostgreSQL"). The pools (`PostgresPools`, one
+/// per event loop) must run for as long as the store is used: `run()` runs them, as a service of
+/// the server's group.
 public final class PostgresStore: Storage, Service {
-    let client: PostgresClient
+    let pools: PostgresPools
     let url: PostgresURL
     let logger: Logger
     /// The database epoch, named in every feed cursor.
@@ -58,7 +59,6 @@ public final class PostgresStore: Storage, Service {
             throw error
         }
         var configuration = url.clientConfiguration()
-        configuration.options.maximumConnections = maximumConnections
         configuration.options.connectTimeout = .seconds(2)
         // lock_timeout: a writer never waits for a lock longer than this (a stuck head answers
         // 503, not a hang); idle_in_transaction_session_timeout: a transaction left open by a
@@ -73,21 +73,22 @@ public final class PostgresStore: Storage, Service {
             ("statement_timeout", "\(2 * deadline.milliseconds)"),
             ("idle_in_transaction_session_timeout", "\(2 * deadline.milliseconds)"),
         ]
-        let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        let pools = PostgresPools(
+            configuration: configuration, maximumConnections: maximumConnections, group: PostgresClient.defaultEventLoopGroup, logger: logger)
         let hub = ChangeHub(head: position.head, trimmedThrough: position.trimmed, epoch: position.epoch)
         hub.observeTokenGeneration(position.tokenGeneration)
         return PostgresStore(
-            client: client, url: url, epoch: position.epoch, hub: hub, limits: limits, deadline: deadline, pollInterval: pollInterval,
+            pools: pools, url: url, epoch: position.epoch, hub: hub, limits: limits, deadline: deadline, pollInterval: pollInterval,
             listens: listens, logger: logger)
     }
 
     private init(
-        client: PostgresClient, url: PostgresURL, epoch: String, hub: ChangeHub, limits: StoreLimits, deadline: Duration,
+        pools: PostgresPools, url: PostgresURL, epoch: String, hub: ChangeHub, limits: StoreLimits, deadline: Duration,
         pollInterval: Duration, listens: Bool, logger: Logger
     ) {
         self.pollInterval = pollInterval
         self.listens = listens
-        self.client = client
+        self.pools = pools
         self.url = url
         self.epoch = epoch
         self.hub = hub
@@ -96,15 +97,15 @@ public final class PostgresStore: Storage, Service {
         self.logger = logger
     }
 
-    /// Runs the connection pool, the listener and the poll (`PostgresStore+Listener.swift`) until
+    /// Runs the connection pools, the listener and the poll (`PostgresStore+Listener.swift`) until
     /// the task is cancelled or the service group shuts down.
     public func run() async throws {
         await cancelWhenGracefulShutdown {
             await withDiscardingTaskGroup { group in
-                group.addTask {
-                    self.started.open()
-                    await self.client.run()
+                for client in self.pools.clients {
+                    group.addTask { await client.run() }
                 }
+                self.started.open()
                 if self.listens { group.addTask { await self.listen() } }
                 group.addTask { await self.poll() }
                 group.addTask { await self.watch() }
@@ -177,6 +178,6 @@ public final class PostgresStore: Storage, Service {
 
     /// The identifiers of the migrations applied to the database, in order.
     public func appliedMigrations() async throws -> [String] {
-        try await client.withConnection { connection in try await PostgresMigrator.applied(connection, logger: self.logger) }
+        try await pools.client().withConnection { connection in try await PostgresMigrator.applied(connection, logger: self.logger) }
     }
 }
