@@ -154,7 +154,7 @@ extension PostgresStore {
         let id = calls.insert(call)
         defer { calls.remove(id) }
         return try await call.run(cancellable: cancellable) {
-            try await self.pools.client().withConnection { connection in
+            try await self.pools.withConnection { connection in
                 call.obtained(connection)
                 return try await body(connection)
             }

@@ -12,32 +12,58 @@ import Synchronization
 /// runs (a fan-out to a thousand streams).
 ///
 /// `maximumConnections` is shared out over the loops, so the daemon never opens more than it says;
-/// with fewer connections than loops, only that many loops get a pool, and a call from another
-/// loop (or from a thread that is none) takes the pools in turn.
+/// with fewer connections than loops, only that many loops get a pool. A call whose loop's pool
+/// has as many calls as connections already (long snapshot streams, say), or that runs on no
+/// loop of the group, takes the pool with the fewest calls: every loop can still use every
+/// connection, at the cost of the hops.
 final class PostgresPools: Sendable {
-    private let pools: [(loop: any EventLoop, client: PostgresClient)]
-    /// Each pool's most connections, in the group's order of its loops.
-    let connectionLimits: [Int]
-    private let turn = Atomic<Int>(0)
+    final class Pool: Sendable {
+        let loop: any EventLoop
+        let client: PostgresClient
+        /// The most connections it opens.
+        let limit: Int
+        /// Calls holding one of its connections or waiting for one.
+        let calls = Atomic<Int>(0)
 
-    init(configuration: PostgresClient.Configuration, maximumConnections: Int, group: any EventLoopGroup, logger: Logger) {
-        let loops = Array(group.makeIterator().prefix(max(1, maximumConnections)))
-        // The first `maximumConnections % loops.count` pools take one more.
-        connectionLimits = loops.indices.map { maximumConnections / loops.count + ($0 < maximumConnections % loops.count ? 1 : 0) }
-        pools = zip(loops, connectionLimits).map { loop, limit in
-            var configuration = configuration
-            configuration.options.maximumConnections = limit
-            return (loop, PostgresClient(configuration: configuration, eventLoopGroup: loop, backgroundLogger: logger))
+        init(loop: any EventLoop, client: PostgresClient, limit: Int) {
+            self.loop = loop
+            self.client = client
+            self.limit = limit
         }
     }
 
-    /// Every pool, to run (`PostgresClient.run`) for as long as the store is used.
+    /// In the group's order of its loops.
+    let pools: [Pool]
+
+    init(configuration: PostgresClient.Configuration, maximumConnections: Int, group: any EventLoopGroup, logger: Logger) {
+        let loops = Array(group.makeIterator().prefix(max(1, maximumConnections)))
+        pools = loops.enumerated().map { index, loop in
+            // The first `maximumConnections % loops.count` pools take one more.
+            let limit = maximumConnections / loops.count + (index < maximumConnections % loops.count ? 1 : 0)
+            var configuration = configuration
+            configuration.options.maximumConnections = limit
+            return Pool(loop: loop, client: PostgresClient(configuration: configuration, eventLoopGroup: loop, backgroundLogger: logger), limit: limit)
+        }
+    }
+
+    /// Every pool's client, to run (`PostgresClient.run`) for as long as the store is used.
     var clients: [PostgresClient] { pools.map(\.client) }
 
-    /// The pool of the calling thread's event loop, else the next in turn.
-    func client() -> PostgresClient {
-        guard pools.count > 1 else { return pools[0].client }
-        for pool in pools where pool.loop.inEventLoop { return pool.client }
-        return pools[turn.add(1, ordering: .relaxed).oldValue % pools.count].client
+    /// Runs `body` with a connection of the pool `choose` picks, given back when `body` returns.
+    func withConnection<Value>(_ body: (PostgresConnection) async throws -> Value) async throws -> Value {
+        let pool = choose()
+        pool.calls.add(1, ordering: .relaxed)
+        defer { pool.calls.subtract(1, ordering: .relaxed) }
+        return try await pool.client.withConnection(body)
+    }
+
+    /// The pool of the calling thread's event loop while it has a connection for one more call,
+    /// else the one with the fewest calls.
+    func choose() -> Pool {
+        guard pools.count > 1 else { return pools[0] }
+        if let own = pools.first(where: { $0.loop.inEventLoop }), own.calls.load(ordering: .relaxed) < own.limit {
+            return own
+        }
+        return pools.min { $0.calls.load(ordering: .relaxed) < $1.calls.load(ordering: .relaxed) }!
     }
 }

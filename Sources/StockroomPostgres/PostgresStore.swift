@@ -178,6 +178,6 @@ public final class PostgresStore: Storage, Service {
 
     /// The identifiers of the migrations applied to the database, in order.
     public func appliedMigrations() async throws -> [String] {
-        try await pools.client().withConnection { connection in try await PostgresMigrator.applied(connection, logger: self.logger) }
+        try await pools.withConnection { connection in try await PostgresMigrator.applied(connection, logger: self.logger) }
     }
 }

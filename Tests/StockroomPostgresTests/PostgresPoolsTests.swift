@@ -3,8 +3,9 @@ import PostgresNIO
 @testable import StockroomPostgres
 import Testing
 
-/// The daemon's pools: one per event loop, `db.maxConnections` shared out over them, and a call on
-/// a loop served by that loop's pool. (The store's suites run every statement through them.)
+/// The daemon's pools: one per event loop, `db.maxConnections` shared out over them, a call on a
+/// loop served by that loop's pool while it has room. (The store's suites run every statement
+/// through them.)
 @Suite("PostgreSQL: a connection pool per event loop")
 struct PostgresPoolsTests {
     let group = PostgresClient.defaultEventLoopGroup
@@ -18,11 +19,10 @@ struct PostgresPoolsTests {
 
     @Test("the connections are shared out over the loops, never more in all than the setting")
     func sharedOut() {
-        let count = loops.count
         for maximum in [1, 2, 3, 20, 21] {
-            let limits = pools(maximum).connectionLimits
+            let limits = pools(maximum).pools.map(\.limit)
             #expect(limits.reduce(0, +) == maximum)
-            #expect(limits.count == min(count, maximum))
+            #expect(limits.count == min(loops.count, maximum))
             #expect(limits.allSatisfy { $0 >= 1 })
             #expect(limits.max()! - limits.min()! <= 1)
         }
@@ -32,11 +32,27 @@ struct PostgresPoolsTests {
     func ownLoop() async throws {
         let pools = pools(20)
         for (index, loop) in loops.enumerated() {
-            // Several in a row: taken in turn instead, they would go round the pools.
+            // Several in a row: taken in turn or by load instead, they could go to another pool.
             for _ in 0..<3 {
-                let client = try await loop.submit { pools.client() }.get()
-                #expect(client === pools.clients[index])
+                let pool = try await loop.submit { pools.choose() }.get()
+                #expect(pool === pools.pools[index])
+                pool.calls.add(1, ordering: .relaxed)
             }
         }
+    }
+
+    @Test("a call whose loop's pool is full takes the pool with the fewest calls")
+    func spillOver() async throws {
+        let pools = pools(20)
+        guard pools.pools.count > 1 else { return }
+        let own = pools.pools[0]
+        own.calls.store(own.limit, ordering: .relaxed)
+        pools.pools[1].calls.store(3, ordering: .relaxed)
+        let chosen = try await loops[0].submit { pools.choose() }.get()
+        #expect(chosen !== own)
+        #expect(chosen.calls.load(ordering: .relaxed) == pools.pools.dropFirst().map { $0.calls.load(ordering: .relaxed) }.min())
+        // With room again, the loop's own pool.
+        own.calls.store(own.limit - 1, ordering: .relaxed)
+        #expect(try await loops[0].submit { pools.choose() }.get() === own)
     }
 }
