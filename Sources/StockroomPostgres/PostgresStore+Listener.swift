@@ -48,10 +48,13 @@ extension PostgresStore {
         defer { listenerState.withLock { $0.connected = false } }
         do {
             try await connection.listen(on: Self.channel) { notifications in
-                // LISTEN is active: anything committed from now on is notified; what came before is read.
+                // LISTEN is active: anything committed from now on is notified; what came before is
+                // followed as a notification of the head would be (read only for a subscriber here).
                 call.unbound()
                 listenerState.withLock { $0.connected = true }
-                await catchUp()
+                if let head = try? await read({ connection in try await self.watermarks(connection).head }) {
+                    await follow(to: head)
+                }
                 for try await notification in notifications {
                     await handle(notification.payload)
                 }

@@ -98,6 +98,29 @@ struct PostgresFeedTests {
         }
     }
 
+    /// A daemon whose listener starts (or comes back) after commits it did not hear of, with no
+    /// subscriber, moves its head to them without reading them, as it does for a notification.
+    @Test(.timeLimit(.minutes(10)))
+    func anIdleDaemonThatStartsListeningLateReadsNothing() async throws {
+        let url = try PostgresURL(try await TestPostgres.shared().newDatabase())
+        func open() async throws -> PostgresStore {
+            try await PostgresStore.open(url: url, deadline: .seconds(30), logger: Logger(label: "test.daemon"))
+        }
+        let a = try await open()
+        let b = try await open()
+        let runningA = Task { try await a.run() }
+        defer { runningA.cancel() }
+        // b opened at head 0 and does not listen yet: it hears of none of these.
+        for _ in 0..<5 { _ = try await a.createItem(id: nil, draft: Self.draft, origin: Self.erin, idempotency: nil) }
+        #expect(b.hub.head == 0)
+        let runningB = Task { try await b.run() }
+        defer { runningB.cancel() }
+        try await eventually("b's head moves to a's commits") { b.hub.head == 5 }
+        #expect(b.hub.recentChanges(after: 0, filter: FeedFilter(user: "erin", topics: [.item]), limit: 100) == nil)
+        // A subscriber still reads every change, from the table.
+        #expect(try await b.readChanges(after: 0, filter: FeedFilter(user: "erin", topics: [.item]), limit: 100).changes.map(\.seq) == Array(1...5))
+    }
+
     @Test(.timeLimit(.minutes(10)))
     func withoutNotificationsThePollDelivers() async throws {
         try await withDaemons(2, pollInterval: .milliseconds(200), listens: false) { daemons, _ in
