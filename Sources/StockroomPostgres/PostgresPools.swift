@@ -12,10 +12,12 @@ import Synchronization
 /// runs (a fan-out to a thousand streams).
 ///
 /// `maximumConnections` is shared out over the loops, so the daemon never opens more than it says;
-/// with fewer connections than loops, only that many loops get a pool. A call whose loop's pool
-/// has as many calls as connections already (long snapshot streams, say), or that runs on no
-/// loop of the group, takes the pool with the fewest calls: every loop can still use every
-/// connection, at the cost of the hops.
+/// with fewer connections than loops, only that many loops get a pool. A call whose loop's pool has
+/// more calls than the least busy pool by over `margin`, or that runs on no loop of the group,
+/// takes the least busy pool: a loop that was handed more connections than the other (NIO deals
+/// accepted connections out in turn with the loops' other uses), or whose calls hold connections
+/// long (snapshot streams), shares its database work with the other loop, at the cost of the hops,
+/// instead of queueing it all behind its own; and every loop can use every connection.
 final class PostgresPools: Sendable {
     final class Pool: Sendable {
         let loop: any EventLoop
@@ -34,6 +36,8 @@ final class PostgresPools: Sendable {
 
     /// In the group's order of its loops.
     let pools: [Pool]
+    /// How many more calls than the least busy pool a loop's own pool may have and still be taken.
+    static let margin = 2
 
     init(configuration: PostgresClient.Configuration, maximumConnections: Int, group: any EventLoopGroup, logger: Logger) {
         let loops = Array(group.makeIterator().prefix(max(1, maximumConnections)))
@@ -57,13 +61,16 @@ final class PostgresPools: Sendable {
         return try await pool.client.withConnection(body)
     }
 
-    /// The pool of the calling thread's event loop while it has a connection for one more call,
-    /// else the one with the fewest calls.
+    /// The pool of the calling thread's event loop unless it has more than `margin` calls more
+    /// than the pool with the fewest, else that one.
     func choose() -> Pool {
         guard pools.count > 1 else { return pools[0] }
-        if let own = pools.first(where: { $0.loop.inEventLoop }), own.calls.load(ordering: .relaxed) < own.limit {
+        let least = pools.min { $0.calls.load(ordering: .relaxed) < $1.calls.load(ordering: .relaxed) }!
+        if let own = pools.first(where: { $0.loop.inEventLoop }),
+            own.calls.load(ordering: .relaxed) <= least.calls.load(ordering: .relaxed) + Self.margin
+        {
             return own
         }
-        return pools.min { $0.calls.load(ordering: .relaxed) < $1.calls.load(ordering: .relaxed) }!
+        return least
     }
 }
