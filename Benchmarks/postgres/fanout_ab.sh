@@ -13,25 +13,16 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 ROUNDS=${ROUNDS:-3} WARM=${WARM:-3} SUBSCRIBERS=${SUBSCRIBERS:-1000} WRITES=${WRITES:-100}
 export FEED_MAX_SUBSCRIBERS_PER_TOKEN=$((SUBSCRIBERS + 16))
-PG=/usr/lib/postgresql/15/bin
-AS=(); [ "$(id -u)" -eq 0 ] && AS=(runuser -u postgres --)
-WORK="$(mktemp -d /tmp/fanoutab.XXXXXX)"
-[ "$(id -u)" -eq 0 ] && chown postgres:postgres "$WORK"
-chmod 700 "$WORK"
 PORTS=(18621 18622 18623)
 stop_daemons() { for port in "${PORTS[@]}"; do pkill -f "serve --http-port $port" || true; done; sleep 0.5; }
-cleanup() { stop_daemons; "${AS[@]}" "$PG/pg_ctl" -D "$WORK/data" -m fast stop >/dev/null 2>&1 || true; rm -rf "$WORK"; }
-trap cleanup EXIT
+. "$ROOT/Benchmarks/postgres/pg.sh"
+pg_start fanoutab 55496 -c max_connections=200
 cc -O2 -o "$WORK/sse_sink" "$ROOT/Benchmarks/feed/sse_sink.c"
-"${AS[@]}" "$PG/initdb" -D "$WORK/data" -U postgres --auth=trust --no-sync >/dev/null
-"${AS[@]}" "$PG/pg_ctl" -D "$WORK/data" -l "$WORK/pg.log" -w -o "-p 55496 -k $WORK -c listen_addresses=127.0.0.1 -c max_connections=200" start >/dev/null
 export DB_URL="postgres://postgres@127.0.0.1:55496/stockroom?sslmode=disable"
 for round in $(seq 1 "$ROUNDS"); do
     for spec in "$@"; do
         label=${spec%%=*} bin=${spec#*=}
-        "${AS[@]}" "$PG/dropdb" -h 127.0.0.1 -p 55496 -U postgres --if-exists stockroom
-        "${AS[@]}" "$PG/createdb" -h 127.0.0.1 -p 55496 -U postgres stockroom
-        token=$("$bin" token create --user bench --role editor | tail -n 1)
+        token=$(pg_fresh 55496 "$bin")
         for port in "${PORTS[@]}"; do
             LOG_LEVEL=warning "$bin" serve --http-port "$port" >"$WORK/daemon-$port.log" 2>&1 &
         done

@@ -10,24 +10,15 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 ROUNDS=${ROUNDS:-3} CONNECTIONS=${CONNECTIONS:-16} DURATION=${DURATION:-5}
-PG=/usr/lib/postgresql/15/bin
-AS=(); [ "$(id -u)" -eq 0 ] && AS=(runuser -u postgres --)
-WORK="$(mktemp -d /tmp/getab.XXXXXX)"
-[ "$(id -u)" -eq 0 ] && chown postgres:postgres "$WORK"
-chmod 700 "$WORK"
 PORT=18631
-stop_daemon() { pkill -f "serve --http-port $PORT" || true; sleep 0.3; }
-cleanup() { stop_daemon; "${AS[@]}" "$PG/pg_ctl" -D "$WORK/data" -m fast stop >/dev/null 2>&1 || true; rm -rf "$WORK"; }
-trap cleanup EXIT
-"${AS[@]}" "$PG/initdb" -D "$WORK/data" -U postgres --auth=trust --no-sync >/dev/null
-"${AS[@]}" "$PG/pg_ctl" -D "$WORK/data" -l "$WORK/pg.log" -w -o "-p 55495 -k $WORK -c listen_addresses=127.0.0.1 -c max_connections=100" start >/dev/null
+stop_daemons() { pkill -f "serve --http-port $PORT" || true; sleep 0.3; }
+. "$ROOT/Benchmarks/postgres/pg.sh"
+pg_start getab 55495 -c max_connections=100
 export DB_URL="postgres://postgres@127.0.0.1:55495/stockroom?sslmode=disable"
 for round in $(seq 1 "$ROUNDS"); do
     for spec in "$@"; do
         label=${spec%%=*} bin=${spec#*=}
-        "${AS[@]}" "$PG/dropdb" -h 127.0.0.1 -p 55495 -U postgres --if-exists stockroom
-        "${AS[@]}" "$PG/createdb" -h 127.0.0.1 -p 55495 -U postgres stockroom
-        token=$("$bin" token create --user bench --role editor | tail -n 1)
+        token=$(pg_fresh 55495 "$bin")
         LOG_LEVEL=warning "$bin" serve --http-port "$PORT" >"$WORK/daemon.log" 2>&1 &
         for _ in $(seq 1 100); do curl -fs "http://127.0.0.1:$PORT/ready" >/dev/null && break; sleep 0.1; done
         id=$(curl -fs -X POST -H "Authorization: Bearer $token" -H "Content-Type: application/json" \
@@ -37,6 +28,6 @@ for round in $(seq 1 "$ROUNDS"); do
         wrk -t1 -c"$CONNECTIONS" -d2s -H "Authorization: Bearer $token" -s "$ROOT/Benchmarks/http/get.lua" "$url" >/dev/null
         echo "round $round  $label  $(wrk -t1 -c"$CONNECTIONS" -d"${DURATION}s" -H "Authorization: Bearer $token" \
             -s "$ROOT/Benchmarks/http/get.lua" "$url" | grep RESULT)"
-        stop_daemon
+        stop_daemons
     done
 done

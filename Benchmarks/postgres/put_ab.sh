@@ -11,16 +11,9 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 OLD=$1 NEW=$2 ROUNDS=${ROUNDS:-3}
-PG=/usr/lib/postgresql/15/bin
-AS=(); [ "$(id -u)" -eq 0 ] && AS=(runuser -u postgres --)
-WORK="$(mktemp -d /tmp/putab.XXXXXX)"
-[ "$(id -u)" -eq 0 ] && chown postgres:postgres "$WORK"
-chmod 700 "$WORK"
-cleanup() { pkill -f "serve --http-port 18601" || true; "${AS[@]}" "$PG/pg_ctl" -D "$WORK/data" -m fast stop >/dev/null 2>&1 || true; rm -rf "$WORK"; }
-trap cleanup EXIT
-"${AS[@]}" "$PG/initdb" -D "$WORK/data" -U postgres --auth=trust --no-sync >/dev/null
-"${AS[@]}" "$PG/pg_ctl" -D "$WORK/data" -l "$WORK/pg.log" -w -o "-p 55498 -k $WORK -c listen_addresses=127.0.0.1 -c max_connections=100" start >/dev/null
-"${AS[@]}" "$PG/createdb" -h 127.0.0.1 -p 55498 -U postgres stockroom
+stop_daemons() { pkill -f "serve --http-port 18601" || true; }
+. "$ROOT/Benchmarks/postgres/pg.sh"
+pg_start putab 55498 -c max_connections=100
 export DB_URL="postgres://postgres@127.0.0.1:55498/stockroom?sslmode=disable"
 TOKEN=$("$NEW" token create --user bench --role editor | tail -n 1)
 start() { LOG_LEVEL=warning "$1" serve --http-port 18601 >/dev/null 2>&1 & for _ in $(seq 1 100); do curl -fs http://127.0.0.1:18601/ready >/dev/null && break; sleep 0.1; done; }

@@ -19,18 +19,10 @@ LUA="$ROOT/../shared/bench-compare/wrk_bench.lua"
 [ "${KEYED:-0}" = "1" ] && LUA="$ROOT/Benchmarks/postgres/keyed_put.lua"
 ROUNDS=${ROUNDS:-3} CONNECTIONS=${CONNECTIONS:-33} DURATION=${DURATION:-10} ITEMS=${ITEMS:-1000}
 PER=$((CONNECTIONS / 3))
-PG=/usr/lib/postgresql/15/bin
-AS=(); [ "$(id -u)" -eq 0 ] && AS=(runuser -u postgres --)
-WORK="$(mktemp -d /tmp/puts.XXXXXX)"
-[ "$(id -u)" -eq 0 ] && chown postgres:postgres "$WORK"
-chmod 700 "$WORK"
 PORTS=(18611 18612 18613)
 stop_daemons() { for port in "${PORTS[@]}"; do pkill -f "serve --http-port $port" || true; done; sleep 0.5; }
-cleanup() { stop_daemons; "${AS[@]}" "$PG/pg_ctl" -D "$WORK/data" -m fast stop >/dev/null 2>&1 || true; rm -rf "$WORK"; }
-trap cleanup EXIT
-"${AS[@]}" "$PG/initdb" -D "$WORK/data" -U postgres --auth=trust --no-sync >/dev/null
-"${AS[@]}" "$PG/pg_ctl" -D "$WORK/data" -l "$WORK/pg.log" -w -o "-p 55497 -k $WORK -c listen_addresses=127.0.0.1 -c max_connections=200" start >/dev/null
-"${AS[@]}" "$PG/createdb" -h 127.0.0.1 -p 55497 -U postgres stockroom
+. "$ROOT/Benchmarks/postgres/pg.sh"
+pg_start puts 55497 -c max_connections=200
 PG_URL="postgres://postgres@127.0.0.1:55497/stockroom?sslmode=disable"
 ready() { for _ in $(seq 1 200); do curl -fs "http://127.0.0.1:$1/ready" >/dev/null && return 0; sleep 0.05; done; echo "daemon on $1 not ready" >&2; exit 2; }
 seed() { # $1 port, $2 token, $3 lines file: ITEMS items created, one wrk line each

@@ -26,23 +26,13 @@ export WRITERS="${WRITERS:-32}" DURATION="${DURATION:-10}" SAMPLES="${SAMPLES:-3
 SUBSCRIBERS="${SUBSCRIBERS:-1000}" FANOUT_WRITES="${FANOUT_WRITES:-100}" FANOUT_LAYOUTS="${FANOUT_LAYOUTS:-0}"
 # Each daemon takes its share of the fan-out's streams on one token.
 export FEED_MAX_SUBSCRIBERS_PER_TOKEN=$((SUBSCRIBERS + 16))
-PG=/usr/lib/postgresql/15/bin
-AS=(); [ "$(id -u)" -eq 0 ] && AS=(runuser -u postgres --)
-WORK="$(mktemp -d /tmp/stockroom-bench-pg.XXXXXX)"
-[ "$(id -u)" -eq 0 ] && chown postgres:postgres "$WORK"
-chmod 700 "$WORK"
 PIDS=()
-cleanup() {
-    for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
-    "${AS[@]}" "$PG/pg_ctl" -D "$WORK/data" -m fast stop >/dev/null 2>&1 || true
-    rm -rf "$WORK"
-}
-trap cleanup EXIT
+stop_daemons() { for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done; }
+. "$ROOT/Benchmarks/postgres/pg.sh"
+# shellcheck disable=SC2086 # PG_OPTIONS: several server settings
+pg_start stockroom-bench-pg 55499 -c max_connections=200 ${PG_OPTIONS:-}
 
 cc -O2 -o "$WORK/sse_sink" "$ROOT/Benchmarks/feed/sse_sink.c"
-"${AS[@]}" "$PG/initdb" -D "$WORK/data" -U postgres --auth=trust --no-sync >/dev/null
-"${AS[@]}" "$PG/pg_ctl" -D "$WORK/data" -l "$WORK/pg.log" -w -o "-p 55499 -k $WORK -c listen_addresses=127.0.0.1 -c max_connections=200 ${PG_OPTIONS:-}" start >/dev/null
-"${AS[@]}" "$PG/createdb" -h 127.0.0.1 -p 55499 -U postgres stockroom
 export DB_URL="postgres://postgres@127.0.0.1:55499/stockroom?sslmode=disable"
 TOKEN=$("$BIN" token create --user bench --role editor | tail -n 1)
 PORTS=(18091 18092 18093)
