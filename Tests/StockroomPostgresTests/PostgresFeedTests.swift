@@ -119,6 +119,10 @@ struct PostgresFeedTests {
         #expect(b.hub.recentChanges(after: 0, filter: FeedFilter(user: "erin", topics: [.item]), limit: 100) == nil)
         // A subscriber still reads every change, from the table.
         #expect(try await b.readChanges(after: 0, filter: FeedFilter(user: "erin", topics: [.item]), limit: 100).changes.map(\.seq) == Array(1...5))
+        for running in [runningA, runningB] {
+            running.cancel()
+            _ = await running.result
+        }
     }
 
     @Test(.timeLimit(.minutes(10)))
