@@ -1,6 +1,7 @@
 import Hummingbird
 import NIOCore
 import ServiceLifecycle
+import StockroomStorage
 import StockroomWire
 
 /// `GET /v1/changes`: a page of changes, waiting up to `wait` seconds for one (long-poll).
@@ -21,7 +22,7 @@ extension FeedController {
         let subscription = database.hub.subscribe(start.filter)
         defer { subscription.cancel() }
         let token = TokenCheck(database: database, tokenID: caller.id)
-        var page = try await database.readEncodedChanges(after: start.seq, filter: start.filter, limit: limit)
+        var page = try await firstPage(from: from, at: start.seq, filter: start.filter, limit: limit)
         let deadline = ContinuousClock.now.advanced(by: .seconds(wait))
         // On graceful shutdown the wait ends at once (the subscription closes) and the poll is
         // answered with its batch so far, possibly empty, and its cursor: shutdown waits for no poll.
@@ -54,5 +55,20 @@ extension FeedController {
         body.writeBytes(page.changesJSON)
         body.writeBytes(FeedBatchJSON.closing(cursor: page.cursor, hasMore: page.hasMore))
         return Reply(status: .ok, headers: [.contentType: Reply.jsonContentType], body: body).response
+    }
+
+    /// The poll's first page, after `seq` (resolved from `from`). A poll from the oldest entry
+    /// kept asks for whatever the log holds: a trim between resolving that position and reading
+    /// after it moves the position (resolved again, a few times at most) instead of answering 410.
+    private func firstPage(from: FeedStart, at seq: Int64, filter: FeedFilter, limit: Int) async throws -> EncodedFeedPage {
+        var seq = seq
+        for _ in 0..<3 {
+            do {
+                return try await database.readEncodedChanges(after: seq, filter: filter, limit: limit)
+            } catch StoreError.resyncRequired where from == .oldest {
+                seq = try await database.resolve(from)
+            }
+        }
+        return try await database.readEncodedChanges(after: seq, filter: filter, limit: limit)
     }
 }
