@@ -182,4 +182,40 @@ extension FeedTests {
             }
         }
     }
+
+    /// Every transport reads its feed through `Subscription.read`. A start at the oldest entry
+    /// trimmed away between its resolution and the first read moves to the oldest entry then kept;
+    /// a cursor the client holds, trimmed away, is still `resyncRequired`.
+    @Test func aTrimBetweenResolvingOldestAndTheFirstReadMovesTheStart() async throws {
+        try await withTestApp { app in
+            let database = app.database
+            for index in 0..<5 {
+                _ = try await database.createItem(
+                    id: nil, draft: Draft(name: "Item \(index)", color: nil, status: .inStock(quantity: 1)), origin: Origin(user: "erin"),
+                    idempotency: nil)
+            }
+            let filter = FeedFilter(user: "erin", topics: [.item])
+            let oldest = try await FeedController.Subscription.resolve(.oldest, filter: filter, in: database)
+            #expect(oldest.seq == 0)
+            let reads = Mutex<[Int64]>([])
+            // The trim lands in the window: after the start resolved, before its first read.
+            let page = try await oldest.read(after: oldest.seq, in: database) { seq in
+                let first = reads.withLock { $0.append(seq); return $0.count == 1 }
+                if first { #expect(try await database.trimChanges(maxAge: .seconds(3600), maxEntries: 2) == 3) }
+                return try await database.readChanges(after: seq, filter: filter, limit: 100)
+            }
+            #expect(reads.withLock { $0 } == [0, 3])
+            #expect(page.changes.map(\.seq) == [4, 5])
+
+            // A start the client named by its cursor is not moved: the changes it missed are gone.
+            let cursor = FeedCursor(epoch: database.epoch, seq: 3)
+            let named = try await FeedController.Subscription.resolve(.after(cursor), filter: filter, in: database)
+            _ = try await database.createItem(
+                id: nil, draft: Draft(name: "Item 5", color: nil, status: .inStock(quantity: 1)), origin: Origin(user: "erin"), idempotency: nil)
+            #expect(try await database.trimChanges(maxAge: .seconds(3600), maxEntries: 2) == 1)
+            await #expect(throws: StoreError.self) {
+                try await named.read(after: named.seq, in: database) { try await database.readChanges(after: $0, filter: filter, limit: 100) }
+            }
+        }
+    }
 }

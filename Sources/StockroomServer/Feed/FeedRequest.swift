@@ -63,6 +63,6 @@ extension FeedController {
     func parse(_ request: Request, user: UserID, lastEventID: String?) async throws -> Subscription {
         let filter = try filter(request, user: user)
         let start = try start(of: request, lastEventID: lastEventID)
-        return Subscription(filter: filter, seq: try await database.resolve(start))
+        return try await Subscription.resolve(start, filter: filter, in: database)
     }
 }

@@ -79,7 +79,9 @@ extension FeedController {
                     }
                     let page: FeedPage
                     do {
-                        page = try await database.readChanges(after: seq, filter: filter, limit: 200)
+                        page = try await start.read(after: seq, in: database) {
+                            try await database.readChanges(after: $0, filter: filter, limit: 200)
+                        }
                     } catch StoreError.resyncRequired(let message) {
                         try await deliver(.resync(message))
                         return

@@ -1,7 +1,6 @@
 import Hummingbird
 import NIOCore
 import ServiceLifecycle
-import StockroomStorage
 import StockroomWire
 
 /// `GET /v1/changes`: a page of changes, waiting up to `wait` seconds for one (long-poll).
@@ -15,14 +14,16 @@ extension FeedController {
         let limit = try APIError.checked("limit", rawLimit, default: 100, in: 1...1000)
         let wait = try APIError.checked("wait", rawWait, default: 0, in: 0...60)
         let device = try await device(of: request, user: caller.user)
-        let start = Subscription(filter: filter, seq: try await database.resolve(from))
+        let start = try await Subscription.resolve(from, filter: filter, in: database)
         let hold = FeedHold(
             lease: try limits.acquire(token: caller.id), device: device, user: caller.user, presence: presence, transport: .longPoll)
         defer { hold.release() }
         let subscription = database.hub.subscribe(start.filter)
         defer { subscription.cancel() }
         let token = TokenCheck(database: database, tokenID: caller.id)
-        var page = try await firstPage(from: from, at: start.seq, filter: start.filter, limit: limit)
+        var page = try await start.read(after: start.seq, in: database) {
+            try await database.readEncodedChanges(after: $0, filter: start.filter, limit: limit)
+        }
         let deadline = ContinuousClock.now.advanced(by: .seconds(wait))
         // On graceful shutdown the wait ends at once (the subscription closes) and the poll is
         // answered with its batch so far, possibly empty, and its cursor: shutdown waits for no poll.
@@ -36,7 +37,9 @@ extension FeedController {
                 if Task.isCancelled || Task.isShuttingDownGracefully || subscription.isClosed { break }
                 guard try await token.isLive() else { throw Self.revoked }
                 if woke || ContinuousClock.now >= deadline {
-                    page = try await database.readEncodedChanges(after: page.cursor.seq, filter: start.filter, limit: limit)
+                    page = try await start.read(after: page.cursor.seq, in: database) {
+                        try await database.readEncodedChanges(after: $0, filter: start.filter, limit: limit)
+                    }
                 }
             }
         } onGracefulShutdown: {
@@ -55,20 +58,5 @@ extension FeedController {
         body.writeBytes(page.changesJSON)
         body.writeBytes(FeedBatchJSON.closing(cursor: page.cursor, hasMore: page.hasMore))
         return Reply(status: .ok, headers: [.contentType: Reply.jsonContentType], body: body).response
-    }
-
-    /// The poll's first page, after `seq` (resolved from `from`). A poll from the oldest entry
-    /// kept asks for whatever the log holds: a trim between resolving that position and reading
-    /// after it moves the position (resolved again, a few times at most) instead of answering 410.
-    private func firstPage(from: FeedStart, at seq: Int64, filter: FeedFilter, limit: Int) async throws -> EncodedFeedPage {
-        var seq = seq
-        for _ in 0..<3 {
-            do {
-                return try await database.readEncodedChanges(after: seq, filter: filter, limit: limit)
-            } catch StoreError.resyncRequired where from == .oldest {
-                seq = try await database.resolve(from)
-            }
-        }
-        return try await database.readEncodedChanges(after: seq, filter: filter, limit: limit)
     }
 }

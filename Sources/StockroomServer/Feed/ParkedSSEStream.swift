@@ -17,7 +17,7 @@ import Synchronization
 /// handler, park again. Rounds never overlap: a round arms the next wake-up only as it ends.
 final class ParkedSSEStream: Sendable {
     private let database: any Storage
-    private let filter: FeedFilter
+    private let start: FeedController.Subscription
     private let subscription: FeedSubscription
     private let token: TokenCheck
     private let registration: FeedStreams.Stream
@@ -39,7 +39,7 @@ final class ParkedSSEStream: Sendable {
         deliveries: LoopDeliveries.Queue, logger: Logger
     ) {
         self.database = database
-        self.filter = start.filter
+        self.start = start
         self.subscription = subscription
         self.token = token
         self.registration = registration
@@ -89,7 +89,9 @@ final class ParkedSSEStream: Sendable {
             while !subscription.isClosed {
                 let page: FeedPage
                 do {
-                    page = try await database.readChanges(after: seq, filter: filter, limit: 200)
+                    page = try await start.read(after: seq, in: database) {
+                        try await database.readChanges(after: $0, filter: start.filter, limit: 200)
+                    }
                 } catch StoreError.resyncRequired(let message) {
                     return try await end(with: APIError(.resyncRequired, message))
                 }
@@ -106,7 +108,7 @@ final class ParkedSSEStream: Sendable {
                 if idle {
                     // Idle: ask the database itself, for a revocation by another process.
                     guard try await token.isLive(force: true) else { return try await end(with: FeedController.revoked) }
-                    if filter.items != nil, seq > announced.withLock({ $0 }) {
+                    if start.filter.items != nil, seq > announced.withLock({ $0 }) {
                         // The filter hid what the log gained since: the cursor moves without a change.
                         try await send([SSEFrames.chunk(of: SSEFrames.progressEvent(page.cursor))])
                         announced.withLock { $0 = seq }
@@ -153,7 +155,7 @@ final class ParkedSSEStream: Sendable {
         let seq = position.withLock { $0.seq }
         // The page first, then the token: as in `round`, a change committed after a revocation is
         // in memory only once the revocation's generation is.
-        guard let page = database.hub.recentChanges(after: seq, filter: filter, limit: 200), !page.hasMore, !token.needsRead else {
+        guard let page = database.hub.recentChanges(after: seq, filter: start.filter, limit: 200), !page.hasMore, !token.needsRead else {
             return false
         }
         if let last = page.changes.last {

@@ -1,9 +1,37 @@
 import StockroomStorage
 
 extension FeedController {
-    /// A feed request's parsed parameters.
+    /// A feed request's parsed parameters: its filter, where it asked to start, and that start
+    /// resolved to a position in the log.
     struct Subscription: Sendable {
         let filter: FeedFilter
+        let from: FeedStart
         let seq: Int64
+
+        /// Resolves `from` against the log.
+        static func resolve(_ from: FeedStart, filter: FeedFilter, in database: any Storage) async throws -> Subscription {
+            Subscription(filter: filter, from: from, seq: try await database.resolve(from))
+        }
+
+        /// Reads the page after `seq` with `read`: every transport's reads of its feed go through
+        /// here. A subscription from the oldest entry kept asks for whatever the log holds, so while
+        /// it stands at its start (it has delivered no position yet), a trim past that position
+        /// between resolving it and reading moves it to the oldest entry then kept (resolved again,
+        /// a few times at most) instead of ending the feed with `resyncRequired`. Any other start
+        /// trimmed away is `resyncRequired`: its client holds a cursor the log no longer has.
+        func read<Page>(
+            after seq: Int64, in database: any Storage, _ read: (Int64) async throws -> Page
+        ) async throws -> Page {
+            guard from == .oldest, seq == self.seq else { return try await read(seq) }
+            var seq = seq
+            for _ in 0..<3 {
+                do {
+                    return try await read(seq)
+                } catch StoreError.resyncRequired {
+                    seq = try await database.resolve(from)
+                }
+            }
+            return try await read(seq)
+        }
     }
 }
