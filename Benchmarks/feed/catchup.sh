@@ -6,11 +6,14 @@
 #   (b) by ClientBench's ChangeFeed (each change decoded), by a SyncedStore applying each change
 #       (`apply(_:)`), and by one applying each batch the feed hands over (`apply(contentsOf:)`,
 #       what the store does with its own feed).
-# Then each reader's rate as a ratio of its own round's raw socket rate, and the median of each.
+# Then each reader's rate as a ratio of its own round's raw socket rate, and the median of each;
+# and the share of each catch-up the server was on CPU, against the raw socket's: whether a
+# reader made the server wait, apart from how fast the server ran in that round.
 #
 #   BIN=.build-release/release/stockroom N=1000000 ROUNDS=3 bash Benchmarks/feed/catchup.sh
 #
-# ClientBench is built first unless SKIP_BUILD=1 (release, Benchmarks/.build-bench). PIN=1 runs
+# ClientBench is built first unless SKIP_BUILD=1 (release, Benchmarks/.build-bench; CLIENTBENCH=<path>
+# reads with another build, for comparing two SDKs against one server). PIN=1 runs
 # the server on the first CPU and every reader on the second (`taskset`), as a client and its
 # server on two machines; by default all share every CPU.
 set -euo pipefail
@@ -38,7 +41,7 @@ trap cleanup EXIT
 if [ "${SKIP_BUILD:-0}" != "1" ]; then
     swift build -c release --package-path "$ROOT/Benchmarks" --scratch-path "$ROOT/Benchmarks/.build-bench" --product ClientBench >&2
 fi
-CLIENTBENCH="$ROOT/Benchmarks/.build-bench/release/ClientBench"
+CLIENTBENCH="${CLIENTBENCH:-$ROOT/Benchmarks/.build-bench/release/ClientBench}"
 
 # The log keeps every entry (the default keeps 1,000,000, and N items and the demo's are more):
 # a trim between rounds would answer the next round's catch-up from the beginning with a 410.
@@ -60,9 +63,17 @@ curl -sf -X POST "$URL/v1/items/import?onError=abort" -H "Authorization: Bearer 
     --data-binary "@$TMP/items.csv" >/dev/null
 echo "catch-up: $N items imported (the demo's 4 before them)" >&2
 
+# The server's CPU time so far, in clock ticks (utime + stime), and its share of a reader's
+# catch-up: a reader that never makes the server wait for its socket leaves it busy throughout,
+# and a round's rate then moves only with the server's own speed.
+server_ticks() { awk '{ print $14 + $15 }' "/proc/$SERVER/stat"; }
+TICKS_PER_SECOND="$(getconf CLK_TCK)"
+cpu_line() { echo "server cpu: $(( $(server_ticks) - $1 )) / $TICKS_PER_SECOND s"; }
+
 for round in $(seq "$ROUNDS"); do
     {
     # The server's rate: a raw socket counting `id:` lines, no decoding (Python's bytes.count).
+    before="$(server_ticks)"
     "${READER_CPU[@]}" python3 - "$PORT" "$TOKEN" "$N" <<'PY'
 import socket, sys, time
 port, token, n = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
@@ -80,22 +91,44 @@ while seen < n:
 elapsed = time.perf_counter() - start
 print(f"server (raw socket, id lines counted): {int(min(seen, n) / elapsed)} changes/s")
 PY
-    STOCKROOM_URL="$URL" STOCKROOM_TOKEN="$TOKEN" CATCHUP="$N" RUNS=1 "${READER_CPU[@]}" "$CLIENTBENCH" | sed -n "s/^  catch-up/SDK catch-up/p"
+    cpu_line "$before"
+    # One ClientBench process per reader, so that each one's share of the server's CPU is its own.
+    for reader in "ChangeFeed" "SyncedStore applying each" "SyncedStore applying each batch"; do
+        before="$(server_ticks)"
+        STOCKROOM_URL="$URL" STOCKROOM_TOKEN="$TOKEN" CATCHUP="$N" CATCHUP_ONLY="$reader" RUNS=1 "${READER_CPU[@]}" "$CLIENTBENCH" \
+            | sed -n "s/^  catch-up/SDK catch-up/p"
+        cpu_line "$before"
+    done
     } | tee -a "$TMP/rates.txt"
 done
 
-# Each reader against the server's rate of its own round (issue #44's line: 1.0x), and the medians.
-python3 - "$TMP/rates.txt" <<'PY'
+# Each reader against the server's rate of its own round (issue #44's line: 1.0x), and the medians;
+# then the share of each reader's catch-up the server spent on CPU (its CPU seconds over the
+# reader's N / rate), and that share against the raw socket's in the same round: below 1.0x, the
+# reader made the server wait; at 1.0x, the round's rate moved with the server's own speed.
+python3 - "$TMP/rates.txt" "$N" <<'PY'
 import re, statistics, sys
-rounds = []
+n = int(sys.argv[2])
+rounds, last = [], None
 for line in open(sys.argv[1]):
     if m := re.match(r"server \(raw socket.*\): (\d+) changes/s", line):
-        rounds.append((int(m.group(1)), {}))
+        rounds.append({})
+        last = "raw socket"
+        rounds[-1][last] = [int(m.group(1)), None]
     elif (m := re.match(r"SDK catch-up of \d+ changes, (.+): (\d+) changes/s", line)) and rounds:
-        rounds[-1][1][m.group(1)] = int(m.group(2))
-readers = list(rounds[0][1]) if rounds else []
+        last = m.group(1)
+        rounds[-1][last] = [int(m.group(2)), None]
+    elif (m := re.match(r"server cpu: (\d+) / (\d+) s", line)) and rounds and last in rounds[-1]:
+        rounds[-1][last][1] = int(m.group(1)) / int(m.group(2))
+readers = [name for name in rounds[0] if name != "raw socket"] if rounds else []
+busy = lambda rate, cpu: cpu * rate / n
+def show(title, values):
+    print(f"  {title}: " + ", ".join(f"{x:.2f}x" for x in values) + f"; median {statistics.median(values):.2f}x")
 print("x the round's raw socket rate:")
 for name in readers:
-    ratios = [r[name] / raw for raw, r in rounds if name in r]
-    print(f"  {name}: " + ", ".join(f"{x:.2f}x" for x in ratios) + f"; median {statistics.median(ratios):.2f}x")
+    show(name, [r[name][0] / r["raw socket"][0] for r in rounds if name in r])
+print("the server's CPU share of each catch-up (raw socket: " + ", ".join(f"{busy(*r['raw socket']):.2f}" for r in rounds) + "),")
+print("x the raw socket's share in the round:")
+for name in readers:
+    show(name, [busy(*r[name]) / busy(*r["raw socket"]) for r in rounds if name in r])
 PY
