@@ -122,13 +122,13 @@ for line in open(sys.argv[1]):
         rounds[-1][last][1] = int(m.group(1)) / int(m.group(2))
 readers = [name for name in rounds[0] if name != "raw socket"] if rounds else []
 busy = lambda rate, cpu: cpu * rate / n
-def show(title, values):
-    print(f"  {title}: " + ", ".join(f"{x:.2f}x" for x in values) + f"; median {statistics.median(values):.2f}x")
+def show(title, values, places=2):
+    print(f"  {title}: " + ", ".join(f"{x:.{places}f}x" for x in values) + f"; median {statistics.median(values):.{places}f}x")
 print("x the round's raw socket rate:")
 for name in readers:
     show(name, [r[name][0] / r["raw socket"][0] for r in rounds if name in r])
 print("the server's CPU share of each catch-up (raw socket: " + ", ".join(f"{busy(*r['raw socket']):.2f}" for r in rounds) + "),")
 print("x the raw socket's share in the round:")
 for name in readers:
-    show(name, [busy(*r[name]) / busy(*r["raw socket"]) for r in rounds if name in r])
+    show(name, [busy(*r[name]) / busy(*r["raw socket"]) for r in rounds if name in r], 3)
 PY

@@ -13,7 +13,7 @@ import NIOFoundationCompat
 /// twice or skipped. The sequence ends by throwing only for errors a retry cannot fix
 /// (`401 unauthorized`, `403 forbidden`, `400`); stop it by ending the loop or cancelling its task.
 ///
-/// The connection reads ahead of its reader by at most 16 MiB of the stream (about 35,000 item
+/// The connection reads ahead of its reader by at most 32 MiB of the stream (about 70,000 item
 /// changes), and the reader takes what has come in one hand-over: a catch-up of many changes is not
 /// paid per change, and a reader busy for a moment does not stop the server's sending.
 public struct ChangeFeed: AsyncSequence, Sendable {
