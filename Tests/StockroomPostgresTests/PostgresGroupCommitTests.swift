@@ -60,6 +60,24 @@ struct PostgresGroupCommitTests {
         return run
     }
 
+    /// A lone write's batch tells the other daemons of its head after its answer (`notifyHead`); a
+    /// batch of several writes, in its own transaction. Either way another daemon learns of it
+    /// with no poll (the poll is ten minutes away).
+    @Test(.timeLimit(.minutes(10)))
+    func everyBatchTellsTheOtherDaemonsOfItsHead() async throws {
+        try await withDaemons(2, pollInterval: .seconds(600)) { stores, _ in
+            let (a, b) = (stores[0], stores[1])
+            try await eventually("both daemons listen") { a.isListening && b.isListening }
+            _ = try await a.createItem(id: nil, draft: Self.draft(0), origin: Self.erin, idempotency: nil)
+            try await eventually("b learns of the lone write", timeout: .seconds(30)) { b.hub.head == 1 }
+            let writes: [@Sendable () async throws -> Item] = (1...5).map { n in
+                { try await a.createItem(id: nil, draft: Self.draft(n), origin: Self.erin, idempotency: nil).value }
+            }
+            _ = try await Self.inOneBatch(a, writes)
+            try await eventually("b learns of the batch of five", timeout: .seconds(30)) { b.hub.head == 6 }
+        }
+    }
+
     /// Writes refused in different ways among many in one batch: each refused one gets its own
     /// error and writes nothing; the others commit with one head step, their entries contiguous.
     @Test(.timeLimit(.minutes(10)))
