@@ -43,8 +43,6 @@ extension PostgresStore {
         var entries: [ChangeEntry] = []
         /// The transaction appended more entries than the hub keeps: `entries` are the last ones.
         var beyondMemory = false
-        /// The transaction did not notify the other daemons of its head: `answer` does.
-        var notifyAfter = false
     }
 
     /// Applies one batch in one transaction (`PostgresCommitter`), answers its writes, and returns
@@ -86,10 +84,7 @@ extension PostgresStore {
     /// answers are on their way (`ChangeHub.holdWakes`): the release is a task of its own, which an
     /// event loop runs after the job that answers, so the answers' socket writes queue ahead of the
     /// subscribers' (a batch runs on an event loop, and wakes them there; run first, a thousand of
-    /// them would delay the answer of the write they are told about). A lone write's batch tells
-    /// the other daemons of the new head after the answers too (`notifyHead`), before this
-    /// daemon's subscribers are woken: told at its commit, their fan-outs would take the CPUs
-    /// they share with this one while its answer still waits.
+    /// them would delay the answer of the write they are told about).
     private func answer(_ outcome: BatchOutcome) async -> [any PostgresQueuedWrite] {
         hub.holdWakes()
         if outcome.beyondMemory {
@@ -99,30 +94,8 @@ extension PostgresStore {
         }
         for write in outcome.applied { write.succeed() }
         for (write, error) in outcome.refused { write.fail(error) }
-        if outcome.notifyAfter, let head = outcome.entries.last?.seq {
-            Task { await self.notifyHead(head) }
-        }
         Task { [hub] in hub.releaseWakes() }
         return outcome.again
-    }
-
-    /// Tells every daemon's listener (`PostgresStore+Listener.swift`) that the log's head reached
-    /// `head`, in a transaction of its own after the batch that committed it (a lone write's:
-    /// `finish`). A notification is a hint: one that fails, or that a daemon stopped before
-    /// sending, is made up for by the next one or by each listener's poll of the head. Its commit
-    /// does not wait for the WAL to reach disk (`synchronous_commit` off for it alone): the
-    /// transaction writes nothing that must survive a crash, and PostgreSQL delivers the
-    /// notification once it commits.
-    func notifyHead(_ head: Int64) async {
-        do {
-            try await pools.withConnection { connection in
-                _ = try await connection.query(
-                    "SELECT set_config('synchronous_commit', 'off', true), pg_notify('stockroom', \("h \(head)"))::text", logger: logger
-                ).collect()
-            }
-        } catch {
-            logger.debug("a head notification was not sent; the listeners' poll reads the head", metadata: ["error": "\(error)"])
-        }
     }
 
     /// Answers every write of a batch whose transaction failed.
@@ -231,10 +204,6 @@ extension PostgresStore {
         _ applied: [(write: any PostgresQueuedWrite, entries: Int)], _ write: PostgresWrite, outcome: BatchOutcome
     ) async throws -> BatchOutcome {
         var outcome = outcome
-        // A lone write with none waiting behind it (the daemon not under load) is told to the
-        // other daemons after its answer (`answer`); under load each batch's own transaction
-        // tells them, which costs no transaction more.
-        write.notifies = applied.count > 1 || committer.pendingCount > 0
         let head = try await write.appendLog()
         // One transaction's entries have contiguous seqs: its first head step holds the row to the end.
         let before = write.firstSeq.map { $0 - 1 } ?? head
@@ -245,7 +214,6 @@ extension PostgresStore {
         outcome.applied = applied.map(\.write)
         outcome.entries = write.appended
         outcome.beyondMemory = write.dropped > 0
-        outcome.notifyAfter = !write.notifies
         return outcome
     }
 

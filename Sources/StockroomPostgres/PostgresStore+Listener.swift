@@ -4,10 +4,9 @@ import PostgresNIO
 import ServiceLifecycle
 
 /// How this daemon learns of other daemons' commits: one dedicated connection (not a pooled one)
-/// listening on the `stockroom` channel, where every batch of writes that appends to the log
-/// notifies its new head (`h <seq>`: at its commit, or for a lone write after its answer,
-/// `PostgresStore.notifyHead`) and every token revocation the new token generation
-/// (`t <generation>`), at its commit. A notification is only a hint: the hub reads the
+/// listening on the `stockroom` channel, where every transaction that appends to the log notifies
+/// its new head (`h <seq>`) and every token revocation the new token generation (`t <generation>`),
+/// delivered when they commit, in commit order. A notification is only a hint: the hub reads the
 /// entries from the table (`catchUp`), once for all of this daemon's subscribers. After the
 /// listener (re)connects it catches up from the hub's head, and a poll every `pollInterval` covers a
 /// notification that never came.

@@ -65,10 +65,6 @@ final class PostgresWrite {
     var savepointPending = false
     /// Stored answers not inserted yet (`recordResponse`, `flushRecords`).
     var pendingRecords: [PendingRecord] = []
-    /// Whether the head step queues a notification of the new head for every daemon's listener,
-    /// delivered when this transaction commits; false when the store sends it once the batch's
-    /// writers are answered (`PostgresStore.notifyHead`).
-    var notifies = true
 
     /// A decided request's answer to store with its key.
     struct PendingRecord {
@@ -163,10 +159,10 @@ final class PostgresWrite {
     /// Numbers the pending entries and inserts them, in one statement (`AppendLog`): it takes the
     /// next numbers from `log_head` (waiting while another transaction holds the row; that one
     /// commits, or rolls back and gives its numbers back), inserts the entries, moves their
-    /// owners' `owner_change_seq`, and, when `notifies`, queues a notification of the new head for
-    /// every daemon, delivered only if and when this transaction commits. The head row stays
-    /// locked from here to the commit, so this is the transaction's last statement. Returns the
-    /// head after the entries (the current head when there are none).
+    /// owners' `owner_change_seq`, and queues a notification of the new head for every daemon,
+    /// delivered only if and when this transaction commits. The head row stays locked from here
+    /// to the commit, so this is the transaction's last statement. Returns the head after the
+    /// entries (the current head when there are none).
     @discardableResult
     func appendLog() async throws -> Int64 {
         try await flushSaves()
@@ -179,8 +175,8 @@ final class PostgresWrite {
         try await openSavepoint()
         let heads =
             pending.contains(where: { $0.ownerClient != nil })
-            ? try await connection.rows(AppendLog<AppendLogMovingOwners>(pending, notifies: notifies), logger: logger)
-            : try await connection.rows(AppendLog<AppendLogOnly>(pending, notifies: notifies), logger: logger)
+            ? try await connection.rows(AppendLog<AppendLogMovingOwners>(pending), logger: logger)
+            : try await connection.rows(AppendLog<AppendLogOnly>(pending), logger: logger)
         guard let last = heads.last else { throw PostgresStoreError.schema("the database has no log_head row") }
         var seq = last - Int64(pending.count)
         for entry in pending {
@@ -219,21 +215,19 @@ final class PostgresWrite {
                 INSERT INTO changes (seq, entity, op, entity_id, owner, value, origin_client_id, origin_idempotency_key, at, previous)
                 SELECT seq, entity, op, entity_id, owner, value, origin_client_id, origin_idempotency_key, at, previous FROM entries
             )\(owners)
-            SELECT seq, CASE WHEN $11::boolean THEN pg_notify('stockroom', 'h ' || seq)::text END FROM head
+            SELECT seq, pg_notify('stockroom', 'h ' || seq)::text FROM head
             """
         }
         typealias Row = Int64
 
         var entries: [Pending]
-        var notifies: Bool
 
-        init(_ entries: [Pending], notifies: Bool) {
+        init(_ entries: [Pending]) {
             self.entries = entries
-            self.notifies = notifies
         }
 
         func makeBindings() -> PostgresBindings {
-            var bindings = PostgresBindings(capacity: 11)
+            var bindings = PostgresBindings(capacity: 10)
             bindings.append(entries.map(\.entity.rawValue))
             bindings.append(entries.map(\.op.rawValue))
             bindings.append(entries.map(\.id))
@@ -244,7 +238,6 @@ final class PostgresWrite {
             bindings.append(entries.map(\.at))
             bindings.append(NullableTextArray(entries.map { $0.ownerClient?.rawValue }))
             bindings.append(NullableTextArray(entries.map(\.previous)))
-            bindings.append(notifies)
             return bindings
         }
 

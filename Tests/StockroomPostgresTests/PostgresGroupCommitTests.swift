@@ -60,9 +60,8 @@ struct PostgresGroupCommitTests {
         return run
     }
 
-    /// A lone write's batch tells the other daemons of its head after its answer (`notifyHead`); a
-    /// batch of several writes, in its own transaction. Either way another daemon learns of it
-    /// with no poll (the poll is ten minutes away).
+    /// Every batch, a lone write's as one of several writes', tells the other daemons of its head
+    /// when it commits: another daemon learns of each with no poll (the poll is ten minutes away).
     @Test(.timeLimit(.minutes(10)))
     func everyBatchTellsTheOtherDaemonsOfItsHead() async throws {
         try await withDaemons(2, pollInterval: .seconds(600)) { stores, _ in
