@@ -17,8 +17,8 @@ extension FeedController {
         /// here. A subscription from the oldest entry kept asks for whatever the log holds, so while
         /// it stands at its start (it has delivered no position yet), a trim past that position
         /// between resolving it and reading moves it to the oldest entry then kept (resolved again,
-        /// a few times at most) instead of ending the feed with `resyncRequired`. Any other start
-        /// trimmed away is `resyncRequired`: its client holds a cursor the log no longer has.
+        /// a few times at most) instead of ending the feed with `resyncRequired`. Any other start the
+        /// log no longer holds is `resyncRequired`.
         func read<Page>(
             after seq: Int64, in database: any Storage, _ read: (Int64) async throws -> Page
         ) async throws -> Page {
