@@ -74,6 +74,8 @@ demo_server_ready() {
 start_demo() {
     local binary="$1" port="$2" folder="$3"
     shift 3
+    # A path relative to the caller's folder would find nothing from the server's own.
+    [ -e "$binary" ] && binary="$(realpath "$binary")"
     mkdir -p "$folder"
     (cd "$folder" && exec env "$@" "$binary" serve --demo --db-path "$folder/db.sqlite" --http-host 127.0.0.1 \
         --http-port "$port" >"$folder/out" 2>&1) &

@@ -1,20 +1,24 @@
 #!/usr/bin/env bash
 # bench-compare's "write -> SSE, 1 subscriber" row alone, quickly: Starlette and one or more stockroom
-# binaries (all at synchronous=NORMAL, the peers' durability), each seeded with 2,000 items, then
-# ROUNDS rounds of ../shared/bench-compare/sse_latency.py with N writes each, servers interleaved.
-# One JSON line per server per round (p50_ms, p99_ms: the event's arrival at the subscriber after
-# the write was sent; the write's own answer is read first, so this is mostly a PUT's round trip).
+# binaries (at synchronous=NORMAL, the peers' durability, unless STOCKROOM_SYNC says otherwise), each
+# seeded with 2,000 items, then ROUNDS rounds of ../shared/bench-compare/sse_latency.py with N writes
+# each, servers interleaved. One JSON line per server per round (p50_ms, p99_ms: the event's arrival
+# at the subscriber after the write was sent; the write's own answer is read first, so this is
+# mostly a PUT's round trip).
 #
 #   CMP_DIR=/tmp/cmp bash Benchmarks/latency/one-subscriber.sh BIN [BIN2 ...]
 #
 # CMP_DIR must hold the venv a run of ../shared/bench-compare/run.sh made there ($CMP_DIR/venv).
-# Settings: N=1000 writes per round, ROUNDS=3. Ports are picked free; everything is stopped at exit.
+# Settings: N=1000 writes per round, ROUNDS=3, STOCKROOM_SYNC=normal (stockroom's DB_SYNCHRONOUS;
+# bench-compare's row runs stockroom at its default, full). Ports are picked free; everything is
+# stopped at exit.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 CMP="$ROOT/../shared/bench-compare"
 PY="${CMP_DIR:?set CMP_DIR to a bench-compare scratch dir}/venv/bin/python"
 N="${N:-1000}"
 ROUNDS="${ROUNDS:-3}"
+STOCKROOM_SYNC="${STOCKROOM_SYNC:-normal}"
 [ -x "$PY" ] || { echo "no venv at $PY: run ../shared/bench-compare/run.sh with CMP_DIR=$CMP_DIR once" >&2; exit 2; }
 [ $# -ge 1 ] || { echo "usage: $0 BIN [BIN2 ...]" >&2; exit 2; }
 log() { printf '[one-subscriber %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
@@ -44,7 +48,7 @@ for k in $(seq $#); do
     bin="$(cd "$(dirname "${!k}")" && pwd)/$(basename "${!k}")"
     p=$(port)
     mkdir -p "$WORK/sr$k"
-    (cd "$WORK/sr$k" && DB_SYNCHRONOUS=normal exec "$bin" serve --http-host 127.0.0.1 --http-port "$p" --db-path "$WORK/sr$k/db") \
+    (cd "$WORK/sr$k" && DB_SYNCHRONOUS="$STOCKROOM_SYNC" exec "$bin" serve --http-host 127.0.0.1 --http-port "$p" --db-path "$WORK/sr$k/db") \
         >"$WORK/sr$k.log" 2>&1 &
     PIDS+=($!)
     wait_http "http://127.0.0.1:$p/health"
