@@ -11,7 +11,8 @@
 #
 # KEYED=1: every PUT with a fresh Idempotency-Key (keyed_put.lua), as the SDK sends its writes.
 #
-# Settings: ROUNDS=3, CONNECTIONS=33, DURATION=10, ITEMS=1000, KEYED=0. Needs wrk, curl and python3; runs
+# Settings: ROUNDS=3, CONNECTIONS=33, DURATION=10, ITEMS=1000, KEYED=0, PG_OPTIONS (more server
+# settings, e.g. "-c synchronous_commit=off", as run.sh's). Needs wrk, curl and python3; runs
 # PostgreSQL (its defaults: fsync and synchronous_commit on) as the postgres user when root.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -22,7 +23,8 @@ PER=$((CONNECTIONS / 3))
 PORTS=(18611 18612 18613)
 stop_daemons() { for port in "${PORTS[@]}"; do pkill -f "serve --http-port $port" || true; done; sleep 0.5; }
 . "$ROOT/Benchmarks/postgres/pg.sh"
-pg_start puts 55497 -c max_connections=200
+# shellcheck disable=SC2086 # PG_OPTIONS: several server settings
+pg_start puts 55497 -c max_connections=200 ${PG_OPTIONS:-}
 PG_URL="postgres://postgres@127.0.0.1:55497/stockroom?sslmode=disable"
 ready() { for _ in $(seq 1 200); do curl -fs "http://127.0.0.1:$1/ready" >/dev/null && return 0; sleep 0.05; done; echo "daemon on $1 not ready" >&2; exit 2; }
 seed() { # $1 port, $2 token, $3 lines file: ITEMS items created, one wrk line each
