@@ -14,6 +14,13 @@ stop_pid() {
     wait "$pid" 2>/dev/null || true
 }
 
+# need_wrk: stops, saying how to install it, when wrk (the load generator) is not on PATH.
+need_wrk() {
+    command -v wrk >/dev/null && return 0
+    echo "$(basename "$0"): needs wrk (Debian: apt-get install wrk)" >&2
+    exit 2
+}
+
 # release_bin: leaves BIN as it is when set, else sets it to this checkout's release binary
 # (ROOT), built first unless SKIP_BUILD=1. Needs `log` and `die`.
 release_bin() {

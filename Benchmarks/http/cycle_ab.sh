@@ -20,6 +20,7 @@ log() { printf '[cycle_ab %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { log "ERROR: $*"; exit 2; }
 # shellcheck source=../lib.sh
 . "$ROOT/Benchmarks/lib.sh"
+need_wrk
 WORK="$(mktemp -d /tmp/cycleab.XXXXXX)"
 PIDS=()
 cleanup() { for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done; rm -rf "$WORK"; }

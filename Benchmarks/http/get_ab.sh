@@ -16,14 +16,15 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 ROUNDS=${ROUNDS:-3}
 DURATION=${DURATION:-5}
 [ $# -gt 0 ] || { echo "usage: bash Benchmarks/http/get_ab.sh NAME=BINARY [NAME=BINARY ...]" >&2; exit 2; }
-BASELINE_BUILD=(swift build -c release --package-path "$ROOT/Benchmarks" --scratch-path "$ROOT/Benchmarks/.build-bench" --product BaselineServer)
-[ "${SKIP_BUILD:-0}" = 1 ] || "${BASELINE_BUILD[@]}" >&2
-BASELINE_BIN="$("${BASELINE_BUILD[@]}" --show-bin-path)/BaselineServer"
 WRK_SCRIPT="$ROOT/Benchmarks/http/get.lua"
 log() { printf '[get_ab %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { log "ERROR: $*"; exit 2; }
 # shellcheck source=../lib.sh
 . "$ROOT/Benchmarks/lib.sh"
+need_wrk
+BASELINE_BUILD=(swift build -c release --package-path "$ROOT/Benchmarks" --scratch-path "$ROOT/Benchmarks/.build-bench" --product BaselineServer)
+[ "${SKIP_BUILD:-0}" = 1 ] || "${BASELINE_BUILD[@]}" >&2
+BASELINE_BIN="$("${BASELINE_BUILD[@]}" --show-bin-path)/BaselineServer"
 WORK="$(mktemp -d /tmp/getab.XXXXXX)"
 PIDS=()
 cleanup() { for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done; rm -rf "$WORK"; }

@@ -13,6 +13,9 @@
 # Settings: BINS, ROUNDS=3, DURATION=5s, POLLS=4, PORT=8097
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+# shellcheck source=../lib.sh
+. "$ROOT/Benchmarks/lib.sh"
+need_wrk
 BINS="${BINS:-$ROOT/.build-release/release/stockroom}"
 ROUNDS="${ROUNDS:-3}"
 DURATION="${DURATION:-5s}"

@@ -9,6 +9,9 @@
 # of its build folder needs its resource bundles beside it.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+# shellcheck source=../lib.sh
+. "$ROOT/Benchmarks/lib.sh"
+need_wrk
 ROUNDS=${ROUNDS:-3} CONNECTIONS=${CONNECTIONS:-16} DURATION=${DURATION:-5}
 PORT=18631
 stop_daemons() { pkill -f "serve --http-port $PORT" || true; sleep 0.3; }

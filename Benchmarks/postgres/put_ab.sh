@@ -10,6 +10,9 @@
 # resource bundles beside it.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+# shellcheck source=../lib.sh
+. "$ROOT/Benchmarks/lib.sh"
+need_wrk
 OLD=$1 NEW=$2 ROUNDS=${ROUNDS:-3}
 stop_daemons() { pkill -f "serve --http-port 18601" || true; }
 . "$ROOT/Benchmarks/postgres/pg.sh"

@@ -16,6 +16,9 @@
 # PostgreSQL (its defaults: fsync and synchronous_commit on) as the postgres user when root.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+# shellcheck source=../lib.sh
+. "$ROOT/Benchmarks/lib.sh"
+need_wrk
 LUA="$ROOT/../shared/bench-compare/wrk_bench.lua"
 [ "${KEYED:-0}" = "1" ] && LUA="$ROOT/Benchmarks/postgres/keyed_put.lua"
 ROUNDS=${ROUNDS:-3} CONNECTIONS=${CONNECTIONS:-33} DURATION=${DURATION:-10} ITEMS=${ITEMS:-1000}
