@@ -8,7 +8,8 @@
 #       what the store does with its own feed).
 # Then each reader's rate as a ratio of its own round's raw socket rate, and the median of each;
 # and the share of each catch-up the server was on CPU, against the raw socket's: whether a
-# reader made the server wait, apart from how fast the server ran in that round.
+# reader made the server wait, apart from how fast the server ran in that round. Each SDK reader
+# also prints its own CPU time (user, system) and peak RSS over its catch-up.
 #
 #   BIN=.build-release/release/stockroom N=1000000 ROUNDS=3 bash Benchmarks/feed/catchup.sh
 #
@@ -96,7 +97,7 @@ PY
     for reader in "ChangeFeed" "SyncedStore applying each" "SyncedStore applying each batch"; do
         before="$(server_ticks)"
         STOCKROOM_URL="$URL" STOCKROOM_TOKEN="$TOKEN" CATCHUP="$N" CATCHUP_ONLY="$reader" RUNS=1 "${READER_CPU[@]}" "$CLIENTBENCH" \
-            | sed -n "s/^  catch-up/SDK catch-up/p"
+            | sed -n -e "s/^  catch-up/SDK catch-up/p" -e "s/^  reader cpu/reader cpu/p"
         cpu_line "$before"
     done
     } | tee -a "$TMP/rates.txt"

@@ -235,6 +235,29 @@ func catchUp(url: URL, token: String, count: Int, reader: CatchUpReader) async t
     return Double(count) / (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
 }
 
+/// The process's CPU time so far and its peak resident size (`getrusage`): what a catch-up cost
+/// the reader, its system time mostly the page faults of the memory the store grows into.
+struct ReaderUsage {
+    var user: Double
+    var system: Double
+    var peakMegabytes: Int
+
+    static func now() -> ReaderUsage {
+        var usage = rusage()
+        func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
+        #if os(Linux)
+            getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
+            let peak = Int(usage.ru_maxrss) / 1024  // kilobytes on Linux
+        #else
+            getrusage(RUSAGE_SELF, &usage)
+            let peak = Int(usage.ru_maxrss) / (1024 * 1024)  // bytes on Darwin
+        #endif
+        return ReaderUsage(user: seconds(usage.ru_utime), system: seconds(usage.ru_stime), peakMegabytes: peak)
+    }
+}
+
+func format(seconds: Double) -> String { String(format: "%.2f", seconds) }
+
 /// A catch-up from the beginning of a log trimmed meanwhile would wait for its changes for ever.
 func refuseResync(_ event: FeedEvent) {
     if case .resync = event { fatalError("the server's log was trimmed: it no longer starts at the beginning") }
@@ -248,8 +271,13 @@ if let url = environment["STOCKROOM_URL"].flatMap(URL.init(string:)), let token 
 {
     for (reader, name) in [(CatchUpReader.feed, "ChangeFeed"), (.storeEach, "SyncedStore applying each"), (.storeBatches, "SyncedStore applying each batch")]
     where catchUpOnly == nil || catchUpOnly == name {
+        let before = ReaderUsage.now()
         let rate = try await catchUp(url: url, token: token, count: count, reader: reader)
+        let after = ReaderUsage.now()
         print("  catch-up of \(count) changes, \(name): \(Int(rate)) changes/s")
+        print(
+            "  reader cpu: user \(format(seconds: after.user - before.user)) s, system \(format(seconds: after.system - before.system)) s, "
+                + "peak RSS \(after.peakMegabytes) MB")
     }
 } else if let url = environment["STOCKROOM_URL"].flatMap(URL.init(string:)), let token = environment["STOCKROOM_TOKEN"] {
     let count = Int(environment["DRAIN"] ?? "") ?? 10_000
