@@ -226,8 +226,10 @@ func catchUp(url: URL, token: String, count: Int, reader: CatchUpReader) async t
     } else {
         while seen < count, let event = try await events.next(isolation: #isolation) {
             refuseResync(event)
-            guard case .change = event else { continue }
+            // Every event, as an app that follows the feed itself passes them: `.connected(head:)`
+            // tells the store how long the catch-up is, which it grows its items for.
             synced?.apply(event)
+            guard case .change = event else { continue }
             seen += 1
         }
     }
