@@ -77,12 +77,11 @@ demo_server_ready() {
 
 # start_demo BINARY PORT FOLDER [VAR=value ...]: starts `BINARY serve --demo` on 127.0.0.1:PORT, its
 # database and output in FOLDER (the environment given added), waits for it (demo_server_ready)
-# and sets DEMO_PID, TOKEN and ITEM.
+# and sets DEMO_PID, TOKEN and ITEM. Needs `die` (absolute_bin).
 start_demo() {
     local binary="$1" port="$2" folder="$3"
     shift 3
-    # A path relative to the caller's folder would find nothing from the server's own.
-    [ -e "$binary" ] && binary="$(realpath "$binary")"
+    absolute_bin binary
     mkdir -p "$folder"
     (cd "$folder" && exec env "$@" "$binary" serve --demo --db-path "$folder/db.sqlite" --http-host 127.0.0.1 \
         --http-port "$port" >"$folder/out" 2>&1) &

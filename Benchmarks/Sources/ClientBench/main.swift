@@ -256,9 +256,12 @@ struct ReaderUsage {
         #endif
         return ReaderUsage(user: seconds(usage.ru_utime), system: seconds(usage.ru_stime), peakMegabytes: peak)
     }
-}
 
-func format(seconds: Double) -> String { String(format: "%.2f", seconds) }
+    /// What was spent since `before`, as catchup.sh prints it.
+    func line(since before: ReaderUsage) -> String {
+        String(format: "reader cpu: user %.2f s, system %.2f s, peak RSS %d MB", user - before.user, system - before.system, peakMegabytes)
+    }
+}
 
 /// A catch-up from the beginning of a log trimmed meanwhile would wait for its changes for ever.
 func refuseResync(_ event: FeedEvent) {
@@ -275,11 +278,9 @@ if let url = environment["STOCKROOM_URL"].flatMap(URL.init(string:)), let token 
     where catchUpOnly == nil || catchUpOnly == name {
         let before = ReaderUsage.now()
         let rate = try await catchUp(url: url, token: token, count: count, reader: reader)
-        let after = ReaderUsage.now()
+        let usage = ReaderUsage.now().line(since: before)
         print("  catch-up of \(count) changes, \(name): \(Int(rate)) changes/s")
-        print(
-            "  reader cpu: user \(format(seconds: after.user - before.user)) s, system \(format(seconds: after.system - before.system)) s, "
-                + "peak RSS \(after.peakMegabytes) MB")
+        print("  \(usage)")
     }
 } else if let url = environment["STOCKROOM_URL"].flatMap(URL.init(string:)), let token = environment["STOCKROOM_TOKEN"] {
     let count = Int(environment["DRAIN"] ?? "") ?? 10_000
