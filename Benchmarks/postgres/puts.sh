@@ -4,15 +4,16 @@
 # rounds: each round runs every binary on PostgreSQL (3 daemons, CONNECTIONS / 3 connections to
 # each, one wrk per daemon at once) and on SQLite (one daemon, CONNECTIONS connections, three wrks
 # of CONNECTIONS / 3), DURATION seconds each, PUT /v1/items/{id} of ITEMS random items with
-# bench-compare's wrk_bench.lua. Prints each run's writes/s (the wrks' sum) and non-2xx answers,
-# then each binary's PostgreSQL / SQLite ratio per round and its median.
+# bench-compare's wrk_bench.lua. Prints each run's writes/s (the wrks' sum), non-2xx answers and
+# CPU per write (the daemons', PostgreSQL's), then each binary's PostgreSQL / SQLite ratio per
+# round and its median.
 #
 #   bash Benchmarks/postgres/puts.sh BINARY [BINARY ...]
 #
 # KEYED=1: every PUT with a fresh Idempotency-Key (keyed_put.lua), as the SDK sends its writes.
 #
-# Settings: ROUNDS=3, CONNECTIONS=33, DURATION=10, ITEMS=1000, KEYED=0, PG_OPTIONS (more server
-# settings, e.g. "-c synchronous_commit=off", as run.sh's). Needs wrk, curl and python3; runs
+# Settings: ROUNDS=3, CONNECTIONS=33, DURATION=10, ITEMS=1000, KEYED=0, PG_SOCKET=0, PG_OPTIONS
+# (more server settings, e.g. "-c synchronous_commit=off", as run.sh's). Needs wrk, curl and python3; runs
 # PostgreSQL (its defaults: fsync and synchronous_commit on) as the postgres user when root.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -29,6 +30,8 @@ stop_daemons() { for port in "${PORTS[@]}"; do pkill -f "serve --http-port $port
 # shellcheck disable=SC2086 # PG_OPTIONS: several server settings
 pg_start puts 55497 -c max_connections=200 ${PG_OPTIONS:-}
 PG_URL="postgres://postgres@127.0.0.1:55497/stockroom?sslmode=disable"
+# PG_SOCKET=1: the daemons connect through PostgreSQL's Unix socket (in WORK) instead of loopback TCP.
+[ "${PG_SOCKET:-0}" = "1" ] && PG_URL="postgres://postgres@127.0.0.1:55497/stockroom?host=$WORK"
 ready() { for _ in $(seq 1 200); do curl -fs "http://127.0.0.1:$1/ready" >/dev/null && return 0; sleep 0.05; done; echo "daemon on $1 not ready" >&2; exit 2; }
 seed() { # $1 port, $2 token, $3 lines file: ITEMS items created, one wrk line each
     python3 - "$1" "$2" "$3" "$ITEMS" <<'PY'
@@ -46,27 +49,55 @@ with open(path, "w") as lines:
         lines.write(f"/v1/items/{item['id']}\t{template}\n")
 PY
 }
-# wrk against each of the given ports at once, PER connections each; prints the summed writes/s and errors.
+# Each process's CPU ticks so far (utime + stime), a line each: "GROUP PID TICKS". GROUP is
+# stockroom (the daemons on PORTS) or postgres (the postmaster and its children: backends, WAL writer).
+cpu_snapshot() {
+    local pid postmaster
+    for pid in $(pgrep -f "serve --http-port 1861[123]"); do
+        [ -r "/proc/$pid/stat" ] && awk -v p="$pid" '{ print "stockroom", p, $14 + $15 }' "/proc/$pid/stat" || true
+    done
+    postmaster=$(head -n 1 "$WORK/data/postmaster.pid" 2>/dev/null || true)
+    for pid in $postmaster $(pgrep -P "$postmaster" 2>/dev/null); do
+        [ -r "/proc/$pid/stat" ] && awk -v p="$pid" '{ print "postgres", p, $14 + $15 }' "/proc/$pid/stat" || true
+    done
+}
+# wrk against each of the given ports at once, PER connections each; prints the summed writes/s and
+# errors, then the CPU per write of the daemons and of PostgreSQL over the load (from /proc; a
+# process that started during it counts whole).
 load() { # $1 token, $2 lines, ports...
     local token=$1 lines=$2; shift 2
     local n=0
+    cpu_snapshot >"$WORK/cpu.before"
     for port in "$@"; do
         MODE=write METHOD=PUT LINES="$lines" AUTH="Bearer $token" wrk -t1 -c"$PER" -d"${DURATION}s" -s "$LUA" "http://127.0.0.1:$port" >"$WORK/wrk.$n" 2>&1 &
         n=$((n + 1))
     done
     wait
-    python3 - "$WORK" "$n" <<'PY'
+    cpu_snapshot >"$WORK/cpu.after"
+    python3 - "$WORK" "$n" "$(getconf CLK_TCK)" <<'PY'
 import re, sys
-work, n = sys.argv[1], int(sys.argv[2])
-rate, bad = 0.0, 0
+work, n, hz = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+rate, bad, count = 0.0, 0, 0
 for k in range(n):
     text = open(f"{work}/wrk.{k}").read()
     rate += float(re.search(r"Requests/sec:\s+([\d.]+)", text).group(1))
+    count += int(re.search(r"(\d+) requests in", text).group(1))
     m = re.search(r"Non-2xx or 3xx responses: (\d+)", text)
     bad += int(m.group(1)) if m else 0
     m = re.search(r"Socket errors: (.*)", text)
     if m: bad += sum(int(x) for x in re.findall(r"\d+", m.group(1)))
-print(f"{rate:8.0f} writes/s  ({bad} non-2xx or socket errors)")
+def ticks(path):
+    table = {}
+    for line in open(path):
+        group, pid, value = line.split()
+        table[(group, pid)] = float(value)
+    return table
+before, after = ticks(f"{work}/cpu.before"), ticks(f"{work}/cpu.after")
+used = {}
+for (group, pid), value in after.items():
+    used[group] = used.get(group, 0.0) + value - before.get((group, pid), 0.0)
+cpu = "  ".join(f"{group} {used[group] / hz / max(count, 1) * 1e6:5.1f} us" for group in ("stockroom", "postgres") if used.get(group, 0) > 0.05 * hz)
+print(f"{rate:8.0f} writes/s  ({bad} non-2xx or socket errors)  CPU per write: {cpu}")
 PY
 }
 FIRST=$1
