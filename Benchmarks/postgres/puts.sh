@@ -13,8 +13,9 @@
 # KEYED=1: every PUT with a fresh Idempotency-Key (keyed_put.lua), as the SDK sends its writes.
 #
 # Settings: ROUNDS=3, CONNECTIONS=33, DURATION=10, ITEMS=1000, KEYED=0, PG_SOCKET=0, PG_OPTIONS
-# (more server settings, e.g. "-c synchronous_commit=off", as run.sh's). Needs wrk, curl and python3; runs
-# PostgreSQL (its defaults: fsync and synchronous_commit on) as the postgres user when root.
+# (more server settings, e.g. "-c synchronous_commit=off", as run.sh's). Needs wrk, curl and
+# python3; runs PostgreSQL (its defaults: fsync and synchronous_commit on) as the postgres user
+# when root.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 # shellcheck source=../lib.sh
