@@ -5,9 +5,9 @@ import Hummingbird
 /// whose path is constants and exactly one capture (`/v1/items/{id}`,
 /// `/v1/clients/{clientID}/commands`), with the very responder the router stores for it.
 ///
-/// Why: Hummingbird's trie splits the request's path by `Character`, so resolving
-/// `/v1/items/{id}` costs about 27k instructions (callgrind), a seventh of a GET of a known item.
-/// Here the path's bytes are compared with the route's constants.
+/// Why: Hummingbird's trie splits the request's path by `Character`, a grapheme at a time, which
+/// makes finding `/v1/items/{id}` a large part of a GET's work (Benchmarks/README, "Routes found by
+/// the path's bytes"). Here the path's bytes are compared with the route's constants.
 ///
 /// A path is answered here only where the trie would pick the same route: the path is canonical
 /// (no empty segment), no other route can match it, and the method is one the route has. A route
@@ -71,23 +71,20 @@ struct FastRouteTable: Sendable {
 
     let routes: [Route]
 
-    /// The index of the one route `path` is, and its capture.
+    /// The index of the route `path` is, and its capture. No two routes of the table match one
+    /// path: where two routes could, each excludes the other's constant, or neither is taken
+    /// (`RouteRecorder.fastRoutes`).
     func match(_ path: String) -> (index: Int, capture: Substring)? {
         guard !routes.isEmpty else { return nil }
         var path = path
         let found: (index: Int, capture: Range<Int>)? = path.withUTF8 { bytes in
-            var found: (index: Int, capture: Range<Int>)?
-            var index = 0
-            while index < routes.count {
-                defer { index += 1 }
+            for index in routes.indices {
                 guard let capture = routes[index].capture(in: bytes) else { continue }
                 let part = UnsafeBufferPointer(rebasing: bytes[capture])
                 if routes[index].excluded.contains(where: { part.elementsEqual($0) }) { return nil }
-                // Two routes for one path: the trie decides.
-                if found != nil { return nil }
-                found = (index, capture)
+                return (index, capture)
             }
-            return found
+            return nil
         }
         guard let found else { return nil }
         let utf8 = path.utf8
