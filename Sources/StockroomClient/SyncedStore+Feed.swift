@@ -170,6 +170,12 @@ extension SyncedStore {
 
     func apply(_ change: Change) {
         cursor = change.cursor
+        // An item upsert while the store shows the server's items alone goes straight in, as a
+        // batch's does (`showDirectly`), not through `unshown` and a rebase.
+        if change.entity == .item, change.operation == .upsert, let item = change.item, showsServerItemsAlone {
+            var direct = [item]
+            return showDirectly(&direct, through: change.cursor)
+        }
         var rebaseDue = false
         if absorb(change, rebaseDue: &rebaseDue) { rebase() }
     }

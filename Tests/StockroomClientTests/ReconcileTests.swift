@@ -1,4 +1,5 @@
 import Foundation
+import Observation
 @testable import StockroomClient
 import Testing
 
@@ -71,6 +72,38 @@ struct ReconcileTests: FeedFixtures {
         store.apply(.change(change(3, .item(item("v4", id: id, version: 4)))))
         #expect(store.itemsByID[id] == nil, "a deleted id stays deleted (ids are never reused)")
         #expect(store.cursor == FeedCursor(epoch: "e1", seq: 3))
+    }
+
+    /// With nothing pending, an item upsert applied on its own goes straight into `itemsByID`, as a
+    /// batch's do: its observers are told only when it changes something (not for a version the
+    /// store holds, an older one, or a deleted id), a list read between changes keeps its order,
+    /// and the cursor moves with every change.
+    @Test func anUpsertAppliedAloneTellsObserversOnlyWhenItChangesSomething() throws {
+        final class Fired: @unchecked Sendable { var value = 0 }
+        let store = try SyncedStore(client: nowhere, clientID: "phone", queue: .inMemory())
+        store.apply(.snapshot(Snapshot(items: [], navigation: [], cursor: FeedCursor(epoch: "e1", seq: 0))))
+        let lamp = ItemID.random()
+        let mug = ItemID.random()
+        let steps: [(change: Change, changesItems: Bool)] = [
+            (change(1, .item(item("Lamp", id: lamp, version: 1, createdAt: 5))), true),
+            (change(2, .item(item("Mug", id: mug, version: 1, createdAt: 1))), true),
+            (change(3, .item(item("Lamp", id: lamp, version: 1, createdAt: 5))), false),
+            (change(4, .item(item("Lamp v2", id: lamp, version: 2, createdAt: 5))), true),
+            (change(5, .item(item("Lamp v1 again", id: lamp, version: 1, createdAt: 5))), false),
+            (deletion(6, of: mug), true),
+            (change(7, .item(item("Mug late", id: mug, version: 9, createdAt: 1))), false),
+        ]
+        var names: [[String]] = []
+        for step in steps {
+            let fired = Fired()
+            withObservationTracking { _ = store.itemsByID } onChange: { fired.value += 1 }
+            store.apply(.change(step.change))
+            #expect(fired.value == (step.changesItems ? 1 : 0), "seq \(step.change.seq)")
+            #expect(store.cursor == step.change.cursor)
+            names.append(store.items.map(\.name))
+        }
+        #expect(names == [["Lamp"], ["Mug", "Lamp"], ["Mug", "Lamp"], ["Mug", "Lamp v2"], ["Mug", "Lamp v2"], ["Lamp v2"], ["Lamp v2"]])
+        #expect(Array(store.itemsByID.keys) == [lamp])
     }
 
     /// A command answered while the first snapshot was on its way: the snapshot, read before it,
