@@ -37,8 +37,7 @@ extension SyncedStore {
     }
 
     /// Drops an item the store no longer follows (it left the filter): not a deletion, so a later
-    /// move back in shows it again.
-    /// True when the store held the item.
+    /// move back in shows it again. True when the store held the item.
     @discardableResult
     func confirmDeparture(of id: ItemID) -> Bool {
         departed.insert(id)

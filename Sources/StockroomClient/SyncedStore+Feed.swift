@@ -105,7 +105,7 @@ extension SyncedStore {
                 continue
             }
             position = change.cursor
-            if !rebaseDue, change.entity == .item, change.operation == .upsert, let item = change.item, showsServerItemsAlone {
+            if !rebaseDue, let item = directItem(change) {
                 direct.append(item)
                 continue
             }
@@ -116,9 +116,13 @@ extension SyncedStore {
         settle(rebaseDue: &rebaseDue, position: &position)
     }
 
-    /// Whether what shows is the server's alone: no write pending, nothing overlaid, nothing waiting to show.
-    private var showsServerItemsAlone: Bool {
-        optimistic.isEmpty && unshown.isEmpty && confirmedBeneath.isEmpty && replayedOverlay.isEmpty
+    /// The item of an upsert that can go straight into `itemsByID` (`showDirectly`): what shows is
+    /// the server's alone (no write pending, nothing overlaid, nothing waiting to show). Nil else.
+    private func directItem(_ change: Change) -> Item? {
+        guard change.entity == .item, change.operation == .upsert,
+            optimistic.isEmpty, unshown.isEmpty, confirmedBeneath.isEmpty, replayedOverlay.isEmpty
+        else { return nil }
+        return change.item
     }
 
     /// Shows item upserts taken while the store showed the server's items alone: as `absorb` and a
@@ -170,9 +174,8 @@ extension SyncedStore {
 
     func apply(_ change: Change) {
         cursor = change.cursor
-        // An item upsert while the store shows the server's items alone goes straight in, as a
-        // batch's does (`showDirectly`), not through `unshown` and a rebase.
-        if change.entity == .item, change.operation == .upsert, let item = change.item, showsServerItemsAlone {
+        // Straight in, as a batch's upserts go (`showDirectly`), not through `unshown` and a rebase.
+        if let item = directItem(change) {
             var direct = [item]
             return showDirectly(&direct, through: change.cursor)
         }
