@@ -9,6 +9,7 @@
 //      changes have come, by a ChangeFeed alone, by a SyncedStore applying each change and by one
 //      applying each batch the feed hands over (once each; Benchmarks/feed/catchup.sh compares them
 //      with the server's own rate). CATCHUP_ONLY=<a reader, as printed> runs only that one.
+//   6. with APPLY_NEW=N instead of all of the above: N new items applied in batches (`applyNew`).
 //
 // swift run -c release --package-path Benchmarks --scratch-path Benchmarks/.build-bench ClientBench
 import Foundation
@@ -268,7 +269,42 @@ func refuseResync(_ event: FeedEvent) {
     if case .resync = event { fatalError("the server's log was trimmed: it no longer starts at the beginning") }
 }
 
+/// 6. APPLY_NEW=N: N new items' upserts applied to an empty store in batches of 4,096 events
+/// (`apply(contentsOf:)`), as a catch-up from the beginning of the log hands them over, after a
+/// `.connected(head:)` that tells the store how many are coming; no server, no decoding. Under
+/// callgrind (`--toggle-collect` on `apply(contentsOf:)`, see Benchmarks/README) it counts the
+/// instructions the store spends per item of a catch-up.
+@MainActor func applyNew(_ count: Int) throws -> Duration {
+    let store = try SyncedStore(client: nowhere, clientID: "phone", queue: .inMemory())
+    store.apply(.snapshot(Snapshot(items: [], navigation: [], cursor: FeedCursor(epoch: "be", seq: 0))))
+    var events: [FeedEvent] = [.connected(head: FeedCursor(epoch: "be", seq: Int64(count)))]
+    for index in 0..<count {
+        let item = Item(
+            id: .random(), name: "catch-up item \(index)", color: nil, status: .outOfStock(isOnBackOrder: true), version: 1,
+            createdAt: epochDate, updatedAt: epochDate)
+        let change = Change(
+            seq: index + 1, cursor: FeedCursor(epoch: "be", seq: Int64(index + 1)), entity: .item, operation: .upsert,
+            id: item.id.description, value: .item(item), origin: .init(clientID: nil, idempotencyKey: nil), at: epochDate)
+        events.append(.change(change))
+    }
+    let clock = ContinuousClock()
+    let elapsed = clock.measure {
+        var start = 0
+        while start < events.count {
+            let end = min(start + 4096, events.count)
+            store.apply(contentsOf: events[start..<end])
+            start = end
+        }
+    }
+    precondition(store.itemsByID.count == count)
+    return elapsed
+}
 let environment = ProcessInfo.processInfo.environment
+if let count = environment["APPLY_NEW"].flatMap(Int.init) {
+    let elapsed = try await MainActor.run { try applyNew(count) }
+    print("  apply \(count) new items in batches: \(format(elapsed))")
+    exit(0)
+}
 let catchUpOnly = environment["CATCHUP_ONLY"]
 if catchUpOnly == nil { try await MainActor.run { try benchmark() } }
 if let url = environment["STOCKROOM_URL"].flatMap(URL.init(string:)), let token = environment["STOCKROOM_TOKEN"],
