@@ -1,6 +1,7 @@
 import Foundation
 import StockroomCore
 import StockroomWire
+import TestSupport
 import Testing
 
 @testable import StockroomServer
@@ -9,21 +10,23 @@ import Testing
 /// read by Python's `csv` module, at the cursor its `Stockroom-Cursor` header names.
 @Suite("CSV export, against a live server on loopback")
 struct ExportRouteTests {
-    /// Rows as Python's csv.DictReader reads `body` (a real client of the format).
-    static func pythonRows(_ body: Data) throws -> [[String: String]] {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", "import csv, json, sys; print(json.dumps(list(csv.DictReader(sys.stdin, strict=True))))"]
-        let input = Pipe()
-        let output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        try process.run()
-        input.fileHandleForWriting.write(body)
-        try input.fileHandleForWriting.close()
-        let json = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        try #require(process.terminationStatus == 0)
+    /// Rows as Python's csv.DictReader reads `body` (a real client of the format), from a file
+    /// opened as the csv module asks (`newline=''`). Python runs as a `ChildProcess`, not through
+    /// Foundation's `Process`, whose `run()` crashes now and then with this toolchain (see there).
+    static func pythonRows(_ body: Data) async throws -> [[String: String]] {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("export-\(UUID().uuidString).csv")
+        try body.write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let read = "import csv, json, sys; print(json.dumps(list(csv.DictReader(open(sys.argv[1], newline='', encoding='utf-8'), strict=True))))"
+        let (output, writeEnd) = ChildProcess.pipe()
+        let python = try ChildProcess(
+            executable: "/usr/bin/env", arguments: ["python3", "-c", read, file.path], directory: FileManager.default.currentDirectoryPath,
+            environment: ProcessInfo.processInfo.environment, standardOutput: writeEnd, standardError: 2)
+        close(writeEnd)
+        // Read off the cooperative threads: the read blocks until Python exits.
+        let json = try await Task.detached { try output.readToEnd() ?? Data() }.value
+        await python.exited()
+        try #require(python.terminationStatus == 0)
         return try JSONDecoder().decode([[String: String]].self, from: json)
     }
 
@@ -50,7 +53,7 @@ struct ExportRouteTests {
                 let text = String(decoding: export.body, as: UTF8.self)
                 #expect(text.hasPrefix(ItemCSV.columns.joined(separator: ",") + "\r\n"))
 
-                let rows = try Self.pythonRows(export.body)
+                let rows = try await Self.pythonRows(export.body)
                 #expect(rows.count == items.count)
                 for (row, item) in zip(rows, items) {
                     #expect(ItemCSV.unguarded(row["name"] ?? "") == item.name)
@@ -68,7 +71,7 @@ struct ExportRouteTests {
 
                 // A filter: the matching items only; a bad one is 422 naming its position.
                 let filtered = try await server.request(.GET, "/v1/items/export?filter=quantity%20%3E%3D%204", token: app.viewer)
-                #expect(try Self.pythonRows(filtered.body).map { $0["id"] } == items.filter {
+                #expect(try await Self.pythonRows(filtered.body).map { $0["id"] } == items.filter {
                     if case .inStock(let quantity) = $0.status { return quantity >= 4 }
                     return false
                 }.map(\.id.description))

@@ -235,7 +235,7 @@ struct ImportRouteTests {
                 #expect(answer.headers["content-type"] == "text/csv; charset=utf-8")
                 #expect(answer.headers["stockroom-import"] == "dryRun=false, inserted=2, updated=0, unchanged=0, rejected=3")
                 #expect(answer.headers["stockroom-cursor"]?.hasPrefix("c1.") == true)
-                let rows = try ExportRouteTests.pythonRows(answer.body)
+                let rows = try await ExportRouteTests.pythonRows(answer.body)
                 #expect(rows.map { $0["line"] } == ["3", "4", "5"])
                 #expect(rows.map { $0["column"] } == ["quantity", "version", "quantity"])
                 #expect(rows.map { $0["code"] } == ["validationFailed", "preconditionFailed", "validationFailed"])

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import StockroomServer
@@ -13,15 +14,14 @@ struct SpreadsheetTests {
     /// Converts `file` with headless LibreOffice into `folder`, with its own profile under `folder`.
     static func convert(_ file: String, to format: String, in folder: URL, inputFilter: String? = nil) async throws {
         let soffice = try #require(LibreOffice.soffice, "LibreOffice (libreoffice-calc-nogui) is not installed")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: soffice)
-        process.arguments = ["-env:UserInstallation=file://\(folder.path)/profile", "--headless"]
+        // A `ChildProcess`, not Foundation's `Process` (whose `run()` crashes now and then with this
+        // toolchain); polled, since LibreOffice takes seconds and a blocked cooperative thread would
+        // stall every other test meanwhile.
+        let arguments = ["-env:UserInstallation=file://\(folder.path)/profile", "--headless"]
             + (inputFilter.map { ["--infilter=\($0)"] } ?? []) + ["--convert-to", format, "--outdir", folder.path, file]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        // Polled: LibreOffice takes seconds, and a blocked cooperative thread would stall every other test meanwhile.
-        while process.isRunning { try await Task.sleep(for: .milliseconds(20)) }
+        let process = try ChildProcess(
+            executable: soffice, arguments: arguments, directory: folder.path, environment: ProcessInfo.processInfo.environment)
+        await process.exited(polling: .milliseconds(20))
         try #require(process.terminationStatus == 0, "soffice --convert-to \(format) \(file)")
     }
 
