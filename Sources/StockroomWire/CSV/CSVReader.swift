@@ -96,7 +96,9 @@ public struct CSVReader: Sendable {
         }
         switch state {
         case .quoted: throw Failure(line: recordLine, reason: .unterminatedQuote)
-        case .afterCR, .fieldStart where !started: return
+        // A CR ended the last record already; a field start with nothing in its record is no record.
+        case .afterCR: return
+        case .fieldStart where !started: return
         default: try endRecord(record)
         }
     }
