@@ -146,7 +146,7 @@ final class Frontend: ChannelInboundHandler, @unchecked Sendable {
         guard !answeredItself else { return }
         if let answer = armed.failure(buffer) {
             answeredItself = true
-            context.writeAndFlush(wrapOutboundOut(ByteBuffer(string: answer))).whenComplete { _ in
+            context.writeAndFlush(wrapOutboundOut(ByteBuffer(string: answer))).assumeIsolated().whenComplete { _ in
                 context.close(promise: nil)
                 self.upstream?.close(promise: nil)
             }

@@ -46,7 +46,7 @@ func withConnection<T>(_ url: PostgresURL, _ body: (PostgresConnection) async th
 
 extension PostgresConnection {
     /// Every row's values of one column.
-    func values<T: PostgresDecodable>(_ query: PostgresQuery, as type: T.Type) async throws -> [T] {
+    func values<T: PostgresDecodable & Sendable>(_ query: PostgresQuery, as type: T.Type) async throws -> [T] {
         var values: [T] = []
         for try await value in try await self.query(query, logger: Logger(label: "test.connection")).decode(T.self) { values.append(value) }
         return values

@@ -572,7 +572,7 @@ struct PostgresGroupCommitTests {
     func aFailedCommitAnswersEveryWriteOfTheBatchAndAppliesNone() async throws {
         try await withDaemons(1) { stores, url in
             let store = stores[0]
-            try await withConnection(url) { connection in
+            _ = try await withConnection(url) { connection in
                 try await connection.query(
                     """
                     CREATE TABLE commit_probe (id int PRIMARY KEY, parent int REFERENCES commit_probe DEFERRABLE INITIALLY DEFERRED)

@@ -46,7 +46,7 @@ struct ImportContractTests {
             same = try await storage.createItem(id: nil, draft: Sample.mouse, origin: Sample.erin, idempotency: nil).value
             stale = try await storage.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin, idempotency: nil).value
             deleted = try await storage.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin, idempotency: nil).value.id
-            try await storage.deleteItem(deleted, precondition: nil, origin: Sample.erin, idempotency: nil)
+            _ = try await storage.deleteItem(deleted, precondition: nil, origin: Sample.erin, idempotency: nil)
         }
     }
 

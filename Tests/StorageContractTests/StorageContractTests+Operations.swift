@@ -37,7 +37,7 @@ extension StorageContractTests {
                         idempotency: nil
                     ).value)
             }
-            try await storage.deleteItem(items[2].id, precondition: nil, origin: Self.erin, idempotency: nil)
+            _ = try await storage.deleteItem(items[2].id, precondition: nil, origin: Self.erin, idempotency: nil)
             let encoding = ItemStreamEncoding(
                 header: { cursor in Array("\(cursor.encoded)\n".utf8) }, item: { item, json in json.raw(json: "\(item.id)\n".utf8) })
             for (filter, expected) in [(nil, [items[0], items[1]]), (try ItemFilter(parsing: "quantity < 10"), [items[0]])] {
