@@ -22,7 +22,7 @@ extension SyncedStore {
     }
 
     /// Every item of the server's as last heard (built whole: for a snapshot's load).
-    func allConfirmedItems() -> [ItemID: Item] {
+    func allConfirmedItems() -> ItemsByID {
         var items = shownItems
         for (id, item) in confirmedBeneath { items[id] = item }
         for (id, item) in unshown { items[id] = item }

@@ -45,13 +45,13 @@ extension SyncedStore {
     /// snapshot's cursor brings the rest. After a `410` the snapshot replaces everything: the database
     /// may have been restored, where versions start again.
     func load(_ snapshot: Snapshot, keepingNewer: Bool) {
-        var items = Dictionary(snapshot.items.map { ($0.id, $0) }, uniquingKeysWith: { $1 })
+        var items = ItemsByID(snapshot.items)
         var ownNavigation = snapshot.navigation.first { $0.clientID == clientID } ?? .unwritten(clientID: clientID)
         var devices = Dictionary(
             snapshot.navigation.filter { $0.clientID != clientID }.map { ($0.clientID, $0) }, uniquingKeysWith: { $1 })
         if keepingNewer {
             for (id, known) in allConfirmedItems() where (items[id]?.version ?? .max) < known.version { items[id] = known }
-            for id in tombstones { items.removeValue(forKey: id) }
+            for id in tombstones { items.remove(id) }
             if confirmedNavigation.version > ownNavigation.version { ownNavigation = confirmedNavigation }
             for (id, known) in otherDevicesByID where (devices[id]?.version ?? -1) < known.version { devices[id] = known }
         } else {
@@ -139,9 +139,9 @@ extension SyncedStore {
             for item in items {
                 if !departed.isEmpty { departed.remove(item.id) }
                 guard tombstones.isEmpty || !tombstones.contains(item.id) else { continue }
-                var isNew = false
                 makeRoom(in: &shown, for: item.id, through: position)
-                guard Self.take(item, into: &shown[item.id], isNew: &isNew) else { continue }
+                let (put, isNew) = shown.upsert(item) { Self.supersedes(item, $0) }
+                guard put else { continue }
                 changed = true
                 if isNew { arrived.append(item.id) }
                 if keepsOrder { placed.append(item) }
@@ -152,11 +152,14 @@ extension SyncedStore {
         for item in placed { place(item.id, item) }
     }
 
-    /// Puts `item` in `slot` if it is newer than what the slot holds (`isNew`: it held nothing):
-    /// the rule by which the store takes the server's items, here and in `confirm`.
+    /// Whether the server's `item` replaces `known`, the store's item of the same id: the rule by
+    /// which the store takes the server's items, here and in `confirm`.
+    static func supersedes(_ item: Item, _ known: Item) -> Bool { known.version < item.version }
+
+    /// Puts `item` in `slot` if it is newer than what the slot holds (`isNew`: it held nothing).
     static func take(_ item: Item, into slot: inout Item?, isNew: inout Bool) -> Bool {
         if let known = slot {
-            guard known.version < item.version else { return false }
+            guard supersedes(item, known) else { return false }
         } else {
             isNew = true
         }

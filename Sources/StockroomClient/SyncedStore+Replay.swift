@@ -133,7 +133,7 @@ extension SyncedStore {
             // Nothing overlaid, before or now: what shows is the server's, and each unshown item is
             // newer than it (`confirm`), so only a removal needs a look at what shows.
             changes.reserveCapacity(unshown.count)
-            for (id, item) in unshown where item != nil || shownItems.index(forKey: id) != nil { changes.append((id, item)) }
+            for (id, item) in unshown where item != nil || shownItems.contains(id) { changes.append((id, item)) }
         } else {
             let showing = shownItems
             func consider(_ id: ItemID) {

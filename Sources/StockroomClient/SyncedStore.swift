@@ -23,7 +23,7 @@ import Observation
 @Observable
 public final class SyncedStore {
     /// Every item as this device should show it: the server's, with pending commands applied.
-    public internal(set) var itemsByID: [ItemID: Item] = [:]
+    public internal(set) var itemsByID = ItemsByID()
     /// This device's navigation, with pending commands applied; its `version` is the server's.
     public internal(set) var navigation: Navigation
     /// The user's other devices, most recently changed first.
@@ -149,17 +149,17 @@ public final class SyncedStore {
     }
 
     /// Changes `itemsByID` in place, as one mutation for its observers.
-    func changeShownItems(_ body: (inout [ItemID: Item]) -> Void) {
+    func changeShownItems(_ body: (inout ItemsByID) -> Void) {
         body(&itemsByID)
     }
 
     /// Changes `itemsByID` in place and tells its observers once, after, if `body` says it changed.
-    func changeShownItemsIfAny(_ body: (inout [ItemID: Item]) -> Bool) {
+    func changeShownItemsIfAny(_ body: (inout ItemsByID) -> Bool) {
         if body(&_itemsByID) { withMutation(keyPath: \.itemsByID) {} }
     }
 
     /// `itemsByID` as stored, for the store's own look-ups: read without telling observers.
-    var shownItems: [ItemID: Item] { _itemsByID }
+    var shownItems: ItemsByID { _itemsByID }
 
     /// The draft of this device's open add, edit or duplicate, if one is open.
     public var draft: Draft? { navigation.state.destination?.draft }

@@ -10,7 +10,7 @@ import Testing
 struct BatchApplyTests: FeedFixtures {
     /// What a store shows, compared whole.
     struct Shown: Equatable {
-        var itemsByID: [ItemID: Item]
+        var itemsByID: ItemsByID
         var items: [Item]
         var navigation: Navigation
         var otherDevices: [Navigation]
@@ -141,8 +141,8 @@ struct BatchApplyTests: FeedFixtures {
             default: batched.apply(contentsOf: AnySequence(events[start..<end]))
             }
             // The server's items, once, with the pending delete on top.
-            #expect(batched.allConfirmedItems() == server)
-            #expect(batched.itemsByID == server.filter { !pendingDelete || $0.key != ids[0] })
+            #expect(batched.allConfirmedItems() == ItemsByID(server.values))
+            #expect(batched.itemsByID == ItemsByID(server.values.filter { !pendingDelete || $0.id != ids[0] }))
             // Read as a list on screen reads it, some batches only.
             if Bool.random(using: &random) { #expect(batched.items == single.items) }
             #expect(shown(batched) == shown(single))

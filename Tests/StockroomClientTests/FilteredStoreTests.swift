@@ -33,7 +33,7 @@ struct FilteredStoreTests {
             try await store.setFilter(next)
             let fresh = try await client.snapshot(filter: next)
             #expect(store.filter == next)
-            #expect(store.itemsByID == Dictionary(uniqueKeysWithValues: fresh.items.map { ($0.id, $0) }))
+            #expect(store.itemsByID == ItemsByID(fresh.items))
             #expect(Set(store.itemsByID.keys) == [a.id, b.id, c.id] && store.resyncCount == 0)
 
             // And the feed goes on under it: c leaves, a new matching item arrives.
