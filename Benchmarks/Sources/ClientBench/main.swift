@@ -273,8 +273,9 @@ func refuseResync(_ event: FeedEvent) {
 /// (`apply(contentsOf:)`), as a catch-up from the beginning of the log hands them over, after a
 /// `.connected(head:)` that tells the store how many are coming; no server, no decoding. Under
 /// callgrind (`--toggle-collect` on `apply(contentsOf:)`, see Benchmarks/README) it counts the
-/// instructions the store spends per item of a catch-up.
-@MainActor func applyNew(_ count: Int) throws -> Duration {
+/// instructions the store spends per item of a catch-up. The longest batch is the longest the
+/// main actor was held at once: while it is held, a feed's reader waits.
+@MainActor func applyNew(_ count: Int) throws -> (all: Duration, longest: Duration) {
     let store = try SyncedStore(client: nowhere, clientID: "phone", queue: .inMemory())
     store.apply(.snapshot(Snapshot(items: [], navigation: [], cursor: FeedCursor(epoch: "be", seq: 0))))
     var events: [FeedEvent] = [.connected(head: FeedCursor(epoch: "be", seq: Int64(count)))]
@@ -288,21 +289,23 @@ func refuseResync(_ event: FeedEvent) {
         events.append(.change(change))
     }
     let clock = ContinuousClock()
+    var longest = Duration.zero
     let elapsed = clock.measure {
         var start = 0
         while start < events.count {
             let end = min(start + 4096, events.count)
-            store.apply(contentsOf: events[start..<end])
+            let batch = clock.measure { store.apply(contentsOf: events[start..<end]) }
+            longest = max(longest, batch)
             start = end
         }
     }
     precondition(store.itemsByID.count == count)
-    return elapsed
+    return (elapsed, longest)
 }
 let environment = ProcessInfo.processInfo.environment
 if let count = environment["APPLY_NEW"].flatMap(Int.init) {
-    let elapsed = try await MainActor.run { try applyNew(count) }
-    print("  apply \(count) new items in batches: \(format(elapsed))")
+    let (elapsed, longest) = try await MainActor.run { try applyNew(count) }
+    print("  apply \(count) new items in batches: \(format(elapsed)), the longest batch \(format(longest))")
     exit(0)
 }
 let catchUpOnly = environment["CATCHUP_ONLY"]
