@@ -117,7 +117,8 @@ public struct ItemsByID: Equatable, Sendable, Sequence {
 
         var full: [[Item]] = []
         var tail: [Item] = []
-        var count = 0
+
+        var count: Int { (full.count << Self.shift) + tail.count }
 
         subscript(place: Int) -> Item {
             get {
@@ -138,12 +139,10 @@ public struct ItemsByID: Equatable, Sendable, Sequence {
                 full.append(next)
             }
             tail.append(item)
-            count += 1
         }
 
         mutating func removeLast() -> Item {
             if tail.isEmpty { tail = full.removeLast() }
-            count -= 1
             return tail.removeLast()
         }
     }
