@@ -16,7 +16,12 @@
 # ClientBench is built first unless SKIP_BUILD=1 (release, Benchmarks/.build-bench; CLIENTBENCH=<path>
 # reads with another build, for comparing two SDKs against one server). PIN=1 runs
 # the server on the first CPU and every reader on the second (`taskset`), as a client and its
-# server on two machines; by default all share every CPU.
+# server on two machines; by default all share every CPU. NEIGHBOUR=1 adds a control to each round:
+# the raw socket read again while neighbour.c makes memory traffic (random writes over 256 MiB, at
+# nice 19) on the readers' CPUs: how far a round's rate moves with what runs beside the server,
+# when the reader itself does nothing but count. QUEUES=1 samples the server's send queue on the
+# stream's socket every 20 ms during each read (`ss`, on the readers' CPU at nice 19): how often the
+# reader left the server's bytes waiting (the server's write blocks once about 4 MiB wait).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 BIN="${BIN:-$ROOT/.build-release/release/stockroom}"
@@ -36,13 +41,23 @@ ROUNDS="${ROUNDS:-3}"
 PORT="${PORT:-8097}"
 TMP="$(mktemp -d "${TMPDIR:-/tmp}/stockroom-catchup.XXXXXX")"
 SERVER=""
-cleanup() { [ -n "$SERVER" ] && kill "$SERVER" 2>/dev/null; wait 2>/dev/null; rm -rf "$TMP"; }
+cleanup() {
+    [ -n "$SERVER" ] && kill "$SERVER" 2>/dev/null
+    [ -f "$TMP/neighbour.pid" ] && kill "$(cat "$TMP/neighbour.pid")" 2>/dev/null
+    [ -f "$TMP/sampler.pid" ] && kill "$(cat "$TMP/sampler.pid")" 2>/dev/null
+    wait 2>/dev/null
+    rm -rf "$TMP"
+}
 trap cleanup EXIT
 
 if [ "${SKIP_BUILD:-0}" != "1" ]; then
     swift build -c release --package-path "$ROOT/Benchmarks" --scratch-path "$ROOT/Benchmarks/.build-bench" --product ClientBench >&2
 fi
 CLIENTBENCH="${CLIENTBENCH:-$ROOT/Benchmarks/.build-bench/release/ClientBench}"
+if [ "${NEIGHBOUR:-0}" = "1" ]; then
+    command -v cc >/dev/null || { echo "NEIGHBOUR=1 needs a C compiler (cc)" >&2; exit 2; }
+    cc -O2 -o "$TMP/neighbour" "$ROOT/Benchmarks/feed/neighbour.c"
+fi
 
 # The log keeps every entry (the default keeps 1,000,000, and N items and the demo's are more):
 # a trim between rounds would answer the next round's catch-up from the beginning with a 410.
@@ -70,12 +85,32 @@ echo "catch-up: $N items imported (the demo's 4 before them)" >&2
 server_ticks() { awk '{ print $14 + $15 }' "/proc/$SERVER/stat"; }
 TICKS_PER_SECOND="$(getconf CLK_TCK)"
 cpu_line() { echo "server cpu: $(( $(server_ticks) - $1 )) / $TICKS_PER_SECOND s"; }
+# QUEUES=1: the server's send queue on its stream sockets, sampled until killed (one number a line).
+sample_queue() {
+    while true; do
+        ss -tnH state established "( sport = :$PORT )" | awk '{ print $2 }'
+        sleep 0.02
+    done
+}
+start_sampler() {
+    SAMPLER=""
+    [ "${QUEUES:-0}" = "1" ] || return 0
+    : >"$TMP/queue.txt"
+    sample_queue >"$TMP/queue.txt" 2>/dev/null &
+    SAMPLER=$!
+    [ ${#READER_CPU[@]} -eq 0 ] || taskset -a -p -c 1 "$SAMPLER" >/dev/null
+    renice -n 19 -p "$SAMPLER" >/dev/null
+    echo "$SAMPLER" >"$TMP/sampler.pid"
+}
+stop_sampler() {
+    [ -n "$SAMPLER" ] || return 0
+    kill "$SAMPLER"
+    wait "$SAMPLER" 2>/dev/null || true
+    rm -f "$TMP/sampler.pid"
+    awk '{ n++; if ($1 > m) m = $1; if ($1 > 1048576) over++ } END { printf "server send queue: %d samples, at most %d KiB, over 1 MiB in %d\n", n, m / 1024, over }' "$TMP/queue.txt"
+}
 
-for round in $(seq "$ROUNDS"); do
-    {
-    # The server's rate: a raw socket counting `id:` lines, no decoding (Python's bytes.count).
-    before="$(server_ticks)"
-    "${READER_CPU[@]}" python3 - "$PORT" "$TOKEN" "$N" <<'PY'
+cat >"$TMP/raw.py" <<'PY'
 import socket, sys, time
 port, token, n = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
 s = socket.create_connection(("127.0.0.1", port))
@@ -92,13 +127,37 @@ while seen < n:
 elapsed = time.perf_counter() - start
 print(f"server (raw socket, id lines counted): {int(min(seen, n) / elapsed)} changes/s")
 PY
+
+for round in $(seq "$ROUNDS"); do
+    {
+    # The server's rate: a raw socket counting `id:` lines, no decoding (Python's bytes.count).
+    start_sampler
+    before="$(server_ticks)"
+    "${READER_CPU[@]}" python3 "$TMP/raw.py" "$PORT" "$TOKEN" "$N"
     cpu_line "$before"
+    stop_sampler
+    if [ "${NEIGHBOUR:-0}" = "1" ]; then
+        nice -n 19 "${READER_CPU[@]}" "$TMP/neighbour" 256 &
+        neighbour=$!
+        echo "$neighbour" >"$TMP/neighbour.pid"
+        sleep 0.5
+        start_sampler
+        before="$(server_ticks)"
+        "${READER_CPU[@]}" python3 "$TMP/raw.py" "$PORT" "$TOKEN" "$N" | sed -n "s/^server (raw socket, id lines counted): /control catch-up of $N changes, raw socket beside memory traffic: /p"
+        cpu_line "$before"
+        stop_sampler
+        kill "$neighbour"
+        wait "$neighbour" 2>/dev/null || true
+        rm -f "$TMP/neighbour.pid"
+    fi
     # One ClientBench process per reader, so that each one's share of the server's CPU is its own.
     for reader in "ChangeFeed" "SyncedStore applying each" "SyncedStore applying each batch"; do
+        start_sampler
         before="$(server_ticks)"
         STOCKROOM_URL="$URL" STOCKROOM_TOKEN="$TOKEN" CATCHUP="$N" CATCHUP_ONLY="$reader" RUNS=1 "${READER_CPU[@]}" "$CLIENTBENCH" \
             | sed -n -e "s/^  catch-up/SDK catch-up/p" -e "s/^  reader cpu/reader cpu/p"
         cpu_line "$before"
+        stop_sampler
     done
     } | tee -a "$TMP/rates.txt"
 done
@@ -106,7 +165,9 @@ done
 # Each reader against the server's rate of its own round (issue #44's line: 1.0x), and the medians;
 # then the share of each reader's catch-up the server spent on CPU (its CPU seconds over the
 # reader's N / rate), and that share against the raw socket's in the same round: below 1.0x, the
-# reader made the server wait; at 1.0x, the round's rate moved with the server's own speed.
+# reader made the server wait; at 1.0x, the round's rate moved with the server's own speed. Last,
+# each SDK reader's own CPU time (user + system) over its catch-up's wall time: below 1.0, it
+# had nothing to do part of the time, waiting for the server's next bytes.
 python3 - "$TMP/rates.txt" "$N" <<'PY'
 import re, statistics, sys
 n = int(sys.argv[2])
@@ -115,21 +176,33 @@ for line in open(sys.argv[1]):
     if m := re.match(r"server \(raw socket.*\): (\d+) changes/s", line):
         rounds.append({})
         last = "raw socket"
-        rounds[-1][last] = [int(m.group(1)), None]
-    elif (m := re.match(r"SDK catch-up of \d+ changes, (.+): (\d+) changes/s", line)) and rounds:
+        rounds[-1][last] = {"rate": int(m.group(1))}
+    elif (m := re.match(r"(?:SDK|control) catch-up of \d+ changes, (.+): (\d+) changes/s", line)) and rounds:
         last = m.group(1)
-        rounds[-1][last] = [int(m.group(2)), None]
+        rounds[-1][last] = {"rate": int(m.group(2))}
     elif (m := re.match(r"server cpu: (\d+) / (\d+) s", line)) and rounds and last in rounds[-1]:
-        rounds[-1][last][1] = int(m.group(1)) / int(m.group(2))
+        rounds[-1][last]["server"] = int(m.group(1)) / int(m.group(2))
+    elif (m := re.match(r"reader cpu: user ([\d.]+) s, system ([\d.]+) s", line)) and rounds and last in rounds[-1]:
+        rounds[-1][last]["reader"] = float(m.group(1)) + float(m.group(2))
+    elif (m := re.match(r"server send queue: (\d+) samples, at most (\d+) KiB, over 1 MiB in (\d+)", line)) and rounds and last in rounds[-1]:
+        rounds[-1][last]["queue"] = (int(m.group(1)), int(m.group(2)), int(m.group(3)))
 readers = [name for name in rounds[0] if name != "raw socket"] if rounds else []
-busy = lambda rate, cpu: cpu * rate / n
+busy = lambda read, cpu: cpu * read["rate"] / n
 def show(title, values, places=2):
-    print(f"  {title}: " + ", ".join(f"{x:.{places}f}x" for x in values) + f"; median {statistics.median(values):.{places}f}x")
+    if values:
+        print(f"  {title}: " + ", ".join(f"{x:.{places}f}x" for x in values) + f"; median {statistics.median(values):.{places}f}x")
 print("x the round's raw socket rate:")
 for name in readers:
-    show(name, [r[name][0] / r["raw socket"][0] for r in rounds if name in r])
-print("the server's CPU share of each catch-up (raw socket: " + ", ".join(f"{busy(*r['raw socket']):.2f}" for r in rounds) + "),")
+    show(name, [r[name]["rate"] / r["raw socket"]["rate"] for r in rounds if name in r])
+print("the server's CPU share of each catch-up (raw socket: " + ", ".join(f"{busy(r['raw socket'], r['raw socket']['server']):.2f}" for r in rounds) + "),")
 print("x the raw socket's share in the round:")
 for name in readers:
-    show(name, [busy(*r[name]) / busy(*r["raw socket"]) for r in rounds if name in r], 3)
+    show(name, [busy(r[name], r[name]["server"]) / busy(r["raw socket"], r["raw socket"]["server"]) for r in rounds if name in r], 3)
+if any("queue" in read for r in rounds for read in r.values()):
+    print("the server's send queue, samples over 1 MiB of all (at most, KiB):")
+    for name in ["raw socket"] + readers:
+        print(f"  {name}: " + ", ".join(f"{r[name]['queue'][2]}/{r[name]['queue'][0]} ({r[name]['queue'][1]})" for r in rounds if "queue" in r.get(name, {})))
+print("each SDK reader's CPU time over its catch-up's wall time:")
+for name in readers:
+    show(name, [r[name]["reader"] * r[name]["rate"] / n for r in rounds if "reader" in r.get(name, {})])
 PY
