@@ -35,9 +35,13 @@ public struct ChangeFeed: AsyncSequence, Sendable {
     public struct Iterator: AsyncIteratorProtocol {
         let base: FeedBuffer
         let owner: TaskOwner
-        /// The events taken from the buffer and not read yet (`next` reads them from `taken` on).
-        var handedOver: [FeedEvent] = []
+        /// The runs of events taken from the buffer in one hand-over: `run` is the one read now,
+        /// from its `taken`th event on.
+        var handedOver: [[FeedEvent]] = []
+        var run = 0
         var taken = 0
+        /// How many events of this hand-over were read.
+        var readOfHandOver = 0
 
         public mutating func next() async throws -> FeedEvent? {
             try await next(isolation: nil)
@@ -47,30 +51,48 @@ public struct ChangeFeed: AsyncSequence, Sendable {
         /// without a suspension, except that every 256th lets the actor's other work run (a
         /// catch-up read on the main actor does not hold it for a whole hand-over).
         public mutating func next(isolation actor: isolated (any Actor)?) async throws -> FeedEvent? {
-            while taken == handedOver.count {
-                guard let events = try await base.next() else { return nil }
-                handedOver = events
-                taken = 0
+            guard try await ready(isolation: actor) else { return nil }
+            if readOfHandOver > 0, readOfHandOver.isMultiple(of: Self.eventsBetweenYields) { await Task.yield() }
+            defer {
+                taken += 1
+                readOfHandOver += 1
             }
-            if taken > 0, taken.isMultiple(of: Self.eventsBetweenYields) { await Task.yield() }
-            defer { taken += 1 }
-            return handedOver[taken]
+            return handedOver[run][taken]
         }
 
-        /// Reads the events that have come, at most 256 at once, waiting for one when none has: a
-        /// reader that takes them together (``SyncedStore/apply(contentsOf:)``) pays for a catch-up
-        /// per batch, not per event. Between two batches of one hand-over the reader's actor is let
-        /// go once. Mixed with `next()`, every event is read once, in order.
+        /// Reads the events that have come, at most 256 at once and none past the end of the read
+        /// of the connection they came in, waiting for one when none has: a reader that takes them
+        /// together (``SyncedStore/apply(contentsOf:)``) pays for a catch-up per batch, not per
+        /// event. Between two batches of one hand-over the reader's actor is let go once. Mixed
+        /// with `next()`, every event is read once, in order.
         public mutating func nextBatch(isolation actor: isolated (any Actor)? = #isolation) async throws -> ArraySlice<FeedEvent>? {
-            while taken == handedOver.count {
-                guard let events = try await base.next() else { return nil }
-                handedOver = events
+            guard try await ready(isolation: actor) else { return nil }
+            if readOfHandOver > 0 { await Task.yield() }
+            let events = handedOver[run]
+            let end = Swift.min(events.count, taken + Self.eventsBetweenYields)
+            defer {
+                readOfHandOver += end - taken
+                taken = end
+            }
+            return events[taken..<end]
+        }
+
+        /// Moves to the next event not read, taking the next hand-over once every event of this
+        /// one was read; false once the feed ended.
+        private mutating func ready(isolation actor: isolated (any Actor)?) async throws -> Bool {
+            while run < handedOver.count, taken == handedOver[run].count {
+                run += 1
                 taken = 0
             }
-            if taken > 0 { await Task.yield() }
-            let end = Swift.min(handedOver.count, taken + Self.eventsBetweenYields)
-            defer { taken = end }
-            return handedOver[taken..<end]
+            guard run == handedOver.count else { return true }
+            // Nothing of the last hand-over is kept while the next is awaited.
+            handedOver = []
+            guard let runs = try await base.next() else { return false }
+            handedOver = runs
+            run = 0
+            taken = 0
+            readOfHandOver = 0
+            return true
         }
 
         /// How many events of a hand-over are read before the reader's actor is let go once.

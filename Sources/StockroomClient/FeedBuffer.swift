@@ -2,17 +2,20 @@ import NIOConcurrencyHelpers
 
 /// The events a feed's connection has read and its reader has not taken yet: the runner adds what
 /// each read brings, and the reader takes all of them at once, so that a catch-up of many changes
-/// costs a hand-over per read of the reader, not per change. The runner waits while the events
-/// waiting came in `limit` bytes of the stream or more: the connection reads no further ahead of
-/// its reader than that.
+/// costs a hand-over per read of the reader, not per change. Each read's events stay the array
+/// they came in (a run): a hand-over is the runs in order, never copied into one array, whose
+/// growth would copy every event (a retain and a release of each of its references) and take fresh
+/// memory each time. The runner waits while the events waiting came in `limit` bytes of the stream
+/// or more: the connection reads no further ahead of its reader than that.
 final class FeedBuffer: Sendable {
     private struct State {
-        var events: [FeedEvent] = []
-        /// The bytes of the stream `events` came in.
+        /// Each send's events, in order; none is empty.
+        var runs: [[FeedEvent]] = []
+        /// The bytes of the stream `runs` came in.
         var bytes = 0
         /// The feed ended: nil, or the error the reader gets once its events are taken.
         var end: (any Error)??
-        var reader: CheckedContinuation<[FeedEvent]?, any Error>?
+        var reader: CheckedContinuation<[[FeedEvent]]?, any Error>?
         var writer: CheckedContinuation<Void, Never>?
     }
 
@@ -35,18 +38,17 @@ final class FeedBuffer: Sendable {
     /// the feed ended, or the task is cancelled).
     func send(_ events: [FeedEvent], bytes: Int) async {
         guard !events.isEmpty else { return }
-        let (reader, taken, mustWait): (CheckedContinuation<[FeedEvent]?, any Error>?, [FeedEvent], Bool) = state.withLockedValue { state in
+        let (reader, taken, mustWait): (CheckedContinuation<[[FeedEvent]]?, any Error>?, [[FeedEvent]], Bool) = state.withLockedValue { state in
             guard state.end == nil else { return (nil, [], false) }
-            // Into an empty buffer the array itself moves: its events are not copied one by one.
-            if state.events.isEmpty { state.events = events } else { state.events += events }
+            state.runs.append(events)
             state.bytes += bytes
             guard let reader = state.reader else { return (nil, [], state.bytes >= limit) }
             state.reader = nil
             defer {
-                state.events = []
+                state.runs = []
                 state.bytes = 0
             }
-            return (reader, state.events, false)
+            return (reader, state.runs, false)
         }
         reader?.resume(returning: taken)
         guard mustWait else { return }
@@ -70,12 +72,12 @@ final class FeedBuffer: Sendable {
     /// What waits for the reader: its events, the bytes they came in, and whether the runner waits
     /// for the reader to take them.
     var waiting: (events: Int, bytes: Int, runnerWaits: Bool) {
-        state.withLockedValue { ($0.events.count, $0.bytes, $0.writer != nil) }
+        state.withLockedValue { state in (state.runs.reduce(0) { $0 + $1.count }, state.bytes, state.writer != nil) }
     }
 
     /// Ends the feed: the reader takes what is waiting, then gets `error` (nil: the end).
     func finish(throwing error: (any Error)? = nil) {
-        let (reader, writer): (CheckedContinuation<[FeedEvent]?, any Error>?, CheckedContinuation<Void, Never>?) = state.withLockedValue { state in
+        let (reader, writer): (CheckedContinuation<[[FeedEvent]]?, any Error>?, CheckedContinuation<Void, Never>?) = state.withLockedValue { state in
             guard state.end == nil else { return (nil, nil) }
             // A reader waits only when no event does: it gets the end now, and the end stays.
             let reader = state.reader
@@ -89,24 +91,24 @@ final class FeedBuffer: Sendable {
         if let error { reader.resume(throwing: error) } else { reader.resume(returning: nil) }
     }
 
-    /// Takes every event waiting, waiting for one when none is; nil once the feed ended (after
-    /// throwing its error, if it had one) or the task is cancelled.
-    func next() async throws -> [FeedEvent]? {
+    /// Takes every event waiting, in the runs they were sent in (none empty), waiting for one when
+    /// none is; nil once the feed ended (after throwing its error, if it had one) or the task is cancelled.
+    func next() async throws -> [[FeedEvent]]? {
         try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (reader: CheckedContinuation<[FeedEvent]?, any Error>) in
+            try await withCheckedThrowingContinuation { (reader: CheckedContinuation<[[FeedEvent]]?, any Error>) in
                 enum Answer {
-                    case events([FeedEvent], writer: CheckedContinuation<Void, Never>?)
+                    case events([[FeedEvent]], writer: CheckedContinuation<Void, Never>?)
                     case end((any Error)?)
                     case wait
                 }
                 let answer: Answer = state.withLockedValue { state in
-                    if !state.events.isEmpty {
+                    if !state.runs.isEmpty {
                         defer {
-                            state.events = []
+                            state.runs = []
                             state.bytes = 0
                             state.writer = nil
                         }
-                        return .events(state.events, writer: state.writer)
+                        return .events(state.runs, writer: state.writer)
                     }
                     if let end = state.end {
                         // The error is thrown once; after it, the end.

@@ -16,6 +16,11 @@ struct FeedBufferTests {
         events.compactMap { if case .progress(let cursor) = $0 { Int(cursor.seq) } else { nil } }
     }
 
+    /// The progress seqs of a hand-over's runs, in order.
+    static func seqs(_ runs: [[FeedEvent]]) -> [Int] {
+        seqs(Array(runs.joined()))
+    }
+
     @Test("the reader takes every event in order, however the writer's batches fall")
     func inOrder() async throws {
         let buffer = FeedBuffer(limit: 16)
@@ -29,9 +34,24 @@ struct FeedBufferTests {
             buffer.finish()
         }
         var seen: [Int] = []
-        while let events = try await buffer.next() { seen += Self.seqs(events) }
+        while let runs = try await buffer.next() {
+            #expect(runs.allSatisfy { !$0.isEmpty })
+            seen += Self.seqs(runs)
+        }
         await writer.value
         #expect(seen.prefix(5_000) == ArraySlice(1...5_000))
+    }
+
+    @Test("a hand-over is the sends' arrays as they came, in order, none copied into another")
+    func runsAsSent() async throws {
+        let buffer = FeedBuffer(limit: 1_000)
+        await buffer.send([Self.progress(1), Self.progress(2)], bytes: 2)
+        await buffer.send([], bytes: 0)
+        await buffer.send([Self.progress(3)], bytes: 1)
+        await buffer.send((4...6).map(Self.progress), bytes: 3)
+        let runs = try #require(try await buffer.next())
+        #expect(runs.map(Self.seqs) == [[1, 2], [3], [4, 5, 6]])
+        #expect(buffer.waiting.events == 0)
     }
 
     @Test("the writer waits while the reader is the limit behind, and goes on once it reads")
