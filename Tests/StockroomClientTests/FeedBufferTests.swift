@@ -54,6 +54,26 @@ struct FeedBufferTests {
         #expect(buffer.waiting.events == 0)
     }
 
+    @Test("the feed's iterator reads the runs in order: a batch ends at its run's end or at 256 events") @MainActor
+    func iteratorAcrossRuns() async throws {
+        let buffer = FeedBuffer(limit: 10_000)
+        await buffer.send([Self.progress(1), Self.progress(2)], bytes: 2)
+        await buffer.send([Self.progress(3)], bytes: 1)
+        await buffer.send((4...600).map(Self.progress), bytes: 597)
+        buffer.finish()
+        var iterator = ChangeFeed.Iterator(base: buffer, owner: TaskOwner(Task {}))
+        func seq(_ event: FeedEvent?) -> Int? { event.flatMap { Self.seqs([$0]).first } }
+        func seqs(_ batch: ArraySlice<FeedEvent>?) -> [Int]? { batch.map { Self.seqs(Array($0)) } }
+        #expect(seq(try await iterator.next(isolation: #isolation)) == 1)
+        #expect(seqs(try await iterator.nextBatch()) == [2])
+        #expect(seqs(try await iterator.nextBatch()) == [3])
+        #expect(seqs(try await iterator.nextBatch()) == Array(4...259))
+        #expect(seq(try await iterator.next(isolation: #isolation)) == 260)
+        #expect(seqs(try await iterator.nextBatch()) == Array(261...516))
+        #expect(seqs(try await iterator.nextBatch()) == Array(517...600))
+        #expect(try await iterator.nextBatch() == nil)
+    }
+
     @Test("the writer waits while the reader is the limit behind, and goes on once it reads")
     func backpressure() async throws {
         let buffer = FeedBuffer(limit: 4)
