@@ -95,7 +95,6 @@ sample_queue() {
 start_sampler() {
     SAMPLER=""
     [ "${QUEUES:-0}" = "1" ] || return 0
-    : >"$TMP/queue.txt"
     sample_queue >"$TMP/queue.txt" 2>/dev/null &
     SAMPLER=$!
     [ ${#READER_CPU[@]} -eq 0 ] || taskset -a -p -c 1 "$SAMPLER" >/dev/null

@@ -51,7 +51,9 @@ public struct ChangeFeed: AsyncSequence, Sendable {
         /// without a suspension, except that every 256th lets the actor's other work run (a
         /// catch-up read on the main actor does not hold it for a whole hand-over).
         public mutating func next(isolation actor: isolated (any Actor)?) async throws -> FeedEvent? {
-            guard try await ready(isolation: actor) else { return nil }
+            if !skipReadRuns() {
+                guard try await takeHandOver(isolation: actor) else { return nil }
+            }
             if readOfHandOver > 0, readOfHandOver.isMultiple(of: Self.eventsBetweenYields) { await Task.yield() }
             defer {
                 taken += 1
@@ -66,7 +68,9 @@ public struct ChangeFeed: AsyncSequence, Sendable {
         /// event. Between two batches of one hand-over the reader's actor is let go once. Mixed
         /// with `next()`, every event is read once, in order.
         public mutating func nextBatch(isolation actor: isolated (any Actor)? = #isolation) async throws -> ArraySlice<FeedEvent>? {
-            guard try await ready(isolation: actor) else { return nil }
+            if !skipReadRuns() {
+                guard try await takeHandOver(isolation: actor) else { return nil }
+            }
             if readOfHandOver > 0 { await Task.yield() }
             let events = handedOver[run]
             let end = Swift.min(events.count, taken + Self.eventsBetweenYields)
@@ -77,14 +81,18 @@ public struct ChangeFeed: AsyncSequence, Sendable {
             return events[taken..<end]
         }
 
-        /// Moves to the next event not read, taking the next hand-over once every event of this
-        /// one was read; false once the feed ended.
-        private mutating func ready(isolation actor: isolated (any Actor)?) async throws -> Bool {
+        /// Moves past the runs read to their end: whether an event of this hand-over is left to
+        /// read (no suspension, no async call, on the path of every event).
+        private mutating func skipReadRuns() -> Bool {
             while run < handedOver.count, taken == handedOver[run].count {
                 run += 1
                 taken = 0
             }
-            guard run == handedOver.count else { return true }
+            return run < handedOver.count
+        }
+
+        /// Takes the next hand-over, once every event of this one was read; false once the feed ended.
+        private mutating func takeHandOver(isolation actor: isolated (any Actor)?) async throws -> Bool {
             // Nothing of the last hand-over is kept while the next is awaited.
             handedOver = []
             guard let runs = try await base.next() else { return false }
