@@ -34,22 +34,7 @@ PG_URL="postgres://postgres@127.0.0.1:55497/stockroom?sslmode=disable"
 # PG_SOCKET=1: the daemons connect through PostgreSQL's Unix socket (in WORK) instead of loopback TCP.
 [ "${PG_SOCKET:-0}" = "1" ] && PG_URL="postgres://postgres@127.0.0.1:55497/stockroom?host=$WORK"
 ready() { for _ in $(seq 1 200); do curl -fs "http://127.0.0.1:$1/ready" >/dev/null && return 0; sleep 0.05; done; echo "daemon on $1 not ready" >&2; exit 2; }
-seed() { # $1 port, $2 token, $3 lines file: ITEMS items created, one wrk line each
-    python3 - "$1" "$2" "$3" "$ITEMS" <<'PY'
-import http.client, json, sys
-port, token, path, count = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
-connection = http.client.HTTPConnection("127.0.0.1", int(port))
-with open(path, "w") as lines:
-    for i in range(1, count + 1):
-        body = json.dumps({"name": f"Item {i}", "color": None, "status": {"inStock": {"quantity": 1}}})
-        connection.request("POST", "/v1/items", body, {"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
-        answer = connection.getresponse()
-        item = json.loads(answer.read())
-        assert answer.status == 201, (answer.status, item)
-        template = json.dumps({"name": f"Item {i}", "color": None, "status": {"inStock": {"quantity": 0}}}).replace('"quantity": 0', '"quantity": %d')
-        lines.write(f"/v1/items/{item['id']}\t{template}\n")
-PY
-}
+seed() { python3 "$ROOT/Benchmarks/postgres/seed_items.py" "$1" "$2" "$3" "$ITEMS"; } # $1 port, $2 token, $3 lines file
 # Each process's CPU ticks so far (utime + stime), a line each: "GROUP PID TICKS". GROUP is
 # stockroom (the daemons on PORTS) or postgres (the postmaster and its children: backends, WAL writer).
 cpu_snapshot() {
