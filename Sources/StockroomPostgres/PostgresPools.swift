@@ -38,6 +38,8 @@ final class PostgresPools: Sendable {
     let pools: [Pool]
     /// How many more calls than the least busy pool a loop's own pool may have and still be taken.
     static let margin = 2
+    /// Connections each pool keeps open from the start, however idle.
+    static let warm = 2
 
     init(configuration: PostgresClient.Configuration, maximumConnections: Int, group: any EventLoopGroup, logger: Logger) {
         let loops = Array(group.makeIterator().prefix(max(1, maximumConnections)))
@@ -46,6 +48,16 @@ final class PostgresPools: Sendable {
             let limit = maximumConnections / loops.count + (index < maximumConnections % loops.count ? 1 : 0)
             var configuration = configuration
             configuration.options.maximumConnections = limit
+            // No keep-alive query: postgres-nio would schedule its timer (a task group of two child
+            // tasks and a clock's sleep) each time a connection goes back to the pool, and cancel
+            // it at the next lease: one for every batch of writes and every read. The connections
+            // are kept alive by TCP keepalives instead (`PostgresStore.open`).
+            configuration.options.keepAliveBehavior = nil
+            // The pool leases its lowest-numbered free connection, and only connections past its
+            // minimum get an idle timer (the same kind) each time they go back: with `warm` kept
+            // open, a batch and a read beside it never schedule one. Past those, connections are
+            // opened on demand and closed after a minute idle.
+            configuration.options.minimumConnections = min(Self.warm, limit)
             return Pool(loop: loop, client: PostgresClient(configuration: configuration, eventLoopGroup: loop, backgroundLogger: logger), limit: limit)
         }
     }

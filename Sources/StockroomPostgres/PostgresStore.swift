@@ -66,12 +66,19 @@ public final class PostgresStore: Storage, Service {
         // daemon sends finds its rows by key, in tables that live in memory; at the default 4.0
         // the planner judged a whole-table scan of `items` cheaper than a batch's index look-ups
         // while the table had a few thousand rows, and each batch of PUTs scanned all of it.
+        // tcp_keepalives_*: PostgreSQL sends TCP keepalives on a pooled connection idle for 30 s
+        // (over TCP; a Unix socket ignores them), which keeps a NAT or load balancer between them
+        // from dropping it and closes it on PostgreSQL's side when the daemon is gone. They stand
+        // in for postgres-nio's keep-alive query, which is off (`PostgresPools`).
         configuration.options.additionalStartupParameters = [
             ("application_name", "stockroom"),
             ("random_page_cost", "1.1"),
             ("lock_timeout", "\(deadline.milliseconds)"),
             ("statement_timeout", "\(2 * deadline.milliseconds)"),
             ("idle_in_transaction_session_timeout", "\(2 * deadline.milliseconds)"),
+            ("tcp_keepalives_idle", "30"),
+            ("tcp_keepalives_interval", "10"),
+            ("tcp_keepalives_count", "3"),
         ]
         let pools = PostgresPools(
             configuration: configuration, maximumConnections: maximumConnections, group: PostgresClient.defaultEventLoopGroup, logger: logger)

@@ -53,3 +53,38 @@ struct PostgresPoolsTests {
         #expect(chosen.calls.load(ordering: .relaxed) == 3)
     }
 }
+
+/// What each pool keeps of its connections: `PostgresPools.warm` open from the start (the pool
+/// schedules no idle timer for them), with TCP keepalives from PostgreSQL in place of
+/// postgres-nio's keep-alive query.
+@Suite("PostgreSQL: the pools' warm connections")
+struct PostgresWarmConnectionsTests {
+    @Test("each pool opens its warm connections before any call, and PostgreSQL sends them TCP keepalives")
+    func warmAndKeptAlive() async throws {
+        // Neither listening nor polling, so that no call of the store's own takes a connection.
+        try await withDaemons(1, pollInterval: .seconds(600), listens: false, maximumConnections: 20) { stores, url in
+            let store = stores[0]
+            let expected = store.pools.pools.map { min(PostgresPools.warm, $0.limit) }.reduce(0, +)
+            #expect(expected >= 2)
+            // No call has run on the pools yet: whatever connections they hold, they opened by themselves.
+            var open = 0
+            for _ in 0..<200 {
+                open = try await withConnection(url) { connection in
+                    try await connection.values(
+                        "SELECT count(*)::int FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'stockroom' AND query NOT ILIKE 'LISTEN%'",
+                        as: Int.self
+                    ).first ?? 0
+                }
+                if open >= expected { break }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            #expect(open == expected)
+            let settings = try await store.read { connection in
+                try await connection.values(
+                    "SELECT current_setting('tcp_keepalives_idle') || ' ' || current_setting('tcp_keepalives_interval') || ' ' || current_setting('tcp_keepalives_count')",
+                    as: String.self)
+            }
+            #expect(settings == ["30 10 3"])
+        }
+    }
+}
