@@ -19,10 +19,10 @@ extension ItemsController {
     @Sendable func importCSV(_ request: Request, context: CallerContext) async throws -> Response {
         let user = context.caller.user
         let options = try Self.importOptions(request)
-        if let contentType = request.headers[.contentType], !Self.namesCSV(contentType) {
+        if let contentType = request.headers.value(of: .contentType), !Self.namesCSV(contentType) {
             throw APIError(.unsupportedMediaType, "the import's body must be text/csv")
         }
-        if let declared = request.headers[.contentLength].flatMap({ Int($0) }), declared > limits.importMaxBytes {
+        if let declared = request.headers.value(of: .contentLength).flatMap({ Int($0) }), declared > limits.importMaxBytes {
             throw APIError(.payloadTooLarge, "the file is larger than the import's limit of \(limits.importMaxBytes) bytes")
         }
         let key = try request.idempotencyKey()

@@ -31,7 +31,7 @@ struct AllowedOriginsCORSMiddleware: RouterMiddleware {
     }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        guard let origin = request.headers[.origin], origins.contains(origin) else {
+        guard let origin = request.headers.value(of: .origin), origins.contains(origin) else {
             return try await next(request, context)
         }
         var response = try await cors.handle(request, context: context, next: next)

@@ -34,10 +34,8 @@ struct BearerTokenAuthenticator: AuthenticatorMiddleware {
     /// The secret of an `Authorization: Bearer` header, if the request has one. The scheme is
     /// matched in any case (RFC 9110), which hummingbird-auth's `headers.bearer` does not do.
     static func headerSecret(_ request: Request) -> String? {
-        // One field read as it is; several joined as the subscript joins them (and then refused).
-        let fields = request.headers.lazy.filter { $0.name == .authorization }
-        guard let first = fields.first else { return nil }
-        var header = fields.dropFirst().isEmpty ? first.value : request.headers[.authorization]!
+        // Several fields are joined as the subscript joins them (and then refused).
+        guard var header = request.headers.value(of: .authorization) else { return nil }
         // Spaces and tabs around the secret are dropped (the HTTP parser leaves those inside the
         // value). By hand on the contiguous bytes, not with Foundation's `trimmingCharacters` or by
         // slicing `String.UTF8View` generically: this runs on every authenticated request.

@@ -30,12 +30,12 @@ extension Request {
 
     /// The bytes of a JSON body of at most 1 MiB: `415` for a non-JSON content type, `413` when too large.
     private func jsonBytes(context: some RequestContext) async throws -> Data {
-        if let contentType = headers[.contentType], !Self.namesJSON(contentType) {
+        if let contentType = headers.value(of: .contentType), !Self.namesJSON(contentType) {
             throw APIError(.unsupportedMediaType, "request bodies must be application/json")
         }
         // A declared length over the limit is answered at once, not after reading up to the limit
         // (or, for a body that never comes, never).
-        if let declared = headers[.contentLength].flatMap({ Int($0) }), declared > context.maxUploadSize {
+        if let declared = headers.value(of: .contentLength).flatMap({ Int($0) }), declared > context.maxUploadSize {
             throw APIError(.payloadTooLarge, "request body is larger than 1 MiB")
         }
         var request = self
