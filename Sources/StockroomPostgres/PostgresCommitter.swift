@@ -236,7 +236,7 @@ final class PostgresJob<Value: Sendable>: PostgresQueuedWrite, @unchecked Sendab
     let plan: WritePlan?
     let alone: Bool
     let idempotencyKey: IdempotencyKey?
-    private let answer = Mutex<(result: Result<Value, any Error>?, waiter: CheckedContinuation<Value, any Error>?)>((nil, nil))
+    private let answer = JobAnswer()
 
     init(
         body: @escaping @Sendable (PostgresWrite) async throws -> Value,
@@ -264,32 +264,47 @@ final class PostgresJob<Value: Sendable>: PostgresQueuedWrite, @unchecked Sendab
     }
 
     func succeed() {
-        settle(value.map { .success($0) } ?? .failure(StoreError.unavailable("the write produced no result")))
+        guard let value else { return answer.settle(.failure(StoreError.unavailable("the write produced no result"))) }
+        answer.settle(.success(value))
     }
 
     func fail(_ error: any Error) {
-        settle(.failure(error))
+        answer.settle(.failure(error))
     }
 
     /// The write's answer, once its batch has committed (or failed). A write whose caller ran its
     /// batch (`PostgresCommitter.drainOnce`) is answered already: its caller goes on at once, ahead
     /// of the streams its batch woke, instead of suspending and queueing behind them.
     func wait() async throws -> Value {
-        if let settled = answer.withLock({ $0.result }) { return try settled.get() }
+        // Only `succeed` settles a success, and with a `Value`.
+        guard let value = try await answer.wait() as? Value else { throw StoreError.unavailable("the write produced no result") }
+        return value
+    }
+}
+
+/// A job's answer, its value held as `any Sendable`. `PostgresJob`'s `succeed`, `fail` and
+/// deinit are reached through `PostgresQueuedWrite`, where the job's `Value` is not known at
+/// compile time: kept as `Result<Value, any Error>` and `CheckedContinuation<Value, any Error>`,
+/// the answer cost a metadata look-up for each of those types at every step.
+final class JobAnswer: Sendable {
+    private let state = Mutex<(result: Result<any Sendable, any Error>?, waiter: CheckedContinuation<any Sendable, any Error>?)>((nil, nil))
+
+    func wait() async throws -> any Sendable {
+        if let settled = state.withLock({ $0.result }) { return try settled.get() }
         return try await withCheckedThrowingContinuation { continuation in
-            let settled: Result<Value, any Error>? = answer.withLock { answer in
-                if answer.result == nil { answer.waiter = continuation }
-                return answer.result
+            let settled: Result<any Sendable, any Error>? = state.withLock { state in
+                if state.result == nil { state.waiter = continuation }
+                return state.result
             }
             if let settled { continuation.resume(with: settled) }
         }
     }
 
-    private func settle(_ result: Result<Value, any Error>) {
-        let waiter = answer.withLock { answer in
-            answer.result = result
-            defer { answer.waiter = nil }
-            return answer.waiter
+    func settle(_ result: Result<any Sendable, any Error>) {
+        let waiter = state.withLock { state in
+            state.result = result
+            defer { state.waiter = nil }
+            return state.waiter
         }
         waiter?.resume(with: result)
     }

@@ -113,8 +113,8 @@ final class GroupCommitter: Sendable {
 
     /// Runs `body` in the next batch; returns its value once the batch is durably committed.
     func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        if wal != nil, writes.count <= 1, let outcome = writeInline(body) { return try outcome.get() }
-        return try await withCheckedThrowingContinuation { continuation in
+        if wal != nil, writes.count <= 1, let outcome = writeInline(body) { return try Self.value(outcome.get()) }
+        let value = try await withCheckedThrowingContinuation { continuation in
             let startDrain = state.withLock { state in
                 state.pending.append(Write(body: body, continuation: continuation))
                 defer { state.draining = true }
@@ -124,11 +124,18 @@ final class GroupCommitter: Sendable {
                 writer.asyncWriteWithoutTransaction { [self] db in drain(db) }
             }
         }
+        return try Self.value(value)
+    }
+
+    /// A write's value, as its `Write` kept it (see there).
+    private static func value<T>(_ value: any Sendable) throws -> T {
+        guard let value = value as? T else { throw DatabaseError(message: "a write's value is not of its type") }
+        return value
     }
 
     /// Applies `body` alone on the calling thread when the writer is idle and gives its outcome; nil
     /// (nothing run) when the writer is busy, here or in another process.
-    private func writeInline<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) -> Result<T, any Error>? {
+    private func writeInline<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) -> Result<any Sendable, any Error>? {
         let idle = state.withLock { state in
             // After a batch of several, writes are coming together: the next ones queue and share a commit.
             guard !state.draining, state.lastBatch <= 1 else { return false }
@@ -349,21 +356,24 @@ private protocol QueuedWrite: Sendable {
 
 // Its mutable `outcome` is touched only by the thread applying it (run, failed, then finish, in
 // that order, within one drain or one inline write; an inline write's caller reads it after), so
-// no two threads ever reach it at once.
+// no two threads ever reach it at once. The value is kept as `any Sendable`, and the caller casts
+// it back: `run`, `failed`, `finish` and the deinit are reached through `QueuedWrite`, where `T`
+// is not known at compile time, and a `Result<T, any Error>` or a `CheckedContinuation<T, any
+// Error>` cost a metadata look-up for each of those types at every step.
 private final class Write<T: Sendable>: QueuedWrite, @unchecked Sendable {
     let body: @Sendable (Database) throws -> T
     /// Nil for a write applied on its caller's thread (`GroupCommitter.writeInline`), whose caller
     /// reads `outcome` itself.
-    let continuation: CheckedContinuation<T, any Error>?
-    var outcome: Result<T, any Error>?
+    let continuation: CheckedContinuation<any Sendable, any Error>?
+    var outcome: Result<any Sendable, any Error>?
 
-    init(body: @escaping @Sendable (Database) throws -> T, continuation: CheckedContinuation<T, any Error>? = nil) {
+    init(body: @escaping @Sendable (Database) throws -> T, continuation: CheckedContinuation<any Sendable, any Error>? = nil) {
         self.body = body
         self.continuation = continuation
     }
 
     /// What an inline write's caller gets once `applyAlone` returned.
-    var result: Result<T, any Error> {
+    var result: Result<any Sendable, any Error> {
         outcome ?? .failure(DatabaseError(message: "an inline write did not run"))
     }
 
