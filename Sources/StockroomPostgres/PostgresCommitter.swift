@@ -285,7 +285,7 @@ final class PostgresJob<Value: Sendable>: PostgresQueuedWrite, @unchecked Sendab
 /// A job's answer, its value held as `any Sendable`. `PostgresJob`'s `succeed`, `fail` and
 /// deinit are reached through `PostgresQueuedWrite`, where the job's `Value` is not known at
 /// compile time: kept as `Result<Value, any Error>` and `CheckedContinuation<Value, any Error>`,
-/// the answer cost a metadata look-up for each of those types at every step.
+/// the answer would look up the metadata of those types at every step.
 final class JobAnswer: Sendable {
     private let state = Mutex<(result: Result<any Sendable, any Error>?, waiter: CheckedContinuation<any Sendable, any Error>?)>((nil, nil))
 

@@ -359,7 +359,7 @@ private protocol QueuedWrite: Sendable {
 // no two threads ever reach it at once. The value is kept as `any Sendable`, and the caller casts
 // it back: `run`, `failed`, `finish` and the deinit are reached through `QueuedWrite`, where `T`
 // is not known at compile time, and a `Result<T, any Error>` or a `CheckedContinuation<T, any
-// Error>` cost a metadata look-up for each of those types at every step.
+// Error>` would look up the metadata of those types at every step.
 private final class Write<T: Sendable>: QueuedWrite, @unchecked Sendable {
     let body: @Sendable (Database) throws -> T
     /// Nil for a write applied on its caller's thread (`GroupCommitter.writeInline`), whose caller
