@@ -1,4 +1,5 @@
 import Configuration
+import Foundation
 import Hummingbird
 import HummingbirdCore
 import Logging
@@ -50,6 +51,11 @@ public func buildApplication(
 ) -> some ApplicationProtocol {
     StockroomMetrics.bootstrap()
     LogOutput.registerMetrics()
+    if MemoryTrimmer.takeOverTrimming(environment: ProcessInfo.processInfo.environment) {
+        logger.info("allocator", metadata: ["trimThreshold": "\(MemoryTrimmer.trimThreshold)", "mmapThreshold": "\(MemoryTrimmer.mmapThreshold)"])
+    } else {
+        logger.info("allocator", metadata: ["thresholds": "glibc's own or the environment's"])
+    }
     var connections = settings.connections
     let fileLimit = FileDescriptorLimit.raise(logger: logger)
     connections.resolve(fileLimit: fileLimit)
