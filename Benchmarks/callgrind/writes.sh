@@ -14,9 +14,12 @@
 # measured, a dump. Prints per backend the writes, Ir and allocations per write, and the Ir per
 # write of each shared object (the binary holds NIO, postgres-nio, Hummingbird and Stockroom).
 #
+# REQUEST=get: GET /v1/items/{id} of the first item instead (Benchmarks/http/get.lua; run it with
+# CONNECTIONS=16, as http/run.sh's wrk -c16): a read's counts under load, per request.
+#
 # Settings (environment): BIN, SKIP_BUILD=1, BACKENDS="postgres sqlite", CONNECTIONS=11 (a third
 # of puts.sh's 33: one daemon's share), DURATION=20, WARMUP=5, ITEMS=1000, PORT=18631,
-# KEEP_TMP=0. Needs valgrind, wrk, curl, python3 and PostgreSQL 15 (Benchmarks/postgres/pg.sh;
+# REQUEST=put, KEEP_TMP=0. Needs valgrind, wrk, curl, python3 and PostgreSQL 15 (Benchmarks/postgres/pg.sh;
 # run as the postgres user when root).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -47,8 +50,15 @@ callgrind_copy "$BIN" "$TMP"
 ready() { for _ in $(seq 1 600); do curl -fs "http://127.0.0.1:$PORT/ready" >/dev/null && return 0; sleep 0.5; done; die "the daemon is not ready"; }
 # seed TOKEN LINES: ITEMS items created through the daemon on PORT, one wrk line each (path, body template).
 seed() { python3 "$ROOT/Benchmarks/postgres/seed_items.py" "$PORT" "$1" "$2" "$ITEMS"; }
+REQUEST=${REQUEST:-put}
+case $REQUEST in put | get) ;; *) die "REQUEST is put or get, not $REQUEST" ;; esac
 load() { # TOKEN LINES SECONDS OUTPUT
-    MODE=write METHOD=PUT LINES="$2" AUTH="Bearer $1" wrk -t1 -c"$CONNECTIONS" -d"$3s" -s "$LUA" "http://127.0.0.1:$PORT" >"$4" 2>&1
+    if [ "$REQUEST" = get ]; then
+        wrk -t1 -c"$CONNECTIONS" -d"$3s" -H "Authorization: Bearer $1" -s "$ROOT/Benchmarks/http/get.lua" \
+            "http://127.0.0.1:$PORT$(head -n 1 "$2" | cut -f1)" >"$4" 2>&1
+    else
+        MODE=write METHOD=PUT LINES="$2" AUTH="Bearer $1" wrk -t1 -c"$CONNECTIONS" -d"$3s" -s "$LUA" "http://127.0.0.1:$PORT" >"$4" 2>&1
+    fi
 }
 # measure NAME TOKEN LINES [serve arguments...]: the load under callgrind, then its figures.
 measure() {
@@ -66,9 +76,10 @@ measure() {
     grep -q "Non-2xx\|Socket errors" "$TMP/$name.wrk" && die "$name: errors under load: $(cat "$TMP/$name.wrk")"
     dump=$(grep -l "^desc: Trigger: .* load\$" "$TMP/$name.out".* || true)
     [ -n "$dump" ] || die "$name: no dump of the load"
-    python3 - "$name" "$(awk '/requests in/ { print $1 }' "$TMP/$name.wrk")" "$dump" "$HERE" <<'PY'
+    python3 - "$name" "$(awk '/requests in/ { print $1 }' "$TMP/$name.wrk")" "$dump" "$HERE" "$REQUEST" <<'PY'
 import collections, re, subprocess, sys
-name, writes, dump, here = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+name, writes, dump, here, request = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
+unit = "write" if request == "put" else "GET"
 sys.path.insert(0, here)
 from summarize import summarize
 _, ir, allocations = summarize(dump)
@@ -81,8 +92,8 @@ for line in annotate.splitlines():
     skip = ("PROGRAM TOTALS", ":clone", ":start_thread", "NIOThread", "ThreadOpsPosix", "setupThread")
     if match and "'2" not in match.group(2) and not any(word in line for word in skip):
         by_object[match.group(3).rsplit("/", 1)[-1]] += int(match.group(1).replace(",", ""))
-print(f"{name}: {writes} writes, {ir // writes:,} Ir and {allocations / writes:.0f} allocations per write")
-print("  Ir per write by object (self): " + ", ".join(f"{obj} {count // writes:,}" for obj, count in by_object.most_common(6)))
+print(f"{name}: {writes} {unit}s, {ir // writes:,} Ir and {allocations / writes:.0f} allocations per {unit}")
+print(f"  Ir per {unit} by object (self): " + ", ".join(f"{obj} {count // writes:,}" for obj, count in by_object.most_common(6)))
 PY
 }
 for backend in $BACKENDS; do
