@@ -54,7 +54,7 @@ public func buildApplication(
     if MemoryTrimmer.takeOverTrimming(environment: ProcessInfo.processInfo.environment) {
         logger.info("allocator", metadata: ["trimThreshold": "\(MemoryTrimmer.trimThreshold)", "mmapThreshold": "\(MemoryTrimmer.mmapThreshold)"])
     } else {
-        logger.info("allocator", metadata: ["thresholds": "glibc's own or the environment's"])
+        logger.info("allocator", metadata: ["thresholds": "left to the allocator and the environment"])
     }
     var connections = settings.connections
     let fileLimit = FileDescriptorLimit.raise(logger: logger)

@@ -6,9 +6,9 @@ import ServiceLifecycle
 /// milliseconds at most, while the process otherwise stays at its high-water mark.
 ///
 /// It also takes trimming off the request path (`takeOverTrimming`): left to itself, glibc trims an
-/// arena's top whenever a `free` leaves more than 128 KiB there, which a server's many small frees
-/// do again and again under load (a request's task frames, its buffers), and the next requests
-/// fault the same pages back in. So free memory up to `trimThreshold` stays in an arena until this
+/// arena's top whenever a `free` leaves more there than its trim threshold (128 KiB until large
+/// blocks are freed), which a server's frees do again and again under load (a request's task
+/// frames, its buffers), and the next requests fault the same pages back in. So free memory up to `trimThreshold` stays in an arena until this
 /// trimmer's next round, and blocks below `mmapThreshold` come from the arenas instead of `mmap`.
 struct MemoryTrimmer: Service {
     static let interval: Duration = .seconds(10)
@@ -17,7 +17,8 @@ struct MemoryTrimmer: Service {
     static let trimThreshold = 8 << 20
     /// Blocks at least this large are mapped on their own (glibc's `M_MMAP_THRESHOLD`). Setting
     /// either threshold stops glibc's own rule of raising both as large blocks are freed, so this
-    /// one is set too, to what that rule reaches for the feed's largest pages.
+    /// one is set too: the large buffers that rule would have moved into the arenas once freed
+    /// (a feed page's, a snapshot chunk's) come from them from the start.
     static let mmapThreshold = 4 << 20
 
     func run() async throws {
