@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Instructions (Ir) and allocations per write of one daemon under load, under callgrind: PUT
+# Instructions (Ir) and allocations per write (or GET: REQUEST=get) of one daemon under load, under callgrind: PUT
 # /v1/items/{id} from CONNECTIONS connections at once (so that writes gather into batches), on
 # PostgreSQL and on SQLite (synchronous=full). The counts are the daemon's own (every thread; not
 # PostgreSQL's, not the kernel's), and unlike CPU time they barely move from run to run: for a
@@ -28,6 +28,8 @@ BACKENDS=${BACKENDS:-postgres sqlite} CONNECTIONS=${CONNECTIONS:-11} DURATION=${
 ITEMS=${ITEMS:-1000} PORT=${PORT:-18631} KEEP_TMP=${KEEP_TMP:-0}
 log() { printf '[writes %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { log "ERROR: $*"; exit 2; }
+REQUEST=${REQUEST:-put}
+case $REQUEST in put | get) ;; *) die "REQUEST is put or get, not $REQUEST" ;; esac
 # shellcheck source=../lib.sh
 . "$ROOT/Benchmarks/lib.sh"
 need_wrk
@@ -50,8 +52,6 @@ callgrind_copy "$BIN" "$TMP"
 ready() { for _ in $(seq 1 600); do curl -fs "http://127.0.0.1:$PORT/ready" >/dev/null && return 0; sleep 0.5; done; die "the daemon is not ready"; }
 # seed TOKEN LINES: ITEMS items created through the daemon on PORT, one wrk line each (path, body template).
 seed() { python3 "$ROOT/Benchmarks/postgres/seed_items.py" "$PORT" "$1" "$2" "$ITEMS"; }
-REQUEST=${REQUEST:-put}
-case $REQUEST in put | get) ;; *) die "REQUEST is put or get, not $REQUEST" ;; esac
 load() { # TOKEN LINES SECONDS OUTPUT
     if [ "$REQUEST" = get ]; then
         wrk -t1 -c"$CONNECTIONS" -d"$3s" -H "Authorization: Bearer $1" -s "$ROOT/Benchmarks/http/get.lua" \
@@ -78,7 +78,7 @@ measure() {
     [ -n "$dump" ] || die "$name: no dump of the load"
     python3 - "$name" "$(awk '/requests in/ { print $1 }' "$TMP/$name.wrk")" "$dump" "$HERE" "$REQUEST" <<'PY'
 import collections, re, subprocess, sys
-name, writes, dump, here, request = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
+name, requests, dump, here, request = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
 unit = "write" if request == "put" else "GET"
 sys.path.insert(0, here)
 from summarize import summarize
@@ -92,8 +92,8 @@ for line in annotate.splitlines():
     skip = ("PROGRAM TOTALS", ":clone", ":start_thread", "NIOThread", "ThreadOpsPosix", "setupThread")
     if match and "'2" not in match.group(2) and not any(word in line for word in skip):
         by_object[match.group(3).rsplit("/", 1)[-1]] += int(match.group(1).replace(",", ""))
-print(f"{name}: {writes} {unit}s, {ir // writes:,} Ir and {allocations / writes:.0f} allocations per {unit}")
-print(f"  Ir per {unit} by object (self): " + ", ".join(f"{obj} {count // writes:,}" for obj, count in by_object.most_common(6)))
+print(f"{name}: {requests} {unit}s, {ir // requests:,} Ir and {allocations / requests:.0f} allocations per {unit}")
+print(f"  Ir per {unit} by object (self): " + ", ".join(f"{obj} {count // requests:,}" for obj, count in by_object.most_common(6)))
 PY
 }
 for backend in $BACKENDS; do
