@@ -15,22 +15,29 @@ enum Entry {
     static func main() async {
         // Request handlers, GRDB continuations and NIO's I/O then share the same threads, so a request
         // does not cross from an event loop to the concurrency pool and back (one wake-up each way).
-        // Must happen before any task runs on the global executor: hence first, here, and the choice
-        // is read from the command line and the environment only (the config file is read by a task).
+        // Must happen before any task runs on the global executor, and the number of loops before
+        // NIO's group starts: hence first, here, and both are read from the command line and the
+        // environment only (the config file is read by a task).
         // Jobs run as the generic executor would (see `GenericGlobalExecutor`); NIO's own installer,
         // which runs them isolated to the event loop, is tried should the hook be taken already.
-        switch GlobalExecutorChoice.read(arguments: CommandLine.arguments, environment: ProcessInfo.processInfo.environment) {
-        case .success(.eventLoops):
+        let arguments = CommandLine.arguments
+        let environment = ProcessInfo.processInfo.environment
+        let choice: GlobalExecutorChoice
+        do throws(EarlySetting.Invalid) {
+            choice = try GlobalExecutorChoice.read(arguments: arguments, environment: environment).get()
+            if let loops = try EventLoopCount.read(arguments: arguments, environment: environment).get() {
+                NIOSingletons.groupLoopCountSuggestion = loops
+            }
+        } catch {
+            FileHandle.standardError.write(Data("stockroom: \(error.description)\n".utf8))
+            exit(64)
+        }
+        if choice == .eventLoops {
             if GenericGlobalExecutor.install() {
                 globalExecutor = "event loops, as the generic executor"
             } else if NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor() {
                 globalExecutor = "event loops, isolated to each loop (NIO)"
             }
-        case .success(.swiftDefault):
-            break
-        case .failure(let problem):
-            FileHandle.standardError.write(Data("stockroom: \(problem.description)\n".utf8))
-            exit(64)
         }
         // Every log line goes through one handler that escapes control characters in stored values,
         // to standard output (written by a thread of its own while `serve` runs: `LogOutput`).
@@ -38,6 +45,51 @@ enum Entry {
             TerminalSafeLogHandler(wrapping: LineLogHandler(label: label, output: LogOutput.standardOutput))
         }
         await App.main()
+    }
+
+    /// The event loops of NIO's group, which serve the connections (and, by default, run the tasks).
+    static var eventLoopCount: Int {
+        Array(MultiThreadedEventLoopGroup.singleton.makeIterator()).count
+    }
+}
+
+/// A setting of the process read before anything runs (so not from the config file): its flag,
+/// wherever it is on the command line, else its environment variable.
+struct EarlySetting: Sendable {
+    /// As error messages name it ("global executor").
+    let name: String
+    let flag: String
+    let variable: String
+
+    /// A value refused, with where it came from and what was expected.
+    struct Invalid: Error, CustomStringConvertible {
+        let setting: String
+        let source: String
+        let value: String
+        let expected: String
+        var description: String { "invalid setting \(setting) (\(source)): \"\(value)\"; expected \(expected)" }
+    }
+
+    /// The value given and where it came from; nil when neither the flag nor the variable is set.
+    func read(arguments: [String], environment: [String: String]) -> (source: String, value: String)? {
+        var value: String?
+        var index = arguments.index(after: arguments.startIndex)
+        while index < arguments.endIndex {
+            let argument = arguments[index]
+            if argument == "--" { break }
+            if argument == flag, arguments.index(after: index) < arguments.endIndex {
+                value = arguments[arguments.index(after: index)]
+            } else if argument.hasPrefix(flag + "=") {
+                value = String(argument.dropFirst(flag.count + 1))
+            }
+            index = arguments.index(after: index)
+        }
+        if let value { return ("flag \(flag)", value) }
+        return environment[variable].map { ("environment variable \(variable)", $0) }
+    }
+
+    func invalid(_ given: (source: String, value: String), expected: String) -> Invalid {
+        Invalid(setting: name, source: given.source, value: given.value, expected: expected)
     }
 }
 
@@ -49,40 +101,31 @@ enum GlobalExecutorChoice: String, CaseIterable, Sendable {
     /// Swift's default pool: the runtime's own executor, nothing installed.
     case swiftDefault = "default"
 
-    struct Invalid: Error, CustomStringConvertible {
-        let source: String
-        let value: String
-        var description: String {
-            "invalid setting global executor (\(source)): \"\(value)\"; expected one of "
-                + GlobalExecutorChoice.allCases.map(\.rawValue).joined(separator: ", ")
-        }
-    }
+    static let setting = EarlySetting(name: "global executor", flag: "--global-executor", variable: "GLOBAL_EXECUTOR")
 
-    static func read(arguments: [String], environment: [String: String]) -> Result<GlobalExecutorChoice, Invalid> {
-        var flag: String?
-        var index = arguments.index(after: arguments.startIndex)
-        while index < arguments.endIndex {
-            let argument = arguments[index]
-            if argument == "--" { break }
-            if argument == "--global-executor", arguments.index(after: index) < arguments.endIndex {
-                flag = arguments[arguments.index(after: index)]
-            } else if argument.hasPrefix("--global-executor=") {
-                flag = String(argument.dropFirst("--global-executor=".count))
-            }
-            index = arguments.index(after: index)
-        }
-        let (source, value): (String, String)
-        if let flag {
-            (source, value) = ("flag --global-executor", flag)
-        } else if let variable = environment["GLOBAL_EXECUTOR"] {
-            (source, value) = ("environment variable GLOBAL_EXECUTOR", variable)
-        } else {
-            return .success(.eventLoops)
-        }
-        guard let choice = GlobalExecutorChoice(rawValue: value.lowercased()) else {
-            return .failure(Invalid(source: source, value: value))
+    static func read(arguments: [String], environment: [String: String]) -> Result<GlobalExecutorChoice, EarlySetting.Invalid> {
+        guard let given = setting.read(arguments: arguments, environment: environment) else { return .success(.eventLoops) }
+        guard let choice = GlobalExecutorChoice(rawValue: given.value.lowercased()) else {
+            return .failure(setting.invalid(given, expected: "one of " + allCases.map(\.rawValue).joined(separator: ", ")))
         }
         return .success(choice)
+    }
+}
+
+/// How many event loops NIO's group runs: `--event-loops`, else `EVENT_LOOPS`, else nil, NIO's own
+/// choice (`NIO_SINGLETON_GROUP_LOOP_COUNT`, else the cores this process may use, a container's CPU
+/// limit included). Several daemons sharing one machine's cores each take their share.
+enum EventLoopCount {
+    static let setting = EarlySetting(name: "event loops", flag: "--event-loops", variable: "EVENT_LOOPS")
+    /// NIO's own bounds for its group.
+    static let allowed = 1...1024
+
+    static func read(arguments: [String], environment: [String: String]) -> Result<Int?, EarlySetting.Invalid> {
+        guard let given = setting.read(arguments: arguments, environment: environment) else { return .success(nil) }
+        guard let count = Int(given.value), allowed.contains(count) else {
+            return .failure(setting.invalid(given, expected: "a whole number from \(allowed.lowerBound) to \(allowed.upperBound)"))
+        }
+        return .success(count)
     }
 }
 

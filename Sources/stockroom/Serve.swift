@@ -26,6 +26,12 @@ struct Serve: AsyncParsableCommand {
     )
     var globalExecutor: String?
 
+    @Option(
+        name: .customLong("event-loops"),
+        help: "How many event loops serve connections, 1-1024 (default: the cores this process may use); env EVENT_LOOPS. Read before anything else runs, so not from the config file."
+    )
+    var eventLoops: Int?
+
     @Flag(help: "Seed the four demo items into an empty database and print an editor token.")
     var demo = false
 
@@ -53,7 +59,7 @@ struct Serve: AsyncParsableCommand {
         }
         var logger = Logger(label: "stockroom")
         logger.logLevel = settings.logLevel
-        logger.info("global executor", metadata: ["executor": "\(Entry.globalExecutor)"])
+        logger.info("global executor", metadata: ["executor": "\(Entry.globalExecutor)", "event_loops": "\(Entry.eventLoopCount)"])
         var group = ServiceGroupConfiguration(services: [.init(service: app)], logger: logger)
         group.gracefulShutdownSignals = [.sigterm, .sigint]
         // Streams and long-polls end at once on SIGTERM, so this bound only cuts off what a client

@@ -110,6 +110,47 @@ struct ProcessTests {
         #expect(!FileManager.default.fileExists(atPath: databasePath), "nothing ran")
     }
 
+    /// The number of event loops is read before anything runs, as the global executor is:
+    /// `--event-loops`, else `EVENT_LOOPS`, else NIO's own choice (the cores this process may use).
+    /// The real binary is started each way, says at startup how many loops its group runs, and
+    /// answers a request.
+    @Test(.timeLimit(.minutes(10)), arguments: [
+        (nil as String?, [] as [String], System.coreCount),
+        ("1", [], 1),
+        ("3", [], 3),
+        ("3", ["--event-loops", "1"], 1),
+        (nil, ["--event-loops=5"], 5),
+    ])
+    func theEventLoopsAreCountedAtStartup(variable: String?, flags: [String], expected: Int) async throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let server = try await StockroomProcess.serve(
+            databasePath: databasePath, in: directory, extra: flags,
+            shellPrefix: "unset NIO_SINGLETON_GROUP_LOOP_COUNT; " + (variable.map { "export EVENT_LOOPS=\($0)" } ?? "unset EVENT_LOOPS"))
+        defer { kill(server.process.processIdentifier, SIGKILL) }
+        let log = try await server.waitForOutput(containing: "global executor")
+        let line = try #require(log.split(separator: "\n").first { $0.contains("global executor") })
+        #expect(line.contains("event_loops=\(expected) "), "\(line)")
+        let health = try await HTTPClient.shared.execute(
+            HTTPClientRequest(url: "http://127.0.0.1:\(server.port)/health"), timeout: .seconds(30))
+        #expect(health.status.code == 200)
+        kill(server.process.processIdentifier, SIGTERM)
+        #expect(await server.waitForExit() == 0)
+    }
+
+    @Test func aBadEventLoopCountIsAUsageError() async throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        for value in ["0", "two", "1025", "-1", ""] {
+            let run = try await StockroomProcess.run(
+                ["migrate", "--db-path", databasePath], in: directory, environment: ["EVENT_LOOPS": value])
+            #expect(run.status == 64)
+            #expect(run.error.contains(#"invalid setting event loops (environment variable EVENT_LOOPS): "\#(value)"; expected a whole number from 1 to 1024"#))
+        }
+        let byFlag = try await StockroomProcess.run(["serve", "--event-loops", "2.5", "--db-path", databasePath], in: directory, environment: [:])
+        #expect(byFlag.status == 64)
+        #expect(byFlag.error.contains(#"(flag --event-loops): "2.5""#))
+        #expect(!FileManager.default.fileExists(atPath: databasePath), "nothing ran")
+    }
+
     @Test func anAcknowledgedWriteSurvivesKillDashNine() async throws {
         defer { try? FileManager.default.removeItem(at: directory) }
         let token = try #require(
