@@ -7,6 +7,8 @@
 #
 #   [ROUNDS=3 WARM=3 SUBSCRIBERS=1000 WRITES=100] bash Benchmarks/postgres/fanout_ab.sh LABEL=BINARY [LABEL=BINARY ...]
 #
+# DAEMON_EVENT_LOOPS: each daemon's event loops (the cores over three, or `default`, as pg.sh says).
+#
 # Needs cc, curl and python3; runs PostgreSQL (its defaults: fsync and synchronous_commit on) as the
 # postgres user when root. A binary copied out of its build folder needs its resource bundles beside it.
 set -euo pipefail
@@ -24,7 +26,8 @@ for round in $(seq 1 "$ROUNDS"); do
         label=${spec%%=*} bin=${spec#*=}
         token=$(pg_fresh 55496 "$bin")
         for port in "${PORTS[@]}"; do
-            LOG_LEVEL=warning "$bin" serve --http-port "$port" >"$WORK/daemon-$port.log" 2>&1 &
+            # shellcheck disable=SC2046 # daemon_loops: several assignments or none
+            env $(daemon_loops) LOG_LEVEL=warning "$bin" serve --http-port "$port" >"$WORK/daemon-$port.log" 2>&1 &
         done
         for port in "${PORTS[@]}"; do
             for _ in $(seq 1 100); do curl -fs "http://127.0.0.1:$port/ready" >/dev/null && break; sleep 0.1; done

@@ -6,6 +6,14 @@
 # binaries' folder, AS the prefix that runs a command as the postgres user. On exit the script's
 # `stop_daemons` runs first when it defines one, then the server stops and WORK goes.
 PG=/usr/lib/postgresql/15/bin
+# The event loops of each daemon when three share this machine: its cores over three, rounded up,
+# as an operator sizes daemons that share a machine (docs/production.md); `default` leaves each
+# daemon NIO's count of the machine's cores. `daemon_loops` prints the environment for `env`:
+# EVENT_LOOPS, and NIO's own NIO_SINGLETON_GROUP_LOOP_COUNT, which binaries older than that setting read.
+DAEMON_EVENT_LOOPS=${DAEMON_EVENT_LOOPS:-$(( ($(nproc) + 2) / 3 ))}
+daemon_loops() {
+    [ "$DAEMON_EVENT_LOOPS" = default ] || echo "EVENT_LOOPS=$DAEMON_EVENT_LOOPS NIO_SINGLETON_GROUP_LOOP_COUNT=$DAEMON_EVENT_LOOPS"
+}
 AS=(); [ "$(id -u)" -eq 0 ] && AS=(runuser -u postgres --)
 
 pg_start() {

@@ -13,7 +13,9 @@
 # KEYED=1: every PUT with a fresh Idempotency-Key (keyed_put.lua), as the SDK sends its writes.
 #
 # Settings: ROUNDS=3, CONNECTIONS=33, DURATION=10, ITEMS=1000, KEYED=0, PG_SOCKET=0, PG_OPTIONS
-# (more server settings, e.g. "-c synchronous_commit=off", as run.sh's). Needs wrk, curl and
+# (more server settings, e.g. "-c synchronous_commit=off", as run.sh's), DAEMON_EVENT_LOOPS (each
+# PostgreSQL daemon's event loops: the cores over three, or `default`, as pg.sh says; the SQLite
+# daemon runs its default, all the cores). Needs wrk, curl and
 # python3; runs PostgreSQL (its defaults: fsync and synchronous_commit on) as the postgres user
 # when root.
 set -euo pipefail
@@ -100,11 +102,12 @@ LOG_LEVEL=warning "$FIRST" serve --http-port "${PORTS[0]}" --db-path "$SQLITE" >
 ready "${PORTS[0]}"
 seed "${PORTS[0]}" "$STOKEN" "$WORK/sqlite-lines.txt"
 stop_daemons
-echo "PUT /v1/items/{id}, $CONNECTIONS connections, ${DURATION}s, $ITEMS items$([ "${KEYED:-0}" = "1" ] && echo ", each with a fresh Idempotency-Key")"
+echo "PUT /v1/items/{id}, $CONNECTIONS connections, ${DURATION}s, $ITEMS items, event loops per PostgreSQL daemon: $DAEMON_EVENT_LOOPS$([ "${KEYED:-0}" = "1" ] && echo ", each with a fresh Idempotency-Key")"
 for r in $(seq 1 "$ROUNDS"); do
     for bin in "$@"; do
         for port in "${PORTS[@]}"; do
-            DB_URL="$PG_URL" LOG_LEVEL=warning "$bin" serve --http-port "$port" >"$WORK/daemon-$port.log" 2>&1 &
+            # shellcheck disable=SC2046 # daemon_loops: several assignments or none
+            env $(daemon_loops) DB_URL="$PG_URL" LOG_LEVEL=warning "$bin" serve --http-port "$port" >"$WORK/daemon-$port.log" 2>&1 &
         done
         for port in "${PORTS[@]}"; do ready "$port"; done
         pg=$(load "$TOKEN" "$WORK/pg-lines.txt" "${PORTS[@]}")

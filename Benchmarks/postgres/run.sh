@@ -18,7 +18,9 @@
 # Needs python3 and cc, and runs PostgreSQL as the postgres user when root.
 #
 # Settings: BIN, WRITERS=32, DURATION=10, SAMPLES=300, SUBSCRIBERS=1000, FANOUT_WRITES=100, FANOUT_LAYOUTS=0,
-#           PG_OPTIONS (more server settings, e.g. "-c synchronous_commit=off" to see what it costs)
+#           PG_OPTIONS (more server settings, e.g. "-c synchronous_commit=off" to see what it costs),
+#           DAEMON_EVENT_LOOPS (each PostgreSQL daemon's event loops: the cores over three, or
+#           `default`, as pg.sh says; the SQLite daemon runs its default, all the cores)
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 BIN="${BIN:-$ROOT/.build-release/release/stockroom}"
@@ -37,13 +39,14 @@ export DB_URL="postgres://postgres@127.0.0.1:55499/stockroom?sslmode=disable"
 TOKEN=$("$BIN" token create --user bench --role editor | tail -n 1)
 PORTS=(18091 18092 18093)
 for port in "${PORTS[@]}"; do
-    LOG_LEVEL=warning "$BIN" serve --http-port "$port" >"$WORK/daemon-$port.log" 2>&1 &
+    # shellcheck disable=SC2046 # daemon_loops: several assignments or none
+    env $(daemon_loops) LOG_LEVEL=warning "$BIN" serve --http-port "$port" >"$WORK/daemon-$port.log" 2>&1 &
     PIDS+=("$!")
 done
 for port in "${PORTS[@]}"; do
     for _ in $(seq 1 100); do curl -fs "http://127.0.0.1:$port/ready" >/dev/null && break; sleep 0.1; done
 done
-echo "== PostgreSQL, 3 daemons"
+echo "== PostgreSQL, 3 daemons, event loops each: $DAEMON_EVENT_LOOPS"
 TOKEN="$TOKEN" PORTS="${PORTS[*]}" python3 "$ROOT/Benchmarks/postgres/drive.py" appends latency
 python3 "$ROOT/Benchmarks/postgres/fanout.py" --ports "${PORTS[@]}" --token "$TOKEN" --sink "$WORK/sse_sink" \
     --subscribers "$SUBSCRIBERS" --writes "$FANOUT_WRITES"
