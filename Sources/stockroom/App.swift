@@ -24,8 +24,8 @@ enum Entry {
         let environment = ProcessInfo.processInfo.environment
         let choice: GlobalExecutorChoice
         do throws(EarlySetting.Invalid) {
-            choice = try GlobalExecutorChoice.read(arguments: arguments, environment: environment).get()
-            if let loops = try EventLoopCount.read(arguments: arguments, environment: environment).get() {
+            choice = try GlobalExecutorChoice.read(arguments: arguments, environment: environment)
+            if let loops = try EventLoopCount.read(arguments: arguments, environment: environment) {
                 NIOSingletons.groupLoopCountSuggestion = loops
             }
         } catch {
@@ -103,12 +103,12 @@ enum GlobalExecutorChoice: String, CaseIterable, Sendable {
 
     static let setting = EarlySetting(name: "global executor", flag: "--global-executor", variable: "GLOBAL_EXECUTOR")
 
-    static func read(arguments: [String], environment: [String: String]) -> Result<GlobalExecutorChoice, EarlySetting.Invalid> {
-        guard let given = setting.read(arguments: arguments, environment: environment) else { return .success(.eventLoops) }
+    static func read(arguments: [String], environment: [String: String]) throws(EarlySetting.Invalid) -> GlobalExecutorChoice {
+        guard let given = setting.read(arguments: arguments, environment: environment) else { return .eventLoops }
         guard let choice = GlobalExecutorChoice(rawValue: given.value.lowercased()) else {
-            return .failure(setting.invalid(given, expected: "one of " + allCases.map(\.rawValue).joined(separator: ", ")))
+            throw setting.invalid(given, expected: "one of " + allCases.map(\.rawValue).joined(separator: ", "))
         }
-        return .success(choice)
+        return choice
     }
 }
 
@@ -120,12 +120,12 @@ enum EventLoopCount {
     /// NIO's own bounds for its group.
     static let allowed = 1...1024
 
-    static func read(arguments: [String], environment: [String: String]) -> Result<Int?, EarlySetting.Invalid> {
-        guard let given = setting.read(arguments: arguments, environment: environment) else { return .success(nil) }
+    static func read(arguments: [String], environment: [String: String]) throws(EarlySetting.Invalid) -> Int? {
+        guard let given = setting.read(arguments: arguments, environment: environment) else { return nil }
         guard let count = Int(given.value), allowed.contains(count) else {
-            return .failure(setting.invalid(given, expected: "a whole number from \(allowed.lowerBound) to \(allowed.upperBound)"))
+            throw setting.invalid(given, expected: "a whole number from \(allowed.lowerBound) to \(allowed.upperBound)")
         }
-        return .success(count)
+        return count
     }
 }
 

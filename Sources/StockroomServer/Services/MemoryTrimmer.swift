@@ -32,7 +32,6 @@ struct MemoryTrimmer: Service {
     /// Sets the thresholds, unless the environment tunes glibc's allocator itself (its `MALLOC_`
     /// variables, `MALLOC_ARENA_MAX` among them, or `glibc.malloc` in `GLIBC_TUNABLES`); returns
     /// whether it did.
-    @discardableResult
     static func takeOverTrimming(environment: [String: String]) -> Bool {
         guard !Self.allocatorTuned(by: environment) else { return false }
         #if canImport(Glibc)
