@@ -73,7 +73,7 @@ extension PostgresStore {
     private func transaction(_ body: @escaping @Sendable (PostgresWrite) async throws -> BatchOutcome) async throws -> BatchOutcome {
         try await leased(cancellable: false) { connection in
             try await Self.transaction(on: connection, logger: self.logger) { connection in
-                try await body(PostgresWrite(connection: connection, logger: self.logger, epoch: self.epoch))
+                try await body(PostgresWrite(connection: connection, logger: self.logger, epoch: self.epoch, sender: self.sender))
             }
         }
     }

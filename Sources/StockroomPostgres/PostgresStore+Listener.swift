@@ -5,11 +5,12 @@ import ServiceLifecycle
 
 /// How this daemon learns of other daemons' commits: one dedicated connection (not a pooled one)
 /// listening on the `stockroom` channel, where every transaction that appends to the log notifies
-/// its new head (`h <seq>`) and every token revocation the new token generation (`t <generation>`),
-/// delivered when they commit, in commit order. A notification is only a hint: the hub reads the
-/// entries from the table (`catchUp`), once for all of this daemon's subscribers. After the
-/// listener (re)connects it catches up from the hub's head, and a poll every `pollInterval` covers a
-/// notification that never came.
+/// its new head (`h <seq>`, after its entries when they fit: `NotifiedEntries`) and every token
+/// revocation the new token generation (`t <generation>`), delivered when they commit, in commit
+/// order. The head is only a hint: the hub takes a notification's entries when they continue its
+/// head, and otherwise reads the entries from the table (`catchUp`), once for all of this daemon's
+/// subscribers. After the listener (re)connects it catches up from the hub's head, and a poll
+/// every `pollInterval` covers a notification that never came.
 extension PostgresStore {
     /// Listens until cancelled, reconnecting after any failure (50 ms, doubling to 2 s). Each
     /// session is a watched call (`PostgresCalls`): given up on when its connection closes under it,
@@ -92,8 +93,13 @@ extension PostgresStore {
         }
     }
 
-    /// Acts on one notification: `h <head>`, `t <token generation>`, `e <epoch>`.
+    /// Acts on one notification: `H <head> <sender>\n<entries>` (`NotifiedEntries`), `h <head>`,
+    /// `t <token generation>`, `e <epoch>`.
     func handle(_ payload: String) async {
+        if payload.hasPrefix("H ") {
+            take(notified: payload.dropFirst(2))
+            return
+        }
         let parts = payload.split(separator: " ", maxSplits: 1)
         guard parts.count == 2 else { return }
         switch (parts[0], Int64(parts[1])) {
@@ -102,6 +108,19 @@ extension PostgresStore {
         case ("e", _): epochChanged(to: String(parts[1]))
         default: break
         }
+    }
+
+    /// Hands the entries of another daemon's head step to the hub when they continue its head and
+    /// a subscriber here reads them. Anything else is left to the `h <head>` that follows: this
+    /// daemon's own entries (its committer publishes them after answering their writers), a gap
+    /// before them (read from the table), an idle hub (its head moves without them).
+    func take(notified text: Substring) {
+        guard let newline = text.firstIndex(of: "\n") else { return }
+        let words = text[..<newline].split(separator: " ")
+        guard words.count == 2, let head = Int64(words[0]), words[1] != sender, head > hub.head, !hub.isIdle,
+            let entries = NotifiedEntries.decode(text[text.index(after: newline)...], head: head, epoch: epoch), !entries.isEmpty
+        else { return }
+        if hub.committed(entries) { notifiedEntries.add(entries.count, ordering: .relaxed) }
     }
 
     /// Brings the hub to `head`, which a transaction committed with everything before it. With no

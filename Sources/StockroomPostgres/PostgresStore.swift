@@ -40,6 +40,11 @@ public final class PostgresStore: Storage, Service {
     let started = Gate()
     /// Whether `run` listens for notifications (off only in tests of the poll).
     let listens: Bool
+    /// This store's name in the notifications its writes send (`NotifiedEntries`): random, one per store.
+    let sender = String(UInt64.random(in: 1...UInt64.max), radix: 16)
+    /// How many entries the listener handed to the hub from notifications (`NotifiedEntries`)
+    /// rather than reading them from `changes`.
+    let notifiedEntries = Atomic<Int>(0)
 
     /// Connects to the database at `url`, migrates it (once, whatever other daemons do at the same
     /// moment) and reads the log's position. The pool is not running yet: run `run()`.

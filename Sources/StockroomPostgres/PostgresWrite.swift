@@ -12,6 +12,9 @@ final class PostgresWrite {
     let connection: PostgresConnection
     let logger: Logger
     let epoch: String
+    /// The daemon's name in the notifications it sends (`NotifiedEntries`), so that its own
+    /// listener leaves their entries to the daemon's committer.
+    let sender: String
 
     struct Pending: Sendable {
         var entity: ChangeEntity
@@ -74,10 +77,11 @@ final class PostgresWrite {
         var at: Int64
     }
 
-    init(connection: PostgresConnection, logger: Logger, epoch: String) {
+    init(connection: PostgresConnection, logger: Logger, epoch: String, sender: String) {
         self.connection = connection
         self.logger = logger
         self.epoch = epoch
+        self.sender = sender
     }
 
     /// Runs a statement and reads all its rows.
@@ -159,10 +163,11 @@ final class PostgresWrite {
     /// Numbers the pending entries and inserts them, in one statement (`AppendLog`): it takes the
     /// next numbers from `log_head` (waiting while another transaction holds the row; that one
     /// commits, or rolls back and gives its numbers back), inserts the entries, moves their
-    /// owners' `owner_change_seq`, and queues a notification of the new head for every daemon,
-    /// delivered only if and when this transaction commits. The head row stays locked from here
-    /// to the commit, so this is the transaction's last statement. Returns the head after the
-    /// entries (the current head when there are none).
+    /// owners' `owner_change_seq`, and queues the notifications of the new head for every daemon
+    /// (`NotifiedEntries`: the entries themselves when they fit, then the head), delivered only if
+    /// and when this transaction commits. The head row stays locked from here to the commit, so
+    /// this is the transaction's last statement. Returns the head after the entries (the current
+    /// head when there are none).
     @discardableResult
     func appendLog() async throws -> Int64 {
         try await flushSaves()
@@ -175,8 +180,8 @@ final class PostgresWrite {
         try await openSavepoint()
         let heads =
             pending.contains(where: { $0.ownerClient != nil })
-            ? try await connection.rows(AppendLog<AppendLogMovingOwners>(pending), logger: logger)
-            : try await connection.rows(AppendLog<AppendLogOnly>(pending), logger: logger)
+            ? try await connection.rows(AppendLog<AppendLogMovingOwners>(pending, sender: sender), logger: logger)
+            : try await connection.rows(AppendLog<AppendLogOnly>(pending, sender: sender), logger: logger)
         guard let last = heads.last else { throw PostgresStoreError.schema("the database has no log_head row") }
         var seq = last - Int64(pending.count)
         for entry in pending {
@@ -197,6 +202,9 @@ final class PostgresWrite {
     /// (`AppendLogMovingOwners`, a navigation command's entries) or not (`AppendLogOnly`: item
     /// writes, whose entries have none): PostgreSQL readies every part of a statement each time it
     /// runs it, the update of `clients` and its indexes included, whether it changes a row or not.
+    /// `$11`: what follows `H <head>` in the notification that carries the entries (the sender and
+    /// the entries, `NotifiedEntries`), or empty for none; PostgreSQL measures it in its own
+    /// encoding, and sends none that would not fit.
     struct AppendLog<Variant: AppendLogVariant>: PostgresPreparedStatement {
         static var name: String { Variant.name }
         static var sql: String { Variant.sql }
@@ -215,19 +223,24 @@ final class PostgresWrite {
                 INSERT INTO changes (seq, entity, op, entity_id, owner, value, origin_client_id, origin_idempotency_key, at, previous)
                 SELECT seq, entity, op, entity_id, owner, value, origin_client_id, origin_idempotency_key, at, previous FROM entries
             )\(owners)
-            SELECT seq, pg_notify('stockroom', 'h ' || seq)::text FROM head
+            SELECT seq,
+                (CASE WHEN octet_length($11::text) BETWEEN 1 AND 7950 THEN pg_notify('stockroom', 'H ' || seq || $11::text) END)::text,
+                pg_notify('stockroom', 'h ' || seq)::text
+            FROM head
             """
         }
         typealias Row = Int64
 
         var entries: [Pending]
+        var sender: String
 
-        init(_ entries: [Pending]) {
+        init(_ entries: [Pending], sender: String) {
             self.entries = entries
+            self.sender = sender
         }
 
         func makeBindings() -> PostgresBindings {
-            var bindings = PostgresBindings(capacity: 10)
+            var bindings = PostgresBindings(capacity: 11)
             bindings.append(entries.map(\.entity.rawValue))
             bindings.append(entries.map(\.op.rawValue))
             bindings.append(entries.map(\.id))
@@ -238,6 +251,7 @@ final class PostgresWrite {
             bindings.append(entries.map(\.at))
             bindings.append(NullableTextArray(entries.map { $0.ownerClient?.rawValue }))
             bindings.append(NullableTextArray(entries.map(\.previous)))
+            bindings.append(NotifiedEntries.encode(entries).map { " \(sender)\n" + $0 } ?? "")
             return bindings
         }
 
