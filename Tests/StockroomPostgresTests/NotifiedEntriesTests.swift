@@ -2,7 +2,6 @@ import Foundation
 import StockroomCore
 @testable import StockroomPostgres
 import StockroomStorage
-import Synchronization
 import TestSupport
 import Testing
 
