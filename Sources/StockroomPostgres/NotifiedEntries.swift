@@ -20,17 +20,10 @@ enum NotifiedEntries {
     /// more, and the prefix (`H`, the head, the sender) takes at most 40.
     static let budget = 7_900
 
-    /// `entries` encoded, or nil when they take more than `budget` bytes.
+    /// `entries` encoded, or nil when they take more than `budget` bytes (given up on at the first
+    /// entry past it: a batch under load seldom fits).
     static func encode(_ entries: [PostgresWrite.Pending]) -> String? {
-        var size = 0
-        for entry in entries {
-            size += 9 * 6 + entry.id.utf8.count + (entry.owner?.rawValue.utf8.count ?? 0) + (entry.value?.utf8.count ?? 0)
-                + (entry.previous?.utf8.count ?? 0) + (entry.origin.clientID?.rawValue.utf8.count ?? 0)
-                + (entry.origin.idempotencyKey?.utf8.count ?? 0) + 40
-            if size > budget { return nil }
-        }
         var text = ""
-        text.reserveCapacity(size)
         for entry in entries {
             append(entry.entity.rawValue, to: &text)
             append(entry.op.rawValue, to: &text)
@@ -41,8 +34,9 @@ enum NotifiedEntries {
             append(entry.origin.clientID?.rawValue, to: &text)
             append(entry.origin.idempotencyKey, to: &text)
             append(String(entry.at), to: &text)
+            if text.utf8.count > budget { return nil }
         }
-        return text.utf8.count <= budget ? text : nil
+        return text
     }
 
     private static func append(_ field: String?, to text: inout String) {
