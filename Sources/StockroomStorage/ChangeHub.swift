@@ -241,7 +241,8 @@ extension ChangeHub.State {
     /// what the filters it may match cost, not one check per open filter.
     func woken(by entries: ArraySlice<ChangeEntry>) -> [FeedSubscription] {
         var woken: [FeedSubscription] = []
-        for subscriber in subscribers.values where entries.contains(where: { subscriber.filter.shown($0) != nil }) {
+        // Without an item filter, what a filter shows is what its topics see.
+        for subscriber in subscribers.values where entries.contains(where: { subscriber.filter.sees(entity: $0.entity, owner: $0.owner) }) {
             woken.append(subscriber.subscription)
         }
         guard !filtered.isEmpty else { return woken }

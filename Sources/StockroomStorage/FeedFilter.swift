@@ -8,25 +8,40 @@ public struct FeedFilter: Hashable, Sendable {
     /// The subscriber's user.
     public var user: UserID
     /// The topics it follows.
-    public var topics: Set<ChangeEntity>
+    public var topics: Set<ChangeEntity> {
+        didSet { followed = Self.mask(of: topics) }
+    }
     /// The items it follows; nil for every item.
     public var items: ItemFilter?
+    /// `topics` as one bit per topic: every entry a feed reads or wakes for is checked against
+    /// them, and a set look-up hashes.
+    private var followed: UInt8
 
     /// Creates a filter.
     public init(user: UserID, topics: Set<ChangeEntity>, items: ItemFilter? = nil) {
         self.user = user
         self.topics = topics
         self.items = items
+        followed = Self.mask(of: topics)
+    }
+
+    private static func bit(_ entity: ChangeEntity) -> UInt8 {
+        switch entity {
+        case .item: 1
+        case .navigation: 2
+        case .presence: 4
+        }
+    }
+
+    private static func mask(of topics: Set<ChangeEntity>) -> UInt8 {
+        topics.reduce(0) { $0 | bit($1) }
     }
 
     /// Whether a change of `entity` owned by `owner` passes the topics (an item change may still
     /// be left out by the item filter: `shown(_:)`).
     public func sees(entity: ChangeEntity, owner: UserID?) -> Bool {
-        switch entity {
-        case .item: topics.contains(.item)
-        case .navigation: topics.contains(.navigation) && owner == user
-        case .presence: topics.contains(.presence) && owner == user
-        }
+        guard followed & Self.bit(entity) != 0 else { return false }
+        return entity == .item || owner == user
     }
 
     /// The entry as this subscriber receives it: nil when it is not for it; under an item filter,
