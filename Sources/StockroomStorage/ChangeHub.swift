@@ -1,4 +1,5 @@
 import Foundation
+import StockroomWire
 import Synchronization
 
 /// The observation layer: reads each commit's new change entries once, from the commit itself,
@@ -192,6 +193,43 @@ public final class ChangeHub: Sendable {
                 for entry in state.recent[Int(seq + 1 - first.seq)...] where !page.offer(entry) { break }
             }
             return page.page(epoch: epoch, head: state.head)
+        }
+    }
+
+    /// A live delivery without a page: calls `body` with each change after `seq` that a filter
+    /// without an item filter shows, in order, where the hub keeps it (under its lock: no entry is
+    /// copied and no `FeedPage` built; keep `body` short), and returns the last one's seq and the
+    /// cursor past them, the head. Nil, before any call of `body`, where `recentChanges` would not
+    /// answer a complete page: memory does not reach back to `seq`, `filter` has an item filter, or
+    /// the changes are more than `limit` or pass the byte budget (`FeedPage.byteBudget`).
+    package func forEachRecentChange(
+        after seq: Int64, filter: FeedFilter, limit: Int, _ body: (ChangeEntry) -> Void
+    ) -> (last: Int64?, cursor: FeedCursor)? {
+        guard filter.items == nil else { return nil }
+        return state.withLock { state -> (last: Int64?, cursor: FeedCursor)? in
+            guard seq >= state.trimmedThrough, seq <= state.head else { return nil }
+            let cursor = FeedCursor(epoch: epoch, seq: state.head)
+            guard seq < state.head else { return (nil, cursor) }
+            guard !state.recent.isEmpty, state.recent[0].seq <= seq + 1 else { return nil }
+            let start = Int(seq + 1 - state.recent[0].seq)
+            // Through the buffer each entry is read where it lies. The first pass checks that the
+            // changes make a complete page, the second hands them out.
+            return state.recent.withUnsafeBufferPointer { recent -> (last: Int64?, cursor: FeedCursor)? in
+                var count = 0
+                var bytes = 0
+                for index in start..<recent.count where filter.sees(entity: recent[index].entity, owner: recent[index].owner) {
+                    let size = recent[index].json.utf8.count
+                    guard count < limit, count == 0 || bytes + size <= FeedPage.byteBudget else { return nil }
+                    count += 1
+                    bytes += size
+                }
+                var last: Int64?
+                for index in start..<recent.count where filter.sees(entity: recent[index].entity, owner: recent[index].owner) {
+                    body(recent[index])
+                    last = recent[index].seq
+                }
+                return (last, cursor)
+            }
         }
     }
 

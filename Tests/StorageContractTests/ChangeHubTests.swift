@@ -35,6 +35,72 @@ struct ChangeHubTests {
         #expect(page?.cursor == FeedCursor(epoch: Self.epoch, seq: 13))
     }
 
+    /// What a live delivery takes from memory (`forEachRecentChange`, no page built) is exactly the
+    /// page `recentChanges` answers, for every cursor, topic, owner and limit; where that page is
+    /// not complete (more than the limit, past the byte budget, an item filter, a cursor memory does
+    /// not hold) it takes nothing and answers nil, so the stream reads a page instead.
+    @Test
+    func aLiveDeliveryTakesWhatTheCompletePageHolds() throws {
+        let hub = ChangeHub(head: 0, trimmedThrough: 0, epoch: Self.epoch)
+        let entities: [ChangeEntity] = [.item, .navigation, .presence]
+        let log = (1...30).map { seq in
+            let entity = entities[seq % 3]
+            return ChangeEntry(
+                seq: Int64(seq), entity: entity, op: .upsert, id: "id-\(seq)", owner: entity == .item ? nil : (seq % 2 == 0 ? "erin" : "otto"),
+                valueJSON: "{\"n\":\(seq)}", originClientID: nil, originIdempotencyKey: nil, at: 1_000, epoch: Self.epoch)
+        }
+        #expect(hub.committed(log))
+        var filters = [
+            FeedFilter(user: "erin", topics: [.item]), FeedFilter(user: "erin", topics: [.navigation]),
+            FeedFilter(user: "otto", topics: [.item, .navigation]), FeedFilter(user: "erin", topics: [.presence]),
+            FeedFilter(user: "otto", topics: [.item, .navigation, .presence]), FeedFilter(user: "nobody", topics: [.navigation, .presence]),
+        ]
+        // Topics changed after the filter was made count as the new ones.
+        var changed = FeedFilter(user: "otto", topics: [.item])
+        changed.topics = [.presence]
+        filters.append(changed)
+        var complete = 0
+        for filter in filters {
+            for limit in [1, 3, 100] {
+                for seq in Int64(0)...30 {
+                    let page = try #require(hub.recentChanges(after: seq, filter: filter, limit: limit))
+                    var taken: [ChangeEntry] = []
+                    let live = hub.forEachRecentChange(after: seq, filter: filter, limit: limit) { taken.append($0) }
+                    if page.hasMore {
+                        #expect(live == nil && taken.isEmpty, "after \(seq), \(filter), limit \(limit)")
+                    } else {
+                        complete += 1
+                        #expect(taken == page.changes, "after \(seq), \(filter), limit \(limit)")
+                        #expect(live?.last == page.changes.last?.seq && live?.cursor == page.cursor)
+                    }
+                }
+            }
+        }
+        #expect(complete > 100)
+        #expect(hub.recentChanges(after: 0, filter: changed, limit: 100)?.changes.map(\.seq) == [5, 11, 17, 23, 29])
+        // An item filter, a cursor past the head, and a trimmed cursor: nil, nothing taken.
+        var taken = 0
+        let filtered = FeedFilter(user: "erin", topics: [.item], items: try ItemFilter(parsing: "quantity = 1"))
+        #expect(hub.forEachRecentChange(after: 0, filter: filtered, limit: 100) { _ in taken += 1 } == nil)
+        #expect(hub.forEachRecentChange(after: 31, filter: filters[0], limit: 100) { _ in taken += 1 } == nil)
+        hub.trimmed(through: 5)
+        #expect(hub.forEachRecentChange(after: 4, filter: filters[0], limit: 100) { _ in taken += 1 } == nil)
+        #expect(taken == 0)
+
+        // Past the byte budget: the page has more, the live path takes nothing.
+        let large = ChangeHub(head: 0, trimmedThrough: 0, epoch: Self.epoch)
+        let value = "{\"name\":\"" + String(repeating: "x", count: FeedPage.byteBudget / 2) + "\"}"
+        #expect(large.committed((1...3).map {
+            ChangeEntry(
+                seq: $0, entity: .item, op: .upsert, id: "big-\($0)", owner: nil, valueJSON: value, originClientID: nil,
+                originIdempotencyKey: nil, at: 1_000, epoch: Self.epoch)
+        }))
+        #expect(large.recentChanges(after: 0, filter: filters[0], limit: 100)?.hasMore == true)
+        #expect(large.forEachRecentChange(after: 0, filter: filters[0], limit: 100) { _ in taken += 1 } == nil && taken == 0)
+        // One such change alone is a complete page, as in `recentChanges`.
+        #expect(large.forEachRecentChange(after: 2, filter: filters[0], limit: 100) { _ in taken += 1 }?.last == 3 && taken == 1)
+    }
+
     /// Random runs of a log of 200 entries, delivered from random starting points in random
     /// order: a refused run is followed by the read of its gap from the log, as a feeder does.
     /// After every call the hub serves exactly the log's prefix up to its head.

@@ -153,17 +153,25 @@ final class ParkedSSEStream: Sendable {
         let channel = response.channel
         guard !subscription.isClosed, channel.isWritable, !registration.wasCutOff else { return false }
         let seq = position.withLock { $0.seq }
-        // The page first, then the token: as in `round`, a change committed after a revocation is
-        // in memory only once the revocation's generation is.
-        guard let page = database.hub.recentChanges(after: seq, filter: start.filter, limit: 200), !page.hasMore, !token.needsRead else {
+        // The changes first, then the token: as in `round`, a change committed after a revocation
+        // is in memory only once the revocation's generation is. Each change's shared chunk is
+        // taken where the hub keeps the change; a stream with an item filter reads a page instead.
+        var chunks: [ByteBuffer] = []
+        let recent: (chunks: [ByteBuffer], last: Int64?, cursor: Int64)
+        if let shown = database.hub.forEachRecentChange(after: seq, filter: start.filter, limit: 200, { chunks.append(frames.chunk($0)) }) {
+            recent = (chunks, shown.last, shown.cursor.seq)
+        } else if start.filter.items != nil, let page = database.hub.recentChanges(after: seq, filter: start.filter, limit: 200), !page.hasMore {
+            recent = (page.changes.map(frames.chunk), page.changes.last?.seq, page.cursor.seq)
+        } else {
             return false
         }
-        if let last = page.changes.last {
-            response.write(chunks: page.changes.map(frames.chunk))
-            announced.withLock { $0 = last.seq }
-            FeedController.sent(page.changes.count, transport: .sse)
+        guard !token.needsRead else { return false }
+        if let last = recent.last {
+            response.write(chunks: recent.chunks)
+            announced.withLock { $0 = last }
+            FeedController.sent(recent.chunks.count, transport: .sse)
         }
-        position.withLock { $0 = (page.cursor.seq, false) }
+        position.withLock { $0 = (recent.cursor, false) }
         guard let woke = parkAgain() else { return true }
         // Woken again already (another commit, a close): the next wake-up, as if it came now.
         position.withLock { $0.idle = !woke }
