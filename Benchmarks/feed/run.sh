@@ -28,7 +28,9 @@
 #   CLIENT=c             latency subscribers in C (sse_sink.c, built with cc), not asyncio: the
 #                        Python client's own ~8 us per delivery then stays out of the latency
 #   KEEP_TMP=1           keep the temporary folder (databases, server logs, raw JSON results)
-#   DB_SYNCHRONOUS, FEED_*  passed to stockroom as usual (defaults: full, heartbeat 15 s, ...)
+#   DB_SYNCHRONOUS, FEED_*  passed to stockroom as usual (defaults: full, heartbeat 15 s, ...);
+#                        FEED_MAX_SUBSCRIBERS and FEED_MAX_SUBSCRIBERS_PER_TOKEN default to the
+#                        most subscribers the plan opens at once, plus 16
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -44,6 +46,13 @@ PHASES="${PHASES:-latency idle}"
 SKIP_BUILD="${SKIP_BUILD:-0}"
 KEEP_TMP="${KEEP_TMP:-0}"
 REPRO_COMMAND="bash Benchmarks/feed/run.sh"
+# Every subscriber uses the demo's one token: the server's limits on subscribers (256 per token,
+# 10,000 in all by default) are raised to the most this plan opens at once, unless set.
+MOST_OPEN=16
+for pair in $PLAN; do [ "${pair%%:*}" -gt "$MOST_OPEN" ] && MOST_OPEN="${pair%%:*}"; done
+for step in $IDLE_STEPS; do [ "$step" -gt "$MOST_OPEN" ] && MOST_OPEN="$step"; done
+export FEED_MAX_SUBSCRIBERS_PER_TOKEN="${FEED_MAX_SUBSCRIBERS_PER_TOKEN:-$((MOST_OPEN + 16))}"
+export FEED_MAX_SUBSCRIBERS="${FEED_MAX_SUBSCRIBERS:-$((MOST_OPEN + 16))}"
 
 log() { printf '[run.sh %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { log "ERROR: $*"; exit 2; }
