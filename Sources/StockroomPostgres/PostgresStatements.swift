@@ -475,11 +475,11 @@ enum Statements {
             var bindings = PostgresBindings(capacity: 7)
             bindings.append(after)
             bindings.append(filter == nil)
-            bindings.append(filter?.topics.contains(.item) ?? false)
-            bindings.append(filter?.topics.contains(.navigation) ?? false)
+            bindings.append(filter?.follows(.item) ?? false)
+            bindings.append(filter?.follows(.navigation) ?? false)
             bindings.append(filter?.user.rawValue ?? "")
             bindings.append(limit)
-            bindings.append(filter?.topics.contains(.presence) ?? false)
+            bindings.append(filter?.follows(.presence) ?? false)
             return bindings
         }
         func decodeRow(_ row: PostgresRow) throws -> PostgresRow { row }

@@ -184,14 +184,9 @@ public final class ChangeHub: Sendable {
     /// to `seq` (or `seq` is trimmed or beyond the head: the log then decides).
     public func recentChanges(after seq: Int64, filter: FeedFilter, limit: Int) -> FeedPage? {
         state.withLock { state -> FeedPage? in
-            guard seq >= state.trimmedThrough, seq <= state.head else { return nil }
-            if seq < state.head {
-                guard let first = state.recent.first, first.seq <= seq + 1 else { return nil }
-            }
+            guard let start = state.recentIndex(after: seq) else { return nil }
             var page = FeedPageBuilder(after: seq, filter: filter, limit: limit)
-            if let first = state.recent.first, seq < state.head {
-                for entry in state.recent[Int(seq + 1 - first.seq)...] where !page.offer(entry) { break }
-            }
+            for entry in state.recent[start...] where !page.offer(entry) { break }
             return page.page(epoch: epoch, head: state.head)
         }
     }
@@ -207,19 +202,16 @@ public final class ChangeHub: Sendable {
     ) -> (last: Int64?, cursor: FeedCursor)? {
         guard filter.items == nil else { return nil }
         return state.withLock { state -> (last: Int64?, cursor: FeedCursor)? in
-            guard seq >= state.trimmedThrough, seq <= state.head else { return nil }
+            guard let start = state.recentIndex(after: seq) else { return nil }
             let cursor = FeedCursor(epoch: epoch, seq: state.head)
-            guard seq < state.head else { return (nil, cursor) }
-            guard !state.recent.isEmpty, state.recent[0].seq <= seq + 1 else { return nil }
-            let start = Int(seq + 1 - state.recent[0].seq)
             // Through the buffer each entry is read where it lies. The first pass checks that the
-            // changes make a complete page, the second hands them out.
+            // changes make a complete page (`FeedPageBuilder`'s rule), the second hands them out.
             return state.recent.withUnsafeBufferPointer { recent -> (last: Int64?, cursor: FeedCursor)? in
                 var count = 0
                 var bytes = 0
                 for index in start..<recent.count where filter.sees(entity: recent[index].entity, owner: recent[index].owner) {
                     let size = recent[index].json.utf8.count
-                    guard count < limit, count == 0 || bytes + size <= FeedPage.byteBudget else { return nil }
+                    guard FeedPageBuilder.takes(size, after: count, bytes: bytes, limit: limit) else { return nil }
                     count += 1
                     bytes += size
                 }
@@ -256,6 +248,15 @@ public final class ChangeHub: Sendable {
 }
 
 extension ChangeHub.State {
+    /// Where the entries after `seq` start in `recent` (its end when `seq` is the head), or nil
+    /// when memory does not answer for `seq`: trimmed, past the head, or before what it keeps.
+    func recentIndex(after seq: Int64) -> Int? {
+        guard seq >= trimmedThrough, seq <= head else { return nil }
+        guard seq < head else { return recent.count }
+        guard !recent.isEmpty, recent[0].seq <= seq + 1 else { return nil }
+        return Int(seq + 1 - recent[0].seq)
+    }
+
     var all: [FeedSubscription] { subscribers.values.map(\.subscription) + filtered.values.map(\.subscription) }
 
     mutating func add(_ subscriber: ChangeHub.Subscriber) {

@@ -9,20 +9,25 @@ public struct FeedFilter: Hashable, Sendable {
     public var user: UserID
     /// The topics it follows.
     public var topics: Set<ChangeEntity> {
-        didSet { followed = Self.mask(of: topics) }
+        get { Set(ChangeEntity.allCases.filter(follows)) }
+        set { followed = Self.mask(of: newValue) }
     }
     /// The items it follows; nil for every item.
     public var items: ItemFilter?
-    /// `topics` as one bit per topic: every entry a feed reads or wakes for is checked against
-    /// them, and a set look-up hashes.
+    /// The topics, one bit each: every entry a feed reads or wakes for is checked against them,
+    /// and a set look-up hashes.
     private var followed: UInt8
 
     /// Creates a filter.
     public init(user: UserID, topics: Set<ChangeEntity>, items: ItemFilter? = nil) {
         self.user = user
-        self.topics = topics
         self.items = items
         followed = Self.mask(of: topics)
+    }
+
+    /// Whether it follows `entity`'s topic.
+    public func follows(_ entity: ChangeEntity) -> Bool {
+        followed & Self.bit(entity) != 0
     }
 
     private static func bit(_ entity: ChangeEntity) -> UInt8 {
@@ -40,8 +45,7 @@ public struct FeedFilter: Hashable, Sendable {
     /// Whether a change of `entity` owned by `owner` passes the topics (an item change may still
     /// be left out by the item filter: `shown(_:)`).
     public func sees(entity: ChangeEntity, owner: UserID?) -> Bool {
-        guard followed & Self.bit(entity) != 0 else { return false }
-        return entity == .item || owner == user
+        follows(entity) && (entity == .item || owner == user)
     }
 
     /// The entry as this subscriber receives it: nil when it is not for it; under an item filter,

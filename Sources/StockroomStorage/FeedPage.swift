@@ -59,6 +59,12 @@ package struct FeedPageBuilder {
     /// they came from (memory or a log read of that many rows).
     var isExhausted: Bool { looked >= rowsToRead }
 
+    /// Whether a page of `count` changes of `bytes` takes one more of `size` bytes: at most `limit`
+    /// changes, and within the byte budget (when `budget`) unless it is the first.
+    static func takes(_ size: Int, after count: Int, bytes: Int, limit: Int, budget: Bool = true) -> Bool {
+        count < limit && (!budget || count == 0 || bytes + size <= FeedPage.byteBudget)
+    }
+
     /// Offers the next entry; false when the page is full or has looked at all it may, and the
     /// entry was not taken.
     @discardableResult
@@ -73,7 +79,7 @@ package struct FeedPageBuilder {
             return true
         }
         let size = shown.json.utf8.count
-        if changes.count == limit || (budget && !changes.isEmpty && bytes + size > FeedPage.byteBudget) {
+        guard Self.takes(size, after: changes.count, bytes: bytes, limit: limit, budget: budget) else {
             isFull = true
             return false
         }

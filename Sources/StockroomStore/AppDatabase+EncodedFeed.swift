@@ -57,8 +57,8 @@ extension AppDatabase {
         // The items clause and the owner's entities (navigation, presence), each only when followed.
         var arguments: StatementArguments = [seq]
         var visible: [String] = []
-        if filter.topics.contains(.item) { visible.append("entity = 'item'") }
-        let owned = [ChangeEntity.navigation, .presence].filter(filter.topics.contains)
+        if filter.follows(.item) { visible.append("entity = 'item'") }
+        let owned = [ChangeEntity.navigation, .presence].filter(filter.follows)
         if !owned.isEmpty {
             let entities = owned.map { "'\($0.rawValue)'" }.joined(separator: ", ")
             visible.append(owned.count == 1 ? "(entity = \(entities) AND owner = ?)" : "(entity IN (\(entities)) AND owner = ?)")

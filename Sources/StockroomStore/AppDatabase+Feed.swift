@@ -30,8 +30,8 @@ extension AppDatabase {
                 throw StoreError.resyncRequired("the cursor is older than the retained log; start from a snapshot")
             }
             var visible: [SQLExpression] = []
-            if filter.topics.contains(.item) { visible.append(ChangeRecord.Columns.entity == ChangeEntity.item) }
-            for entity in [ChangeEntity.navigation, .presence] where filter.topics.contains(entity) {
+            if filter.follows(.item) { visible.append(ChangeRecord.Columns.entity == ChangeEntity.item) }
+            for entity in [ChangeEntity.navigation, .presence] where filter.follows(entity) {
                 visible.append(ChangeRecord.Columns.entity == entity && ChangeRecord.Columns.owner == filter.user)
             }
             guard !visible.isEmpty else { return FeedPage(changes: [], cursor: FeedCursor(epoch: self.epoch, seq: head), hasMore: false) }

@@ -2,6 +2,7 @@ import Logging
 import NIOCore
 import StockroomCore
 import StockroomStorage
+import StockroomWire
 import Synchronization
 
 /// An SSE stream that holds no task while it waits.
@@ -157,21 +158,23 @@ final class ParkedSSEStream: Sendable {
         // is in memory only once the revocation's generation is. Each change's shared chunk is
         // taken where the hub keeps the change; a stream with an item filter reads a page instead.
         var chunks: [ByteBuffer] = []
-        let recent: (chunks: [ByteBuffer], last: Int64?, cursor: Int64)
+        let last: Int64?
+        let cursor: FeedCursor
         if let shown = database.hub.forEachRecentChange(after: seq, filter: start.filter, limit: 200, { chunks.append(frames.chunk($0)) }) {
-            recent = (chunks, shown.last, shown.cursor.seq)
+            (last, cursor) = shown
         } else if start.filter.items != nil, let page = database.hub.recentChanges(after: seq, filter: start.filter, limit: 200), !page.hasMore {
-            recent = (page.changes.map(frames.chunk), page.changes.last?.seq, page.cursor.seq)
+            chunks = page.changes.map(frames.chunk)
+            (last, cursor) = (page.changes.last?.seq, page.cursor)
         } else {
             return false
         }
         guard !token.needsRead else { return false }
-        if let last = recent.last {
-            response.write(chunks: recent.chunks)
+        if let last {
+            response.write(chunks: chunks)
             announced.withLock { $0 = last }
-            FeedController.sent(recent.chunks.count, transport: .sse)
+            FeedController.sent(chunks.count, transport: .sse)
         }
-        position.withLock { $0 = (recent.cursor, false) }
+        position.withLock { $0 = (cursor.seq, false) }
         guard let woke = parkAgain() else { return true }
         // Woken again already (another commit, a close): the next wake-up, as if it came now.
         position.withLock { $0.idle = !woke }
