@@ -12,23 +12,13 @@
 //                frames (a 24-byte header and a 4 KiB page each) written over the file's own blocks.
 // Prints the median, p90 and p99 of each, in microseconds.
 #define _GNU_SOURCE
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
-static double now_us(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
-}
-
-static int by_value(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
+#include "timing.h"
 
 static void report(const char *name, double *times, int rounds) {
     qsort(times, rounds, sizeof times[0], by_value);

@@ -17,16 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static double now_us(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
-}
-
-static int by_value(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
+#include "timing.h"
 
 enum { STEPS = 200000 };
 static const size_t buffer_size = 4u << 20;
