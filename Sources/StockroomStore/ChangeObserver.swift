@@ -24,6 +24,9 @@ final class ChangeObserver: TransactionObserver, Sendable {
         var stoppedTelling = false
         /// What `prepareCommit` read inside the transaction, for its commit to publish.
         var prepared: Committed?
+        /// `prepareCommit` found no other connection's commit since this one's last known
+        /// (`known`), in a transaction that touches neither the log nor tokens.
+        var keepsKnown = false
     }
 
     /// A commit's new entries (empty when it appended none) and the token generation after it.
@@ -126,7 +129,14 @@ final class ChangeObserver: TransactionObserver, Sendable {
     /// process can commit in between: the token generation read here is the one after the commit.
     func prepareCommit(_ db: Database) {
         let touched = touched.withLock { $0 }
-        guard touched.changes || touched.tokens else { return }
+        guard touched.changes || touched.tokens else {
+            // A commit that neither appends nor touches tokens (a presence tick) leaves the token
+            // generation as it was: when no other connection committed since the one known, the
+            // next write need not read it (`databaseDidCommit`).
+            let keepsKnown = known.withLock { $0 }.map { Self.dataVersion(db) == $0.dataVersion } ?? false
+            self.touched.withLock { $0.keepsKnown = keepsKnown }
+            return
+        }
         // On failure nothing is prepared, and the commit reads as it would have.
         let committed: Committed?
         if touched.changes, let entries = appendedSinceHead(touched) {
@@ -143,7 +153,14 @@ final class ChangeObserver: TransactionObserver, Sendable {
             return touched
         }
         forgetAppended()
-        guard touched.changes || touched.tokens else { return }
+        guard touched.changes || touched.tokens else {
+            if touched.keepsKnown {
+                known.withLock { known in
+                    known = known.flatMap { old in Self.dataVersion(db).map { Known(dataVersion: $0, tokenGeneration: old.tokenGeneration) } }
+                }
+            }
+            return
+        }
         do {
             // A commit not made by the group committer (or whose prepared read failed) reads now.
             let committed = try touched.prepared ?? read(db, changes: touched.changes, tokens: touched.tokens)

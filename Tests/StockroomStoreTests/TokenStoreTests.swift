@@ -1,6 +1,8 @@
 import Foundation
 import GRDB
 import Synchronization
+import StockroomCore
+import StockroomStorage
 import Testing
 @testable import StockroomStore
 
@@ -54,6 +56,59 @@ import Testing
         }
     }
 
+    /// A commit that appends no entry and touches no token (a presence tick) does not hide another
+    /// connection's revocation committed before it: the write after it still reads the new generation.
+    @Test func aRevocationBeforeAPresenceTickIsReadByTheNextWrite() async throws {
+        try await withTemporaryFolder { folder in
+            let path = folder.appendingPathComponent("stockroom.sqlite").path
+            let server = try AppDatabase.open(path: path)
+            let token = try await server.createToken(user: "erin", role: .editor)
+            _ = try await server.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin)
+            _ = try await server.createItem(id: nil, draft: Sample.mouse, origin: Sample.erin)
+            let before = server.hub.tokenGeneration
+            #expect(try await server.authenticate(secret: token.secret) == token.info)
+
+            // When another connection revokes the token, then the server records a presence tick
+            // (a sighting only: no entry) and commits a write of its own,
+            let cli = try AppDatabase.open(path: path)
+            #expect(try await cli.revokeToken(id: token.info.id))
+            #expect(try await server.recordPresence(Self.sighting("tablet")) == false)
+            _ = try await server.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin)
+
+            // then that write's commit published the new generation, and the token is refused.
+            #expect(server.hub.tokenGeneration > before)
+            #expect(try await server.authenticate(secret: token.secret) == nil)
+        }
+    }
+
+    /// With no other connection's commit, a presence tick keeps the generation the writer knows:
+    /// the write after it does not read it again.
+    @Test func aWriteAfterAPresenceTickDoesNotReadTheGenerationAgain() async throws {
+        try await withTemporaryFolder { folder in
+            let path = folder.appendingPathComponent("stockroom.sqlite").path
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            let statements = Statements()
+            var configuration = Configuration()
+            configuration.prepareDatabase { db in db.trace { statements.record("\($0)") } }
+            let pool = try DatabasePool(path: path, configuration: configuration)
+            let database = try AppDatabase(pool, requestReaders: RequestReaders([pool]))
+            _ = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin)
+            _ = try await database.createItem(id: nil, draft: Sample.mouse, origin: Sample.erin)
+            let generationRead = "SELECT value FROM meta WHERE key = ?"
+            let start = statements.count(startingWith: generationRead)
+
+            #expect(try await database.recordPresence(Self.sighting("tablet")) == false)
+            _ = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin)
+
+            #expect(statements.count(startingWith: generationRead) == start)
+        }
+    }
+
+    private static func sighting(_ clientID: ClientID) -> PresenceTick {
+        let now = Date()
+        return PresenceTick(daemon: "a", now: now, leaseUntil: now.addingTimeInterval(30), seen: [clientID: .init(user: "erin", at: now)])
+    }
+
     @Test func aCachedTokenIsVerifiedWithoutReadingTheDatabase() async throws {
         try await withTemporaryFolder { folder in
             let path = folder.appendingPathComponent("stockroom.sqlite").path
@@ -96,5 +151,6 @@ private final class Statements: Sendable {
     private let seen = Mutex<[String]>([])
     func record(_ sql: String) { seen.withLock { $0.append(sql) } }
     var count: Int { seen.withLock { $0.count } }
+    func count(startingWith prefix: String) -> Int { seen.withLock { $0.count { $0.hasPrefix(prefix) } } }
 }
 
