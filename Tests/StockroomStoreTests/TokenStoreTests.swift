@@ -34,7 +34,10 @@ import Testing
 
     /// The writer reads the token generation on a commit only when it may have moved; a revocation
     /// another connection committed in between is such a case, and that commit's wake carries it.
-    @Test func aCommitAfterAnotherConnectionRevokedReadsTheNewGeneration() async throws {
+    /// `tickBetween`: the server first records a presence tick (a sighting only: a commit that
+    /// appends no entry and touches no token), which must not hide the revocation from the write.
+    @Test(arguments: [false, true])
+    func aCommitAfterAnotherConnectionRevokedReadsTheNewGeneration(tickBetween: Bool) async throws {
         try await withTemporaryFolder { folder in
             let path = folder.appendingPathComponent("stockroom.sqlite").path
             let server = try AppDatabase.open(path: path)
@@ -48,34 +51,10 @@ import Testing
             // own (no `observeTokenRevocations` in between),
             let cli = try AppDatabase.open(path: path)
             #expect(try await cli.revokeToken(id: token.info.id))
+            if tickBetween { #expect(try await server.recordPresence(Self.sighting("tablet")) == false) }
             _ = try await server.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin)
 
             // then that commit published the new generation, and the token is refused.
-            #expect(server.hub.tokenGeneration > before)
-            #expect(try await server.authenticate(secret: token.secret) == nil)
-        }
-    }
-
-    /// A commit that appends no entry and touches no token (a presence tick) does not hide another
-    /// connection's revocation committed before it: the write after it still reads the new generation.
-    @Test func aRevocationBeforeAPresenceTickIsReadByTheNextWrite() async throws {
-        try await withTemporaryFolder { folder in
-            let path = folder.appendingPathComponent("stockroom.sqlite").path
-            let server = try AppDatabase.open(path: path)
-            let token = try await server.createToken(user: "erin", role: .editor)
-            _ = try await server.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin)
-            _ = try await server.createItem(id: nil, draft: Sample.mouse, origin: Sample.erin)
-            let before = server.hub.tokenGeneration
-            #expect(try await server.authenticate(secret: token.secret) == token.info)
-
-            // When another connection revokes the token, then the server records a presence tick
-            // (a sighting only: no entry) and commits a write of its own,
-            let cli = try AppDatabase.open(path: path)
-            #expect(try await cli.revokeToken(id: token.info.id))
-            #expect(try await server.recordPresence(Self.sighting("tablet")) == false)
-            _ = try await server.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin)
-
-            // then that write's commit published the new generation, and the token is refused.
             #expect(server.hub.tokenGeneration > before)
             #expect(try await server.authenticate(secret: token.secret) == nil)
         }
@@ -85,13 +64,7 @@ import Testing
     /// the write after it does not read it again.
     @Test func aWriteAfterAPresenceTickDoesNotReadTheGenerationAgain() async throws {
         try await withTemporaryFolder { folder in
-            let path = folder.appendingPathComponent("stockroom.sqlite").path
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            let statements = Statements()
-            var configuration = Configuration()
-            configuration.prepareDatabase { db in db.trace { statements.record("\($0)") } }
-            let pool = try DatabasePool(path: path, configuration: configuration)
-            let database = try AppDatabase(pool, requestReaders: RequestReaders([pool]))
+            let (database, statements) = try Self.tracedDatabase(in: folder)
             _ = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin)
             _ = try await database.createItem(id: nil, draft: Sample.mouse, origin: Sample.erin)
             let generationRead = "SELECT value FROM meta WHERE key = ?"
@@ -109,15 +82,20 @@ import Testing
         return PresenceTick(daemon: "a", now: now, leaseUntil: now.addingTimeInterval(30), seen: [clientID: .init(user: "erin", at: now)])
     }
 
+    /// A store in `folder` whose connections record every statement they run.
+    private static func tracedDatabase(in folder: URL) throws -> (AppDatabase, Statements) {
+        let path = folder.appendingPathComponent("stockroom.sqlite").path
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let statements = Statements()
+        var configuration = Configuration()
+        configuration.prepareDatabase { db in db.trace { statements.record("\($0)") } }
+        let pool = try DatabasePool(path: path, configuration: configuration)
+        return (try AppDatabase(pool, requestReaders: RequestReaders([pool])), statements)
+    }
+
     @Test func aCachedTokenIsVerifiedWithoutReadingTheDatabase() async throws {
         try await withTemporaryFolder { folder in
-            let path = folder.appendingPathComponent("stockroom.sqlite").path
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            let statements = Statements()
-            var configuration = Configuration()
-            configuration.prepareDatabase { db in db.trace { statements.record("\($0)") } }
-            let reader = try DatabasePool(path: path, configuration: configuration)
-            let database = try AppDatabase(reader, requestReaders: RequestReaders([reader]))
+            let (database, statements) = try Self.tracedDatabase(in: folder)
             let token = try await database.createToken(user: "erin", role: .editor)
             let start = statements.count
             #expect(try await database.authenticate(secret: token.secret) == token.info)
