@@ -129,7 +129,7 @@ if missing:
 rows = {}
 for line in open(f"{tmp}/windows.tsv"):
     label, number = line.split()
-    _, ir, allocations = subprocess.check_output(["python3", summarize, f"{tmp}/callgrind.out.{number}"], text=True).split("\t")
+    _, ir, allocations, _ = subprocess.check_output(["python3", summarize, f"{tmp}/callgrind.out.{number}"], text=True).split("\t")
     rows[label] = (int(ir), float(allocations))
     print(f"{label:8s} {int(ir):>14,} Ir {float(allocations):>10,.0f} allocations")
 ir = rows["fan-out"][0] - rows["streams"][0] - rows["puts"][0] + rows["idle"][0]

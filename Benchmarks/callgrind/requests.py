@@ -11,7 +11,10 @@ request log and metrics) falls inside it. An `idle` window (the same steps witho
 measures what the idle server and the control commands add to each window. Each round's `GET`
 follows the previous round's save of the item (SQLite reads it from the database); `GETknown` is
 the same GET again with no write between (SQLite answers it from memory). Each window starts
-with a dump rather than `--zero` (see `measured`). Prints one line per measured dump:
+with a dump rather than `--zero` (see `measured`). After the commands of an edit, the script
+waits `--presence-wait` seconds before the next window, so that the presence tick their device's
+sighting causes (a write of the presence service's, within a second) falls between windows.
+Prints one line per measured dump:
 `LABEL<TAB>DUMP_NUMBER`.
 Standard library only.
 """
@@ -58,6 +61,9 @@ def main():
     parser.add_argument("--warmup", type=int, default=20, help="unmeasured GETs, PUTs and edit cycles first")
     parser.add_argument("--repeat", type=int, default=3, help="measured GETs, PUTs and saves, one dump each")
     parser.add_argument("--settle", type=float, default=0.3, help="seconds between an answer and its dump")
+    parser.add_argument(
+        "--presence-wait", type=float, default=2.5,
+        help="seconds after a command before the next window: its device's sighting is written then (the presence tick)")
     args = parser.parse_args()
 
     server = Server(args.port, args.token)
@@ -119,7 +125,11 @@ def main():
         measured(f"GETknown-{round_}", lambda: server.request("GET", item_path))
         measured(f"PUT-{round_}", put)
         open_edit_and_change_draft()
+        # A command marks its device seen, and the presence service writes that within a second
+        # (a write of its own): after it, not inside the next window.
+        time.sleep(args.presence_wait)
         measured(f"save-{round_}", save)
+        time.sleep(args.presence_wait)
     return 0
 
 

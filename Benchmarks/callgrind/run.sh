@@ -15,9 +15,12 @@
 # saved the item: SQLite reads it from the database), the same GET again (GETknown: from memory),
 # one PUT and one save (its openEdit and updateDraft sent before the window). A dump holds every
 # thread's instructions in its window and the calls made to malloc, calloc, realloc and
-# posix_memalign (summarize.py).
-# Prints one line per window and, with ANNOTATE=1, callgrind_annotate's top entries of each run's
-# first GET, PUT and save.
+# posix_memalign (summarize.py). A command marks its device seen, which the presence service writes
+# within a second: requests.py waits for that write after the edit's commands, but the save's own
+# can still fall in its window, so each window says whether it holds a presence tick.
+# Prints one line per window, the medians per kind of window (over all of them, then over those
+# without a tick) and, with ANNOTATE=1, callgrind_annotate's top entries of each run's first GET,
+# PUT and save.
 #
 # Settings (environment):
 #   BIN            the stockroom binary (default: build .build-release/release/stockroom here)
@@ -61,7 +64,7 @@ log "binary: $BIN ($(sha256sum "$BIN" | cut -c1-12))"
 # valgrind 3.19 runs a copy without debug information, with a shim preloaded (lib.sh, callgrind_copy).
 callgrind_copy "$BIN" "$TMP"
 MEASURED="$TMP/stockroom"
-printf 'run\trequest\tIr\tallocations\n'
+printf 'run\trequest\tIr\tallocations\ttick\n'
 for run in $(seq 1 "$RUNS"); do
     DIR="$TMP/run$run"
     mkdir -p "$DIR"
@@ -78,8 +81,8 @@ for run in $(seq 1 "$RUNS"); do
     while IFS=$'\t' read -r label number; do
         file="$DIR/callgrind.out.$number"
         [ -f "$file" ] || die "missing dump $file"
-        IFS=$'\t' read -r _ ir allocations < <(python3 "$HERE/summarize.py" "$file")
-        printf '%s\t%s\t%s\t%s\n' "$run" "$label" "$ir" "$allocations" | tee -a "$TMP/rows.tsv"
+        IFS=$'\t' read -r _ ir allocations tick < <(python3 "$HERE/summarize.py" "$file")
+        printf '%s\t%s\t%s\t%s\t%s\n' "$run" "$label" "$ir" "$allocations" "$tick" | tee -a "$TMP/rows.tsv"
     done <"$DIR/dumps.txt"
     if [ "$ANNOTATE" = "1" ]; then
         for label in GET-1 PUT-1 save-1; do
@@ -93,14 +96,17 @@ for run in $(seq 1 "$RUNS"); do
     SERVER_PID=""
 done
 
-# Medians over every run and round, with the range.
+# Medians over every run and round, with the range; then over the windows without a presence tick.
 python3 - "$TMP/rows.tsv" <<'PY'
 import statistics, sys
 rows = [line.rstrip("\n").split("\t") for line in open(sys.argv[1])]
-print("\nwindow\tcount\tmedian Ir\tmin Ir\tmax Ir\tmedian allocations")
+print("\nwindow\tcount\tmedian Ir\tmin Ir\tmax Ir\tmedian allocations\twithout a tick: count\tmedian Ir")
 for kind in ("idle", "GET", "GETknown", "PUT", "save"):
     picked = [r for r in rows if r[1].split("-")[0] == kind]
     irs = [int(r[2]) for r in picked]
     allocations = [float(r[3]) for r in picked]
-    print(f"{kind}\t{len(irs)}\t{statistics.median(irs):.0f}\t{min(irs)}\t{max(irs)}\t{statistics.median(allocations):.0f}")
+    clean = [int(r[2]) for r in picked if r[4] == "0"]
+    median_clean = f"{statistics.median(clean):.0f}" if clean else "-"
+    print(f"{kind}\t{len(irs)}\t{statistics.median(irs):.0f}\t{min(irs)}\t{max(irs)}\t{statistics.median(allocations):.0f}"
+          f"\t{len(clean)}\t{median_clean}")
 PY

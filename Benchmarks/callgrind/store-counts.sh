@@ -44,6 +44,6 @@ for file in $(ls -v "$TMP"/callgrind.out.*); do
     case "$trigger" in "" | "before "*) continue ;; esac
     name="${trigger% x*}"
     iterations="${trigger##* x}"
-    IFS=$'\t' read -r _ ir allocations < <(python3 "$HERE/summarize.py" --per "$iterations" "$file")
+    IFS=$'\t' read -r _ ir allocations _ < <(python3 "$HERE/summarize.py" --per "$iterations" "$file")
     printf '%s\t%s\t%s\t%s\n' "$name" "$iterations" "$ir" "$allocations"
 done

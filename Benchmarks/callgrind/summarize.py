@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
-"""Reads callgrind dump files and prints, per file, its trigger, instructions (Ir) and allocations.
+"""Reads callgrind dump files and prints, per file, its trigger, instructions (Ir), allocations and
+whether the presence service's tick ran in it.
 
     python3 summarize.py [--per N] FILE...
 
 Allocations are the calls the program made to malloc, calloc, realloc, posix_memalign,
 aligned_alloc and memalign (callgrind records every call arc; callgrind does not replace the
-allocator, so these are glibc's own). `--per N` divides both by N (a dump of N runs).
-Output: one tab-separated line per file: trigger, Ir, allocations.
+allocator, so these are glibc's own). `--per N` divides both by N (a dump of N runs). The tick (`AppDatabase.applyPresence`, the write of
+the devices a second's requests saw) is told by a call to it in the dump.
+Output: one tab-separated line per file: trigger, Ir, allocations, tick (1 or 0).
 Standard library only.
 """
 import argparse
@@ -14,15 +16,18 @@ import re
 import sys
 
 ALLOCATORS = {"malloc", "calloc", "realloc", "posix_memalign", "aligned_alloc", "memalign"}
+# AppDatabase.applyPresence, as Swift mangles it.
+TICK = "AppDatabaseV13applyPresence"
 
 
 def summarize(path):
-    """(trigger, Ir, allocation calls) of one callgrind output file."""
+    """(trigger, Ir, allocation calls, whether the presence tick ran) of one callgrind output file."""
     names = {}  # compressed id -> name, for fn= and cfn= (one table in callgrind's format)
     trigger = ""
     total = None
     allocations = 0
     current_callee = None
+    tick = False
     expect_calls_line = False
     with open(path, encoding="utf-8", errors="replace") as lines:
         for line in lines:
@@ -46,11 +51,12 @@ def summarize(path):
                     name = value
                 if key == "cfn":
                     current_callee = re.sub(r"'\d+$", "", name)
+                tick = tick or TICK in name
             elif line.startswith("calls="):
                 if current_callee in ALLOCATORS:
                     allocations += int(line[6:].split()[0])
                 expect_calls_line = True
-    return trigger, total, allocations
+    return trigger, total, allocations, tick
 
 
 def main():
@@ -59,11 +65,11 @@ def main():
     parser.add_argument("files", nargs="+")
     args = parser.parse_args()
     for path in args.files:
-        trigger, total, allocations = summarize(path)
+        trigger, total, allocations, tick = summarize(path)
         if total is None:
             print(f"{path}: no totals line", file=sys.stderr)
             return 2
-        print(f"{trigger}\t{total / args.per:.0f}\t{allocations / args.per:.1f}")
+        print(f"{trigger}\t{total / args.per:.0f}\t{allocations / args.per:.1f}\t{int(tick)}")
     return 0
 
 
