@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # bench-compare's two SQLite write rows for several stockroom binaries, interleaved: PUT
 # /v1/items/{id} and the save cycle (openEdit, updateDraft, save over 64 devices), each with
-# ../shared/bench-compare/wrk_bench.lua, wrk -t1 -c16 -d${DURATION}s, on ITEMS items per server.
+# ../shared/bench-compare/wrk_bench.lua, wrk -t1 -c16 -d${DURATION}s, on ITEM_COUNT items per server.
 # Prints per round and binary PUT req/s and saves/s (three commands each).
 #
-#   bash Benchmarks/http/cycle_ab.sh NAME=BINARY [NAME=BINARY ...]      # ROUNDS=3 DURATION=5 ITEMS=256
+#   bash Benchmarks/http/cycle_ab.sh NAME=BINARY [NAME=BINARY ...]      # ROUNDS=3 DURATION=5 ITEM_COUNT=256
 #
 # WRITER=1 also times the one writer under each run (`perf trace -s -e fdatasync` and `perf stat
 # --per-thread -e task-clock` on the server; needs perf and root) and prints for PUT and the cycle:
@@ -20,7 +20,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 ROUNDS=${ROUNDS:-3}
 DURATION=${DURATION:-5}
-ITEMS=${ITEMS:-256}
+ITEM_COUNT=${ITEM_COUNT:-256}
 WRITER=${WRITER:-0}
 WRK_SCRIPT="$ROOT/../shared/bench-compare/wrk_bench.lua"
 [ $# -gt 0 ] || { echo "usage: bash Benchmarks/http/cycle_ab.sh NAME=BINARY [NAME=BINARY ...]" >&2; exit 2; }
@@ -32,24 +32,23 @@ die() { log "ERROR: $*"; exit 2; }
 need_wrk
 [ "$WRITER" = 0 ] || command -v perf >/dev/null || die "WRITER=1 needs perf (apt-get install -y linux-perf)"
 WORK="$(mktemp -d /tmp/cycleab.XXXXXX)"
-PIDS=()
-cleanup() { for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done; rm -rf "$WORK"; }
+declare -A URL TOKEN SERVER
+cleanup() { for pid in "${SERVER[@]}"; do kill "$pid" 2>/dev/null || true; done; rm -rf "$WORK"; }
 trap cleanup EXIT
 
-declare -A URL TOKEN SERVER
 port=8291
 NAMES=()
 for argument in "$@"; do
     name=${argument%%=*}
     NAMES+=("$name")
     start_demo "${argument#*=}" "$port" "$WORK/$name"
-    PIDS+=("$DEMO_PID"); TOKEN[$name]=$TOKEN; SERVER[$name]=$DEMO_PID
+    TOKEN[$name]=$TOKEN; SERVER[$name]=$DEMO_PID
     URL[$name]="http://127.0.0.1:$port"
     port=$((port + 1))
 done
 for name in "${NAMES[@]}"; do
     # items.tsv ("id<TAB>name") for the cycle, lines ("path<TAB>body") for PUT.
-    python3 - "${URL[$name]}" "${TOKEN[$name]}" "$WORK/$name" "$ITEMS" <<'PY'
+    python3 - "${URL[$name]}" "${TOKEN[$name]}" "$WORK/$name" "$ITEM_COUNT" <<'PY'
 import http.client, json, sys, urllib.parse
 url, token, folder = urllib.parse.urlparse(sys.argv[1]), sys.argv[2], sys.argv[3]
 connection = http.client.HTTPConnection(url.hostname, url.port)
@@ -74,16 +73,16 @@ result() { sed -n 's/^RESULT .*\b'"$2"'=\([0-9]*\).*/\1/p' <<<"$1"; }
 run_wrk() {
     local name=$1 label=$2 output tracer counter
     shift 2
-    if [ "$WRITER" = 0 ]; then
-        env "$@" wrk -t1 -c16 -d"${DURATION}s" -s "$WRK_SCRIPT" "${URL[$name]}"
-        return
+    if [ "$WRITER" != 0 ]; then
+        perf trace -s -e fdatasync -p "${SERVER[$name]}" -o "$WORK/trace" 2>/dev/null &
+        tracer=$!
+        perf stat --per-thread -e task-clock -p "${SERVER[$name]}" -o "$WORK/stat" 2>/dev/null &
+        counter=$!
+        sleep 0.3
     fi
-    perf trace -s -e fdatasync -p "${SERVER[$name]}" -o "$WORK/trace" 2>/dev/null &
-    tracer=$!
-    perf stat --per-thread -e task-clock -p "${SERVER[$name]}" -o "$WORK/stat" 2>/dev/null &
-    counter=$!
-    sleep 0.3
     output=$(env "$@" wrk -t1 -c16 -d"${DURATION}s" -s "$WRK_SCRIPT" "${URL[$name]}")
+    printf '%s\n' "$output"
+    [ "$WRITER" != 0 ] || return 0
     kill -INT "$tracer" "$counter"
     wait "$tracer" "$counter" 2>/dev/null || true
     python3 - "$label" "$(result "$output" requests)" "$(result "$output" duration_us)" "$WORK/trace" "$WORK/stat" <<'PY' >&2
@@ -101,7 +100,6 @@ print(f"    {label}: {commits / seconds:,.0f} commits/s, {requests / commits:.2f
       f"fdatasync {flush_ms / commits:.3f} ms/commit, dispatch workers' CPU {workers / commits:.3f} ms/commit, "
       f"busy {(flush_ms + workers) / seconds:,.0f} ms/s")
 PY
-    printf '%s\n' "$output"
 }
 for round in $(seq "$ROUNDS"); do
     line="round $round"
