@@ -82,7 +82,7 @@ name, requests, dump, here, request = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 unit = "write" if request == "put" else "GET"
 sys.path.insert(0, here)
 from summarize import summarize
-_, ir, allocations = summarize(dump)
+_, ir, allocations, _ = summarize(dump)
 by_object = collections.Counter()
 annotate = subprocess.run(["callgrind_annotate", "--inclusive=no", "--threshold=100", dump], capture_output=True, text=True).stdout
 for line in annotate.splitlines():
