@@ -17,7 +17,7 @@ import Synchronization
 /// write refused (a `StoreError`, a domain refusal) or failing on its own (a statement error)
 /// rolls back its savepoint alone and gets its own error; one that met a deadlock, a
 /// serialization failure or a state that moved under it (`WriteRetry`) rolls back alone and runs
-/// again in a later batch (at most `PostgresStore.attempts` times). A failure of the transaction
+/// again in a later batch (in at most `PostgresStore.attempts` batches). A failure of the transaction
 /// itself (the connection, BEGIN, the head step, COMMIT) answers every write of the batch with
 /// that error, and none is applied. Each write is answered only after its batch committed, and
 /// its entries are published to the hub first. Between two batches of several writes, a drain
@@ -207,14 +207,18 @@ final class PostgresCommitter: Sendable {
 /// once the batch's entries are numbered, and its caller, answered after the commit. Used by one
 /// drain at a time.
 protocol PostgresQueuedWrite: AnyObject, Sendable {
-    /// How many times it has run (a batch's first run without savepoints included).
-    var runs: Int { get }
+    /// How many batches it has run in (`enterBatch`): one, and one more for each batch it failed
+    /// in with a retryable failure of its own. A batch that runs it twice (first without
+    /// savepoints, then with them, because one of its writes failed) counts once.
+    var batches: Int { get }
     /// What its body will read or write first, when known before it runs (`WritePlan`).
     var plan: WritePlan? { get }
     /// Runs in a batch of its own (an import: many rows, rolled back whole).
     var alone: Bool { get }
     /// The request's idempotency key, claimed with the batch's others ahead (`PostgresWrite.claimAhead`).
     var idempotencyKey: IdempotencyKey? { get }
+    /// Counts a batch it is about to run in (`batches`), before the batch's first run.
+    func enterBatch()
     /// Runs the body inside the batch's transaction (in its own savepoint); throws to roll it back.
     func run(_ write: PostgresWrite) async throws
     /// Completes the value once the batch's entries are numbered: `head` is the log's head after
@@ -227,12 +231,12 @@ protocol PostgresQueuedWrite: AnyObject, Sendable {
 }
 
 final class PostgresJob<Value: Sendable>: PostgresQueuedWrite, @unchecked Sendable {
-    // @unchecked: `value` and `runs` are touched by the one drain that holds the job, one step
+    // @unchecked: `value` and `batches` are touched by the one drain that holds the job, one step
     // after another; the answer is behind `answer`'s lock.
     private let body: @Sendable (PostgresWrite) async throws -> Value
     private let finisher: @Sendable (Value, Int64, PostgresWrite) async throws -> Value
     private var value: Value?
-    private(set) var runs = 0
+    private(set) var batches = 0
     let plan: WritePlan?
     let alone: Bool
     let idempotencyKey: IdempotencyKey?
@@ -252,8 +256,11 @@ final class PostgresJob<Value: Sendable>: PostgresQueuedWrite, @unchecked Sendab
         self.idempotencyKey = idempotencyKey
     }
 
+    func enterBatch() {
+        batches += 1
+    }
+
     func run(_ write: PostgresWrite) async throws {
-        runs += 1
         value = nil
         value = try await body(write)
     }

@@ -9,7 +9,7 @@ extension PostgresStore {
     /// Runs `body` in the next batch of this daemon's group commit (`PostgresCommitter`, `apply`)
     /// and returns its value once the batch committed and its change entries were published. A
     /// deadlock (40P01), a serialization failure (40001) or a state that changed under it
-    /// (`WriteRetry`) runs it again in a later batch, up to `attempts` times; storage failures are
+    /// (`WriteRetry`) runs it again in a later batch, in up to `attempts` batches; storage failures are
     /// `unavailable`.
     func write<Value: Sendable>(
         plan: WritePlan? = nil, _ body: @escaping @Sendable (PostgresWrite) async throws -> Value
@@ -51,12 +51,13 @@ extension PostgresStore {
     /// of several fails, the transaction is rolled back and the batch runs again, each write in its
     /// own savepoint. A write alone needs none: its failure is the transaction's.
     func apply(_ batch: [any PostgresQueuedWrite]) async -> [any PostgresQueuedWrite] {
+        for job in batch { job.enterBatch() }
         do {
             return await answer(try await transaction { try await self.applyTogether(batch, $0) })
         } catch is OneWriteFailed {
             committer.countBatchRunAgain()
         } catch {
-            if batch.count == 1, Self.isRetryable(error), batch[0].runs < Self.attempts { return batch }
+            if batch.count == 1, Self.isRetryable(error), batch[0].batches < Self.attempts { return batch }
             fail(batch, error)
             return []
         }
@@ -236,7 +237,7 @@ extension PostgresStore {
                 try await write.query("ROLLBACK TO SAVEPOINT job")
                 try await write.query("RELEASE SAVEPOINT job")
                 write.discard(from: mark)
-                if Self.isRetryable(error), job.runs < Self.attempts {
+                if Self.isRetryable(error), job.batches < Self.attempts {
                     outcome.again.append(job)
                 } else {
                     outcome.refused.append((job, Self.mapped(error)))

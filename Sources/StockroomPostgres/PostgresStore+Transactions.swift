@@ -38,7 +38,9 @@ extension PostgresStore {
         return value
     }
 
-    /// How many times a write runs before its retryable failure is answered (`unavailable`).
+    /// How many batches a write runs in before its retryable failure is answered (`unavailable`).
+    /// A batch that runs it twice (without savepoints, then with them after one of its writes
+    /// failed) counts once, so a write's batches are used up only by failures of its own.
     static let attempts = 5
 
     /// Runs `body` on a pooled connection outside any explicit transaction (each statement its own

@@ -11,10 +11,11 @@ import Testing
 struct PostgresCommitterGatherTests {
     /// A queued write with nothing to run: the drain below never runs it.
     final class Write: PostgresQueuedWrite {
-        let runs = 0
+        let batches = 0
         let plan: WritePlan? = nil
         let alone = false
         let idempotencyKey: IdempotencyKey? = nil
+        func enterBatch() {}
         func run(_ write: PostgresWrite) async throws {}
         func finish(_ write: PostgresWrite, head: Int64) async throws {}
         func succeed() {}

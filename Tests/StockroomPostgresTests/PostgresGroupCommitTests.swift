@@ -533,6 +533,68 @@ struct PostgresGroupCommitTests {
         }
     }
 
+    /// A write's attempts are the batches it runs in. Its first batch runs it twice (without
+    /// savepoints, then, since it failed, with them) and counts once; each later batch, where it
+    /// runs alone, once. A write that asks to run again in each of its first `attempts - 1`
+    /// batches commits in the next; one that asks in every batch is answered `unavailable` after
+    /// `attempts` of them. The others of its first batch commit once either way.
+    @Test(.timeLimit(.minutes(10)), arguments: [false, true])
+    func aWriteRunsInAtMostAttemptsBatches(asksInEveryBatch: Bool) async throws {
+        try await withDaemons(1) { stores, _ in
+            let store = stores[0]
+            let attempts = PostgresStore.attempts
+            // Runs 1 and 2 are its first batch's; run k > 2 is batch k - 1's.
+            let runsAsking = asksInEveryBatch ? attempts + 1 : attempts
+            let head = try await store.resolve(.now)
+            let retriesBefore = store.committer.statistics.retries
+            let release = Gate()
+            let holder = try await Self.hold(store, until: release)
+            let runs = Runs(1)
+            let retriedID = ItemID.random()
+            let outcome = try await withThrowingTaskGroup(of: Result<Item, any Error>?.self) { group in
+                group.addTask {
+                    await Result<Item, any Error> {
+                        try await store.write { write in
+                            let run = runs.next(0)
+                            let item = try await WriteRules.createItem(write, id: retriedID, draft: Self.draft(1), origin: Self.erin)
+                            if run <= runsAsking { throw WriteRetry() }
+                            return item
+                        }
+                    }
+                }
+                for n in 2...4 {
+                    group.addTask {
+                        _ = try await store.createItem(id: nil, draft: Self.draft(n), origin: Self.erin, idempotency: nil)
+                        return nil
+                    }
+                }
+                try await eventually("every write is queued") { store.committer.pendingCount >= 4 }
+                release.open()
+                return try await group.reduce(into: [Result<Item, any Error>]()) { if let result = $1 { $0.append(result) } }
+            }
+            try await holder.value
+            #expect(outcome.count == 1)
+            let page = try await store.readChanges(after: head, filter: FeedFilter(user: "erin", topics: [.item]), limit: 100)
+            // Either way it ran in `attempts` batches, and was queued again after all but the last.
+            #expect(runs.total == attempts + 1)
+            #expect(store.committer.statistics.retries == retriesBefore + attempts - 1)
+            if asksInEveryBatch {
+                switch outcome.first {
+                case .failure(StoreError.unavailable(let message)):
+                    #expect(message == "the write met concurrent changes \(attempts) times; retry it")
+                default:
+                    Issue.record("expected unavailable, got \(String(describing: outcome.first))")
+                }
+                #expect(page.changes.map(\.seq) == Array((head + 1)...(head + 3)))
+                #expect(!page.changes.contains { $0.id == retriedID.description })
+            } else {
+                #expect(try outcome.first?.get().id == retriedID)
+                #expect(page.changes.map(\.seq) == Array((head + 1)...(head + 4)))
+                #expect(page.changes.filter { $0.id == retriedID.description }.count == 1)
+            }
+        }
+    }
+
     /// Two daemons' batches that lock two items in opposite orders deadlock; PostgreSQL aborts one
     /// statement, whose write rolls back alone and runs again after the other batch committed:
     /// both writes are applied once.
