@@ -546,49 +546,41 @@ struct PostgresGroupCommitTests {
             // Runs 1 and 2 are its first batch's; run k > 2 is batch k - 1's.
             let runsAsking = asksInEveryBatch ? attempts + 1 : attempts
             let head = try await store.resolve(.now)
-            let retriesBefore = store.committer.statistics.retries
-            let release = Gate()
-            let holder = try await Self.hold(store, until: release)
             let runs = Runs(1)
             let retriedID = ItemID.random()
-            let outcome = try await withThrowingTaskGroup(of: Result<Item, any Error>?.self) { group in
-                group.addTask {
-                    await Result<Item, any Error> {
-                        try await store.write { write in
-                            let run = runs.next(0)
-                            let item = try await WriteRules.createItem(write, id: retriedID, draft: Self.draft(1), origin: Self.erin)
-                            if run <= runsAsking { throw WriteRetry() }
-                            return item
-                        }
+            let retried: @Sendable () async throws -> Result<Item, any Error> = {
+                await Result {
+                    try await store.write { write in
+                        let run = runs.next(0)
+                        let item = try await WriteRules.createItem(write, id: retriedID, draft: Self.draft(1), origin: Self.erin)
+                        if run <= runsAsking { throw WriteRetry() }
+                        return item
                     }
                 }
-                for n in 2...4 {
-                    group.addTask {
-                        _ = try await store.createItem(id: nil, draft: Self.draft(n), origin: Self.erin, idempotency: nil)
-                        return nil
-                    }
-                }
-                try await eventually("every write is queued") { store.committer.pendingCount >= 4 }
-                release.open()
-                return try await group.reduce(into: [Result<Item, any Error>]()) { if let result = $1 { $0.append(result) } }
             }
-            try await holder.value
-            #expect(outcome.count == 1)
+            let others = (2...4).map { n in
+                { @Sendable () async throws -> Result<Item, any Error> in
+                    .success(try await store.createItem(id: nil, draft: Self.draft(n), origin: Self.erin, idempotency: nil).value)
+                }
+            }
+            let run = try await Self.queuedTogether(store, [retried] + others)
+            #expect(run.answers.count == 4)
+            let outcome = run.answers[0]
             let page = try await store.readChanges(after: head, filter: FeedFilter(user: "erin", topics: [.item]), limit: 100)
             // Either way it ran in `attempts` batches, and was queued again after all but the last.
             #expect(runs.total == attempts + 1)
-            #expect(store.committer.statistics.retries == retriesBefore + attempts - 1)
+            #expect(run.after.retries == run.before.retries + attempts - 1)
             if asksInEveryBatch {
-                switch outcome.first {
-                case .failure(StoreError.unavailable(let message)):
+                switch outcome {
+                case .failure(StoreError.unavailable(let message))?:
                     #expect(message == "the write met concurrent changes \(attempts) times; retry it")
                 default:
-                    Issue.record("expected unavailable, got \(String(describing: outcome.first))")
+                    Issue.record("expected unavailable, got \(String(describing: outcome))")
                 }
                 #expect(page.changes.map(\.seq) == Array((head + 1)...(head + 3)))
                 #expect(!page.changes.contains { $0.id == retriedID.description })
             } else {
-                #expect(try outcome.first?.get().id == retriedID)
+                #expect(try outcome?.get().id == retriedID)
                 #expect(page.changes.map(\.seq) == Array((head + 1)...(head + 4)))
                 #expect(page.changes.filter { $0.id == retriedID.description }.count == 1)
             }
