@@ -33,6 +33,18 @@ release_bin() {
     BIN="$("${build[@]}" --show-bin-path)/stockroom"
 }
 
+# baseline_bin: sets BASELINE_BIN to the Benchmarks package's BaselineServer (the bare Hummingbird
+# route), built first unless SKIP_BUILD=1. Needs `log` and `die`.
+baseline_bin() {
+    local build=(swift build -c release --package-path "$ROOT/Benchmarks" --scratch-path "$ROOT/Benchmarks/.build-bench" --product BaselineServer)
+    if [ "${SKIP_BUILD:-0}" != "1" ]; then
+        log "building: ${build[*]}"
+        "${build[@]}" >&2 || die "BaselineServer did not build"
+    fi
+    BASELINE_BIN="$("${build[@]}" --show-bin-path)/BaselineServer"
+    [ -x "$BASELINE_BIN" ] || die "no BaselineServer at $BASELINE_BIN"
+}
+
 # absolute_bin NAME [HINT]: the executable the variable NAME names, made absolute (the scripts start
 # their servers from a scratch folder, where a path given relative to the caller's finds nothing);
 # `die`s with HINT when it is missing. Needs `die`.

@@ -44,10 +44,7 @@ die() { log "ERROR: $*"; exit 2; }
 . "$ROOT/Benchmarks/lib.sh"
 callgrind_preflight "$PORT"
 if curl -s -o /dev/null --max-time 1 "http://127.0.0.1:$BARE_PORT/"; then die "something already listens on 127.0.0.1:$BARE_PORT"; fi
-BASELINE_BUILD=(swift build -c release --package-path "$ROOT/Benchmarks" --scratch-path "$ROOT/Benchmarks/.build-bench" --product BaselineServer)
-[ "${SKIP_BUILD:-0}" = 1 ] || "${BASELINE_BUILD[@]}" >&2 || die "BaselineServer did not build"
-BASELINE_BIN="$("${BASELINE_BUILD[@]}" --show-bin-path)/BaselineServer"
-[ -x "$BASELINE_BIN" ] || die "no BaselineServer at $BASELINE_BIN"
+baseline_bin
 
 TMP="$(mktemp -d "${TMPDIR:-/tmp}/stockroom-cache.XXXXXX")"
 SERVER_PID=""

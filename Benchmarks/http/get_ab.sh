@@ -22,9 +22,7 @@ die() { log "ERROR: $*"; exit 2; }
 # shellcheck source=../lib.sh
 . "$ROOT/Benchmarks/lib.sh"
 need_wrk
-BASELINE_BUILD=(swift build -c release --package-path "$ROOT/Benchmarks" --scratch-path "$ROOT/Benchmarks/.build-bench" --product BaselineServer)
-[ "${SKIP_BUILD:-0}" = 1 ] || "${BASELINE_BUILD[@]}" >&2
-BASELINE_BIN="$("${BASELINE_BUILD[@]}" --show-bin-path)/BaselineServer"
+baseline_bin
 WORK="$(mktemp -d /tmp/getab.XXXXXX)"
 PIDS=()
 cleanup() { for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done; rm -rf "$WORK"; }
