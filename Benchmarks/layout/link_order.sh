@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# The server's code laid out by use: what a link order does to a request's cost.
+#
+#   bash Benchmarks/layout/link_order.sh
+#   CMP_DIR=/tmp/bc bash Benchmarks/layout/link_order.sh    (adds the one-subscriber row)
+#
+# 1. Builds stockroom in release with every Swift function in a section of its own
+#    (`-Xfrontend -function-sections`, every module, the packages' too) linked by lld, in SCRATCH.
+# 2. Runs that binary under callgrind (callgrind/run.sh, KEEP_TMP=1) and lists every function of it
+#    that ran in a GET, a GET from memory, a PUT or a save window, most instructions first.
+# 3. Links the same objects again with that list as lld's `--symbol-ordering-file`, so those
+#    functions sit together at the start of the text instead of across all of it.
+# 4. Compares the default release build (.build-release: gold, no function sections), the
+#    function-sections build and the ordered one: http/get_ab.sh (GET against the bare route) and,
+#    with CMP_DIR set to a bench-compare scratch dir, latency/one-subscriber.sh at FULL.
+# Prints how many 4 KiB pages the listed functions span in each binary, then the two scripts' lines.
+#
+# Settings (environment): SCRATCH=.build-order, ROUNDS=5 and DURATION=5 (get_ab.sh), SUB_ROUNDS=4
+# (one-subscriber.sh), SKIP_BUILD=1 (use what SCRATCH and .build-release hold), OUT=/tmp/link-order
+# (the list and the ordered binary are kept there).
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+SCRATCH="${SCRATCH:-$ROOT/.build-order}"
+OUT="${OUT:-/tmp/link-order}"
+ROUNDS="${ROUNDS:-5}"
+DURATION="${DURATION:-5}"
+SUB_ROUNDS="${SUB_ROUNDS:-4}"
+log() { printf '[link-order %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+die() { log "$*"; exit 2; }
+# shellcheck source=../lib.sh
+. "$ROOT/Benchmarks/lib.sh"
+command -v callgrind_annotate >/dev/null || die "needs valgrind (apt-get install valgrind)"
+mkdir -p "$OUT"
+
+release_bin
+HEAD_BIN="$BIN"
+build=(swift build -c release --product stockroom --package-path "$ROOT" --scratch-path "$SCRATCH"
+    -Xswiftc -Xfrontend -Xswiftc -function-sections -Xswiftc -use-ld=lld)
+if [ "${SKIP_BUILD:-0}" != "1" ]; then
+    log "building: ${build[*]}"
+    "${build[@]}" >&2 || die "the function-sections build failed"
+fi
+PRODUCTS="$("${build[@]}" --show-bin-path)"
+PLAIN="$PRODUCTS/stockroom"
+[ -x "$PLAIN" ] || die "no $PLAIN"
+
+log "callgrind windows of $PLAIN"
+cg_log="$OUT/callgrind.log"
+RUNS=1 REPEAT=3 KEEP_TMP=1 BIN="$PLAIN" bash "$ROOT/Benchmarks/callgrind/run.sh" >"$cg_log" 2>&1 || die "callgrind/run.sh failed: see $cg_log"
+cg_dir="$(sed -n 's/.*kept \(.*\)$/\1/p' "$cg_log" | tail -n 1)"
+[ -d "$cg_dir/run1" ] || die "no kept callgrind folder in $cg_log"
+awk '$1 !~ /^idle/ { print $2 }' "$cg_dir/run1/dumps.txt" | while read -r index; do
+    callgrind_annotate --inclusive=no --threshold=100 "$cg_dir/run1/callgrind.out.$index"
+done | python3 -c '
+import collections, re, sys
+counts = collections.Counter()
+for line in sys.stdin:
+    m = re.match(r"\s*([\d,]+)\s+\(\s*[\d.]+%\)\s+\?\?\?:(\S+)\s+\[(\S+)\]", line)
+    if m and m.group(3).endswith("/stockroom"):
+        counts[m.group(2)] += int(m.group(1).replace(",", ""))
+for name, _ in counts.most_common():
+    print(name)
+' >"$OUT/order.txt"
+rm -rf "$cg_dir"
+log "$(wc -l <"$OUT/order.txt") functions ran in the windows: $OUT/order.txt"
+
+# The link SwiftPM runs for the product (its `swift build -v` line), with the ordering added.
+(cd "$PRODUCTS" && /usr/bin/env swiftc -lstdc++ -L . -o "$OUT/stockroom" -module-name stockroom -emit-executable \
+    -use-ld=lld -Xlinker --gc-sections -Xlinker --defsym -Xlinker main=stockroom_main -Xlinker "-rpath=\$ORIGIN" \
+    @stockroom.product/Objects.LinkFileList -target "$(uname -m)-unknown-linux-gnu" -lm -lz -g \
+    -Xlinker "--symbol-ordering-file=$OUT/order.txt" -Xlinker --no-warn-symbol-ordering) || die "the ordered link failed"
+cp -R "$PRODUCTS"/*.resources "$OUT/"
+ORDERED="$OUT/stockroom"
+
+python3 - "$OUT/order.txt" "$HEAD_BIN" "$PLAIN" "$ORDERED" <<'PY'
+import subprocess, sys
+names = [line.strip() for line in open(sys.argv[1]) if line.strip()]
+for label, binary in zip(("default", "function sections", "ordered"), sys.argv[2:]):
+    out = subprocess.run(["nm", "--defined-only", binary], capture_output=True, text=True, check=True).stdout
+    address = {}
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[1] in "tT":
+            address[parts[2]] = int(parts[0], 16)
+    found = sorted(address[n] for n in names if n in address)
+    print(f"{label}: {len(found)} of the {len(names)} functions on {len({a >> 12 for a in found})} pages")
+PY
+
+ROUNDS="$ROUNDS" DURATION="$DURATION" SKIP_BUILD="${SKIP_BUILD:-0}" bash "$ROOT/Benchmarks/http/get_ab.sh" \
+    default="$HEAD_BIN" sections="$PLAIN" ordered="$ORDERED" 2>&1 | grep '^round'
+if [ -n "${CMP_DIR:-}" ]; then
+    STOCKROOM_SYNC=full ROUNDS="$SUB_ROUNDS" bash "$ROOT/Benchmarks/latency/one-subscriber.sh" "$HEAD_BIN" "$PLAIN" "$ORDERED" 2>&1 |
+        grep '^round'
+fi
