@@ -8,16 +8,17 @@
 #    (`-Xfrontend -function-sections`, every module, the packages' too) linked by lld, in SCRATCH.
 # 2. Runs that binary under callgrind (callgrind/run.sh, KEEP_TMP=1) and lists every function of it
 #    that ran in a GET, a GET from memory, a PUT or a save window, most instructions first.
-# 3. Links the same objects again with that list as lld's `--symbol-ordering-file`, so those
-#    functions sit together at the start of the text instead of across all of it.
+# 3. Builds again with that list as lld's `--symbol-ordering-file` (SwiftPM only links again), so
+#    those functions sit together at the start of the text instead of across all of it.
 # 4. Compares the default release build (.build-release: gold, no function sections), the
 #    function-sections build and the ordered one: http/get_ab.sh (GET against the bare route) and,
 #    with CMP_DIR set to a bench-compare scratch dir, latency/one-subscriber.sh at FULL.
 # Prints how many 4 KiB pages the listed functions span in each binary, then the two scripts' lines.
 #
 # Settings (environment): SCRATCH=.build-order, ROUNDS=5 and DURATION=5 (get_ab.sh), SUB_ROUNDS=4
-# (one-subscriber.sh), SKIP_BUILD=1 (use what SCRATCH and .build-release hold), OUT=/tmp/link-order
-# (the list and the ordered binary are kept there).
+# (one-subscriber.sh), SKIP_BUILD=1 (do not build .build-release and BaselineServer; the two builds
+# in SCRATCH always run, a link each once their objects exist), OUT=/tmp/link-order (the list, and
+# the function-sections binary with its resource bundles, are kept there).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 SCRATCH="${SCRATCH:-$ROOT/.build-order}"
@@ -36,13 +37,13 @@ release_bin
 HEAD_BIN="$BIN"
 build=(swift build -c release --product stockroom --package-path "$ROOT" --scratch-path "$SCRATCH"
     -Xswiftc -Xfrontend -Xswiftc -function-sections -Xswiftc -use-ld=lld)
-if [ "${SKIP_BUILD:-0}" != "1" ]; then
-    log "building: ${build[*]}"
-    "${build[@]}" >&2 || die "the function-sections build failed"
-fi
+log "building: ${build[*]}"
+"${build[@]}" >&2 || die "the function-sections build failed"
 PRODUCTS="$("${build[@]}" --show-bin-path)"
-PLAIN="$PRODUCTS/stockroom"
-[ -x "$PLAIN" ] || die "no $PLAIN"
+# Kept apart: the ordered build below links over it.
+rm -rf "$OUT/sections" && mkdir -p "$OUT/sections"
+cp -R "$PRODUCTS/stockroom" "$PRODUCTS"/*.resources "$OUT/sections/"
+PLAIN="$OUT/sections/stockroom"
 
 log "callgrind windows of $PLAIN"
 cg_log="$OUT/callgrind.log"
@@ -64,13 +65,10 @@ for name, _ in counts.most_common():
 rm -rf "$cg_dir"
 log "$(wc -l <"$OUT/order.txt") functions ran in the windows: $OUT/order.txt"
 
-# The link SwiftPM runs for the product (its `swift build -v` line), with the ordering added.
-(cd "$PRODUCTS" && /usr/bin/env swiftc -lstdc++ -L . -o "$OUT/stockroom" -module-name stockroom -emit-executable \
-    -use-ld=lld -Xlinker --gc-sections -Xlinker --defsym -Xlinker main=stockroom_main -Xlinker "-rpath=\$ORIGIN" \
-    @stockroom.product/Objects.LinkFileList -target "$(uname -m)-unknown-linux-gnu" -lm -lz -g \
-    -Xlinker "--symbol-ordering-file=$OUT/order.txt" -Xlinker --no-warn-symbol-ordering) || die "the ordered link failed"
-cp -R "$PRODUCTS"/*.resources "$OUT/"
-ORDERED="$OUT/stockroom"
+log "linking with the order"
+"${build[@]}" -Xlinker "--symbol-ordering-file=$OUT/order.txt" -Xlinker --no-warn-symbol-ordering >&2 ||
+    die "the ordered build failed"
+ORDERED="$PRODUCTS/stockroom"
 
 python3 - "$OUT/order.txt" "$HEAD_BIN" "$PLAIN" "$ORDERED" <<'PY'
 import subprocess, sys
