@@ -8,7 +8,9 @@ RUN apt-get update \
     && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends libsqlite3-dev \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
-ARG SWIFT_BUILD_FLAGS="-c release --static-swift-stdlib --product stockroom"
+# Options added to deploy/release-build.sh's (the release build: the Swift runtime linked
+# statically, the code a request runs laid out together).
+ARG SWIFT_BUILD_FLAGS=""
 
 # The packages, resolved from the manifest alone in a layer of their own: a change to Stockroom's
 # sources does not fetch them again. (Package.resolve[d]: copied when present, no error when not.)
@@ -31,8 +33,9 @@ RUN for target in Tests/StockroomCoreTests Tests/StockroomWireTests Tests/Storag
 # binary.
 COPY Sources ./Sources
 COPY Migrations ./Migrations
-RUN swift build $SWIFT_BUILD_FLAGS \
-    && bin="$(swift build $SWIFT_BUILD_FLAGS --show-bin-path)" \
+COPY deploy/release-build.sh deploy/link-order.txt ./deploy/
+RUN deploy/release-build.sh $SWIFT_BUILD_FLAGS \
+    && bin="$(deploy/release-build.sh $SWIFT_BUILD_FLAGS --show-bin-path)" \
     && mkdir /staging \
     && cp "$bin/stockroom" /staging/ \
     && strip --strip-debug /staging/stockroom \

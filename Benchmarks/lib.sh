@@ -25,7 +25,7 @@ need_wrk() {
 # (ROOT), built first unless SKIP_BUILD=1. Needs `log` and `die`.
 release_bin() {
     [ -n "${BIN:-}" ] && return 0
-    local build=(swift build -c release --product stockroom --scratch-path "$ROOT/.build-release" --package-path "$ROOT")
+    local build=("$ROOT/deploy/release-build.sh" --scratch-path "$ROOT/.build-release" --package-path "$ROOT")
     if [ "${SKIP_BUILD:-0}" != "1" ]; then
         log "building: ${build[*]}"
         "${build[@]}" >&2 || die "build failed"

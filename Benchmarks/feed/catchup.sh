@@ -27,7 +27,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 BIN="${BIN:-$ROOT/.build-release/release/stockroom}"
 die() { echo "$*" >&2; exit 2; }
 . "$ROOT/Benchmarks/lib.sh"
-absolute_bin BIN "a release build: swift build -c release --product stockroom --scratch-path .build-release"
+absolute_bin BIN "a release build: deploy/release-build.sh --scratch-path .build-release"
 N="${N:-1000000}"
 SERVER_CPU=()
 READER_CPU=()

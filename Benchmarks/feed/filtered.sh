@@ -38,7 +38,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-STOCKROOM_BUILD=(swift build -c release --product stockroom --scratch-path .build-release)
+STOCKROOM_BUILD=(deploy/release-build.sh --scratch-path .build-release)
 if [ -z "${STOCKROOM_BIN:-}" ] && [ "$SKIP_BUILD" != "1" ]; then
     log "building stockroom: ${STOCKROOM_BUILD[*]}"
     "${STOCKROOM_BUILD[@]}" >"$TMP/build.log" 2>&1 || { tail -n 40 "$TMP/build.log" >&2; die "build failed"; }

@@ -84,7 +84,7 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 # ---------------------------------------------------------------- build
-STOCKROOM_BUILD=(swift build -c release --product stockroom --scratch-path .build-release)
+STOCKROOM_BUILD=(deploy/release-build.sh --scratch-path .build-release)
 GIVEN_BIN="${STOCKROOM_BIN:-}"
 if [ -n "$GIVEN_BIN" ]; then
     SKIP_BUILD=1

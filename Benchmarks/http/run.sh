@@ -70,7 +70,7 @@ trap 'exit 130' INT TERM
 
 # ---------------------------------------------------------------- build
 BASELINE_BUILD=(swift build -c release --package-path Benchmarks --scratch-path Benchmarks/.build-bench --product BaselineServer)
-STOCKROOM_BUILD=(swift build -c release --product stockroom --scratch-path .build-release)
+STOCKROOM_BUILD=(deploy/release-build.sh --scratch-path .build-release)
 if [ "$SKIP_BUILD" != "1" ]; then
     log "building BaselineServer: ${BASELINE_BUILD[*]}"
     "${BASELINE_BUILD[@]}" >"$TMP/build-baseline.log" 2>&1 || { tail -n 40 "$TMP/build-baseline.log" >&2; die "baseline build failed"; }

@@ -1,24 +1,26 @@
 #!/usr/bin/env bash
-# The server's code laid out by use: what a link order does to a request's cost.
+# The server's code laid out by use: makes deploy/link-order.txt again, and measures what it does.
 #
 #   bash Benchmarks/layout/link_order.sh
 #   CMP_DIR=/tmp/bc bash Benchmarks/layout/link_order.sh    (adds the one-subscriber row)
+#   cp /tmp/link-order/order.txt deploy/link-order.txt        (ships the new list)
 #
-# 1. Builds stockroom in release with every Swift function in a section of its own
-#    (`-Xfrontend -function-sections`, every module, the packages' too) linked by lld, in SCRATCH.
+# 1. Builds stockroom as deploy/release-build.sh does (every Swift function in a section of its own,
+#    every module, the packages' too, linked by lld) but in no order (LINK_ORDER empty), in SCRATCH.
 # 2. Runs that binary under callgrind (callgrind/run.sh, KEEP_TMP=1) and lists every function of it
 #    that ran in a GET, a GET from memory, a PUT or a save window, most instructions first.
 # 3. Builds again with that list as lld's `--symbol-ordering-file` (SwiftPM only links again), so
 #    those functions sit together at the start of the text instead of across all of it.
-# 4. Compares the default release build (.build-release: gold, no function sections), the
-#    function-sections build and the ordered one: http/get_ab.sh (GET against the bare route) and,
-#    with CMP_DIR set to a bench-compare scratch dir, latency/one-subscriber.sh at FULL.
-# Prints how many 4 KiB pages the listed functions span in each binary, then the two scripts' lines.
+# 4. Compares the shipped release build (.build-release, ordered by deploy/link-order.txt), the
+#    unordered build and the one ordered by the new list: http/get_ab.sh (GET against the bare
+#    route) and, with CMP_DIR set to a bench-compare scratch dir, latency/one-subscriber.sh at FULL.
+# Prints how many 4 KiB pages the new list's functions span in each binary, then the two scripts'
+# lines.
 #
 # Settings (environment): SCRATCH=.build-order, ROUNDS=5 and DURATION=5 (get_ab.sh), SUB_ROUNDS=4
 # (one-subscriber.sh), SKIP_BUILD=1 (do not build .build-release and BaselineServer; the two builds
-# in SCRATCH always run, a link each once their objects exist), OUT=/tmp/link-order (the list, and
-# the function-sections binary with its resource bundles, are kept there).
+# in SCRATCH always run, a link each once their objects exist), OUT=/tmp/link-order (the new list,
+# and the unordered binary with its resource bundles, are kept there).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 SCRATCH="${SCRATCH:-$ROOT/.build-order}"
@@ -35,11 +37,10 @@ mkdir -p "$OUT"
 
 release_bin
 HEAD_BIN="$BIN"
-build=(swift build -c release --product stockroom --package-path "$ROOT" --scratch-path "$SCRATCH"
-    -Xswiftc -Xfrontend -Xswiftc -function-sections -Xswiftc -use-ld=lld)
-log "building: ${build[*]}"
-"${build[@]}" >&2 || die "the function-sections build failed"
-PRODUCTS="$("${build[@]}" --show-bin-path)"
+build=("$ROOT/deploy/release-build.sh" --package-path "$ROOT" --scratch-path "$SCRATCH")
+log "building in no order: LINK_ORDER= ${build[*]}"
+LINK_ORDER='' "${build[@]}" >&2 || die "the unordered build failed"
+PRODUCTS="$(LINK_ORDER='' "${build[@]}" --show-bin-path)"
 # Kept apart: the ordered build below links over it.
 rm -rf "$OUT/sections" && mkdir -p "$OUT/sections"
 cp -R "$PRODUCTS/stockroom" "$PRODUCTS"/*.resources "$OUT/sections/"
@@ -65,15 +66,14 @@ for name, _ in counts.most_common():
 rm -rf "$cg_dir"
 log "$(wc -l <"$OUT/order.txt") functions ran in the windows: $OUT/order.txt"
 
-log "linking with the order"
-"${build[@]}" -Xlinker "--symbol-ordering-file=$OUT/order.txt" -Xlinker --no-warn-symbol-ordering >&2 ||
-    die "the ordered build failed"
+log "linking in the new list's order"
+LINK_ORDER="$OUT/order.txt" "${build[@]}" >&2 || die "the ordered build failed"
 ORDERED="$PRODUCTS/stockroom"
 
 python3 - "$OUT/order.txt" "$HEAD_BIN" "$PLAIN" "$ORDERED" <<'PY'
 import subprocess, sys
 names = [line.strip() for line in open(sys.argv[1]) if line.strip()]
-for label, binary in zip(("default", "function sections", "ordered"), sys.argv[2:]):
+for label, binary in zip(("shipped", "unordered", "new list"), sys.argv[2:]):
     out = subprocess.run(["nm", "--defined-only", binary], capture_output=True, text=True, check=True).stdout
     address = {}
     for line in out.splitlines():
@@ -85,7 +85,7 @@ for label, binary in zip(("default", "function sections", "ordered"), sys.argv[2
 PY
 
 ROUNDS="$ROUNDS" DURATION="$DURATION" SKIP_BUILD="${SKIP_BUILD:-0}" bash "$ROOT/Benchmarks/http/get_ab.sh" \
-    default="$HEAD_BIN" sections="$PLAIN" ordered="$ORDERED" 2>&1 | grep '^round'
+    shipped="$HEAD_BIN" unordered="$PLAIN" new="$ORDERED" 2>&1 | grep '^round'
 if [ -n "${CMP_DIR:-}" ]; then
     STOCKROOM_SYNC=full ROUNDS="$SUB_ROUNDS" bash "$ROOT/Benchmarks/latency/one-subscriber.sh" "$HEAD_BIN" "$PLAIN" "$ORDERED" 2>&1 |
         grep '^round'
