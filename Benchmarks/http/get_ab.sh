@@ -10,7 +10,8 @@
 #
 # Each stockroom serves `--demo` on its own fresh database, LOG_LEVEL=warning (as run.sh). A
 # binary copied out of its build folder needs its resource bundles beside it. BaselineServer is
-# built with the Benchmarks package first unless SKIP_BUILD=1.
+# built with the Benchmarks package first unless SKIP_BUILD=1; BASELINE_BIN=path runs another build
+# of it (one with the Swift runtime linked statically, as the shipped server is).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 ROUNDS=${ROUNDS:-3}
@@ -28,7 +29,7 @@ PIDS=()
 cleanup() { for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done; rm -rf "$WORK"; }
 trap cleanup EXIT
 
-declare -A URL TOKEN PID
+declare -A URL TOKENS PID
 "$BASELINE_BIN" 8190 >"$WORK/baseline.out" 2>&1 &
 PID[bare]=$!; PIDS+=($!)
 port=8191
@@ -37,7 +38,7 @@ for argument in "$@"; do
     name=${argument%%=*}
     NAMES+=("$name")
     start_demo "${argument#*=}" "$port" "$WORK/$name" LOG_LEVEL=warning
-    PID[$name]=$DEMO_PID; PIDS+=("$DEMO_PID"); TOKEN[$name]=$TOKEN
+    PID[$name]=$DEMO_PID; PIDS+=("$DEMO_PID"); TOKENS[$name]=$TOKEN
     URL[$name]="http://127.0.0.1:$port/v1/items/$ITEM"
     port=$((port + 1))
 done
@@ -64,7 +65,7 @@ for round in $(seq "$ROUNDS"); do
     read -r bare bare_cpu < <(measure "${PID[bare]}" "http://127.0.0.1:8190/v1/items/3b9cae79-8edb-454f-984b-3139c68c24f7")
     line="round $round: bare $bare req/s ${bare_cpu} µs/req"
     for name in "${NAMES[@]}"; do
-        read -r rate cpu < <(measure "${PID[$name]}" "${URL[$name]}" -H "Authorization: Bearer ${TOKEN[$name]}")
+        read -r rate cpu < <(measure "${PID[$name]}" "${URL[$name]}" -H "Authorization: Bearer ${TOKENS[$name]}")
         line+=" | $name $rate req/s ${cpu} µs/req ($(python3 -c "print(f'{$rate / $bare:.3f}')")x)"
     done
     echo "$line"

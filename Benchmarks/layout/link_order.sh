@@ -51,18 +51,30 @@ cg_log="$OUT/callgrind.log"
 RUNS=1 REPEAT=3 KEEP_TMP=1 BIN="$PLAIN" bash "$ROOT/Benchmarks/callgrind/run.sh" >"$cg_log" 2>&1 || die "callgrind/run.sh failed: see $cg_log"
 cg_dir="$(sed -n 's/.*kept \(.*\)$/\1/p' "$cg_log" | tail -n 1)"
 [ -d "$cg_dir/run1" ] || die "no kept callgrind folder in $cg_log"
-awk '$1 !~ /^idle/ { print $2 }' "$cg_dir/run1/dumps.txt" | while read -r index; do
-    callgrind_annotate --inclusive=no --threshold=100 "$cg_dir/run1/callgrind.out.$index"
-done | python3 -c '
-import collections, re, sys
+# The functions of the windows' dumps, most instructions first, by the names the linker knows:
+# callgrind names C++ functions (the Swift runtime, linked statically) demangled, and a recursion
+# level of a function with a suffix ("swift_release'2").
+read -r -d '' ORDER_PY <<'PY' || true
+import collections, re, subprocess, sys
+def nm(*flags):
+    return subprocess.run(["nm", *flags, "--defined-only", sys.argv[1]], capture_output=True, text=True, check=True).stdout.splitlines()
+symbol = {}
+for raw, readable in zip(nm(), nm("-C")):
+    raw, readable = raw.split(maxsplit=2), readable.split(maxsplit=2)
+    if len(raw) == 3 and len(readable) == 3 and raw[1] in "tTwW":
+        symbol.setdefault(readable[2], raw[2])
 counts = collections.Counter()
 for line in sys.stdin:
-    m = re.match(r"\s*([\d,]+)\s+\(\s*[\d.]+%\)\s+\?\?\?:(\S+)\s+\[(\S+)\]", line)
+    m = re.match(r"\s*([\d,]+)\s+\(\s*[\d.]+%\)\s+\?\?\?:(.+?)\s+\[([^\]]+)\]\s*$", line)
     if m and m.group(3).endswith("/stockroom"):
-        counts[m.group(2)] += int(m.group(1).replace(",", ""))
+        name = re.sub(r"'\d+$", "", m.group(2))
+        counts[symbol.get(name, name)] += int(m.group(1).replace(",", ""))
 for name, _ in counts.most_common():
     print(name)
-' >"$OUT/order.txt"
+PY
+awk '$1 !~ /^idle/ { print $2 }' "$cg_dir/run1/dumps.txt" | while read -r index; do
+    callgrind_annotate --inclusive=no --threshold=100 "$cg_dir/run1/callgrind.out.$index"
+done | python3 -c "$ORDER_PY" "$PLAIN" >"$OUT/order.txt"
 rm -rf "$cg_dir"
 log "$(wc -l <"$OUT/order.txt") functions ran in the windows: $OUT/order.txt"
 
