@@ -36,16 +36,14 @@ release_bin() {
 # baseline_bin: leaves BASELINE_BIN as it is when set, else sets it to the Benchmarks package's
 # BaselineServer (the bare Hummingbird route), built first unless SKIP_BUILD=1. Needs `log` and `die`.
 baseline_bin() {
-    if [ -n "${BASELINE_BIN:-}" ]; then
-        [ -x "$BASELINE_BIN" ] || die "no BaselineServer at $BASELINE_BIN"
-        return 0
+    if [ -z "${BASELINE_BIN:-}" ]; then
+        local build=(swift build -c release --package-path "$ROOT/Benchmarks" --scratch-path "$ROOT/Benchmarks/.build-bench" --product BaselineServer)
+        if [ "${SKIP_BUILD:-0}" != "1" ]; then
+            log "building: ${build[*]}"
+            "${build[@]}" >&2 || die "BaselineServer did not build"
+        fi
+        BASELINE_BIN="$("${build[@]}" --show-bin-path)/BaselineServer"
     fi
-    local build=(swift build -c release --package-path "$ROOT/Benchmarks" --scratch-path "$ROOT/Benchmarks/.build-bench" --product BaselineServer)
-    if [ "${SKIP_BUILD:-0}" != "1" ]; then
-        log "building: ${build[*]}"
-        "${build[@]}" >&2 || die "BaselineServer did not build"
-    fi
-    BASELINE_BIN="$("${build[@]}" --show-bin-path)/BaselineServer"
     [ -x "$BASELINE_BIN" ] || die "no BaselineServer at $BASELINE_BIN"
 }
 

@@ -9,8 +9,9 @@
 # binary is linked by lld (the toolchain's; the default link is gold) in the order of
 # `link-order.txt` beside this script: the functions a GET, a PUT and a save run (the runtime's
 # among them), most instructions first, so they share about 290 pages of code instead of lying
-# across 850. Functions the list names that the code no longer has are skipped. Benchmarks/layout/link_order.sh makes
-# the list again; it sets LINK_ORDER to another list, or to nothing for no order.
+# across 850. Functions the list names that the code no longer has are skipped.
+# Benchmarks/layout/link_order.sh makes the list again; it sets LINK_ORDER to another list, or to
+# nothing for no order.
 set -eu
 order="${LINK_ORDER-$(cd "$(dirname "$0")" && pwd)/link-order.txt}"
 if [ -n "$order" ]; then
