@@ -1,13 +1,27 @@
 import NIOCore
 import Synchronization
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// Wake-ups of parked streams, run on each stream's event loop in slices. NIO runs every task queued
 /// on a loop, those queued while it runs included, before it looks at its sockets again: a commit
 /// seen by many parked streams would queue all their deliveries at once, and the loop would read no
 /// request until all were written. Here a loop takes `slice` wake-ups at a time, and the next
 /// slice is scheduled a microsecond ahead, which NIO runs only after its next look at its sockets.
+///
+/// Between two slices the loop's thread also yields its core (`sched_yield`) to threads that are
+/// ready to run and waiting for it: a fan-out to many streams is bulk work, and what waits behind
+/// it is short and latency-bound (a write's answer on another loop or daemon, the client that reads
+/// it, the group committer). With nothing else ready the call returns at once. The slice is small
+/// enough that a thread woken during a fan-out waits for at most one slice's deliveries.
 final class LoopDeliveries: Sendable {
-    static let slice = 64
+    static let slice = 16
 
     private let queues = Mutex<[ObjectIdentifier: Queue]>([:])
 
@@ -64,6 +78,7 @@ final class LoopDeliveries: Sendable {
             for wake in batch.prefix(LoopDeliveries.slice) { wake.stream.wakeOnLoop(wake.woke) }
             let rest = batch.dropFirst(LoopDeliveries.slice)
             if !rest.isEmpty {
+                sched_yield()
                 loop.scheduleTask(in: .microseconds(1)) { self.deliver(rest) }
                 return
             }
