@@ -47,6 +47,7 @@ int main(int argc, char **argv) {
     pthread_t thread;
     if (pthread_create(&thread, NULL, second, NULL) != 0) return 2;
     double *took = malloc(rounds * sizeof *took);
+    if (took == NULL) return 2;
     for (int i = 0; i < rounds; i++) {
         usleep(gap);
         uint64_t value = 1;

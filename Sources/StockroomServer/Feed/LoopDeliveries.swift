@@ -2,11 +2,9 @@ import NIOCore
 import Synchronization
 
 #if canImport(Glibc)
-    import Glibc
-#elseif canImport(Musl)
-    import Musl
+import Glibc
 #elseif canImport(Darwin)
-    import Darwin
+import Darwin
 #endif
 
 /// Wake-ups of parked streams, run on each stream's event loop in slices. NIO runs every task queued
