@@ -22,6 +22,7 @@
 #   WRITE_CONNECTIONS=16  connections (= wrk threads = items = clientIDs) for (c) and (d)
 #   BASELINE_PORT=8090 STOCKROOM_PORT=8091
 #   SKIP_BUILD=1        reuse the binaries already built
+#   BASELINE_BIN, BIN   measure these binaries (BaselineServer, stockroom) instead of building them
 #   KEEP_TMP=1          keep the temporary folder (database, server logs, wrk outputs)
 #   DB_SYNCHRONOUS, DB_BUSY_TIMEOUT_SECONDS  passed to stockroom as usual (default: full, 5)
 set -euo pipefail
@@ -69,18 +70,10 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 # ---------------------------------------------------------------- build
-BASELINE_BUILD=(swift build -c release --package-path Benchmarks --scratch-path Benchmarks/.build-bench --product BaselineServer)
-STOCKROOM_BUILD=(deploy/release-build.sh --scratch-path .build-release)
-if [ "$SKIP_BUILD" != "1" ]; then
-    log "building BaselineServer: ${BASELINE_BUILD[*]}"
-    "${BASELINE_BUILD[@]}" >"$TMP/build-baseline.log" 2>&1 || { tail -n 40 "$TMP/build-baseline.log" >&2; die "baseline build failed"; }
-    log "building stockroom: ${STOCKROOM_BUILD[*]}"
-    "${STOCKROOM_BUILD[@]}" >"$TMP/build-stockroom.log" 2>&1 || { tail -n 40 "$TMP/build-stockroom.log" >&2; die "stockroom build failed"; }
-fi
-BASELINE_BIN="$("${BASELINE_BUILD[@]}" --show-bin-path)/BaselineServer"
-STOCKROOM_BIN="$("${STOCKROOM_BUILD[@]}" --show-bin-path)/stockroom"
-[ -x "$BASELINE_BIN" ] || die "missing $BASELINE_BIN (build first, or unset SKIP_BUILD)"
-[ -x "$STOCKROOM_BIN" ] || die "missing $STOCKROOM_BIN (build first, or unset SKIP_BUILD)"
+baseline_bin
+release_bin
+STOCKROOM_BIN="$BIN"
+[ -x "$STOCKROOM_BIN" ] || die "no stockroom at $STOCKROOM_BIN"
 
 # ---------------------------------------------------------------- start servers
 for port in "$BASELINE_PORT" "$STOCKROOM_PORT"; do

@@ -10,8 +10,9 @@
 #
 # CMP_DIR must hold the venv a run of ../shared/bench-compare/run.sh made there ($CMP_DIR/venv).
 # Settings: N=1000 writes per round, ROUNDS=3, STOCKROOM_SYNC=normal (stockroom's DB_SYNCHRONOUS;
-# bench-compare's row runs stockroom at its default, full). Ports are picked free; everything is
-# stopped at exit.
+# bench-compare's row runs stockroom at its default, full), ST_SYNC=NORMAL (the Starlette app's SYNC,
+# as bench-compare runs it; FULL compares the two at the same durability). Ports are picked free;
+# everything is stopped at exit.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 CMP="$ROOT/../shared/bench-compare"
@@ -19,6 +20,8 @@ PY="${CMP_DIR:?set CMP_DIR to a bench-compare scratch dir}/venv/bin/python"
 N="${N:-1000}"
 ROUNDS="${ROUNDS:-3}"
 STOCKROOM_SYNC="${STOCKROOM_SYNC:-normal}"
+ST_SYNC="${ST_SYNC:-NORMAL}"
+case "$ST_SYNC" in NORMAL|FULL) ;; *) echo "ST_SYNC must be NORMAL or FULL" >&2; exit 2 ;; esac
 [ -x "$PY" ] || { echo "no venv at $PY: run ../shared/bench-compare/run.sh with CMP_DIR=$CMP_DIR once" >&2; exit 2; }
 [ $# -ge 1 ] || { echo "usage: $0 BIN [BIN2 ...]" >&2; exit 2; }
 log() { printf '[one-subscriber %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
@@ -36,7 +39,7 @@ wait_http() { for _ in $(seq 150); do curl -fs -o /dev/null "$1" && return 0; sl
 
 ST_PORT=$(port)
 mkdir -p "$WORK/st"
-(cd "$WORK/st" && DB="$WORK/st/inv.db" SYNC=NORMAL exec "$PY" -m uvicorn starlette_app:app --app-dir "$CMP" \
+(cd "$WORK/st" && DB="$WORK/st/inv.db" SYNC="$ST_SYNC" exec "$PY" -m uvicorn starlette_app:app --app-dir "$CMP" \
     --host 127.0.0.1 --port "$ST_PORT" --log-level warning --no-access-log) >"$WORK/st.log" 2>&1 &
 PIDS+=($!)
 wait_http "http://127.0.0.1:$ST_PORT/seq"
