@@ -24,13 +24,15 @@ need_wrk() {
 # release_bin: leaves BIN as it is when set, else sets it to this checkout's release binary
 # (ROOT), built first unless SKIP_BUILD=1. Needs `log` and `die`.
 release_bin() {
-    [ -n "${BIN:-}" ] && return 0
-    local build=("$ROOT/deploy/release-build.sh" --scratch-path "$ROOT/.build-release" --package-path "$ROOT")
-    if [ "${SKIP_BUILD:-0}" != "1" ]; then
-        log "building: ${build[*]}"
-        "${build[@]}" >&2 || die "build failed"
+    if [ -z "${BIN:-}" ]; then
+        local build=("$ROOT/deploy/release-build.sh" --scratch-path "$ROOT/.build-release" --package-path "$ROOT")
+        if [ "${SKIP_BUILD:-0}" != "1" ]; then
+            log "building: ${build[*]}"
+            "${build[@]}" >&2 || die "build failed"
+        fi
+        BIN="$("${build[@]}" --show-bin-path)/stockroom"
     fi
-    BIN="$("${build[@]}" --show-bin-path)/stockroom"
+    [ -x "$BIN" ] || die "no stockroom at $BIN"
 }
 
 # baseline_bin: leaves BASELINE_BIN as it is when set, else sets it to the Benchmarks package's

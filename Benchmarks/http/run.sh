@@ -39,7 +39,6 @@ GET_CONNECTIONS="${GET_CONNECTIONS:-32}"
 WRITE_CONNECTIONS="${WRITE_CONNECTIONS:-16}"
 BASELINE_PORT="${BASELINE_PORT:-8090}"
 STOCKROOM_PORT="${STOCKROOM_PORT:-8091}"
-SKIP_BUILD="${SKIP_BUILD:-0}"
 KEEP_TMP="${KEEP_TMP:-0}"
 REPRO_COMMAND="bash Benchmarks/http/run.sh"
 
@@ -72,8 +71,6 @@ trap 'exit 130' INT TERM
 # ---------------------------------------------------------------- build
 baseline_bin
 release_bin
-STOCKROOM_BIN="$BIN"
-[ -x "$STOCKROOM_BIN" ] || die "no stockroom at $STOCKROOM_BIN"
 
 # ---------------------------------------------------------------- start servers
 for port in "$BASELINE_PORT" "$STOCKROOM_PORT"; do
@@ -98,7 +95,7 @@ BASELINE_PID=$!
 
 log "starting stockroom on 127.0.0.1:$STOCKROOM_PORT (database $TMP/bench.sqlite)"
 # Started from the temporary folder, so that no Config/stockroom.json is picked up by accident.
-( cd "$TMP" && LOG_LEVEL=warning exec "$STOCKROOM_BIN" serve --demo --db-path "$TMP/bench.sqlite" \
+( cd "$TMP" && LOG_LEVEL=warning exec "$BIN" serve --demo --db-path "$TMP/bench.sqlite" \
       --http-host 127.0.0.1 --http-port "$STOCKROOM_PORT" >"$TMP/stockroom.out" 2>"$TMP/stockroom.err" ) &
 STOCKROOM_PID=$!
 
