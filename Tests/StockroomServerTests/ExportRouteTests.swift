@@ -75,6 +75,10 @@ struct ExportRouteTests {
                     if case .inStock(let quantity) = $0.status { return quantity >= 4 }
                     return false
                 }.map(\.id.description))
+                // The same filter as a form writes it (`URLSearchParams`, `curl --data-urlencode`).
+                let plus = try await server.request(.GET, "/v1/items/export?filter=quantity+%3E%3D+4", token: app.viewer)
+                #expect(plus.status == 200)
+                #expect(plus.body == filtered.body)
                 let bad = try await server.request(.GET, "/v1/items/export?filter=quantity%20%3E", token: app.viewer)
                 #expect(bad.status == 422 && String(decoding: bad.body, as: UTF8.self).contains("at character 11"))
             }

@@ -346,6 +346,32 @@ struct ItemsRouteTests {
         }
     }
 
+    /// As HTML forms, `URLSearchParams` and Python's `requests` write a query: `+` is a space, a
+    /// literal `+` is `%2B`.
+    @Test func aPlusInTheQueryIsASpace() async throws {
+        try await withTestApp { app in
+            try await app.test { client in
+                try await client.send(.post, "/v1/items", token: app.editor, json: draftJSON(name: "Red Keyboard"))
+                try await client.send(.post, "/v1/items", token: app.editor, json: draftJSON(name: "C++ primer", quantity: nil))
+
+                func names(_ query: String) async throws -> [String] {
+                    let json = try await client.send(.get, "/v1/items?\(query)", token: app.viewer).json
+                    return (json["items"] as? [[String: Any]] ?? []).compactMap { $0["name"] as? String }
+                }
+                #expect(try await names("q=red+keyboard") == ["Red Keyboard"])
+                #expect(try await names("q=red%20keyboard") == ["Red Keyboard"])
+                #expect(try await names("q=c%2B%2B") == ["C++ primer"])
+                #expect(try await names("q=c++") == [])
+                #expect(try await names("q=c%2B%2B+primer&status=outOfStock") == ["C++ primer"])
+                // A name is decoded as a value is.
+                #expect(try await names("%71=keyboard") == ["Red Keyboard"])
+                let bad = try await client.send(.get, "/v1/items?status=in+stock", token: app.viewer)
+                #expect(bad.status == .badRequest)
+                #expect(bad.errorCode == "invalidParameter")
+            }
+        }
+    }
+
     @Test(arguments: [
         ("limit=abc", HTTPResponse.Status.badRequest, "invalidParameter"),
         ("limit=0", .unprocessableContent, "validationFailed"),

@@ -25,8 +25,8 @@ struct BearerTokenAuthenticator: AuthenticatorMiddleware {
 
     private func bearerSecret(_ request: Request) -> String? {
         if let secret = Self.headerSecret(request) { return secret }
-        if queryTokenPaths.contains(request.uri.path), let secret = request.uri.queryParameters.get("access_token"), !secret.isEmpty {
-            return String(secret)
+        if queryTokenPaths.contains(request.uri.path), let secret = request.uri.formValue("access_token"), !secret.isEmpty {
+            return secret
         }
         return nil
     }

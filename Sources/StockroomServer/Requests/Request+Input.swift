@@ -69,9 +69,9 @@ extension Request {
         }
     }
 
-    /// A query parameter, nil when absent.
+    /// A query parameter, nil when absent (form-decoded: `+` is a space; see `URI.formValue`).
     func query(_ name: String) -> String? {
-        uri.queryParameters.get(name).map { String($0) }
+        uri.formValue(name)
     }
 
     /// An integer query parameter, nil when absent; `400` when it does not parse.

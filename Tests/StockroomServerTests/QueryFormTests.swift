@@ -1,0 +1,31 @@
+import HummingbirdCore
+@testable import StockroomServer
+import Testing
+
+@Suite("Query parameters, form-decoded")
+struct QueryFormTests {
+    @Test(arguments: [
+        ("/v1/items?q=a+b", "q", "a b"),
+        ("/v1/items?q=a%2Bb", "q", "a+b"),
+        ("/v1/items?q=a%20b%26c", "q", "a b&c"),
+        ("/v1/items?q=%E2%82%AC+5", "q", "€ 5"),
+        ("/v1/items?limit=5&q=x&q=y", "q", "x"),
+        ("/v1/items?q", "q", ""),
+        ("/v1/items?q=", "q", ""),
+        ("/v1/items?&&q=x&&", "q", "x"),
+        ("/v1/items?q=a=b", "q", "a=b"),
+        ("/v1/items?my+name=1", "my name", "1"),
+        ("/v1/items?%71=x", "q", "x"),
+        // Escapes that do not decode are kept as sent, `+` still a space.
+        ("/v1/items?q=100%+off", "q", "100% off"),
+        ("/v1/items?q=%FF", "q", "%FF"),
+    ])
+    func valueOf(uri: String, name: String, expected: String) {
+        #expect(URI(uri).formValue(name) == expected)
+    }
+
+    @Test(arguments: ["/v1/items", "/v1/items?", "/v1/items?qq=1", "/v1/items?Q=1", "/v1/items?limit=q"])
+    func absent(uri: String) {
+        #expect(URI(uri).formValue("q") == nil)
+    }
+}
