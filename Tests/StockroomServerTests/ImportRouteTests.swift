@@ -120,6 +120,7 @@ struct ImportRouteTests {
                      "", "text/csv", 422, "line 3: a record longer than"),
                     ("cut inside a quote", header + Array("Lamp,1\n\"Mug,2\n".utf8), "", "text/csv", 422, "line 3: the file ends inside a quoted field"),
                     ("empty", [], "", "text/csv", 422, "no header row"),
+                    ("blank lines only", Array("\n\r\n\n".utf8), "", "text/csv", 422, "no header row"),
                     ("no name column", Array("quantity\n1\n".utf8), "", "text/csv", 422, "no name column"),
                     ("an unknown column", Array("name,price\nLamp,3\n".utf8), "", "text/csv", 422, "unknown column \\\"price\\\""),
                     ("JSON", Array("{\"name\":\"Lamp\"}".utf8), "", "application/json", 415, "text/csv"),
@@ -135,6 +136,21 @@ struct ImportRouteTests {
                 let viewer = try await Self.post(port, "name,quantity\nLamp,1\n", token: app.viewer)
                 #expect(viewer.status == 403)
                 #expect(try await server.request(.GET, "/health", token: nil).status == 200)
+            }
+        }
+    }
+
+    /// Blank lines before the header are skipped as those after it; lines keep the file's numbers.
+    @Test func blankLinesBeforeTheHeaderAreSkipped() async throws {
+        try await withTestApp { app in
+            try await app.live { client in
+                let port = try #require(client.port)
+                let answer = try await Self.post(port, "\r\n\nname,quantity\nLamp,1\n\nMug,many\n", query: "?onError=skip", token: app.editor)
+                #expect(answer.status == 200, "\(answer.text)")
+                let summary = try answer.summary()
+                #expect(summary.inserted == 1)
+                #expect(summary.rejects.map(\.line) == [6])
+                #expect(try await Self.items(LiveServer(port: port), token: app.viewer).map(\.name) == ["Lamp"])
             }
         }
     }

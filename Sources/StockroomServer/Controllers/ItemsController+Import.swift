@@ -260,6 +260,8 @@ struct ImportReading {
 
     mutating func read(_ record: CSVReader.Record) throws {
         guard let header else {
+            // Blank lines are skipped, those before the header too.
+            if record.fields.count == 1, record.fields[0].isEmpty { return }
             do {
                 header = try ItemImportHeader(record.fields)
             } catch {

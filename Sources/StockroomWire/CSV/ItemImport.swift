@@ -48,7 +48,7 @@ public struct ItemImportHeader: Sendable {
             return .failure(
                 ItemImportReject(
                     line: record.line, column: nil, code: "validationFailed",
-                    message: "the row has \(record.fields.count) fields where the header has \(count)"))
+                    message: "the row has \(record.fields.count) field\(record.fields.count == 1 ? "" : "s") where the header has \(count)"))
         }
         do throws(ItemImportReject) {
             return .success(try read(record))
