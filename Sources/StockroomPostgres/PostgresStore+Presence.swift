@@ -12,25 +12,38 @@ extension PostgresStore {
             var sightings = tick.seen
             for (id, user) in tick.opened where sightings[id] == nil { sightings[id] = .init(user: user, at: tick.now) }
             // Each step is one statement for all the tick's devices, in client_id order (the order
-            // every daemon locks them in). A device is first seen with its user; a sighting by
-            // another user does not take it over.
+            // every daemon locks them in). A device belongs to the user who wrote it; one never
+            // written, to the user first seen with it. Another user's sighting or lease takes
+            // nothing over, except that the writer's own sighting takes back a device someone else
+            // was seen with before it was written, its presence then published afresh to the
+            // writer (as SQLite).
             let seen = sightings.sorted(by: { $0.key.rawValue < $1.key.rawValue })
             if !seen.isEmpty {
                 let (ids, owners, ats) = (seen.map(\.key.rawValue), seen.map(\.value.user.rawValue), seen.map { Timestamp.milliseconds($0.value.at) })
                 try await write.query(
                     """
                     INSERT INTO devices_seen (client_id, owner, last_seen_at)
-                    SELECT * FROM unnest(\(ids)::text[], \(owners)::text[], \(ats)::bigint[]) ORDER BY 1
-                    ON CONFLICT (client_id) DO UPDATE SET last_seen_at = greatest(devices_seen.last_seen_at, excluded.last_seen_at)
+                    SELECT s.id, s.owner, s.at FROM unnest(\(ids)::text[], \(owners)::text[], \(ats)::bigint[]) AS s(id, owner, at)
+                    WHERE NOT EXISTS (SELECT 1 FROM clients c WHERE c.client_id = s.id AND c.owner <> s.owner) ORDER BY 1
+                    ON CONFLICT (client_id) DO UPDATE SET
+                        last_seen_at = CASE WHEN devices_seen.owner = excluded.owner
+                            THEN greatest(devices_seen.last_seen_at, excluded.last_seen_at) ELSE excluded.last_seen_at END,
+                        online = devices_seen.online AND devices_seen.owner = excluded.owner,
+                        published_at = CASE WHEN devices_seen.owner = excluded.owner THEN devices_seen.published_at ELSE 0 END,
+                        pending = devices_seen.pending OR devices_seen.owner <> excluded.owner,
+                        owner = excluded.owner
                     WHERE devices_seen.owner = excluded.owner
+                       OR EXISTS (SELECT 1 FROM clients c WHERE c.client_id = excluded.client_id AND c.owner = excluded.owner)
                     """)
             }
             if !tick.opened.isEmpty {
-                let ids = tick.opened.keys.map(\.rawValue).sorted()
+                let opened = tick.opened.sorted(by: { $0.key.rawValue < $1.key.rawValue })
+                let (ids, users) = (opened.map(\.key.rawValue), opened.map(\.value.rawValue))
                 try await write.query(
                     """
                     INSERT INTO presence_leases (client_id, daemon, expires_at)
-                    SELECT id, \(tick.daemon), \(until) FROM unnest(\(ids)::text[]) AS id ORDER BY id
+                    SELECT o.id, \(tick.daemon), \(until) FROM unnest(\(ids)::text[], \(users)::text[]) AS o(id, owner)
+                    WHERE NOT EXISTS (SELECT 1 FROM clients c WHERE c.client_id = o.id AND c.owner <> o.owner) ORDER BY o.id
                     ON CONFLICT (client_id, daemon) DO UPDATE SET expires_at = excluded.expires_at
                     """)
             }

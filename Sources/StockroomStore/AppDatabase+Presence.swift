@@ -16,14 +16,23 @@ extension AppDatabase {
         let until = Timestamp.milliseconds(tick.leaseUntil)
         var sightings = tick.seen
         for (id, user) in tick.opened where sightings[id] == nil { sightings[id] = .init(user: user, at: tick.now) }
-        // A device is first seen with its user; a sighting by another user does not take it over.
+        // A device belongs to the user who wrote it (`clients.owner`); one never written, to the
+        // user first seen with it. Another user's sighting or lease takes nothing over, except
+        // that the writer's own sighting takes back a device someone else was seen with before it
+        // was written: then its presence is published afresh, to the writer (`pending`).
         // Every statement is prepared once per connection (`cachedStatement`): a tick runs some of
         // them once per device, and preparing one costs more than running it.
         let see = try db.cachedStatement(
             sql: """
-                INSERT INTO devices_seen (client_id, owner, last_seen_at) VALUES (?, ?, ?)
-                ON CONFLICT (client_id) DO UPDATE SET last_seen_at = max(last_seen_at, excluded.last_seen_at)
-                WHERE owner = excluded.owner
+                INSERT INTO devices_seen (client_id, owner, last_seen_at)
+                SELECT ?1, ?2, ?3 WHERE NOT EXISTS (SELECT 1 FROM clients WHERE client_id = ?1 AND owner <> ?2)
+                ON CONFLICT (client_id) DO UPDATE SET
+                    last_seen_at = CASE WHEN owner = excluded.owner THEN max(last_seen_at, excluded.last_seen_at) ELSE excluded.last_seen_at END,
+                    online = online AND owner = excluded.owner,
+                    published_at = CASE WHEN owner = excluded.owner THEN published_at ELSE 0 END,
+                    pending = pending OR owner <> excluded.owner,
+                    owner = excluded.owner
+                WHERE owner = excluded.owner OR EXISTS (SELECT 1 FROM clients WHERE client_id = ?1 AND owner = ?2)
                 """)
         for (id, sighting) in sightings {
             try see.execute(arguments: [id.rawValue, sighting.user.rawValue, Timestamp.milliseconds(sighting.at)])
@@ -31,10 +40,11 @@ extension AppDatabase {
         if !tick.opened.isEmpty {
             let lease = try db.cachedStatement(
                 sql: """
-                    INSERT INTO presence_leases (client_id, daemon, expires_at) VALUES (?, ?, ?)
+                    INSERT INTO presence_leases (client_id, daemon, expires_at)
+                    SELECT ?1, ?2, ?3 WHERE NOT EXISTS (SELECT 1 FROM clients WHERE client_id = ?1 AND owner <> ?4)
                     ON CONFLICT (client_id, daemon) DO UPDATE SET expires_at = excluded.expires_at
                     """)
-            for id in tick.opened.keys { try lease.execute(arguments: [id.rawValue, tick.daemon, until]) }
+            for (id, user) in tick.opened { try lease.execute(arguments: [id.rawValue, tick.daemon, until, user.rawValue]) }
         }
         if !tick.closed.isEmpty {
             let release = try db.cachedStatement(sql: "DELETE FROM presence_leases WHERE client_id = ? AND daemon = ?")

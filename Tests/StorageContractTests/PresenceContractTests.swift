@@ -80,6 +80,39 @@ struct PresenceContractTests {
         }
     }
 
+    /// A device belongs to the user who wrote it: another user's sighting of it (a refused command,
+    /// a feed naming it) takes nothing, and a device another user was seen with before it was
+    /// written goes to its writer with the writer's next sighting, its presence then the writer's.
+    @Test(arguments: StorageBackend.all)
+    func aWrittenDeviceIsItsWritersWhoeverWasSeenWithIt(backend: StorageBackend) async throws {
+        try await withStorage(backend) { storage in
+            // Otto's feed named "phone" before anyone wrote it; erin then wrote both devices.
+            try await storage.recordPresence(Self.tick("a", at: 0, opened: ["phone": "otto"]))
+            try await storage.recordPresence(Self.tick("a", at: 1, closed: ["phone"]))
+            for device: ClientID in ["phone", "tablet"] {
+                _ = try await storage.runCommand(.openAdd, clientID: device, origin: Origin(user: "erin", clientID: device), idempotency: nil)
+            }
+            let head = try await storage.resolve(.now)
+            // Otto's sightings of erin's devices take nothing.
+            try await storage.recordPresence(Self.tick("a", at: 2, seen: ["tablet": "otto", "phone": "otto"]))
+            try await storage.recordPresence(Self.tick("a", at: 3, seen: ["tablet": "erin", "phone": "erin"]))
+            try await storage.recordPresence(Self.tick("a", at: 4, seen: ["tablet": "otto", "phone": "otto"]))
+            let erins = try await storage.presence(of: ["phone", "tablet"], user: "erin", now: Self.t0.addingTimeInterval(5))
+            #expect(erins["phone"] == Presence(clientID: "phone", online: false, lastSeenAt: Self.t0.addingTimeInterval(3)))
+            #expect(erins["tablet"] == Presence(clientID: "tablet", online: false, lastSeenAt: Self.t0.addingTimeInterval(3)))
+            let ottos = try await storage.presence(of: ["phone", "tablet"], user: "otto", now: Self.t0.addingTimeInterval(5))
+            #expect(ottos.values.allSatisfy { $0.lastSeenAt == nil && !$0.online })
+            // Otto's feed naming it again takes nothing either; erin's own makes it online, to her.
+            try await storage.recordPresence(Self.tick("a", at: 5, opened: ["phone": "otto"]))
+            try await storage.recordPresence(Self.tick("a", at: 5.5, closed: ["phone"]))
+            #expect(try await storage.presence(of: ["phone"], user: "erin", now: Self.t0.addingTimeInterval(6))["phone"]?.lastSeenAt
+                == Self.t0.addingTimeInterval(3))
+            try await storage.recordPresence(Self.tick("b", at: 7, opened: ["phone": "erin"]))
+            #expect(try await Self.presenceChanges(storage, after: head)
+                == [Presence(clientID: "phone", online: true, lastSeenAt: Self.t0.addingTimeInterval(7))])
+        }
+    }
+
     /// Several devices in one call (the navigation list): each answered for itself, another user's
     /// and a never-seen device as never seen.
     @Test(arguments: StorageBackend.all)
