@@ -19,6 +19,11 @@ struct QueryFormTests {
         // Escapes that do not decode are kept as sent, `+` still a space.
         ("/v1/items?q=100%+off", "q", "100% off"),
         ("/v1/items?q=%FF", "q", "%FF"),
+        ("/v1/items?filter=name+%3D+%22%FF%22", "filter", "name %3D %22%FF%22"),
+        ("/v1/items?q=%C3%28", "q", "%C3%28"),
+        ("/v1/items?q=%4", "q", "%4"),
+        ("/v1/items?q=%zz+1", "q", "%zz 1"),
+        ("/v1/items?q=%c3%a9", "q", "é"),
     ])
     func valueOf(uri: String, name: String, expected: String) {
         #expect(URI(uri).formValue(name) == expected)
