@@ -202,6 +202,35 @@ struct NavigationAdditionsRouteTests {
         }
     }
 
+    /// A feed request's checks in the contract's order: every malformed parameter (`topics`, the
+    /// cursor, `clientID`) is a `400` before another user's device is a `404`, and that before a
+    /// filter outside the grammar or a `limit` out of range is a `422`; the snapshot's cursor is
+    /// checked before its filters.
+    @Test(arguments: ["/v1/changes", "/v1/changes/stream"])
+    func aFeedRequestIsCheckedInTheContractsOrder(route: String) async throws {
+        try await withTestApp { app in
+            try await app.test { client in
+                try await client.command(#"{"selectTab":{"tab":"settings"}}"#, clientID: "phone", token: app.editor)
+                let cases: [(query: String, token: String, status: HTTPResponse.Status, field: String)] = [
+                    ("topics=moods&filter=nme", app.editor, .badRequest, "topics"),
+                    ("since=garbage&filter=nme", app.editor, .badRequest, "since"),
+                    ("clientID=no%20spaces&filter=nme", app.editor, .badRequest, "clientID"),
+                    ("since=garbage&clientID=phone", app.otherEditor, .badRequest, "since"),
+                    ("clientID=phone&filter=nme", app.otherEditor, .notFound, ""),
+                    ("clientID=phone&filter=nme", app.editor, .unprocessableContent, "filter"),
+                ] + (route == "/v1/changes" ? [("clientID=phone&limit=0", app.otherEditor, .notFound, "")] : [])
+                for (query, token, status, field) in cases {
+                    let response = try await client.send(.get, "\(route)?\(query)", token: token)
+                    #expect(response.status == status && (response.errorField ?? "") == field, "\(query): \(response.status) \(response.errorField ?? "-")")
+                }
+                for query in ["filter=nme&since=garbage", "fromFilter=nme"] {
+                    let response = try await client.send(.get, "/v1/snapshot?\(query)", token: app.editor)
+                    #expect(response.status == .badRequest && response.errorField == "since", "\(query): \(response.status)")
+                }
+            }
+        }
+    }
+
     /// A feed request names its device with `clientID=`: malformed is `400`, another user's device
     /// `404`, and the presence topic is one of the topics.
     @Test func aFeedRequestNamesItsDevice() async throws {

@@ -21,9 +21,9 @@ extension FeedController {
         return .after(cursor)
     }
 
-    func filter(_ request: Request, user: UserID) throws -> FeedFilter {
-        let items = try Self.itemFilter(request, name: "filter")
-        guard let raw = request.query("topics") else { return FeedFilter(user: user, topics: [.item, .navigation], items: items) }
+    /// `topics=`: `400 invalidParameter` unless a comma-separated list of topic names; nil when absent.
+    static func topics(_ request: Request) throws -> Set<ChangeEntity>? {
+        guard let raw = request.query("topics") else { return nil }
         var topics = Set<ChangeEntity>()
         for name in raw.split(separator: ",", omittingEmptySubsequences: false) {
             guard let topic = Topic(rawValue: name.trimmingCharacters(in: .whitespaces)) else {
@@ -31,7 +31,7 @@ extension FeedController {
             }
             topics.insert(topic.entity)
         }
-        return FeedFilter(user: user, topics: topics, items: items)
+        return topics
     }
 
     /// An item filter parameter (`filter`, `fromFilter`), parsed and checked once: nil when absent;
@@ -50,19 +50,47 @@ extension FeedController {
         APIError.validationFailed(name, "\(name): at character \(error.position), expected \(error.expected)")
     }
 
-    /// The device a feed request names (`clientID=`), which it marks online while open; `400` when
-    /// malformed, `404` when it is another user's.
-    func device(of request: Request, user: UserID) async throws -> ClientID? {
-        guard let raw = request.query("clientID") else { return nil }
-        guard let clientID = ClientID(raw) else { throw APIError.invalidParameter("clientID", ClientID.rule) }
+    /// A feed request's parameters, the same for every transport, checked in the contract's order:
+    /// each malformed one (`topics`, the cursor, `clientID`) is a 400 before the device of another
+    /// user is a 404, and that before a filter outside the grammar is a 422.
+    struct Parameters {
+        let topics: Set<ChangeEntity>?
+        let start: FeedStart
+        let clientID: ClientID?
+    }
+
+    /// The 400s of a feed request: its topics, cursor and device, each well-formed.
+    func parameters(of request: Request, lastEventID: String? = nil) throws -> Parameters {
+        let topics = try Self.topics(request)
+        let start = try start(of: request, lastEventID: lastEventID)
+        let clientID = try request.query("clientID").map { raw in
+            guard let clientID = ClientID(raw) else { throw APIError.invalidParameter("clientID", ClientID.rule) }
+            return clientID
+        }
+        return Parameters(topics: topics, start: start, clientID: clientID)
+    }
+
+    /// The device a feed request names (`clientID=`), which it marks online while open: `404` when
+    /// it is another user's.
+    func device(_ clientID: ClientID?, user: UserID) async throws -> ClientID? {
+        guard let clientID else { return nil }
         _ = try await database.navigation(clientID: clientID, user: user)
         presence.seen(clientID, user: user)
         return clientID
     }
 
-    func parse(_ request: Request, user: UserID, lastEventID: String?) async throws -> Subscription {
-        let filter = try filter(request, user: user)
-        let start = try start(of: request, lastEventID: lastEventID)
-        return try await Subscription.resolve(start, filter: filter, in: database)
+    /// What the request follows: its topics (items and navigation by default) and `filter=`
+    /// (`422` when outside the grammar).
+    func filter(_ parameters: Parameters, request: Request, user: UserID) throws -> FeedFilter {
+        let items = try Self.itemFilter(request, name: "filter")
+        return FeedFilter(user: user, topics: parameters.topics ?? [.item, .navigation], items: items)
+    }
+
+    /// A streamed feed request (SSE, WebSocket) checked and resolved: its device and where it starts.
+    func parse(_ request: Request, user: UserID, lastEventID: String?) async throws -> (device: ClientID?, start: Subscription) {
+        let parameters = try parameters(of: request, lastEventID: lastEventID)
+        let device = try await device(parameters.clientID, user: user)
+        let filter = try filter(parameters, request: request, user: user)
+        return (device, try await Subscription.resolve(parameters.start, filter: filter, in: database))
     }
 }

@@ -9,12 +9,12 @@ extension FeedController {
         let caller = context.caller
         let rawLimit = try request.intQuery("limit")
         let rawWait = try request.intQuery("wait")
-        let filter = try filter(request, user: caller.user)
-        let from = try start(of: request)
+        let parameters = try parameters(of: request)
+        let device = try await device(parameters.clientID, user: caller.user)
+        let filter = try filter(parameters, request: request, user: caller.user)
         let limit = try APIError.checked("limit", rawLimit, default: 100, in: 1...1000)
         let wait = try APIError.checked("wait", rawWait, default: 0, in: 0...60)
-        let device = try await device(of: request, user: caller.user)
-        let start = try await Subscription.resolve(from, filter: filter, in: database)
+        let start = try await Subscription.resolve(parameters.start, filter: filter, in: database)
         let hold = FeedHold(
             lease: try limits.acquire(token: caller.id), device: device, user: caller.user, presence: presence, transport: .longPoll)
         defer { hold.release() }

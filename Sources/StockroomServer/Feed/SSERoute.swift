@@ -7,9 +7,7 @@ import StockroomWire
 extension FeedController {
     @Sendable func stream(_ request: Request, context: CallerContext) async throws -> Response {
         let caller = context.caller
-        // The device first: a malformed clientID is a bad request whatever the cursor.
-        let device = try await device(of: request, user: caller.user)
-        let start = try await parse(request, user: caller.user, lastEventID: request.headers[Self.lastEventID])
+        let (device, start) = try await parse(request, user: caller.user, lastEventID: request.headers[Self.lastEventID])
         let lease = try limits.acquire(token: caller.id)
         // Read after the start resolved: the catch-up is the entries from the start up to this head.
         let head = FeedCursor(epoch: database.epoch, seq: max(database.hub.head, start.seq))

@@ -11,11 +11,14 @@ import StockroomWire
 extension FeedController {
     @Sendable func snapshot(_ request: Request, context: CallerContext) async throws -> Response {
         let caller = context.caller
+        // The cursor's 400s before the filters' 422s.
+        let since = try request.query("since").map { try Self.parseStart($0, field: "since") }
+        if since == nil, request.query("fromFilter") != nil {
+            throw APIError.invalidParameter("since", "fromFilter needs since: the cursor the client holds its items at")
+        }
         let filter = try Self.itemFilter(request, name: "filter")
         let fromFilter = try Self.itemFilter(request, name: "fromFilter")
-        if fromFilter != nil || request.query("since") != nil {
-            return try await refilter(request, from: fromFilter, to: filter)
-        }
+        if let since { return try await refilter(from: fromFilter, to: filter, since: since) }
         let pipe = database.streamSnapshot(user: caller.user, items: filter, depth: 4, stallTimeout: settings.writeTimeout)
         return try await streamed(pipe, headers: [.contentType: Reply.jsonContentType, .cacheControl: "no-store"], context: context)
     }
@@ -71,11 +74,8 @@ extension FeedController {
 
     /// `{"items": [Item], "removed": [id], "cursor"}`: what a client at `since` under `old` (absent:
     /// every item) needs to follow `new` (absent: every item) from `cursor`.
-    func refilter(_ request: Request, from old: ItemFilter?, to new: ItemFilter?) async throws -> Response {
-        guard let raw = request.query("since") else {
-            throw APIError.invalidParameter("since", "fromFilter needs since: the cursor the client holds its items at")
-        }
-        let since = try await database.resolve(try Self.parseStart(raw, field: "since"))
+    func refilter(from old: ItemFilter?, to new: ItemFilter?, since start: FeedStart) async throws -> Response {
+        let since = try await database.resolve(start)
         let delta = try await database.refilter(from: old, to: new, since: since)
         var json = JSONWriter(capacity: 256 + delta.items.count * 200 + delta.removed.count * 40)
         Self.write(delta, to: &json)

@@ -26,8 +26,7 @@ extension FeedController {
             throw error
         }
         if WebSocketUpgrade.acceptValue(request.head) == nil { throw WebSocketUpgrade.handshakeError(request.head) }
-        let device = try await device(of: request, user: caller.user)
-        let start = try await parse(request, user: caller.user, lastEventID: nil)
+        let (device, start) = try await parse(request, user: caller.user, lastEventID: nil)
         let database = self.database
         let settings = self.settings
         let limits = self.limits
