@@ -126,6 +126,32 @@ extension FeedTests {
         }
     }
 
+    /// A long-poll whose client disconnects while it waits lets go of its subscription (and its
+    /// place under the subscriber caps) then, not when its `wait` runs out a minute later.
+    @Test(.timeLimit(.minutes(10)))
+    func aClosedLongPollIsNoticedWithoutWaitingForItsWait() async throws {
+        try await withTestApp { app in
+            let settings = try Settings(reader: app.reader())
+            let server = buildApplication(settings: settings, database: app.database, logger: Logger(label: "test"))
+            let hub = app.database.hub
+            try await server.test(.live) { client in
+                let port = try #require(client.port)
+                let request = "GET /v1/changes?since=now&wait=60 HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(app.viewer)\r\n\r\n"
+                // The poll stays open on a duplicate of its descriptor until shut down below.
+                let poll = try await blocking {
+                    let socket = try RawSocket(port: port, path: "", raw: request)
+                    return withExtendedLifetime(socket) { dup(socket.descriptor) }
+                }
+                defer { close(poll) }
+                try await eventually("the poll subscribes") { hub.subscriberCount > 0 }
+                #expect(hub.subscriberCount == 1)
+                shutdown(poll, Int32(SHUT_RDWR))
+                // Well before the poll's own 60 s end, which would let go of it anyway.
+                try await eventually("the closed poll unsubscribes", timeout: .seconds(30)) { hub.subscriberCount == 0 }
+            }
+        }
+    }
+
     @Test func aRestartedServerContinuesTheSameFeed() async throws {
         try await withTestApp { app in
             let cursor: String = try await app.live { client in

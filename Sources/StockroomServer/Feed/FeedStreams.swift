@@ -4,7 +4,8 @@ import ServiceLifecycle
 import StockroomStorage
 import Synchronization
 
-/// The feed's open streams (SSE and WebSocket) and the one task that keeps time for all of them:
+/// The feed's open streams (SSE and WebSocket, and long-polls while they may wait, so that a
+/// client's close ends them: `inputClosed`) and the one task that keeps time for all of them:
 /// each tick it ends the wait of every stream whose heartbeat is due, and cuts off every stream
 /// whose write has outlasted the write timeout (a client that stopped reading). A stream itself
 /// runs no timer and no watchdog task: an idle stream is one suspended task (a WebSocket) or no

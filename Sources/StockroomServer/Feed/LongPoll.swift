@@ -20,6 +20,12 @@ extension FeedController {
         defer { hold.release() }
         let subscription = database.hub.subscribe(start.filter)
         defer { subscription.cancel() }
+        // A client that closes its side while the poll may wait ends the wait at once
+        // (`inputClosed`), so its subscription and its place under the caps go with it.
+        let watched = wait == 0 ? nil : streams.register(
+            subscription: subscription, channel: context.channel, transport: .longPoll, close: { subscription.cancel() })
+        defer { watched.map(streams.remove) }
+        if watched != nil { InputClosedWatch.recheck(context.channel) }
         let token = TokenCheck(database: database, tokenID: caller.id)
         var page = try await start.read(after: start.seq, in: database) {
             try await database.readEncodedChanges(after: $0, filter: start.filter, limit: limit)
