@@ -348,6 +348,23 @@ struct ItemsRouteTests {
 
     /// As HTML forms, `URLSearchParams` and Python's `requests` write a query: `+` is a space, a
     /// literal `+` is `%2B`.
+    /// A malformed id is a 404 whose message quotes the id cut to 64 characters, however long the path.
+    @Test func aLongMalformedIdIsQuotedShort() async throws {
+        try await withTestApp { app in
+            try await app.test { client in
+                let long = String(repeating: "x", count: 4000)
+                for (method, json) in [(HTTPRequest.Method.get, nil), (.put, draftJSON(name: "x")), (.delete, nil)] as [(HTTPRequest.Method, String?)] {
+                    let response = try await client.send(method, "/v1/items/\(long)", token: app.editor, json: json)
+                    #expect(response.status == .notFound && response.errorCode == "notFound")
+                    let message = try #require((response.json["error"] as? [String: Any])?["message"] as? String)
+                    #expect(message == "no item " + String(repeating: "x", count: 64) + "...")
+                }
+                let short = try await client.send(.get, "/v1/items/not-an-id", token: app.viewer)
+                #expect(try (short.json["error"] as? [String: Any])?["message"] as? String == "no item not-an-id")
+            }
+        }
+    }
+
     @Test func aPlusInTheQueryIsASpace() async throws {
         try await withTestApp { app in
             try await app.test { client in

@@ -110,10 +110,12 @@ struct ItemsController {
         }
     }
 
-    /// The item id of the path; a malformed one names no item (404).
+    /// The item id of the path; a malformed one names no item (404), quoted up to 64 characters.
     static func itemID(_ context: CallerContext) throws -> ItemID {
         let raw = context.parameters.get("id") ?? ""
-        guard let id = ItemID(raw) else { throw APIError.notFound("no item \(raw)") }
+        guard let id = ItemID(raw) else {
+            throw APIError.notFound("no item \(raw.count > 64 ? raw.prefix(64) + "..." : raw)")
+        }
         return id
     }
 
