@@ -223,10 +223,13 @@ struct NavigationAdditionsRouteTests {
                     let response = try await client.send(.get, "\(route)?\(query)", token: token)
                     #expect(response.status == status && (response.errorField ?? "") == field, "\(query): \(response.status) \(response.errorField ?? "-")")
                 }
-                for query in ["filter=nme&since=garbage", "fromFilter=nme"] {
+                for query in ["filter=nme&since=garbage", "fromFilter=nme&since=garbage"] {
                     let response = try await client.send(.get, "/v1/snapshot?\(query)", token: app.editor)
                     #expect(response.status == .badRequest && response.errorField == "since", "\(query): \(response.status)")
                 }
+                // fromFilter without a cursor: each parameter well-formed, the pair not.
+                let noSince = try await client.send(.get, "/v1/snapshot?fromFilter=quantity%20%3E%201", token: app.editor)
+                #expect(noSince.status == .unprocessableContent && noSince.errorField == "since")
             }
         }
     }

@@ -11,13 +11,14 @@ import StockroomWire
 extension FeedController {
     @Sendable func snapshot(_ request: Request, context: CallerContext) async throws -> Response {
         let caller = context.caller
-        // The cursor's 400s before the filters' 422s.
+        // A malformed cursor (400) before the filters (422), and a fromFilter without a cursor
+        // (422: each parameter well-formed, the pair not) after them.
         let since = try request.query("since").map { try Self.parseStart($0, field: "since") }
-        if since == nil, request.query("fromFilter") != nil {
-            throw APIError.invalidParameter("since", "fromFilter needs since: the cursor the client holds its items at")
-        }
         let filter = try Self.itemFilter(request, name: "filter")
         let fromFilter = try Self.itemFilter(request, name: "fromFilter")
+        if since == nil, request.query("fromFilter") != nil {
+            throw APIError.validationFailed("since", "fromFilter needs since: the cursor the client holds its items at")
+        }
         if let since { return try await refilter(from: fromFilter, to: filter, since: since) }
         let pipe = database.streamSnapshot(user: caller.user, items: filter, depth: 4, stallTimeout: settings.writeTimeout)
         return try await streamed(pipe, headers: [.contentType: Reply.jsonContentType, .cacheControl: "no-store"], context: context)
