@@ -1,5 +1,6 @@
 import Foundation
 import StockroomPostgres
+import StockroomStore
 import NIOCore
 
 /// Why the server could not start, said so that an operator knows what to do.
@@ -15,6 +16,9 @@ public enum StartupError: Error, CustomStringConvertible {
 
     public var description: String {
         switch self {
+        case .database(let path, let underlying as DatabaseFileLock.Held):
+            let absolute = URL(fileURLWithPath: path).standardizedFileURL.path
+            return "cannot open the database \(absolute): \(underlying)."
         case .database(let path, let underlying):
             let absolute = URL(fileURLWithPath: path).standardizedFileURL.path
             return "cannot open the database \(absolute): \(Self.reason(underlying)). "

@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import ServiceLifecycle
 import StockroomPostgres
@@ -23,19 +24,28 @@ public enum StorageOpening {
             }
         }
         do {
-            return (try openSQLite(settings, logger: logger, writesInFlight: writesInFlight), [])
+            let (database, lock) = try openSQLite(settings, logger: logger, writesInFlight: writesInFlight)
+            return (database, [DatabaseLockService(lock: lock)])
         } catch {
             throw StartupError.database(path: settings.databasePath, underlying: error)
         }
     }
 
-    /// Opens the configured database, creating and migrating it if needed. `writesInFlight` is the
-    /// server's count of its write requests, which the store reads as a hint.
-    public static func openSQLite(_ settings: Settings, logger: Logger, writesInFlight: WritesInFlight = WritesInFlight()) throws -> AppDatabase {
+    /// Opens the configured database, creating and migrating it if needed, with its lock taken
+    /// shared first (`DatabaseFileLock`: `restore` refuses while it is held, and this throws
+    /// `DatabaseFileLock.Held` while a restore runs). The caller holds the lock for as long as
+    /// it uses the database. `writesInFlight` is the server's count of its write requests, which
+    /// the store reads as a hint.
+    public static func openSQLite(_ settings: Settings, logger: Logger, writesInFlight: WritesInFlight = WritesInFlight()) throws
+        -> (database: AppDatabase, lock: DatabaseFileLock)
+    {
+        let folder = URL(fileURLWithPath: settings.databasePath).deletingLastPathComponent()
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let lock = try DatabaseFileLock(database: settings.databasePath, mode: .shared)
         var database = try AppDatabase.open(
             path: settings.databasePath, synchronous: settings.synchronous, busyTimeout: .seconds(settings.busyTimeoutSeconds),
             writesInFlight: writesInFlight, logger: logger)
         database.limits = StoreLimits(clientsPerUser: settings.limits.clientsPerUser)
-        return database
+        return (database, lock)
     }
 }

@@ -33,7 +33,8 @@ extension AppDatabase {
         }
     }
 
-    /// Replaces the database at `path` with the backup at `source`, for a stopped server: checks the
+    /// Replaces the database at `path` with the backup at `source`, for a stopped server (refused
+    /// with `DatabaseFileLock.Held` while anything holds the database's lock): checks the
     /// backup (a SQLite file, intact, with no migration this binary does not know), copies it beside
     /// `path`, migrates the copy and gives it a new epoch, so that every cursor from before gets
     /// `resyncRequired`, and only then moves it into place. On any error nothing is replaced.
@@ -74,6 +75,10 @@ extension AppDatabase {
 
         let target = URL(fileURLWithPath: path)
         try FileManager.default.createDirectory(at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
+        // Held until the new file is in place: a server that has the old one open refuses the
+        // restore, and one that starts meanwhile refuses to start.
+        let lock = try DatabaseFileLock(database: target.path, mode: .exclusive)
+        defer { lock.release() }
         let partial = target.path + ".restoring"
         removeDatabaseFiles(at: partial)
         do {

@@ -7,6 +7,7 @@ import StockroomServer
 import StockroomStorage
 import StockroomStore
 import SystemPackage
+import Synchronization
 
 /// Options every subcommand shares: where the database and the config file are.
 struct StorageOptions: ParsableArguments {
@@ -79,7 +80,9 @@ struct StorageOptions: ParsableArguments {
         }
         let logger = Startup.logger
         do {
-            return try StorageOpening.openSQLite(settings, logger: logger)
+            let (database, lock) = try StorageOpening.openSQLite(settings, logger: logger)
+            Startup.heldLocks.withLock { $0.append(lock) }
+            return database
         } catch {
             throw Startup.failure(StartupError.database(path: settings.databasePath, underlying: error).description)
         }
@@ -88,6 +91,9 @@ struct StorageOptions: ParsableArguments {
 
 /// How a command stops when it cannot start: one line on stderr saying what failed and what to do.
 enum Startup {
+    /// The database locks the command holds until it exits (`DatabaseFileLock`).
+    static let heldLocks = Mutex<[DatabaseFileLock]>([])
+
     /// The logger of the commands but `serve`: warnings and errors only, so their output stays their answer.
     static var logger: Logger {
         var logger = Logger(label: "stockroom")

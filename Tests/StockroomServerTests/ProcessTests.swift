@@ -5,6 +5,7 @@ import Logging
 import Foundation
 import NIOCore
 import StockroomCore
+import StockroomStore
 import StockroomWire
 import TestSupport
 import Testing
@@ -168,6 +169,13 @@ struct ProcessTests {
 
         kill(first.process.processIdentifier, SIGKILL)
         #expect(await first.waitForExit() == SIGKILL)
+
+        // A server does not start on a file that a restore is replacing (here, one holding its lock).
+        let restoring = try DatabaseFileLock(database: databasePath, mode: .exclusive)
+        let blocked = try await StockroomProcess.run(["serve", "--db-path", databasePath, "--http-port", "0"], in: directory, environment: [:])
+        restoring.release()
+        #expect(blocked.status != 0)
+        #expect(blocked.error.contains("being replaced by `stockroom restore`"), "\(blocked.error)")
 
         let second = try await StockroomProcess.serve(databasePath: databasePath, in: directory)
         var get = HTTPClientRequest(url: "http://127.0.0.1:\(second.port)/v1/items/\(item.id)")
@@ -472,6 +480,15 @@ struct ProcessTests {
         #expect(backup.status == 0, "\(backup.error)")
         #expect(backup.output.contains("integrity ok"))
         #expect(try await live.request(.POST, "/v1/items", token: token, json: draftJSON(name: "After the backup")).status == 201)
+
+        // A restore under the running server is refused: it would serve the replaced file on, and
+        // lose what it acknowledged after.
+        let underServer = try await StockroomProcess.run(["restore", "--from", backupPath, "--db-path", databasePath], in: directory, environment: [:])
+        #expect(underServer.status == 1)
+        #expect(underServer.error.contains("in use") && underServer.error.contains("nothing replaced"), "\(underServer.error)")
+        #expect(try await live.request(.POST, "/v1/items", token: token, json: draftJSON(name: "After the refused restore")).status == 201)
+        let served = try await live.drain(since: nil, token: token).changes.compactMap(\.item?.name)
+        #expect(served.contains("After the backup") && served.contains("After the refused restore"))
         kill(first.process.processIdentifier, SIGTERM)
         #expect(await first.waitForExit() == 0)
 
@@ -494,6 +511,13 @@ struct ProcessTests {
         let restore = try await StockroomProcess.run(["restore", "--from", backupPath, "--db-path", databasePath], in: directory, environment: [:])
         #expect(restore.status == 0, "\(restore.error)")
         #expect(restore.output.contains("new epoch"))
+
+        // A server does not start on a file that a restore is replacing (here, one holding its lock).
+        let restoring = try DatabaseFileLock(database: databasePath, mode: .exclusive)
+        let blocked = try await StockroomProcess.run(["serve", "--db-path", databasePath, "--http-port", "0"], in: directory, environment: [:])
+        restoring.release()
+        #expect(blocked.status != 0)
+        #expect(blocked.error.contains("being replaced by `stockroom restore`"), "\(blocked.error)")
 
         let second = try await StockroomProcess.serve(databasePath: databasePath, in: directory)
         let restored = LiveServer(port: second.port)
