@@ -131,12 +131,15 @@ struct FilteredFeedRouteTests {
                     received.append(try await next())
                     try await outbound.write(.text(#"{"setFilter":{"filter":"quantity <"}}"#))
                     received.append(try await next())
+                    // A misspelled key is refused, not read as "no filter" (which would widen the stream).
+                    try await outbound.write(.text(#"{"setFilter":{"filtr":"quantity >= 100"}}"#))
+                    received.append(try await next())
                     try await Self.update(server, app, a, quantity: 3)
                     received.append(try await next())
                     try await outbound.close(.normalClosure, reason: nil)
                 }
                 let all = received.all
-                try #require(all.count == 5)
+                try #require(all.count == 6)
                 #expect(try [all[0], all[1]].map { try FeedChange.decode($0).item?.id } == [a.id, b.id])
                 struct Refiltered: Decodable { let refilter: Delta }
                 let refilter = try JSONCoding.decoder().decode(Refiltered.self, from: Data(all[2].utf8)).refilter
@@ -149,7 +152,9 @@ struct FilteredFeedRouteTests {
                 }
                 let refused = try JSONCoding.decoder().decode(ErrorMessage.self, from: Data(all[3].utf8)).error
                 #expect(refused.code == "validationFailed" && refused.message.contains("at character 11"), "\(all[3])")
-                let moved = try JSONCoding.decoder().decode(Change.self, from: Data(all[4].utf8))
+                let misspelled = try JSONCoding.decoder().decode(ErrorMessage.self, from: Data(all[4].utf8)).error
+                #expect(misspelled.code == "invalidJSON" && misspelled.message.contains(#"unknown key "filtr""#), "\(all[4])")
+                let moved = try JSONCoding.decoder().decode(Change.self, from: Data(all[5].utf8))
                 #expect(moved.id == a.id.description && moved.move == .in && moved.seq == 4)
             }
         }

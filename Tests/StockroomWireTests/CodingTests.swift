@@ -336,4 +336,24 @@ struct CodingTests {
         let now = Timestamp.now()
         #expect(Timestamp.date(milliseconds: Timestamp.milliseconds(now)) == now)
     }
+
+    // MARK: the feed's WebSocket message
+
+    @Test("setFilter: filter null or absent is every item; any other key is refused")
+    func feedSocketMessage() throws {
+        func decode(_ json: String) throws -> FeedSocketMessage {
+            try JSONCoding.decoder().decode(FeedSocketMessage.self, from: Data(json.utf8))
+        }
+        #expect(try decode(#"{"setFilter":{"filter":"quantity >= 2"}}"#).setFilter.filter == "quantity >= 2")
+        #expect(try decode(#"{"setFilter":{"filter":null}}"#).setFilter.filter == nil)
+        #expect(try decode(#"{"setFilter":{}}"#).setFilter.filter == nil)
+        for refused in [
+            #"{"setFilter":{"filtr":"quantity >= 2"}}"#, #"{"setFilter":{"filter":null,"extra":1}}"#,
+            #"{"setFilter":{"filter":"x"},"also":{}}"#, #"{"setfilter":{"filter":"x"}}"#, #"{}"#, #"[]"#,
+        ] {
+            #expect(throws: DecodingError.self, "\(refused)") { try decode(refused) }
+        }
+        let encoded = try JSONCoding.encoder().encode(FeedSocketMessage(setFilter: .init(filter: nil)))
+        #expect(String(decoding: encoded, as: UTF8.self) == #"{"setFilter":{"filter":null}}"#)
+    }
 }

@@ -14,10 +14,15 @@ extension FeedController {
 
     /// Applies one client message; the error to answer when it is not a valid `setFilter`.
     static func handle(_ message: WebSocketMessage, control: FilterControl) -> APIError? {
-        guard case .text(let text) = message,
-            let parsed = try? JSONCoding.decoder().decode(FeedSocketMessage.self, from: Data(text.utf8))
-        else {
-            return APIError.invalidJSON(#"a message must be {"setFilter": {"filter": "…"}}"#)
+        let shape = #"a message must be {"setFilter": {"filter": "…"}}"#
+        guard case .text(let text) = message else { return APIError.invalidJSON(shape) }
+        let parsed: FeedSocketMessage
+        do {
+            parsed = try JSONCoding.decoder().decode(FeedSocketMessage.self, from: Data(text.utf8))
+        } catch DecodingError.dataCorrupted(let context) where context.debugDescription.hasPrefix("unknown key") {
+            return APIError.invalidJSON("\(shape); \(context.debugDescription) is not one of its keys")
+        } catch {
+            return APIError.invalidJSON(shape)
         }
         guard let raw = parsed.setFilter.filter else {
             control.request(nil)

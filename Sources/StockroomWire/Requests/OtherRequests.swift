@@ -55,7 +55,9 @@ public struct StatusBody: Hashable, Sendable, Codable {
 }
 
 /// A message a client sends on the feed's WebSocket: `{"setFilter": {"filter": "…"}}` changes the
-/// stream's item filter in place (`filter` null or absent: every item). Encodable for the SDK.
+/// stream's item filter in place (`filter` null or absent: every item). Any other key, at either
+/// level, is refused, so that a misspelled `filter` is an error rather than a stream of every item.
+/// Encoded with `filter` always written (`null` for every item).
 public struct FeedSocketMessage: Hashable, Sendable, Codable {
     public struct SetFilter: Hashable, Sendable, Codable {
         /// The new filter's text, in the grammar of `filter=`; nil for every item.
@@ -64,11 +66,50 @@ public struct FeedSocketMessage: Hashable, Sendable, Codable {
         public init(filter: String?) {
             self.filter = filter
         }
+
+        private enum CodingKeys: String, CodingKey { case filter }
+
+        public init(from decoder: any Decoder) throws {
+            try decoder.refuseKeys(other: ["filter"])
+            filter = try decoder.container(keyedBy: CodingKeys.self).decodeNullable(String.self, forKey: .filter)
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encodeNullable(filter, forKey: .filter)
+        }
     }
 
     public let setFilter: SetFilter
 
     public init(setFilter: SetFilter) {
         self.setFilter = setFilter
+    }
+
+    private enum CodingKeys: String, CodingKey { case setFilter }
+
+    public init(from decoder: any Decoder) throws {
+        try decoder.refuseKeys(other: ["setFilter"])
+        setFilter = try decoder.container(keyedBy: CodingKeys.self).decode(SetFilter.self, forKey: .setFilter)
+    }
+}
+
+/// Any key of a JSON object, to see the keys a `CodingKeys` enum would pass over.
+private struct NamedKey: CodingKey {
+    let stringValue: String
+    var intValue: Int? { nil }
+    init(stringValue: String) { self.stringValue = stringValue }
+    init?(intValue: Int) { nil }
+}
+
+extension Decoder {
+    /// Throws `dataCorrupted` naming (cut to 64 characters) the first key of this object that is not one of `known`.
+    fileprivate func refuseKeys(other known: Set<String>) throws {
+        let container = try container(keyedBy: NamedKey.self)
+        if let unknown = container.allKeys.first(where: { !known.contains($0.stringValue) }) {
+            let name = unknown.stringValue.count > 64 ? unknown.stringValue.prefix(64) + "..." : unknown.stringValue
+            throw DecodingError.dataCorrupted(
+                DecodingError.Context(codingPath: codingPath + [unknown], debugDescription: "unknown key \"\(name)\""))
+        }
     }
 }
