@@ -16,7 +16,7 @@ extension FeedController {
         let since = try request.query("since").map { try Self.parseStart($0, field: "since") }
         let filter = try Self.itemFilter(request, name: "filter")
         let fromFilter = try Self.itemFilter(request, name: "fromFilter")
-        if since == nil, request.query("fromFilter") != nil {
+        if since == nil, fromFilter != nil {
             throw APIError.validationFailed("since", "fromFilter needs since: the cursor the client holds its items at")
         }
         if let since { return try await refilter(from: fromFilter, to: filter, since: since) }

@@ -27,7 +27,8 @@ extension URI {
         let plus = UInt8(ascii: "+"), percent = UInt8(ascii: "%"), space = UInt8(ascii: " ")
         let utf8 = raw.utf8
         guard utf8.contains(where: { $0 == plus || $0 == percent }) else { return String(raw) }
-        let spaced = String(decoding: utf8.map { $0 == plus ? space : $0 }, as: UTF8.self)
+        // As sent with `+` a space: built only when the escapes do not decode.
+        func spaced() -> String { String(decoding: utf8.map { $0 == plus ? space : $0 }, as: UTF8.self) }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(utf8.count)
         var index = utf8.startIndex
@@ -38,13 +39,13 @@ extension URI {
                 bytes.append(byte == plus ? space : byte)
                 continue
             }
-            guard index < utf8.endIndex, let high = hexValue(utf8[index]) else { return spaced }
+            guard index < utf8.endIndex, let high = hexValue(utf8[index]) else { return spaced() }
             utf8.formIndex(after: &index)
-            guard index < utf8.endIndex, let low = hexValue(utf8[index]) else { return spaced }
+            guard index < utf8.endIndex, let low = hexValue(utf8[index]) else { return spaced() }
             utf8.formIndex(after: &index)
             bytes.append(high << 4 | low)
         }
-        return String(validating: bytes, as: UTF8.self) ?? spaced
+        return String(validating: bytes, as: UTF8.self) ?? spaced()
     }
 
     private static func hexValue(_ byte: UInt8) -> UInt8? {
