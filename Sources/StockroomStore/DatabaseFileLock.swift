@@ -7,8 +7,10 @@ import Synchronization
 
 /// An advisory lock (`flock(2)`) on the file `<database>.lock` beside a SQLite database, so that a
 /// `restore`, which replaces the database file, never runs under a process that has it open: the
-/// server and the commands that use the file hold it shared, `restore` holds it exclusive. Neither
-/// waits: a lock held the other way is an error that says who holds it. The lock is a file of its
+/// server and the commands that use the file hold it shared, `restore` holds it exclusive. Each
+/// waits a little (`patience`) for a lock held the other way, then gives up with an error that says
+/// who holds it: a process that forks while holding the lock shares it with the child until the
+/// child execs, so a lock can outlive its release for a moment. The lock is a file of its
 /// own because SQLite's locks on the database are POSIX record locks, which closing any other
 /// descriptor of that file would drop. The kernel lets go of it when the process ends, however it ends.
 public final class DatabaseFileLock: Sendable {
@@ -46,16 +48,22 @@ public final class DatabaseFileLock: Sendable {
     public let path: String
     private let descriptor: Mutex<Int32?>
 
-    /// Takes the lock of the database at `databasePath` (its folder must exist), or throws `Held`
-    /// at once if it is held the other way.
-    public init(database databasePath: String, mode: Mode) throws {
+    /// Takes the lock of the database at `databasePath` (its folder must exist), trying every 20 ms
+    /// while it is held the other way, and throwing `Held` once `patience` has passed.
+    public init(database databasePath: String, mode: Mode, patience: Duration = .seconds(2)) throws {
         path = Self.path(forDatabase: databasePath)
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw Failed(lockPath: path, errno: errno) }
         let operation = (mode == .shared ? LOCK_SH : LOCK_EX) | LOCK_NB
+        let clock = ContinuousClock()
+        let deadline = clock.now + patience
         while flock(fd, operation) != 0 {
             let error = errno
             if error == EINTR { continue }
+            if error == EWOULDBLOCK, clock.now < deadline {
+                usleep(20_000)
+                continue
+            }
             close(fd)
             if error == EWOULDBLOCK { throw Held(lockPath: path, wanted: mode) }
             throw Failed(lockPath: path, errno: error)

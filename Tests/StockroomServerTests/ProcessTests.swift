@@ -170,13 +170,6 @@ struct ProcessTests {
         kill(first.process.processIdentifier, SIGKILL)
         #expect(await first.waitForExit() == SIGKILL)
 
-        // A server does not start on a file that a restore is replacing (here, one holding its lock).
-        let restoring = try DatabaseFileLock(database: databasePath, mode: .exclusive)
-        let blocked = try await StockroomProcess.run(["serve", "--db-path", databasePath, "--http-port", "0"], in: directory, environment: [:])
-        restoring.release()
-        #expect(blocked.status != 0)
-        #expect(blocked.error.contains("being replaced by `stockroom restore`"), "\(blocked.error)")
-
         let second = try await StockroomProcess.serve(databasePath: databasePath, in: directory)
         var get = HTTPClientRequest(url: "http://127.0.0.1:\(second.port)/v1/items/\(item.id)")
         get.headers.add(name: "Authorization", value: "Bearer \(token)")
