@@ -51,6 +51,7 @@ public func buildApplication(
 ) -> some ApplicationProtocol {
     StockroomMetrics.bootstrap()
     LogOutput.registerMetrics()
+    FeedController.registerMetrics()
     if MemoryTrimmer.takeOverTrimming(environment: ProcessInfo.processInfo.environment) {
         logger.info("allocator", metadata: ["trimThreshold": "\(MemoryTrimmer.trimThreshold)", "mmapThreshold": "\(MemoryTrimmer.mmapThreshold)"])
     } else {

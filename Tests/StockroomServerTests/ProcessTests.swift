@@ -186,7 +186,8 @@ struct ProcessTests {
 
     /// The real binary's request log: one line per request in swift-log's form, written by the
     /// log's own thread (`RequestLine`), with the request id, method, path without the query,
-    /// status and duration; and `/metrics` counts dropped lines from 0.
+    /// status and duration; and `/metrics` shows its counters and gauges from 0, before their first
+    /// event (a series that appears only once something went wrong cannot be alerted on by rate).
     @Test(.timeLimit(.minutes(10)))
     func eachRequestIsLoggedOnceWithItsFields() async throws {
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -194,7 +195,16 @@ struct ProcessTests {
         defer { kill(server.process.processIdentifier, SIGKILL) }
         let live = LiveServer(port: server.port)
         let metrics = String(decoding: try await live.request(.GET, "/metrics?secret=1", token: nil).body, as: UTF8.self)
-        #expect(metrics.contains("stockroom_log_lines_dropped_total 0"))
+        for series in [
+            "stockroom_log_lines_dropped_total", #"stockroom_limit_refusals_total{limit="subscribers"}"#,
+            #"stockroom_limit_refusals_total{limit="subscribersPerToken"}"#, #"stockroom_limit_refusals_total{limit="connections"}"#,
+            #"stockroom_feed_stalled_disconnects_total{transport="sse"}"#, #"stockroom_feed_stalled_disconnects_total{transport="ws"}"#,
+            #"stockroom_feed_changes_sent_total{transport="longpoll"}"#, #"stockroom_feed_subscribers{transport="ws"}"#,
+            "stockroom_snapshot_streams",
+        ] {
+            let lines = metrics.split(separator: "\n")
+            #expect(lines.contains { $0 == "\(series) 0" || $0 == "\(series) 0.0" }, "\(series) is not at 0 in /metrics")
+        }
         let log = try await server.waitForOutput(containing: "http.path=/metrics")
         let line = try #require(log.split(separator: "\n").first { $0.contains("http.path=/metrics") })
         let fields = line.split(separator: " ")

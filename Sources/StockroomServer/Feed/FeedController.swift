@@ -52,6 +52,12 @@ struct FeedController {
 
     static let subscribers = SubscriberGauges()
 
+    /// Makes the feed's metrics now, each series of each transport, so that `/metrics` shows
+    /// them at 0 from the start rather than from their first event (the server calls it at startup).
+    static func registerMetrics() {
+        _ = (subscribers, sentCounters, FeedStreams.stalledDisconnects, SubscriberLimits.refusals, snapshotStreams)
+    }
+
     static func sent(_ count: Int, transport: FeedTransport) {
         guard count > 0 else { return }
         sentCounters[transport].increment(by: count)

@@ -8,6 +8,12 @@ final class SubscriberLimits: Sendable {
     private let maxPerToken: Int
     private let counts = Mutex<(total: Int, perToken: [TokenID: Int])>((0, [:]))
 
+    /// `stockroom_limit_refusals_total` of each cap, made once (at startup: `FeedController.registerMetrics`).
+    static let refusals = (
+        total: Counter(label: "stockroom_limit_refusals_total", dimensions: [("limit", "subscribers")]),
+        perToken: Counter(label: "stockroom_limit_refusals_total", dimensions: [("limit", "subscribersPerToken")])
+    )
+
     init(maxTotal: Int, maxPerToken: Int) {
         self.maxTotal = maxTotal
         self.maxPerToken = maxPerToken
@@ -15,17 +21,17 @@ final class SubscriberLimits: Sendable {
 
     /// A place for one subscriber of `token`, held until the lease is released or dropped.
     func acquire(token: TokenID) throws -> Lease {
-        let refusal: (limit: String, message: String)? = counts.withLock { counts in
-            if counts.total >= maxTotal { return ("subscribers", "too many feed subscribers (\(maxTotal)); retry later") }
+        let refusal: (counter: Counter, message: String)? = counts.withLock { counts in
+            if counts.total >= maxTotal { return (Self.refusals.total, "too many feed subscribers (\(maxTotal)); retry later") }
             if counts.perToken[token, default: 0] >= maxPerToken {
-                return ("subscribersPerToken", "too many feed subscribers for this token (\(maxPerToken)); retry later")
+                return (Self.refusals.perToken, "too many feed subscribers for this token (\(maxPerToken)); retry later")
             }
             counts.total += 1
             counts.perToken[token, default: 0] += 1
             return nil
         }
         if let refusal {
-            Counter(label: "stockroom_limit_refusals_total", dimensions: [("limit", refusal.limit)]).increment()
+            refusal.counter.increment()
             var error = APIError(.unavailable, refusal.message)
             error.headers[.retryAfter] = "5"
             throw error
