@@ -21,6 +21,8 @@ extension AppDatabase {
         let partial = target.path + ".partial"
         Self.removeDatabaseFiles(at: partial)
         do {
+            // Readable by its owner only, as the live database is.
+            createPrivateFile(partial)
             let copy = try DatabaseQueue(path: partial)
             try writer.backup(to: copy)
             let summary = try Self.verify(copy, name: target.path)
@@ -82,6 +84,7 @@ extension AppDatabase {
         let partial = target.path + ".restoring"
         removeDatabaseFiles(at: partial)
         do {
+            createPrivateFile(partial)
             let copy = try DatabaseQueue(path: partial)
             try backup.backup(to: copy)
             try backup.close()

@@ -342,7 +342,7 @@ public struct AppDatabase: Sendable {
 }
 
 /// Creates an empty file readable and writable by its owner only (at file scope, where `open` is the C call).
-private func createPrivateFile(_ path: String) {
+func createPrivateFile(_ path: String) {
     let descriptor = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
     if descriptor >= 0 { close(descriptor) }
 }

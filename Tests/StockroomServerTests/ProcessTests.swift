@@ -482,6 +482,8 @@ struct ProcessTests {
         _ = try? await writer.value
         #expect(backup.status == 0, "\(backup.error)")
         #expect(backup.output.contains("integrity ok"))
+        let mode = try FileManager.default.attributesOfItem(atPath: backupPath)[.posixPermissions] as? Int
+        #expect(mode == 0o600, "a backup is its owner's only, as the live database is")
         #expect(try await live.request(.POST, "/v1/items", token: token, json: draftJSON(name: "After the backup")).status == 201)
 
         // A restore under the running server is refused: it would serve the replaced file on, and
