@@ -176,4 +176,58 @@ struct WebSocketCloseCodeTests {
             }
         }
     }
+
+    /// A client frame as RFC 6455 writes one: `masked` with a fixed key, the length in 7, 16 or 64 bits.
+    static func clientFrame(opcode: UInt8, fin: Bool = true, payload: [UInt8], masked: Bool = true) -> [UInt8] {
+        var frame: [UInt8] = [(fin ? 0x80 : 0) | opcode]
+        let maskBit: UInt8 = masked ? 0x80 : 0
+        switch payload.count {
+        case ..<126: frame.append(maskBit | UInt8(payload.count))
+        case ..<65536: frame += [maskBit | 126, UInt8(payload.count >> 8), UInt8(payload.count & 0xff)]
+        default: frame += [maskBit | 127] + (0..<8).reversed().map { UInt8((payload.count >> ($0 * 8)) & 0xff) }
+        }
+        guard masked else { return frame + payload }
+        let key: [UInt8] = [0x37, 0xfa, 0x21, 0x3d]
+        return frame + key + payload.enumerated().map { $0.element ^ key[$0.offset % 4] }
+    }
+
+    /// What breaks the protocol closes the WebSocket with the code RFC 6455 gives it, whether the
+    /// message comes whole or in fragments: an unmasked client frame 1002, text that is not UTF-8
+    /// 1007, a message over 16 KiB 1009.
+    @Test(arguments: [
+        ("unmasked", 1002), ("not UTF-8", 1007), ("one frame over 16 KiB", 1009), ("fragments over 16 KiB", 1009),
+    ])
+    func aFrameThatBreaksTheProtocolClosesWithItsCode(kind: String, code: Int) async throws {
+        let setFilter = Array(#"{"setFilter":{"filter":null}}"#.utf8)
+        let frames: [[UInt8]] =
+            switch kind {
+            case "unmasked": [Self.clientFrame(opcode: 0x1, payload: setFilter, masked: false)]
+            case "not UTF-8": [Self.clientFrame(opcode: 0x1, payload: Array(#"{"setFilter":{"filter":""#.utf8) + [0xff, 0xfe] + Array(#""}}"#.utf8))]
+            case "one frame over 16 KiB": [Self.clientFrame(opcode: 0x1, payload: [UInt8](repeating: 0x20, count: 20_000))]
+            default: [
+                Self.clientFrame(opcode: 0x1, fin: false, payload: [UInt8](repeating: 0x20, count: 10_000)),
+                Self.clientFrame(opcode: 0x0, payload: [UInt8](repeating: 0x20, count: 10_000)),
+            ]
+            }
+        try await withTestApp { app in
+            try await app.live { client in
+                let port = try #require(client.port)
+                let viewer = app.viewer
+                let (head, closeCode) = try await blocking {
+                    let socket = try RawSocket(port: port, raw: "GET /v1/changes/ws?since=now&access_token=\(viewer) HTTP/1.1\r\nHost: x\r\n\(Self.handshake)\r\n")
+                        .failingStalledReads()
+                    let head = try socket.readHead()
+                    for frame in frames {
+                        guard send(socket.descriptor, frame, frame.count, 0) == frame.count else { throw POSIXError(.EIO) }
+                    }
+                    while true {
+                        let frame = try socket.readFrame()
+                        if frame.opcode == 0x8 { return (head, frame.payload.count >= 2 ? Int(frame.payload[0]) << 8 | Int(frame.payload[1]) : nil) }
+                    }
+                }
+                #expect(head.hasPrefix("HTTP/1.1 101 Switching Protocols\r\n"))
+                #expect(closeCode == code, "\(kind)")
+            }
+        }
+    }
 }

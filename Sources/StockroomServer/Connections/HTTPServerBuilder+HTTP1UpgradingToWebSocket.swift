@@ -12,8 +12,9 @@ extension HTTPServerBuilder {
         logger: Logger
     ) -> HTTPServerBuilder {
         let webSocketResponder = router.buildResponder()
+        // A text message that is not UTF-8 closes the WebSocket with 1007, as RFC 6455 says.
         let configuration = HTTP1WebSocketUpgradeChannel.Configuration(
-            http1: .init(idleTimeout: .seconds(Int64(connections.idleTimeout.components.seconds))))
+            http1: .init(idleTimeout: .seconds(Int64(connections.idleTimeout.components.seconds))), ws: .init(validateUTF8: true))
         let counter = ConnectionCounter(maximum: connections.maxConnections)
         return HTTPServerBuilder { responder in
             GuardedChildChannel(

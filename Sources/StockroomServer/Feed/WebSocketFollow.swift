@@ -10,6 +10,9 @@ extension FeedController {
     /// Why a WebSocket's feed ended.
     enum WebSocketEnd: Sendable {
         case followEnded, clientClosed, shutdown
+        /// The client's messages broke a rule of the protocol (a message over 16 KiB, even in
+        /// fragments; text that is not UTF-8): rethrown, so that the close carries its code.
+        case clientBrokeProtocol(any Error)
     }
 
     /// Applies one client message; the error to answer when it is not a valid `setFilter`.
@@ -83,15 +86,24 @@ extension FeedController {
             // not one is answered with an error message, and the stream goes on as it was. Its close
             // (or a dropped connection) ends the inbound stream: stop following at once.
             group.addTask {
-                do {
-                    for try await message in inbound.messages(maxSize: 16 * 1024) {
-                        if let error = Self.handle(message, control: control) {
+                var messages = inbound.messages(maxSize: 16 * 1024).makeAsyncIterator()
+                while true {
+                    let message: WebSocketMessage?
+                    do {
+                        message = try await messages.next()
+                    } catch {
+                        return .clientBrokeProtocol(error)
+                    }
+                    guard let message else { break }
+                    if let error = Self.handle(message, control: control) {
+                        do {
                             // The contract's error body itself: `{"error": {"code", "message", "field"}}`.
                             try await outbound.write(.text(error.json()))
+                        } catch {
+                            logger.debug("WebSocket inbound ended", metadata: ["reason": "\(error)"])
+                            break
                         }
                     }
-                } catch {
-                    logger.debug("WebSocket inbound ended", metadata: ["reason": "\(error)"])
                 }
                 return .clientClosed
             }
@@ -99,7 +111,13 @@ extension FeedController {
             group.cancelAll()
             return first
         }
-        if end == .shutdown || session.shutdown.isFired {
+        if case .clientBrokeProtocol(let error) = end {
+            // The WebSocket handler closes with the code the error names (1009, 1007, 1002).
+            throw error
+        }
+        if case .shutdown = end {
+            try? await outbound.close(.goingAway, reason: nil)
+        } else if session.shutdown.isFired {
             try? await outbound.close(.goingAway, reason: nil)
         }
     }

@@ -108,7 +108,10 @@ final class ProtocolSwitchHandler: ChannelDuplexHandler, RemovableChannelHandler
         context.writeAndFlush(NIOAny(HTTPServerResponsePart.head(HTTPResponseHead(version: .http1_1, status: .switchingProtocols, headers: headers))), promise: nil)
         let sync = channel.pipeline.syncOperations
         try sync.addHandlers(
-            [WebSocketFrameEncoder(), ByteToMessageHandler(WebSocketFrameDecoder(maxFrameSize: maxFrameSize)), WebSocketProtocolErrorHandler()],
+            [
+                WebSocketFrameEncoder(), ByteToMessageHandler(WebSocketFrameDecoder(maxFrameSize: maxFrameSize)), WebSocketProtocolErrorHandler(),
+                MaskedFramesOnly(),
+            ],
             position: .before(self))
         switched = true
         sync.removeHandler(decoder, promise: nil)
