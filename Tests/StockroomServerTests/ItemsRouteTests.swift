@@ -346,9 +346,8 @@ struct ItemsRouteTests {
         }
     }
 
-    /// As HTML forms, `URLSearchParams` and Python's `requests` write a query: `+` is a space, a
-    /// literal `+` is `%2B`.
-    /// A malformed id is a 404 whose message quotes the id cut to 64 characters, however long the path.
+    /// A malformed id is a 404 whose message quotes the id cut to 64 characters, however long the
+    /// path; so is an unknown token id's on `DELETE /v1/tokens/{id}`.
     @Test func aLongMalformedIdIsQuotedShort() async throws {
         try await withTestApp { app in
             try await app.test { client in
@@ -361,10 +360,15 @@ struct ItemsRouteTests {
                 }
                 let short = try await client.send(.get, "/v1/items/not-an-id", token: app.viewer)
                 #expect(try (short.json["error"] as? [String: Any])?["message"] as? String == "no item not-an-id")
+                let token = try await client.send(.delete, "/v1/tokens/\(long)", token: app.admin)
+                #expect(token.status == .notFound)
+                #expect(try (token.json["error"] as? [String: Any])?["message"] as? String == "no token " + String(repeating: "x", count: 64) + "...")
             }
         }
     }
 
+    /// As HTML forms, `URLSearchParams` and Python's `requests` write a query: `+` is a space, a
+    /// literal `+` is `%2B`.
     @Test func aPlusInTheQueryIsASpace() async throws {
         try await withTestApp { app in
             try await app.test { client in

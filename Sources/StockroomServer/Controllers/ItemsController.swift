@@ -114,7 +114,7 @@ struct ItemsController {
     static func itemID(_ context: CallerContext) throws -> ItemID {
         let raw = context.parameters.get("id") ?? ""
         guard let id = ItemID(raw) else {
-            throw APIError.notFound("no item \(raw.count > 64 ? raw.prefix(64) + "..." : raw)")
+            throw APIError.notFound("no item \(APIError.quoted(raw))")
         }
         return id
     }

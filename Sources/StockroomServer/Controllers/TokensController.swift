@@ -28,8 +28,8 @@ struct TokensController {
     }
 
     @Sendable func revoke(_ request: Request, context: CallerContext) async throws -> Response {
-        let id = TokenID(context.parameters.get("id") ?? "")
-        guard try await database.revokeToken(id: id) else { throw APIError.notFound("no token \(id)") }
+        let raw = context.parameters.get("id") ?? ""
+        guard try await database.revokeToken(id: TokenID(raw)) else { throw APIError.notFound("no token \(APIError.quoted(raw))") }
         return Reply.empty().response
     }
 }

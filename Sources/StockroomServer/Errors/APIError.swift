@@ -55,6 +55,10 @@ public struct APIError: Error, HTTPResponseError, Sendable {
     }
     static func notFound(_ message: String) -> APIError { APIError(.notFound, message) }
 
+    /// What a client sent, for a message: cut to 64 characters (and `...`), so that an answer
+    /// never echoes a path of any length back.
+    static func quoted(_ sent: String) -> String { sent.count > 64 ? sent.prefix(64) + "..." : sent }
+
     /// `422` unless `value` lies in `range`; absent values take `defaultValue`.
     static func checked(_ name: String, _ value: Int?, default defaultValue: Int, in range: ClosedRange<Int>) throws -> Int {
         guard let value else { return defaultValue }
