@@ -1,6 +1,6 @@
 import Foundation
 
-/// The OpenAPI 3.1 document shipped with the server.
+/// The OpenAPI 3.2 document shipped with the server.
 public enum OpenAPIDocument {
     /// The document's bytes, read from the resource bundle.
     public static func bytes() throws -> [UInt8] {
