@@ -117,6 +117,12 @@ struct NavigationAdditionsRouteTests {
                 #expect(response.status == .unprocessableContent)
                 let message = (try response.json["error"] as? [String: Any])?["message"] as? String
                 #expect(message?.contains("after /items") == true)
+                // A viewer's link to an edit is refused for what it opens: the link itself writes nothing.
+                let item = try await client.createItem("Mug", token: app.editor)
+                let viewer = try await client.command(#"{"openURL":{"url":"stockroom://inventory/items/\#(item.id)/edit"}}"#, clientID: "phone", token: app.viewer)
+                #expect(viewer.status == .forbidden)
+                let refusal = (try viewer.json["error"] as? [String: Any])?["message"] as? String
+                #expect(refusal == "role viewer may not openURL: it opens a screen that writes an item (editors and admins only)")
             }
         }
     }

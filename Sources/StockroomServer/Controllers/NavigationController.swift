@@ -64,7 +64,8 @@ struct NavigationController {
         let command = body.value.command
         presence.seen(clientID, user: caller.user)
         if command.writesItems, caller.role < .editor {
-            throw APIError.forbidden("role \(caller.role.rawValue) may not \(command.name): it writes an item")
+            let why = if case .openURL = command { "it opens a screen that writes an item" } else { "it writes an item" }
+            throw APIError.forbidden("role \(caller.role.rawValue) may not \(command.name): \(why) (editors and admins only)")
         }
         let epoch = database.epoch
         let idempotency = try request.idempotency(user: caller.user, scope: .client(clientID), body: body.bytes) {
