@@ -6,11 +6,35 @@ import StockroomStorage
 extension PostgresStore {
     @discardableResult
     public func recordPresence(_ tick: PresenceTick) async throws -> Bool {
-        try await write { write in
+        let limit = limits.clientsPerUser
+        return try await write { write in
             let now = Timestamp.milliseconds(tick.now)
             let until = Timestamp.milliseconds(tick.leaseUntil)
             var sightings = tick.seen
             for (id, user) in tick.opened where sightings[id] == nil { sightings[id] = .init(user: user, at: tick.now) }
+            if !sightings.isEmpty {
+                // `PresenceTick.admitted`, as on SQLite: devices new to the database only up to each
+                // user's `clientsPerUser` devices seen. (Two daemons' ticks at once may each fill the
+                // same room: at most one tick's worth past it per daemon.)
+                let ids = sightings.keys.map(\.rawValue).sorted()
+                var known = Set<ClientID>()
+                for row in try await write.query(
+                    "SELECT client_id FROM devices_seen WHERE client_id = ANY(\(ids)::text[]) UNION SELECT client_id FROM clients WHERE client_id = ANY(\(ids)::text[])")
+                {
+                    known.insert(ClientID(stored: try row.decode(String.self)))
+                }
+                let newUsers = Set(sightings.filter { !known.contains($0.key) }.map(\.value.user.rawValue)).sorted()
+                if !newUsers.isEmpty {
+                    var seenCount: [UserID: Int] = [:]
+                    for row in try await write.query(
+                        "SELECT owner, count(*)::bigint FROM devices_seen WHERE owner = ANY(\(newUsers)::text[]) GROUP BY owner")
+                    {
+                        let (owner, count) = try row.decode((String, Int64).self)
+                        seenCount[UserID(stored: owner)] = Int(count)
+                    }
+                    sightings = PresenceTick.admitted(sightings, known: known, seenCount: seenCount, limit: limit)
+                }
+            }
             // Each step is one statement for all the tick's devices, in client_id order (the order
             // every daemon locks them in). A device belongs to the user who wrote it; one never
             // written, to the user first seen with it. Another user's sighting or lease takes

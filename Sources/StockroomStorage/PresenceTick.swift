@@ -54,6 +54,25 @@ public struct PresenceTick: Sendable, Hashable {
         self.renewLeases = renewLeases
     }
 
+    /// The sightings a store records, by the rule both stores share: every sighting of a device
+    /// it already knows (`known`: seen or written before), and of devices new to it only as many
+    /// per user as keep that user's devices seen (`seenCount`) under `limit` (the store's
+    /// `clientsPerUser`), taken in client_id order. So a user who names fresh `clientID`s on feed
+    /// requests without writing them adds at most `limit` rows and presence changes, not one per name.
+    public static func admitted(
+        _ sightings: [ClientID: Sighting], known: Set<ClientID>, seenCount: [UserID: Int], limit: Int
+    ) -> [ClientID: Sighting] {
+        var room = seenCount.mapValues { max(0, limit - $0) }
+        var admitted = sightings.filter { known.contains($0.key) }
+        for (id, sighting) in sightings.filter({ !known.contains($0.key) }).sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
+            let left = room[sighting.user, default: limit]
+            guard left > 0 else { continue }
+            room[sighting.user] = left - 1
+            admitted[id] = sighting
+        }
+        return admitted
+    }
+
     /// The milliseconds of `coalescing`.
     public static var coalescingMilliseconds: Int64 { coalescing.components.seconds * 1000 }
 }

@@ -16,6 +16,7 @@ extension AppDatabase {
         let until = Timestamp.milliseconds(tick.leaseUntil)
         var sightings = tick.seen
         for (id, user) in tick.opened where sightings[id] == nil { sightings[id] = .init(user: user, at: tick.now) }
+        sightings = try admitted(db, sightings)
         // A device belongs to the user who wrote it (`clients.owner`); one never written, to the
         // user first seen with it. Another user's sighting or lease takes nothing over, except
         // that the writer's own sighting takes back a device someone else was seen with before it
@@ -85,6 +86,27 @@ extension AppDatabase {
             try publish.execute(arguments: [live, now, id])
         }
         return waiting
+    }
+
+    /// `PresenceTick.admitted` with what the database knows: which of the sighted devices it has
+    /// seen or written, and, only when some are new, how many devices each of their users was seen with.
+    private func admitted(_ db: Database, _ sightings: [ClientID: PresenceTick.Sighting]) throws -> [ClientID: PresenceTick.Sighting] {
+        guard !sightings.isEmpty else { return sightings }
+        let ids = String(decoding: try JSONEncoder().encode(sightings.keys.map(\.rawValue)), as: UTF8.self)
+        let known = Set(
+            try String.fetchAll(
+                db.cachedStatement(
+                    sql: """
+                        SELECT client_id FROM devices_seen WHERE client_id IN (SELECT value FROM json_each(?1))
+                        UNION SELECT client_id FROM clients WHERE client_id IN (SELECT value FROM json_each(?1))
+                        """), arguments: [ids]
+            ).map { ClientID(stored: $0) })
+        let newUsers = Set(sightings.filter { !known.contains($0.key) }.map(\.value.user))
+        guard !newUsers.isEmpty else { return sightings }
+        let count = try db.cachedStatement(sql: "SELECT count(*) FROM devices_seen WHERE owner = ?")
+        var seenCount: [UserID: Int] = [:]
+        for user in newUsers { seenCount[user] = try Int.fetchOne(count, arguments: [user.rawValue]) ?? 0 }
+        return PresenceTick.admitted(sightings, known: known, seenCount: seenCount, limit: limits.clientsPerUser)
     }
 
     public func presence(of clientIDs: [ClientID], user: UserID, now: Date) async throws -> [ClientID: Presence] {

@@ -83,6 +83,35 @@ struct PresenceContractTests {
     /// A device belongs to the user who wrote it: another user's sighting of it (a refused command,
     /// a feed naming it) takes nothing, and a device another user was seen with before it was
     /// written goes to its writer with the writer's next sighting, its presence then the writer's.
+    /// Devices never written are tracked only up to `clientsPerUser` devices seen per user: naming
+    /// fresh clientIDs on feed requests adds no rows and no presence changes past that. A device
+    /// the user writes, or one already seen, is tracked whatever the count; other users have their own room.
+    @Test(arguments: StorageBackend.all)
+    func devicesNeverWrittenAreTrackedUpToTheClientCap(backend: StorageBackend) async throws {
+        try await withStorage(backend, limits: StoreLimits(clientsPerUser: 3)) { storage in
+            let head = try await storage.resolve(.now)
+            let fresh: [ClientID] = ["d1", "d2", "d3", "d4", "d5"]
+            try await storage.recordPresence(Self.tick("a", at: 0, opened: Dictionary(uniqueKeysWithValues: fresh.map { ($0, "erin") })))
+            let seen = try await storage.presence(of: fresh, user: "erin", now: Self.t0.addingTimeInterval(1))
+            #expect(fresh.filter { seen[$0]?.lastSeenAt != nil } == ["d1", "d2", "d3"], "the first three, in client_id order")
+            #expect(try await Self.presenceChanges(storage, after: head).map(\.clientID) == ["d1", "d2", "d3"])
+            // Once past the cap, one more fresh name in a later tick is not tracked either.
+            try await storage.recordPresence(Self.tick("a", at: 2, seen: ["d6": "erin", "d1": "erin"]))
+            let later = try await storage.presence(of: ["d1", "d6"], user: "erin", now: Self.t0.addingTimeInterval(3))
+            #expect(later["d1"]?.lastSeenAt == Self.t0.addingTimeInterval(2) && later["d6"]?.lastSeenAt == nil)
+            // A written device is tracked past the cap.
+            _ = try await storage.runCommand(.openAdd, clientID: "phone", origin: Origin(user: "erin", clientID: "phone"), idempotency: nil)
+            try await storage.recordPresence(Self.tick("a", at: 4, seen: ["phone": "erin"]))
+            #expect(try await storage.presence(of: ["phone"], user: "erin", now: Self.t0.addingTimeInterval(5))["phone"]?.lastSeenAt
+                == Self.t0.addingTimeInterval(4))
+            // Another user's room is their own.
+            try await storage.recordPresence(Self.tick("a", at: 6, seen: ["o1": "otto", "o2": "otto"]))
+            #expect(try await storage.presence(of: ["o1", "o2"], user: "otto", now: Self.t0.addingTimeInterval(7)).values.allSatisfy {
+                $0.lastSeenAt == Self.t0.addingTimeInterval(6)
+            })
+        }
+    }
+
     @Test(arguments: StorageBackend.all)
     func aWrittenDeviceIsItsWritersWhoeverWasSeenWithIt(backend: StorageBackend) async throws {
         try await withStorage(backend) { storage in
