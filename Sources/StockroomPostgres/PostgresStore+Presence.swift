@@ -19,7 +19,7 @@ extension PostgresStore {
                 let ids = sightings.keys.map(\.rawValue).sorted()
                 var known = Set<ClientID>()
                 for row in try await write.query(
-                    "SELECT client_id FROM devices_seen WHERE client_id = ANY(\(ids)::text[]) UNION SELECT client_id FROM clients WHERE client_id = ANY(\(ids)::text[])")
+                    "SELECT client_id FROM devices_seen WHERE client_id = ANY(\(ids)::text[]) UNION ALL SELECT client_id FROM clients WHERE client_id = ANY(\(ids)::text[])")
                 {
                     known.insert(ClientID(stored: try row.decode(String.self)))
                 }

@@ -98,7 +98,7 @@ extension AppDatabase {
                 db.cachedStatement(
                     sql: """
                         SELECT client_id FROM devices_seen WHERE client_id IN (SELECT value FROM json_each(?1))
-                        UNION SELECT client_id FROM clients WHERE client_id IN (SELECT value FROM json_each(?1))
+                        UNION ALL SELECT client_id FROM clients WHERE client_id IN (SELECT value FROM json_each(?1))
                         """), arguments: [ids]
             ).map { ClientID(stored: $0) })
         let newUsers = Set(sightings.filter { !known.contains($0.key) }.map(\.value.user))

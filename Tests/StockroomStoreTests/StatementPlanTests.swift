@@ -36,6 +36,7 @@ struct StatementPlanTests {
         ("DELETE FROM presence_leases WHERE expires_at <= ? RETURNING", "a presence tick's expired leases: RETURNING gathers its rows first"),
         ("UPDATE presence_leases SET expires_at = ? WHERE daemon = ?", "a lease renewal, every few seconds, updates the column its index orders by"),
         ("json_each(?)", "the presence read: the set of devices asked about"),
+        ("json_each(?1)", "a presence tick: the set of devices sighted, to learn which the store knows"),
         ("SELECT DISTINCT entity_id FROM changes", "a refilter: the items changed since the cursor, once per filter change"),
         ("INSERT INTO \"tokens\"", "a token's creation, an admin's: its role is checked against a list of three"),
     ]
