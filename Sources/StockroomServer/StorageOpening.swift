@@ -39,8 +39,7 @@ public enum StorageOpening {
     public static func openSQLite(_ settings: Settings, logger: Logger, writesInFlight: WritesInFlight = WritesInFlight()) throws
         -> (database: AppDatabase, lock: DatabaseFileLock)
     {
-        let folder = URL(fileURLWithPath: settings.databasePath).deletingLastPathComponent()
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try AppDatabase.createFolder(forDatabase: settings.databasePath)
         let lock = try DatabaseFileLock(database: settings.databasePath, mode: .shared)
         var database = try AppDatabase.open(
             path: settings.databasePath, synchronous: settings.synchronous, busyTimeout: .seconds(settings.busyTimeoutSeconds),

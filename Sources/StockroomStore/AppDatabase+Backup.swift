@@ -76,7 +76,7 @@ extension AppDatabase {
         }
 
         let target = URL(fileURLWithPath: path)
-        try FileManager.default.createDirectory(at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try createFolder(forDatabase: target.path)
         // Held until the new file is in place: a server that has the old one open refuses the
         // restore, and one that starts meanwhile refuses to start.
         let lock = try DatabaseFileLock(database: target.path, mode: .exclusive)

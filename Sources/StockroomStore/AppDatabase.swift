@@ -161,15 +161,20 @@ public struct AppDatabase: Sendable {
     /// How many snapshots stream at once; more wait for a reader before their answer starts.
     static let maximumSnapshotReaders = 16
 
+    /// Creates the folder of the database at `path`, and any missing parents, readable by the
+    /// owner alone (0700), as the files in it are; an existing folder is left as it is.
+    public static func createFolder(forDatabase path: String) throws {
+        let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
+        guard !FileManager.default.fileExists(atPath: directory.path) else { return }
+        try FileManager.default.createDirectory(
+            at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+    }
+
     /// Drafts and token hashes are nobody else's business: a data directory this creates is 0700,
     /// and the database file is created (or tightened to) 0600 before SQLite opens it. SQLite gives
     /// the `-wal` and `-shm` files the database file's mode; existing ones are tightened as well.
     static func prepareFiles(at url: URL) throws {
-        let directory = url.deletingLastPathComponent()
-        if !FileManager.default.fileExists(atPath: directory.path) {
-            try FileManager.default.createDirectory(
-                at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        }
+        try createFolder(forDatabase: url.path)
         if !FileManager.default.fileExists(atPath: url.path) {
             createPrivateFile(url.path)
         }

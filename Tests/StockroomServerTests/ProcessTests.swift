@@ -24,6 +24,10 @@ struct ProcessTests {
         let migrate = try await StockroomProcess.run(["migrate", "--db-path", databasePath], in: directory)
         #expect(migrate.status == 0)
         #expect(FileManager.default.fileExists(atPath: databasePath))
+        // The folder it created is the owner's alone, as the files in it are.
+        let folderMode = try #require(
+            FileManager.default.attributesOfItem(atPath: directory.appendingPathComponent("db").path)[.posixPermissions] as? Int)
+        #expect(folderMode & 0o777 == 0o700)
 
         let create = try await StockroomProcess.run(["token", "create", "--user", "ada", "--role", "admin", "--db-path", databasePath], in: directory)
         #expect(create.status == 0)
