@@ -347,10 +347,14 @@ struct CodingTests {
         #expect(try decode(#"{"setFilter":{"filter":"quantity >= 2"}}"#).setFilter.filter == "quantity >= 2")
         #expect(try decode(#"{"setFilter":{"filter":null}}"#).setFilter.filter == nil)
         #expect(try decode(#"{"setFilter":{}}"#).setFilter.filter == nil)
-        for refused in [
-            #"{"setFilter":{"filtr":"quantity >= 2"}}"#, #"{"setFilter":{"filter":null,"extra":1}}"#,
-            #"{"setFilter":{"filter":"x"},"also":{}}"#, #"{"setfilter":{"filter":"x"}}"#, #"{}"#, #"[]"#,
+        for (refused, key) in [
+            (#"{"setFilter":{"filtr":"quantity >= 2"}}"#, "filtr"), (#"{"setFilter":{"filter":null,"extra":1}}"#, "extra"),
+            (#"{"setFilter":{"filter":"x"},"also":{}}"#, "also"), (#"{"setfilter":{"filter":"x"}}"#, "setfilter"),
+            (#"{"setFilter":{"\#(String(repeating: "k", count: 100))":1}}"#, String(repeating: "k", count: 64) + "..."),
         ] {
+            #expect(throws: UnknownKey(name: key), "\(refused)") { try decode(refused) }
+        }
+        for refused in [#"{}"#, #"[]"#, #"{"setFilter":"x"}"#] {
             #expect(throws: DecodingError.self, "\(refused)") { try decode(refused) }
         }
         let encoded = try JSONCoding.encoder().encode(FeedSocketMessage(setFilter: .init(filter: nil)))

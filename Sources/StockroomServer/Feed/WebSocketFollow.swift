@@ -22,8 +22,8 @@ extension FeedController {
         let parsed: FeedSocketMessage
         do {
             parsed = try JSONCoding.decoder().decode(FeedSocketMessage.self, from: Data(text.utf8))
-        } catch DecodingError.dataCorrupted(let context) where context.debugDescription.hasPrefix("unknown key") {
-            return APIError.invalidJSON("\(shape); \(context.debugDescription) is not one of its keys")
+        } catch let unknown as UnknownKey {
+            return APIError.invalidJSON("\(shape); \(unknown) is not one of its keys")
         } catch {
             return APIError.invalidJSON(shape)
         }
@@ -115,10 +115,8 @@ extension FeedController {
             // The WebSocket handler closes with the code the error names (1009, 1007, 1002).
             throw error
         }
-        if case .shutdown = end {
-            try? await outbound.close(.goingAway, reason: nil)
-        } else if session.shutdown.isFired {
-            try? await outbound.close(.goingAway, reason: nil)
-        }
+        // The server is stopping: its shutdown ended the feed, or the feed ended as it began to.
+        let stopping = if case .shutdown = end { true } else { session.shutdown.isFired }
+        if stopping { try? await outbound.close(.goingAway, reason: nil) }
     }
 }

@@ -94,6 +94,14 @@ public struct FeedSocketMessage: Hashable, Sendable, Codable {
     }
 }
 
+/// A key that a message which refuses other keys does not have (`FeedSocketMessage`); thrown
+/// from its decoding as it is, so that the answer can name the key.
+public struct UnknownKey: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The key as the client sent it, cut to 64 characters.
+    public let name: String
+    public var description: String { "unknown key \"\(name)\"" }
+}
+
 /// Any key of a JSON object, to see the keys a `CodingKeys` enum would pass over.
 private struct NamedKey: CodingKey {
     let stringValue: String
@@ -103,13 +111,12 @@ private struct NamedKey: CodingKey {
 }
 
 extension Decoder {
-    /// Throws `dataCorrupted` naming (cut to 64 characters) the first key of this object that is not one of `known`.
+    /// Throws `UnknownKey` naming the first key of this object that is not one of `known`.
     fileprivate func refuseKeys(other known: Set<String>) throws {
         let container = try container(keyedBy: NamedKey.self)
         if let unknown = container.allKeys.first(where: { !known.contains($0.stringValue) }) {
             let name = unknown.stringValue.count > 64 ? unknown.stringValue.prefix(64) + "..." : unknown.stringValue
-            throw DecodingError.dataCorrupted(
-                DecodingError.Context(codingPath: codingPath + [unknown], debugDescription: "unknown key \"\(name)\""))
+            throw UnknownKey(name: String(name))
         }
     }
 }
