@@ -99,7 +99,8 @@ public enum EveryStoreOperation {
         let now = Date()
         _ = try await storage.recordPresence(PresenceTick(
             daemon: "d1", now: now, leaseUntil: now.addingTimeInterval(30),
-            seen: ["erin-phone": .init(user: "erin", at: now)], opened: ["erin-phone": "erin"]))
+            seen: ["erin-phone": .init(user: "erin", at: now), "erin-watch": .init(user: "erin", at: now)],
+            opened: ["erin-phone": "erin"]))
         _ = try await storage.recordPresence(PresenceTick(
             daemon: "d1", now: now.addingTimeInterval(2), leaseUntil: now.addingTimeInterval(32), closed: ["erin-phone"], renewLeases: true))
         _ = try await storage.presence(of: ["erin-phone", "erin-laptop"], user: "erin", now: now)
