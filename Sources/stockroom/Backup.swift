@@ -7,7 +7,11 @@ import StockroomStore
 /// `stockroom backup --to FILE`: an online copy of the live database, verified.
 struct Backup: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Copy the database into a new file while the server runs, and verify the copy.")
+        abstract: "Copy the database into a new file while the server runs, and verify the copy.",
+        discussion: """
+            The SQLite file only: with --db-url (or DB_URL) naming PostgreSQL it refuses; pg_dump is the backup \
+            there (docs/production.md, "On PostgreSQL: several daemons").
+            """)
 
     @Option(name: .customLong("to"), help: "The new file to write (must not exist).")
     var destination: String

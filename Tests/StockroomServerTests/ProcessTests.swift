@@ -116,6 +116,20 @@ struct ProcessTests {
         #expect(!FileManager.default.fileExists(atPath: databasePath), "nothing ran")
     }
 
+    /// The SQLite-file commands refuse a PostgreSQL database by name, before they connect, and say
+    /// what does their work there.
+    @Test func backupOnPostgreSQLIsAUsageErrorThatNamesPgDump() async throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let target = directory.appendingPathComponent("copy.sqlite").path
+        let refused = try await StockroomProcess.run(
+            ["backup", "--to", target, "--db-url", "postgres://stockroom@127.0.0.1:1/stockroom"], in: directory, environment: [:])
+        #expect(refused.status == 64)
+        #expect(refused.error.contains("on PostgreSQL use pg_dump and pg_restore"), "\(refused.error)")
+        #expect(!FileManager.default.fileExists(atPath: target), "nothing written")
+        let help = try await StockroomProcess.run(["backup", "--help"], in: directory, environment: [:])
+        #expect(help.output.contains("pg_dump is the backup"), "\(help.output)")
+    }
+
     /// The number of event loops is read before anything runs, as the global executor is:
     /// `--event-loops`, else `EVENT_LOOPS`, else NIO's own choice (the cores this process may use).
     /// The real binary is started each way, says at startup how many loops its group runs, and
