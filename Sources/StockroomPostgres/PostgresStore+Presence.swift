@@ -40,7 +40,7 @@ extension PostgresStore {
             // written, to the user first seen with it. Another user's sighting or lease takes
             // nothing over, except that the writer's own sighting takes back a device someone else
             // was seen with before it was written, its presence then published afresh to the
-            // writer (as SQLite).
+            // writer (as SQLite). A lease is its holder's, and only the owner's make the device online.
             let seen = sightings.sorted(by: { $0.key.rawValue < $1.key.rawValue })
             if !seen.isEmpty {
                 let (ids, owners, ats) = (seen.map(\.key.rawValue), seen.map(\.value.user.rawValue), seen.map { Timestamp.milliseconds($0.value.at) })
@@ -65,10 +65,10 @@ extension PostgresStore {
                 let (ids, users) = (opened.map(\.key.rawValue), opened.map(\.value.rawValue))
                 try await write.query(
                     """
-                    INSERT INTO presence_leases (client_id, daemon, expires_at)
-                    SELECT o.id, \(tick.daemon), \(until) FROM unnest(\(ids)::text[], \(users)::text[]) AS o(id, owner)
+                    INSERT INTO presence_leases (client_id, daemon, expires_at, owner)
+                    SELECT o.id, \(tick.daemon), \(until), o.owner FROM unnest(\(ids)::text[], \(users)::text[]) AS o(id, owner)
                     WHERE NOT EXISTS (SELECT 1 FROM clients c WHERE c.client_id = o.id AND c.owner <> o.owner) ORDER BY o.id
-                    ON CONFLICT (client_id, daemon) DO UPDATE SET expires_at = excluded.expires_at
+                    ON CONFLICT (client_id, daemon) DO UPDATE SET expires_at = excluded.expires_at, owner = excluded.owner
                     """)
             }
             if !tick.closed.isEmpty {
@@ -91,7 +91,8 @@ extension PostgresStore {
             let rows = try await write.query(
                 """
                 SELECT client_id, owner, last_seen_at, online, published_at, pending,
-                       EXISTS (SELECT 1 FROM presence_leases l WHERE l.client_id = d.client_id AND l.expires_at > \(now))
+                       EXISTS (SELECT 1 FROM presence_leases l
+                               WHERE l.client_id = d.client_id AND l.owner = d.owner AND l.expires_at > \(now))
                 FROM devices_seen d WHERE client_id = ANY(\(candidates.sorted())::text[]) ORDER BY client_id FOR UPDATE
                 """)
             var updates: (ids: [String], online: [Bool], publishedAt: [Int64], pending: [Bool]) = ([], [], [], [])
@@ -141,7 +142,8 @@ extension PostgresStore {
             let rows = try await connection.query(
                 """
                 SELECT client_id, last_seen_at,
-                       EXISTS (SELECT 1 FROM presence_leases l WHERE l.client_id = d.client_id AND l.expires_at > \(now))
+                       EXISTS (SELECT 1 FROM presence_leases l
+                               WHERE l.client_id = d.client_id AND l.owner = d.owner AND l.expires_at > \(now))
                 FROM devices_seen d WHERE client_id = ANY(\(ids)) AND owner = \(user.rawValue)
                 """, logger: self.logger)
             for try await (id, lastSeen, live) in rows.decode((String, Int64, Bool).self) {

@@ -20,7 +20,8 @@ extension AppDatabase {
         // A device belongs to the user who wrote it (`clients.owner`); one never written, to the
         // user first seen with it. Another user's sighting or lease takes nothing over, except
         // that the writer's own sighting takes back a device someone else was seen with before it
-        // was written: then its presence is published afresh, to the writer (`pending`).
+        // was written: then its presence is published afresh, to the writer (`pending`). A lease
+        // is its holder's, and only the owner's make the device online.
         // Every statement is prepared once per connection (`cachedStatement`): a tick runs some of
         // them once per device, and preparing one costs more than running it.
         let see = try db.cachedStatement(
@@ -41,9 +42,9 @@ extension AppDatabase {
         if !tick.opened.isEmpty {
             let lease = try db.cachedStatement(
                 sql: """
-                    INSERT INTO presence_leases (client_id, daemon, expires_at)
-                    SELECT ?1, ?2, ?3 WHERE NOT EXISTS (SELECT 1 FROM clients WHERE client_id = ?1 AND owner <> ?4)
-                    ON CONFLICT (client_id, daemon) DO UPDATE SET expires_at = excluded.expires_at
+                    INSERT INTO presence_leases (client_id, daemon, expires_at, owner)
+                    SELECT ?1, ?2, ?3, ?4 WHERE NOT EXISTS (SELECT 1 FROM clients WHERE client_id = ?1 AND owner <> ?4)
+                    ON CONFLICT (client_id, daemon) DO UPDATE SET expires_at = excluded.expires_at, owner = excluded.owner
                     """)
             for (id, user) in tick.opened { try lease.execute(arguments: [id.rawValue, tick.daemon, until, user.rawValue]) }
         }
@@ -60,12 +61,13 @@ extension AppDatabase {
         candidates.formUnion(try String.fetchAll(db.cachedStatement(sql: "SELECT client_id FROM devices_seen WHERE pending = 1")))
         guard !candidates.isEmpty else { return false }
         let read = try db.cachedStatement(sql: "SELECT owner, last_seen_at, online, published_at, pending FROM devices_seen WHERE client_id = ?")
-        let isLive = try db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM presence_leases WHERE client_id = ? AND expires_at > ?)")
+        let isLive = try db.cachedStatement(
+            sql: "SELECT EXISTS (SELECT 1 FROM presence_leases WHERE client_id = ? AND owner = ? AND expires_at > ?)")
         let setPending = try db.cachedStatement(sql: "UPDATE devices_seen SET pending = ? WHERE client_id = ?")
         let publish = try db.cachedStatement(sql: "UPDATE devices_seen SET online = ?, published_at = ?, pending = 0 WHERE client_id = ?")
         for id in candidates.sorted() {
             guard let row = try Row.fetchOne(read, arguments: [id]) else { continue }
-            let live = try Bool.fetchOne(isLive, arguments: [id, now]) ?? false
+            let live = try Bool.fetchOne(isLive, arguments: [id, row["owner"] as String, now]) ?? false
             let published: Bool = row["online"]
             if live == published {
                 if row["pending"] as Bool { try setPending.execute(arguments: [false, id]) }
@@ -120,7 +122,8 @@ extension AppDatabase {
                 db,
                 sql: """
                     SELECT d.client_id, d.last_seen_at,
-                           EXISTS (SELECT 1 FROM presence_leases l WHERE l.client_id = d.client_id AND l.expires_at > ?) AS live
+                           EXISTS (SELECT 1 FROM presence_leases l
+                                   WHERE l.client_id = d.client_id AND l.owner = d.owner AND l.expires_at > ?) AS live
                     FROM devices_seen d WHERE d.client_id IN (SELECT value FROM json_each(?)) AND d.owner = ?
                     """, arguments: [now, ids, user.rawValue])
             while let row = try rows.next() {

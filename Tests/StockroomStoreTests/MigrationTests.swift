@@ -316,6 +316,21 @@ struct MigrationTests {
         }
     }
 
+    /// 0013 gives each lease its holder: a lease from before it is its device's owner's, so a feed
+    /// open across the upgrade keeps its device online.
+    @Test("0013: a lease from before it is its device's owner's, on a file migrated from 0012")
+    func leasesFromBeforeOwnersAreTheirDevicesOwners() async throws {
+        let until = Timestamp.milliseconds(Date().addingTimeInterval(3_600))
+        try await withDatabase(migratedUpTo: "0012_changes_seq_without_counter", rows: { db in
+            try db.execute(sql: "INSERT INTO devices_seen (client_id, owner, last_seen_at, online) VALUES ('phone', 'erin', 5, 1)")
+            try db.execute(sql: "INSERT INTO presence_leases (client_id, daemon, expires_at) VALUES ('phone', 'a', ?)", arguments: [until])
+        }) { database in
+            let owners = try await database.writer.read { db in try String.fetchAll(db, sql: "SELECT owner FROM presence_leases") }
+            #expect(owners == ["erin"])
+            #expect(try await database.presence(of: ["phone"], user: "erin", now: Date())["phone"]?.online == true)
+        }
+    }
+
     /// The change log's values are spliced into feed answers as stored: a file whose values are in
     /// a form this version does not write is refused at open, not served.
     @Test("a file whose change log values are in another form is refused")

@@ -142,6 +142,36 @@ struct PresenceContractTests {
         }
     }
 
+    /// A lease is its holder's: a device is online only while a feed of its own user's is open.
+    /// Another user's feed naming the same id, before or after the device was written, makes it
+    /// online to no one.
+    @Test(arguments: StorageBackend.all)
+    func anotherUsersFeedOfADeviceDoesNotMakeItOnline(backend: StorageBackend) async throws {
+        try await withStorage(backend) { storage in
+            let head = try await storage.resolve(.now)
+            // Erin was seen with "watch", never written; Otto's feed names it and stays open.
+            try await storage.recordPresence(Self.tick("a", at: 0, seen: ["watch": "erin"]))
+            try await storage.recordPresence(Self.tick("b", at: 1, opened: ["watch": "otto"]))
+            #expect(try await storage.presence(of: ["watch"], user: "erin", now: Self.t0.addingTimeInterval(2))["watch"]
+                == Presence(clientID: "watch", online: false, lastSeenAt: Self.t0))
+            // Otto's feed names "phone" first and stays open; erin then writes it and is seen with it.
+            try await storage.recordPresence(Self.tick("b", at: 2, opened: ["phone": "otto"]))
+            _ = try await storage.runCommand(.openAdd, clientID: "phone", origin: Origin(user: "erin", clientID: "phone"), idempotency: nil)
+            try await storage.recordPresence(Self.tick("a", at: 3, seen: ["phone": "erin"]))
+            #expect(try await storage.presence(of: ["phone"], user: "erin", now: Self.t0.addingTimeInterval(4))["phone"]
+                == Presence(clientID: "phone", online: false, lastSeenAt: Self.t0.addingTimeInterval(3)))
+            // Her own feed makes it online; once hers closes it is offline, Otto's still open.
+            try await storage.recordPresence(Self.tick("a", at: 5, opened: ["phone": "erin"]))
+            #expect(try await storage.presence(of: ["phone"], user: "erin", now: Self.t0.addingTimeInterval(6))["phone"]?.online == true)
+            try await storage.recordPresence(Self.tick("a", at: 7, closed: ["phone"]))
+            #expect(try await storage.presence(of: ["phone"], user: "erin", now: Self.t0.addingTimeInterval(8))["phone"]?.online == false)
+            #expect(try await Self.presenceChanges(storage, after: head) == [
+                Presence(clientID: "phone", online: true, lastSeenAt: Self.t0.addingTimeInterval(5)),
+                Presence(clientID: "phone", online: false, lastSeenAt: Self.t0.addingTimeInterval(5)),
+            ])
+        }
+    }
+
     /// Several devices in one call (the navigation list): each answered for itself, another user's
     /// and a never-seen device as never seen.
     @Test(arguments: StorageBackend.all)
