@@ -5,10 +5,23 @@
 -- without this index read every row of `devices_seen`, every user's, once per such user and tick.
 CREATE INDEX devices_seen_owner ON devices_seen (owner);
 
--- A lease is its holder's: the user whose feed of the device is open. A device is online only
--- while its own user (`devices_seen.owner`) holds a lease; another user's feed naming the same
--- id, before or after the device was written, holds one that makes it online to no one. Leases
--- from before this column are given the device's owner, as they were counted until now.
-ALTER TABLE presence_leases ADD COLUMN owner TEXT NOT NULL DEFAULT '';
-UPDATE presence_leases
-SET owner = coalesce((SELECT d.owner FROM devices_seen d WHERE d.client_id = presence_leases.client_id), '');
+-- A lease is its holder's: one per device, daemon and user whose feed naming the device is open
+-- there. A device is online only while its own user (`devices_seen.owner`) holds a lease; another
+-- user's feed naming the same id, before or after the device was written, holds one of its own
+-- that makes it online to no one, and neither takes nor gives up the owner's. Leases from before
+-- are given their device's owner, as they were counted until now.
+CREATE TABLE presence_leases_new (
+    client_id  TEXT NOT NULL,
+    daemon     TEXT NOT NULL,
+    owner      TEXT NOT NULL,
+    expires_at INTEGER NOT NULL,
+    PRIMARY KEY (client_id, daemon, owner)
+) STRICT, WITHOUT ROWID;
+
+INSERT INTO presence_leases_new (client_id, daemon, owner, expires_at)
+SELECT l.client_id, l.daemon, coalesce(d.owner, ''), l.expires_at
+FROM presence_leases l LEFT JOIN devices_seen d ON d.client_id = l.client_id;
+
+DROP TABLE presence_leases;
+ALTER TABLE presence_leases_new RENAME TO presence_leases;
+CREATE INDEX presence_leases_expiry ON presence_leases (expires_at);

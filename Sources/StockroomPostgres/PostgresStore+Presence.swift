@@ -10,8 +10,7 @@ extension PostgresStore {
         return try await write { write in
             let now = Timestamp.milliseconds(tick.now)
             let until = Timestamp.milliseconds(tick.leaseUntil)
-            var sightings = tick.seen
-            for (id, user) in tick.opened where sightings[id] == nil { sightings[id] = .init(user: user, at: tick.now) }
+            var sightings = tick.sightings
             if !sightings.isEmpty {
                 // `PresenceTick.admitted`, as on SQLite: devices new to the database only up to each
                 // user's `clientsPerUser` devices seen. (Two daemons' ticks at once may each fill the
@@ -61,24 +60,30 @@ extension PostgresStore {
                     """)
             }
             if !tick.opened.isEmpty {
-                let opened = tick.opened.sorted(by: { $0.key.rawValue < $1.key.rawValue })
-                let (ids, users) = (opened.map(\.key.rawValue), opened.map(\.value.rawValue))
+                let opened = tick.opened.sorted(by: { ($0.clientID.rawValue, $0.user.rawValue) < ($1.clientID.rawValue, $1.user.rawValue) })
+                let (ids, users) = (opened.map(\.clientID.rawValue), opened.map(\.user.rawValue))
                 try await write.query(
                     """
                     INSERT INTO presence_leases (client_id, daemon, expires_at, owner)
                     SELECT o.id, \(tick.daemon), \(until), o.owner FROM unnest(\(ids)::text[], \(users)::text[]) AS o(id, owner)
-                    WHERE NOT EXISTS (SELECT 1 FROM clients c WHERE c.client_id = o.id AND c.owner <> o.owner) ORDER BY o.id
-                    ON CONFLICT (client_id, daemon) DO UPDATE SET expires_at = excluded.expires_at, owner = excluded.owner
+                    WHERE NOT EXISTS (SELECT 1 FROM clients c WHERE c.client_id = o.id AND c.owner <> o.owner) ORDER BY o.id, o.owner
+                    ON CONFLICT (client_id, daemon, owner) DO UPDATE SET expires_at = excluded.expires_at
                     """)
             }
             if !tick.closed.isEmpty {
-                let ids = tick.closed.map(\.rawValue).sorted()
-                try await write.query("DELETE FROM presence_leases WHERE daemon = \(tick.daemon) AND client_id = ANY(\(ids)::text[])")
+                let closed = tick.closed.sorted(by: { ($0.clientID.rawValue, $0.user.rawValue) < ($1.clientID.rawValue, $1.user.rawValue) })
+                let (ids, users) = (closed.map(\.clientID.rawValue), closed.map(\.user.rawValue))
+                try await write.query(
+                    """
+                    DELETE FROM presence_leases
+                    WHERE daemon = \(tick.daemon) AND client_id = ANY(\(ids)::text[])
+                      AND (client_id, owner) IN (SELECT * FROM unnest(\(ids)::text[], \(users)::text[]))
+                    """)
             }
             if tick.renewLeases {
                 try await write.query("UPDATE presence_leases SET expires_at = \(until) WHERE daemon = \(tick.daemon)")
             }
-            var candidates = Set(tick.opened.keys.map(\.rawValue)).union(tick.closed.map(\.rawValue))
+            var candidates = Set(tick.opened.map(\.clientID.rawValue)).union(tick.closed.map(\.clientID.rawValue))
             for row in try await write.query("DELETE FROM presence_leases WHERE expires_at <= \(now) RETURNING client_id") {
                 candidates.insert(try row.decode(String.self))
             }

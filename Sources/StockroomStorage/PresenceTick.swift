@@ -5,9 +5,11 @@ import StockroomCore
 /// `Storage.recordPresence`: devices seen, feed requests and streams opened and closed, and the
 /// daemon's leases renewed.
 ///
-/// A device is online while any daemon holds an unexpired lease on it; a daemon holds one while
-/// a feed request or stream of the device is open on it, renews its leases before they expire,
-/// and a daemon that dies leaves leases that expire. The store publishes a `presence` change when
+/// A device is online while any daemon holds an unexpired lease on it for the device's owner; a
+/// daemon holds one for a user while a feed request or stream of that user naming the device is
+/// open on it, renews its leases before they expire, and a daemon that dies leaves leases that
+/// expire. Another user's feed naming the device holds a lease of its own, which makes the device
+/// online to no one. The store publishes a `presence` change when
 /// a device's online state differs from the last one published, at most once per device per
 /// `PresenceTick.coalescing`; a flip inside that window is published by a later tick.
 public struct PresenceTick: Sendable, Hashable {
@@ -19,10 +21,10 @@ public struct PresenceTick: Sendable, Hashable {
     public var leaseUntil: Date
     /// Devices whose command or feed request arrived, with the caller's user and when.
     public var seen: [ClientID: Sighting]
-    /// Devices whose first feed request or stream on this daemon opened.
-    public var opened: [ClientID: UserID]
-    /// Devices whose last feed request or stream on this daemon closed.
-    public var closed: Set<ClientID>
+    /// Devices whose first feed request or stream of a user on this daemon opened.
+    public var opened: Set<Holder>
+    /// Devices whose last feed request or stream of a user on this daemon closed.
+    public var closed: Set<Holder>
     /// Whether to renew every lease of this daemon to `leaseUntil`.
     public var renewLeases: Bool
 
@@ -37,13 +39,24 @@ public struct PresenceTick: Sendable, Hashable {
         }
     }
 
+    /// A device and a user whose feed requests or streams name it: what a lease is held for.
+    public struct Holder: Sendable, Hashable {
+        public var clientID: ClientID
+        public var user: UserID
+
+        public init(_ clientID: ClientID, _ user: UserID) {
+            self.clientID = clientID
+            self.user = user
+        }
+    }
+
     /// The least time between two presence changes of one device.
     public static let coalescing: Duration = .seconds(1)
 
     /// Creates a tick.
     public init(
-        daemon: String, now: Date, leaseUntil: Date, seen: [ClientID: Sighting] = [:], opened: [ClientID: UserID] = [:],
-        closed: Set<ClientID> = [], renewLeases: Bool = false
+        daemon: String, now: Date, leaseUntil: Date, seen: [ClientID: Sighting] = [:], opened: Set<Holder> = [],
+        closed: Set<Holder> = [], renewLeases: Bool = false
     ) {
         self.daemon = daemon
         self.now = now
@@ -71,6 +84,16 @@ public struct PresenceTick: Sendable, Hashable {
             admitted[id] = sighting
         }
         return admitted
+    }
+
+    /// The sightings to record: `seen`, and each device opened that was not seen otherwise, by
+    /// the user who opened it (the first in user order, when several did).
+    public var sightings: [ClientID: Sighting] {
+        var sightings = seen
+        for holder in opened.sorted(by: { $0.user.rawValue < $1.user.rawValue }) where sightings[holder.clientID] == nil {
+            sightings[holder.clientID] = Sighting(user: holder.user, at: now)
+        }
+        return sightings
     }
 
     /// The milliseconds of `coalescing`.

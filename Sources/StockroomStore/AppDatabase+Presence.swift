@@ -14,9 +14,7 @@ extension AppDatabase {
         var waiting = false
         let now = Timestamp.milliseconds(tick.now)
         let until = Timestamp.milliseconds(tick.leaseUntil)
-        var sightings = tick.seen
-        for (id, user) in tick.opened where sightings[id] == nil { sightings[id] = .init(user: user, at: tick.now) }
-        sightings = try admitted(db, sightings)
+        let sightings = try admitted(db, tick.sightings)
         // A device belongs to the user who wrote it (`clients.owner`); one never written, to the
         // user first seen with it. Another user's sighting or lease takes nothing over, except
         // that the writer's own sighting takes back a device someone else was seen with before it
@@ -44,20 +42,20 @@ extension AppDatabase {
                 sql: """
                     INSERT INTO presence_leases (client_id, daemon, expires_at, owner)
                     SELECT ?1, ?2, ?3, ?4 WHERE NOT EXISTS (SELECT 1 FROM clients WHERE client_id = ?1 AND owner <> ?4)
-                    ON CONFLICT (client_id, daemon) DO UPDATE SET expires_at = excluded.expires_at, owner = excluded.owner
+                    ON CONFLICT (client_id, daemon, owner) DO UPDATE SET expires_at = excluded.expires_at
                     """)
-            for (id, user) in tick.opened { try lease.execute(arguments: [id.rawValue, tick.daemon, until, user.rawValue]) }
+            for holder in tick.opened { try lease.execute(arguments: [holder.clientID.rawValue, tick.daemon, until, holder.user.rawValue]) }
         }
         if !tick.closed.isEmpty {
-            let release = try db.cachedStatement(sql: "DELETE FROM presence_leases WHERE client_id = ? AND daemon = ?")
-            for id in tick.closed { try release.execute(arguments: [id.rawValue, tick.daemon]) }
+            let release = try db.cachedStatement(sql: "DELETE FROM presence_leases WHERE client_id = ? AND daemon = ? AND owner = ?")
+            for holder in tick.closed { try release.execute(arguments: [holder.clientID.rawValue, tick.daemon, holder.user.rawValue]) }
         }
         if tick.renewLeases {
             try db.cachedStatement(sql: "UPDATE presence_leases SET expires_at = ? WHERE daemon = ?").execute(arguments: [until, tick.daemon])
         }
         let expired = try String.fetchAll(
             db.cachedStatement(sql: "DELETE FROM presence_leases WHERE expires_at <= ? RETURNING client_id"), arguments: [now])
-        var candidates = Set(tick.opened.keys.map(\.rawValue)).union(tick.closed.map(\.rawValue)).union(expired)
+        var candidates = Set(tick.opened.map(\.clientID.rawValue)).union(tick.closed.map(\.clientID.rawValue)).union(expired)
         candidates.formUnion(try String.fetchAll(db.cachedStatement(sql: "SELECT client_id FROM devices_seen WHERE pending = 1")))
         guard !candidates.isEmpty else { return false }
         let read = try db.cachedStatement(sql: "SELECT owner, last_seen_at, online, published_at, pending FROM devices_seen WHERE client_id = ?")

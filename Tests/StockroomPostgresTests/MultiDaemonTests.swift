@@ -156,9 +156,9 @@ struct MultiDaemonTests {
             let now = Date()
             let head = try await daemons[1].resolve(.now)
             async let first = daemons[0].recordPresence(
-                PresenceTick(daemon: "a", now: now, leaseUntil: now.addingTimeInterval(30), opened: ["phone": "erin"]))
+                PresenceTick(daemon: "a", now: now, leaseUntil: now.addingTimeInterval(30), opened: [.init("phone", "erin")]))
             async let second = daemons[1].recordPresence(
-                PresenceTick(daemon: "b", now: now, leaseUntil: now.addingTimeInterval(30), opened: ["phone": "erin"]))
+                PresenceTick(daemon: "b", now: now, leaseUntil: now.addingTimeInterval(30), opened: [.init("phone", "erin")]))
             _ = try await (first, second)
             #expect(try await daemons[1].presence(of: ["phone"], user: "erin", now: now)["phone"]?.online == true)
             let filter = FeedFilter(user: "erin", topics: [.presence])

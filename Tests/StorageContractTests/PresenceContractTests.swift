@@ -14,13 +14,14 @@ struct PresenceContractTests {
     static let t0 = Date(timeIntervalSince1970: 1_900_000_000)
 
     static func tick(
-        _ daemon: String, at seconds: Double, opened: [ClientID: UserID] = [:], closed: Set<ClientID> = [], seen: [ClientID: UserID] = [:],
-        renew: Bool = false
+        _ daemon: String, at seconds: Double, opened: [ClientID: UserID] = [:], closed: [ClientID: UserID] = [:],
+        seen: [ClientID: UserID] = [:], renew: Bool = false
     ) -> PresenceTick {
         let now = t0.addingTimeInterval(seconds)
         return PresenceTick(
             daemon: daemon, now: now, leaseUntil: now.addingTimeInterval(30),
-            seen: seen.mapValues { PresenceTick.Sighting(user: $0, at: now) }, opened: opened, closed: closed, renewLeases: renew)
+            seen: seen.mapValues { PresenceTick.Sighting(user: $0, at: now) }, opened: Set(opened.map { .init($0.key, $0.value) }),
+            closed: Set(closed.map { .init($0.key, $0.value) }), renewLeases: renew)
     }
 
     static func presenceChanges(_ storage: any Storage, after seq: Int64) async throws -> [Presence] {
@@ -44,11 +45,11 @@ struct PresenceContractTests {
 
             // Daemon b opens it too, a closes: still online, no change.
             #expect(try await storage.recordPresence(Self.tick("b", at: 2, opened: ["phone": "erin"])) == false)
-            #expect(try await storage.recordPresence(Self.tick("a", at: 3, closed: ["phone"])) == false)
+            #expect(try await storage.recordPresence(Self.tick("a", at: 3, closed: ["phone": "erin"])) == false)
             #expect(try await Self.presenceChanges(storage, after: head).count == 1)
 
             // b closes within a second of a new flip: held back (coalescing), then published by a later tick.
-            #expect(try await storage.recordPresence(Self.tick("b", at: 4, closed: ["phone"])) == false)
+            #expect(try await storage.recordPresence(Self.tick("b", at: 4, closed: ["phone": "erin"])) == false)
             changes = try await Self.presenceChanges(storage, after: head)
             #expect(changes.last == Presence(clientID: "phone", online: false, lastSeenAt: Self.t0.addingTimeInterval(2)))
             #expect(try await storage.recordPresence(Self.tick("a", at: 4.2, opened: ["phone": "erin"])) == true, "held by coalescing")
@@ -117,7 +118,7 @@ struct PresenceContractTests {
         try await withStorage(backend) { storage in
             // Otto's feed named "phone" before anyone wrote it; erin then wrote both devices.
             try await storage.recordPresence(Self.tick("a", at: 0, opened: ["phone": "otto"]))
-            try await storage.recordPresence(Self.tick("a", at: 1, closed: ["phone"]))
+            try await storage.recordPresence(Self.tick("a", at: 1, closed: ["phone": "otto"]))
             for device: ClientID in ["phone", "tablet"] {
                 _ = try await storage.runCommand(.openAdd, clientID: device, origin: Origin(user: "erin", clientID: device), idempotency: nil)
             }
@@ -133,7 +134,7 @@ struct PresenceContractTests {
             #expect(ottos.values.allSatisfy { $0.lastSeenAt == nil && !$0.online })
             // Otto's feed naming it again takes nothing either; erin's own makes it online, to her.
             try await storage.recordPresence(Self.tick("a", at: 5, opened: ["phone": "otto"]))
-            try await storage.recordPresence(Self.tick("a", at: 5.5, closed: ["phone"]))
+            try await storage.recordPresence(Self.tick("a", at: 5.5, closed: ["phone": "otto"]))
             #expect(try await storage.presence(of: ["phone"], user: "erin", now: Self.t0.addingTimeInterval(6))["phone"]?.lastSeenAt
                 == Self.t0.addingTimeInterval(3))
             try await storage.recordPresence(Self.tick("b", at: 7, opened: ["phone": "erin"]))
@@ -144,7 +145,7 @@ struct PresenceContractTests {
 
     /// A lease is its holder's: a device is online only while a feed of its own user's is open.
     /// Another user's feed naming the same id, before or after the device was written, makes it
-    /// online to no one.
+    /// online to no one, and on the same daemon neither takes the owner's lease nor gives it up.
     @Test(arguments: StorageBackend.all)
     func anotherUsersFeedOfADeviceDoesNotMakeItOnline(backend: StorageBackend) async throws {
         try await withStorage(backend) { storage in
@@ -163,11 +164,17 @@ struct PresenceContractTests {
             // Her own feed makes it online; once hers closes it is offline, Otto's still open.
             try await storage.recordPresence(Self.tick("a", at: 5, opened: ["phone": "erin"]))
             #expect(try await storage.presence(of: ["phone"], user: "erin", now: Self.t0.addingTimeInterval(6))["phone"]?.online == true)
-            try await storage.recordPresence(Self.tick("a", at: 7, closed: ["phone"]))
+            try await storage.recordPresence(Self.tick("a", at: 7, closed: ["phone": "erin"]))
             #expect(try await storage.presence(of: ["phone"], user: "erin", now: Self.t0.addingTimeInterval(8))["phone"]?.online == false)
+            // Her feed on the daemon where Otto's is open: each holds a lease of its own there, and
+            // his closing leaves hers.
+            try await storage.recordPresence(Self.tick("b", at: 9, opened: ["phone": "erin"]))
+            try await storage.recordPresence(Self.tick("b", at: 11, closed: ["phone": "otto"]))
+            #expect(try await storage.presence(of: ["phone"], user: "erin", now: Self.t0.addingTimeInterval(12))["phone"]?.online == true)
             #expect(try await Self.presenceChanges(storage, after: head) == [
                 Presence(clientID: "phone", online: true, lastSeenAt: Self.t0.addingTimeInterval(5)),
                 Presence(clientID: "phone", online: false, lastSeenAt: Self.t0.addingTimeInterval(5)),
+                Presence(clientID: "phone", online: true, lastSeenAt: Self.t0.addingTimeInterval(9)),
             ])
         }
     }
@@ -200,7 +207,7 @@ struct PresenceContractTests {
             // it with the clock, and on a loaded machine this test has taken two minutes.
             let now = Date()
             try await storage.recordPresence(
-                PresenceTick(daemon: "a", now: now, leaseUntil: now.addingTimeInterval(3_600), opened: ["tablet": "erin"]))
+                PresenceTick(daemon: "a", now: now, leaseUntil: now.addingTimeInterval(3_600), opened: [.init("tablet", "erin")]))
             let head = try await storage.resolve(.now)
             #expect(try await storage.removeStaleDevices(notSeenSince: now.addingTimeInterval(60), limit: 10) == 1)
             let log = try await storage.readChanges(after: head, filter: FeedFilter(user: "erin", topics: [.navigation]), limit: 10).changes

@@ -100,9 +100,9 @@ public enum EveryStoreOperation {
         _ = try await storage.recordPresence(PresenceTick(
             daemon: "d1", now: now, leaseUntil: now.addingTimeInterval(30),
             seen: ["erin-phone": .init(user: "erin", at: now), "erin-watch": .init(user: "erin", at: now)],
-            opened: ["erin-phone": "erin"]))
+            opened: [.init("erin-phone", "erin")]))
         _ = try await storage.recordPresence(PresenceTick(
-            daemon: "d1", now: now.addingTimeInterval(2), leaseUntil: now.addingTimeInterval(32), closed: ["erin-phone"], renewLeases: true))
+            daemon: "d1", now: now.addingTimeInterval(2), leaseUntil: now.addingTimeInterval(32), closed: [.init("erin-phone", "erin")], renewLeases: true))
         _ = try await storage.presence(of: ["erin-phone", "erin-laptop"], user: "erin", now: now)
         _ = try await storage.removeStaleDevices(notSeenSince: now.addingTimeInterval(3600), limit: 10)
         _ = try await storage.purgeIdempotencyRecords(olderThan: .seconds(0))

@@ -4,17 +4,22 @@ import StockroomStorage
 import Synchronization
 
 /// This daemon's presence news between two ticks of `PresenceService`: the devices seen (a command
-/// or feed request) and the devices whose first feed request or stream opened here, or whose last
-/// one closed. The service writes them with `Storage.recordPresence`; nothing here waits on storage.
+/// or feed request) and the devices whose first feed request or stream of a user opened here, or
+/// whose last one closed, counted per device and user (a lease is its user's: another user's feed
+/// naming the device neither holds nor gives up the owner's). The service writes them with
+/// `Storage.recordPresence`; nothing here waits on storage.
 final class PresenceTracker: Sendable {
+    typealias Holder = PresenceTick.Holder
+    typealias News = (seen: [ClientID: PresenceTick.Sighting], opened: Set<Holder>, closed: Set<Holder>)
+
     /// This process's id in the leases it holds.
     let daemon: String
 
     private struct State {
-        /// Feed requests and streams open now, by device.
-        var open: [ClientID: (user: UserID, count: Int)] = [:]
-        var opened: [ClientID: UserID] = [:]
-        var closed: Set<ClientID> = []
+        /// Feed requests and streams open now, by device and user.
+        var open: [Holder: Int] = [:]
+        var opened: Set<Holder> = []
+        var closed: Set<Holder> = []
         var seen: [ClientID: PresenceTick.Sighting] = [:]
     }
 
@@ -32,41 +37,42 @@ final class PresenceTracker: Sendable {
     /// A feed request or stream of `clientID` opened; the device counts as online until the
     /// returned hold is released (once).
     func open(_ clientID: ClientID, user: UserID) -> Hold {
+        let holder = Holder(clientID, user)
         state.withLock { state in
             state.seen[clientID] = .init(user: user, at: Date())
-            let count = (state.open[clientID]?.count ?? 0) + 1
-            state.open[clientID] = (user, count)
+            let count = state.open[holder, default: 0] + 1
+            state.open[holder] = count
             // Closed and opened again before the tick: the lease stays as it is.
-            if count == 1, state.closed.remove(clientID) == nil { state.opened[clientID] = user }
+            if count == 1, state.closed.remove(holder) == nil { state.opened.insert(holder) }
         }
-        return Hold(tracker: self, clientID: clientID)
+        return Hold(tracker: self, holder: holder)
     }
 
-    fileprivate func close(_ clientID: ClientID) {
+    fileprivate func close(_ holder: Holder) {
         state.withLock { state in
-            guard let entry = state.open[clientID] else { return }
+            guard let count = state.open[holder] else { return }
             // The device was there until now: last seen when its feed closed, not when it opened.
-            state.seen[clientID] = .init(user: entry.user, at: Date())
-            guard entry.count == 1 else {
-                state.open[clientID] = (entry.user, entry.count - 1)
+            state.seen[holder.clientID] = .init(user: holder.user, at: Date())
+            guard count == 1 else {
+                state.open[holder] = count - 1
                 return
             }
-            state.open.removeValue(forKey: clientID)
+            state.open.removeValue(forKey: holder)
             // Opened and closed before the tick: it never held a lease.
-            if state.opened.removeValue(forKey: clientID) == nil { state.closed.insert(clientID) }
+            if state.opened.remove(holder) == nil { state.closed.insert(holder) }
         }
     }
 
     /// Takes the news since the last call; `closingAll` also closes every device still open (shutdown).
-    func drain(closingAll: Bool = false) -> (seen: [ClientID: PresenceTick.Sighting], opened: [ClientID: UserID], closed: Set<ClientID>) {
+    func drain(closingAll: Bool = false) -> News {
         state.withLock { state in
             if closingAll {
-                for id in state.open.keys where state.opened.removeValue(forKey: id) == nil { state.closed.insert(id) }
+                for holder in state.open.keys where state.opened.remove(holder) == nil { state.closed.insert(holder) }
                 state.open = [:]
             }
             defer {
                 state.seen = [:]
-                state.opened = [:]
+                state.opened = []
                 state.closed = []
             }
             return (state.seen, state.opened, state.closed)
@@ -74,30 +80,31 @@ final class PresenceTracker: Sendable {
     }
 
     /// Puts back news a failed tick did not write: sightings not newer since, opens still open,
-    /// closes not opened again.
-    func putBack(_ news: (seen: [ClientID: PresenceTick.Sighting], opened: [ClientID: UserID], closed: Set<ClientID>)) {
+    /// closes not opened again (and a close opened again since: its open, which the store has not had).
+    func putBack(_ news: News) {
         state.withLock { state in
             for (id, sighting) in news.seen where (state.seen[id]?.at ?? .distantPast) < sighting.at { state.seen[id] = sighting }
-            for (id, user) in news.opened where state.open[id] != nil && !state.closed.contains(id) { state.opened[id] = user }
-            for id in news.closed where state.open[id] == nil { state.closed.insert(id) }
-            for id in news.closed where state.open[id] != nil { state.opened[id] = state.open[id]!.user }
+            for holder in news.opened where state.open[holder] != nil && !state.closed.contains(holder) { state.opened.insert(holder) }
+            for holder in news.closed {
+                if state.open[holder] == nil { state.closed.insert(holder) } else { state.opened.insert(holder) }
+            }
         }
     }
 
     /// One open feed request or stream of a device; `release` ends it (again: nothing).
     final class Hold: Sendable {
         private let tracker: PresenceTracker
-        private let clientID: ClientID
+        private let holder: Holder
         private let released = Atomic<Bool>(false)
 
-        fileprivate init(tracker: PresenceTracker, clientID: ClientID) {
+        fileprivate init(tracker: PresenceTracker, holder: Holder) {
             self.tracker = tracker
-            self.clientID = clientID
+            self.holder = holder
         }
 
         func release() {
             guard !released.exchange(true, ordering: .relaxed) else { return }
-            tracker.close(clientID)
+            tracker.close(holder)
         }
     }
 }

@@ -57,9 +57,7 @@ struct PresenceService: Service {
         }
     }
 
-    private func tick(
-        _ news: (seen: [ClientID: PresenceTick.Sighting], opened: [ClientID: UserID], closed: Set<ClientID>), renew: Bool
-    ) -> PresenceTick {
+    private func tick(_ news: PresenceTracker.News, renew: Bool) -> PresenceTick {
         let now = Date()
         return PresenceTick(
             daemon: tracker.daemon, now: now, leaseUntil: now.addingTimeInterval(Double(Self.lease.components.seconds)),
