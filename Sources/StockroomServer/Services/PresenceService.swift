@@ -1,7 +1,6 @@
 import Foundation
 import Logging
 import ServiceLifecycle
-import StockroomCore
 import StockroomStorage
 import Synchronization
 
