@@ -15,14 +15,14 @@ extension PostgresStore {
                 // `PresenceTick.admitted`, as on SQLite: devices new to the database only up to each
                 // user's `clientsPerUser` devices seen. (Two daemons' ticks at once may each fill the
                 // same room: at most one tick's worth past it per daemon.)
-                let ids = sightings.keys.map(\.rawValue).sorted()
+                let ids = Set(sightings.keys.map(\.clientID.rawValue)).sorted()
                 var known = Set<ClientID>()
                 for row in try await write.query(
                     "SELECT client_id FROM devices_seen WHERE client_id = ANY(\(ids)::text[]) UNION ALL SELECT client_id FROM clients WHERE client_id = ANY(\(ids)::text[])")
                 {
                     known.insert(ClientID(stored: try row.decode(String.self)))
                 }
-                let newUsers = Set(sightings.filter { !known.contains($0.key) }.map(\.value.user.rawValue)).sorted()
+                let newUsers = Set(sightings.keys.filter { !known.contains($0.clientID) }.map(\.user.rawValue)).sorted()
                 if !newUsers.isEmpty {
                     var seenCount: [UserID: Int] = [:]
                     for row in try await write.query(
@@ -40,9 +40,19 @@ extension PostgresStore {
             // nothing over, except that the writer's own sighting takes back a device someone else
             // was seen with before it was written, its presence then published afresh to the
             // writer (as SQLite). A lease is its holder's, and only the owner's make the device online.
-            let seen = sightings.sorted(by: { $0.key.rawValue < $1.key.rawValue })
-            if !seen.isEmpty {
-                let (ids, owners, ats) = (seen.map(\.key.rawValue), seen.map(\.value.user.rawValue), seen.map { Timestamp.milliseconds($0.value.at) })
+            // A statement may not upsert one row twice: a device seen by several users this tick
+            // takes one statement per user, the first in user order first.
+            var rounds: [[(key: PresenceTick.Holder, value: Date)]] = []
+            var previous: ClientID?
+            var round = 0
+            for sighting in sightings.sorted(by: { $0.key < $1.key }) {
+                round = sighting.key.clientID == previous ? round + 1 : 0
+                previous = sighting.key.clientID
+                if rounds.count == round { rounds.append([]) }
+                rounds[round].append(sighting)
+            }
+            for seen in rounds {
+                let (ids, owners, ats) = (seen.map(\.key.clientID.rawValue), seen.map(\.key.user.rawValue), seen.map { Timestamp.milliseconds($0.value) })
                 try await write.query(
                     """
                     INSERT INTO devices_seen (client_id, owner, last_seen_at)
@@ -60,7 +70,7 @@ extension PostgresStore {
                     """)
             }
             if !tick.opened.isEmpty {
-                let opened = tick.opened.sorted(by: { ($0.clientID.rawValue, $0.user.rawValue) < ($1.clientID.rawValue, $1.user.rawValue) })
+                let opened = tick.opened.sorted()
                 let (ids, users) = (opened.map(\.clientID.rawValue), opened.map(\.user.rawValue))
                 try await write.query(
                     """
@@ -71,7 +81,7 @@ extension PostgresStore {
                     """)
             }
             if !tick.closed.isEmpty {
-                let closed = tick.closed.sorted(by: { ($0.clientID.rawValue, $0.user.rawValue) < ($1.clientID.rawValue, $1.user.rawValue) })
+                let closed = tick.closed.sorted()
                 let (ids, users) = (closed.map(\.clientID.rawValue), closed.map(\.user.rawValue))
                 try await write.query(
                     """

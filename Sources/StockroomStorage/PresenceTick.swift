@@ -9,9 +9,9 @@ import StockroomCore
 /// daemon holds one for a user while a feed request or stream of that user naming the device is
 /// open on it, renews its leases before they expire, and a daemon that dies leaves leases that
 /// expire. Another user's feed naming the device holds a lease of its own, which makes the device
-/// online to no one. The store publishes a `presence` change when
-/// a device's online state differs from the last one published, at most once per device per
-/// `PresenceTick.coalescing`; a flip inside that window is published by a later tick.
+/// online to no one. The store publishes a `presence` change when a device's online state differs
+/// from the last one published, at most once per device per `PresenceTick.coalescing`; a flip
+/// inside that window is published by a later tick.
 public struct PresenceTick: Sendable, Hashable {
     /// The daemon's id (random per process).
     public var daemon: String
@@ -19,8 +19,8 @@ public struct PresenceTick: Sendable, Hashable {
     public var now: Date
     /// When this daemon's leases expire unless renewed.
     public var leaseUntil: Date
-    /// Devices whose command or feed request arrived, with the caller's user and when.
-    public var seen: [ClientID: Sighting]
+    /// Devices whose command or feed request arrived, with the caller's user: when, the latest.
+    public var seen: [Holder: Date]
     /// Devices whose first feed request or stream of a user on this daemon opened.
     public var opened: Set<Holder>
     /// Devices whose last feed request or stream of a user on this daemon closed.
@@ -28,25 +28,19 @@ public struct PresenceTick: Sendable, Hashable {
     /// Whether to renew every lease of this daemon to `leaseUntil`.
     public var renewLeases: Bool
 
-    /// A device seen by a user at a time.
-    public struct Sighting: Sendable, Hashable {
-        public var user: UserID
-        public var at: Date
-
-        public init(user: UserID, at: Date) {
-            self.user = user
-            self.at = at
-        }
-    }
-
-    /// A device and a user whose feed requests or streams name it: what a lease is held for.
-    public struct Holder: Sendable, Hashable {
+    /// A device and a user whose requests name it: what a sighting is of, and a lease held for.
+    /// In client_id order, then user (the order the stores apply and lock them in).
+    public struct Holder: Sendable, Hashable, Comparable {
         public var clientID: ClientID
         public var user: UserID
 
         public init(_ clientID: ClientID, _ user: UserID) {
             self.clientID = clientID
             self.user = user
+        }
+
+        public static func < (a: Holder, b: Holder) -> Bool {
+            (a.clientID.rawValue, a.user.rawValue) < (b.clientID.rawValue, b.user.rawValue)
         }
     }
 
@@ -55,7 +49,7 @@ public struct PresenceTick: Sendable, Hashable {
 
     /// Creates a tick.
     public init(
-        daemon: String, now: Date, leaseUntil: Date, seen: [ClientID: Sighting] = [:], opened: Set<Holder> = [],
+        daemon: String, now: Date, leaseUntil: Date, seen: [Holder: Date] = [:], opened: Set<Holder> = [],
         closed: Set<Holder> = [], renewLeases: Bool = false
     ) {
         self.daemon = daemon
@@ -73,26 +67,24 @@ public struct PresenceTick: Sendable, Hashable {
     /// `clientsPerUser`), taken in client_id order. So a user who names fresh `clientID`s on feed
     /// requests without writing them adds at most `limit` rows and presence changes, not one per name.
     public static func admitted(
-        _ sightings: [ClientID: Sighting], known: Set<ClientID>, seenCount: [UserID: Int], limit: Int
-    ) -> [ClientID: Sighting] {
+        _ sightings: [Holder: Date], known: Set<ClientID>, seenCount: [UserID: Int], limit: Int
+    ) -> [Holder: Date] {
         var room = seenCount.mapValues { max(0, limit - $0) }
-        var admitted = sightings.filter { known.contains($0.key) }
-        for (id, sighting) in sightings.filter({ !known.contains($0.key) }).sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
-            let left = room[sighting.user, default: limit]
+        var admitted = sightings.filter { known.contains($0.key.clientID) }
+        for (holder, at) in sightings.filter({ !known.contains($0.key.clientID) }).sorted(by: { $0.key < $1.key }) {
+            let left = room[holder.user, default: limit]
             guard left > 0 else { continue }
-            room[sighting.user] = left - 1
-            admitted[id] = sighting
+            room[holder.user] = left - 1
+            admitted[holder] = at
         }
         return admitted
     }
 
-    /// The sightings to record: `seen`, and each device opened that was not seen otherwise, by
-    /// the user who opened it (the first in user order, when several did).
-    public var sightings: [ClientID: Sighting] {
+    /// The sightings to record: `seen`, and each device a user opened a feed of and was not seen
+    /// with otherwise, at `now`.
+    public var sightings: [Holder: Date] {
         var sightings = seen
-        for holder in opened.sorted(by: { $0.user.rawValue < $1.user.rawValue }) where sightings[holder.clientID] == nil {
-            sightings[holder.clientID] = Sighting(user: holder.user, at: now)
-        }
+        for holder in opened where sightings[holder] == nil { sightings[holder] = now }
         return sightings
     }
 

@@ -34,8 +34,8 @@ extension AppDatabase {
                     owner = excluded.owner
                 WHERE owner = excluded.owner OR EXISTS (SELECT 1 FROM clients WHERE client_id = ?1 AND owner = ?2)
                 """)
-        for (id, sighting) in sightings {
-            try see.execute(arguments: [id.rawValue, sighting.user.rawValue, Timestamp.milliseconds(sighting.at)])
+        for (holder, at) in sightings.sorted(by: { $0.key < $1.key }) {
+            try see.execute(arguments: [holder.clientID.rawValue, holder.user.rawValue, Timestamp.milliseconds(at)])
         }
         if !tick.opened.isEmpty {
             let lease = try db.cachedStatement(
@@ -90,9 +90,9 @@ extension AppDatabase {
 
     /// `PresenceTick.admitted` with what the database knows: which of the sighted devices it has
     /// seen or written, and, only when some are new, how many devices each of their users was seen with.
-    private func admitted(_ db: Database, _ sightings: [ClientID: PresenceTick.Sighting]) throws -> [ClientID: PresenceTick.Sighting] {
+    private func admitted(_ db: Database, _ sightings: [PresenceTick.Holder: Date]) throws -> [PresenceTick.Holder: Date] {
         guard !sightings.isEmpty else { return sightings }
-        let ids = String(decoding: try JSONEncoder().encode(sightings.keys.map(\.rawValue)), as: UTF8.self)
+        let ids = String(decoding: try JSONEncoder().encode(Set(sightings.keys.map(\.clientID.rawValue)).sorted()), as: UTF8.self)
         let known = Set(
             try String.fetchAll(
                 db.cachedStatement(
@@ -101,7 +101,7 @@ extension AppDatabase {
                         UNION ALL SELECT client_id FROM clients WHERE client_id IN (SELECT value FROM json_each(?1))
                         """), arguments: [ids]
             ).map { ClientID(stored: $0) })
-        let newUsers = Set(sightings.filter { !known.contains($0.key) }.map(\.value.user))
+        let newUsers = Set(sightings.keys.filter { !known.contains($0.clientID) }.map(\.user))
         guard !newUsers.isEmpty else { return sightings }
         let count = try db.cachedStatement(sql: "SELECT count(*) FROM devices_seen WHERE owner = ?")
         var seenCount: [UserID: Int] = [:]

@@ -79,7 +79,7 @@ import Testing
 
     private static func sighting(_ clientID: ClientID) -> PresenceTick {
         let now = Date()
-        return PresenceTick(daemon: "a", now: now, leaseUntil: now.addingTimeInterval(30), seen: [clientID: .init(user: "erin", at: now)])
+        return PresenceTick(daemon: "a", now: now, leaseUntil: now.addingTimeInterval(30), seen: [.init(clientID, "erin"): now])
     }
 
     /// A store in `folder` whose connections record every statement they run.

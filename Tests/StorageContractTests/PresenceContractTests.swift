@@ -20,7 +20,7 @@ struct PresenceContractTests {
         let now = t0.addingTimeInterval(seconds)
         return PresenceTick(
             daemon: daemon, now: now, leaseUntil: now.addingTimeInterval(30),
-            seen: seen.mapValues { PresenceTick.Sighting(user: $0, at: now) }, opened: Set(opened.map { .init($0.key, $0.value) }),
+            seen: Dictionary(uniqueKeysWithValues: seen.map { (PresenceTick.Holder($0.key, $0.value), now) }), opened: Set(opened.map { .init($0.key, $0.value) }),
             closed: Set(closed.map { .init($0.key, $0.value) }), renewLeases: renew)
     }
 
@@ -176,6 +176,27 @@ struct PresenceContractTests {
                 Presence(clientID: "phone", online: false, lastSeenAt: Self.t0.addingTimeInterval(5)),
                 Presence(clientID: "phone", online: true, lastSeenAt: Self.t0.addingTimeInterval(9)),
             ])
+        }
+    }
+
+    /// One tick may carry several users' sightings and feeds of one device (a daemon tracks each
+    /// user's requests apart): the owner's count, another user's take nothing, and a device never
+    /// written goes to the first of them in user order.
+    @Test(arguments: StorageBackend.all)
+    func severalUsersOfOneDeviceInOneTick(backend: StorageBackend) async throws {
+        try await withStorage(backend) { storage in
+            _ = try await storage.runCommand(.openAdd, clientID: "phone", origin: Origin(user: "erin", clientID: "phone"), idempotency: nil)
+            let now = Self.t0.addingTimeInterval(3)
+            try await storage.recordPresence(PresenceTick(
+                daemon: "a", now: now, leaseUntil: now.addingTimeInterval(30),
+                seen: [.init("phone", "otto"): now.addingTimeInterval(0.5), .init("phone", "erin"): now, .init("tablet", "otto"): now,
+                       .init("tablet", "erin"): now],
+                opened: [.init("phone", "otto"), .init("phone", "erin")]))
+            let erins = try await storage.presence(of: ["phone", "tablet"], user: "erin", now: now.addingTimeInterval(1))
+            #expect(erins["phone"] == Presence(clientID: "phone", online: true, lastSeenAt: now))
+            #expect(erins["tablet"] == Presence(clientID: "tablet", online: false, lastSeenAt: now))
+            let ottos = try await storage.presence(of: ["phone", "tablet"], user: "otto", now: now.addingTimeInterval(1))
+            #expect(ottos.values.allSatisfy { $0.lastSeenAt == nil && !$0.online })
         }
     }
 

@@ -99,7 +99,7 @@ public enum EveryStoreOperation {
         let now = Date()
         _ = try await storage.recordPresence(PresenceTick(
             daemon: "d1", now: now, leaseUntil: now.addingTimeInterval(30),
-            seen: ["erin-phone": .init(user: "erin", at: now), "erin-watch": .init(user: "erin", at: now)],
+            seen: [.init("erin-phone", "erin"): now, .init("erin-watch", "erin"): now],
             opened: [.init("erin-phone", "erin")]))
         _ = try await storage.recordPresence(PresenceTick(
             daemon: "d1", now: now.addingTimeInterval(2), leaseUntil: now.addingTimeInterval(32), closed: [.init("erin-phone", "erin")], renewLeases: true))

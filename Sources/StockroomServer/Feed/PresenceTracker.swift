@@ -5,12 +5,13 @@ import Synchronization
 
 /// This daemon's presence news between two ticks of `PresenceService`: the devices seen (a command
 /// or feed request) and the devices whose first feed request or stream of a user opened here, or
-/// whose last one closed, counted per device and user (a lease is its user's: another user's feed
-/// naming the device neither holds nor gives up the owner's). The service writes them with
+/// whose last one closed, each per device and user (a lease is its user's: another user's feed
+/// naming the device neither holds nor gives up the owner's, and another user's request naming it
+/// does not hide the owner's from the tick). The service writes them with
 /// `Storage.recordPresence`; nothing here waits on storage.
 final class PresenceTracker: Sendable {
     typealias Holder = PresenceTick.Holder
-    typealias News = (seen: [ClientID: PresenceTick.Sighting], opened: Set<Holder>, closed: Set<Holder>)
+    typealias News = (seen: [Holder: Date], opened: Set<Holder>, closed: Set<Holder>)
 
     /// This process's id in the leases it holds.
     let daemon: String
@@ -20,7 +21,8 @@ final class PresenceTracker: Sendable {
         var open: [Holder: Int] = [:]
         var opened: Set<Holder> = []
         var closed: Set<Holder> = []
-        var seen: [ClientID: PresenceTick.Sighting] = [:]
+        /// The latest command or feed request of each device and user.
+        var seen: [Holder: Date] = [:]
     }
 
     private let state = Mutex(State())
@@ -31,7 +33,7 @@ final class PresenceTracker: Sendable {
 
     /// A command or feed request of `clientID` by `user` arrived now.
     func seen(_ clientID: ClientID, user: UserID, at now: Date = Date()) {
-        state.withLock { $0.seen[clientID] = .init(user: user, at: now) }
+        state.withLock { $0.seen[Holder(clientID, user)] = now }
     }
 
     /// A feed request or stream of `clientID` opened; the device counts as online until the
@@ -39,7 +41,7 @@ final class PresenceTracker: Sendable {
     func open(_ clientID: ClientID, user: UserID) -> Hold {
         let holder = Holder(clientID, user)
         state.withLock { state in
-            state.seen[clientID] = .init(user: user, at: Date())
+            state.seen[holder] = Date()
             let count = state.open[holder, default: 0] + 1
             state.open[holder] = count
             // Closed and opened again before the tick: the lease stays as it is.
@@ -52,7 +54,7 @@ final class PresenceTracker: Sendable {
         state.withLock { state in
             guard let count = state.open[holder] else { return }
             // The device was there until now: last seen when its feed closed, not when it opened.
-            state.seen[holder.clientID] = .init(user: holder.user, at: Date())
+            state.seen[holder] = Date()
             guard count == 1 else {
                 state.open[holder] = count - 1
                 return
@@ -83,7 +85,7 @@ final class PresenceTracker: Sendable {
     /// closes not opened again (and a close opened again since: its open, which the store has not had).
     func putBack(_ news: News) {
         state.withLock { state in
-            for (id, sighting) in news.seen where (state.seen[id]?.at ?? .distantPast) < sighting.at { state.seen[id] = sighting }
+            for (holder, at) in news.seen where (state.seen[holder] ?? .distantPast) < at { state.seen[holder] = at }
             for holder in news.opened where state.open[holder] != nil && !state.closed.contains(holder) { state.opened.insert(holder) }
             for holder in news.closed {
                 if state.open[holder] == nil { state.closed.insert(holder) } else { state.opened.insert(holder) }
