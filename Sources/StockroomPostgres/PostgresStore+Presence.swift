@@ -83,6 +83,9 @@ extension PostgresStore {
             if !tick.closed.isEmpty {
                 let closed = tick.closed.sorted()
                 let (ids, users) = (closed.map(\.clientID.rawValue), closed.map(\.user.rawValue))
+                // `client_id = ANY` repeats what the pairs say, for the planner: a join on the pairs
+                // alone (`USING unnest(…)`) was planned as a scan of the whole primary key index,
+                // which PostgresStatementPlanTests refuses.
                 try await write.query(
                     """
                     DELETE FROM presence_leases
