@@ -53,7 +53,10 @@ public final class ChangeHub: Sendable {
     /// Registers a subscriber; call before its first read so that no commit slips between the two.
     public func subscribe(_ filter: FeedFilter) -> FeedSubscription {
         let subscription = FeedSubscription(filter: filter, hub: self)
-        state.withLock { $0.add(Subscriber(subscription: subscription, filter: filter)) }
+        state.withLock { state in
+            subscription.unchecked(through: state.head)
+            state.add(Subscriber(subscription: subscription, filter: filter))
+        }
         return subscription
     }
 
@@ -62,6 +65,8 @@ public final class ChangeHub: Sendable {
     public func change(_ subscription: FeedSubscription, to filter: FeedFilter) {
         state.withLock { state in
             state.remove(ObjectIdentifier(subscription))
+            // The entries so far were checked against the old filter.
+            subscription.unchecked(through: state.head)
             state.add(Subscriber(subscription: subscription, filter: filter))
         }
     }
@@ -123,6 +128,7 @@ public final class ChangeHub: Sendable {
             }
             state.recent = entries
             state.head = head
+            for subscriber in state.all { subscriber.unchecked(through: head) }
             guard state.holds == 0 else {
                 state.held.append(contentsOf: state.all)
                 return []
@@ -170,6 +176,14 @@ public final class ChangeHub: Sendable {
             return state.held
         }
         for subscriber in held { subscriber.notify() }
+    }
+
+    /// Where `subscription`'s stream, standing at `seq`, may read on from instead when the log no
+    /// longer holds the entries after `seq`: the hub checked each entry it published against the
+    /// subscription's filter, so it knows when none of them concerned it (nil: one may have).
+    /// A stream whose filter hid every write while the log was trimmed past it goes on.
+    public func unconcerned(_ subscription: FeedSubscription, after seq: Int64) -> Int64? {
+        state.withLock { state in subscription.unconcerned(after: seq, head: state.head) }
     }
 
     /// The newest trim watermark this process made or saw: entries up to it are gone.
@@ -275,13 +289,17 @@ extension ChangeHub.State {
         }
     }
 
-    /// The subscribers that `entries` concern. Under an item filter, an item entry is checked only
-    /// against the filters the index names for its item before and after the change: a write costs
-    /// what the filters it may match cost, not one check per open filter.
+    /// The subscribers that `entries` concern, each told where (`FeedSubscription.concerned`).
+    /// Under an item filter, an item entry is checked only against the filters the index names
+    /// for its item before and after the change: a write costs what the filters it may match
+    /// cost, not one check per open filter.
     func woken(by entries: ArraySlice<ChangeEntry>) -> [FeedSubscription] {
         var woken: [FeedSubscription] = []
+        let last = entries.last!.seq
         // Without an item filter, what a filter shows is what its topics see.
-        for subscriber in subscribers.values where entries.contains(where: { subscriber.filter.sees(entity: $0.entity, owner: $0.owner) }) {
+        for subscriber in subscribers.values {
+            guard let first = entries.firstIndex(where: { subscriber.filter.sees(entity: $0.entity, owner: $0.owner) }) else { continue }
+            subscriber.subscription.concerned(from: entries[first].seq, through: last)
             woken.append(subscriber.subscription)
         }
         guard !filtered.isEmpty else { return woken }
@@ -301,7 +319,9 @@ extension ChangeHub.State {
             if let before = decoded.before { candidates.formUnion(index.candidates(for: before)) }
         }
         let checked: [ChangeHub.Subscriber] = checkAll ? Array(filtered.values) : candidates.compactMap { filtered[$0] }
-        for subscriber in checked where entries.contains(where: { subscriber.filter.shown($0) != nil }) {
+        for subscriber in checked {
+            guard let first = entries.firstIndex(where: { subscriber.filter.shown($0) != nil }) else { continue }
+            subscriber.subscription.concerned(from: entries[first].seq, through: last)
             woken.append(subscriber.subscription)
         }
         return woken

@@ -36,9 +36,53 @@ public final class FeedSubscription: Sendable {
     private let state = Mutex(State())
     private let hub: ChangeHub
 
+    /// Where its stream stands: every entry up to it that concerns the subscriber was read
+    /// (`read(through:)`). Only ever moves forward.
+    private let position = Atomic<Int64>(0)
+    /// The newest entry that concerned the subscriber (woke it), or a position past which the hub
+    /// did not check the entries for it (a new filter, a head moved without entries). Written
+    /// under the hub's lock.
+    private let lastConcerning = Atomic<Int64>(0)
+    /// The first entry after `position` that concerned the subscriber, when known: no entry
+    /// between them did. 0 when not known. Written under the hub's lock.
+    private let firstConcerning = Atomic<Int64>(0)
+
     package init(filter: FeedFilter, hub: ChangeHub) {
         self.filter = filter
         self.hub = hub
+    }
+
+    /// Records that its stream has read every entry up to `seq` that concerns it.
+    public func read(through seq: Int64) {
+        position.store(seq, ordering: .relaxed)
+    }
+
+    /// The hub woke the subscriber for entries up to `last`, the first of them that concerned it
+    /// at `first`. Under the hub's lock. A position `position` loads late is an older one, which
+    /// only leaves `firstConcerning` unknown where it could have been known.
+    package func concerned(from first: Int64, through last: Int64) {
+        let position = position.load(ordering: .relaxed)
+        if firstConcerning.load(ordering: .relaxed) <= position {
+            // Stale or unknown: known again only when nothing before `first` still waits to be read.
+            firstConcerning.store(lastConcerning.load(ordering: .relaxed) <= position ? first : 0, ordering: .relaxed)
+        }
+        lastConcerning.store(last, ordering: .relaxed)
+    }
+
+    /// The entries up to `head` were not checked for the subscriber: any of them may concern it.
+    /// Under the hub's lock.
+    package func unchecked(through head: Int64) {
+        firstConcerning.store(0, ordering: .relaxed)
+        lastConcerning.store(max(lastConcerning.load(ordering: .relaxed), head), ordering: .relaxed)
+    }
+
+    /// Where a stream at `seq` may read on from without missing an entry that concerns it: `head`
+    /// when none after `seq` did, else just before the first that did, when known. Nil otherwise.
+    /// Under the hub's lock.
+    package func unconcerned(after seq: Int64, head: Int64) -> Int64? {
+        if lastConcerning.load(ordering: .relaxed) <= seq { return head }
+        let first = firstConcerning.load(ordering: .relaxed)
+        return first > seq ? first - 1 : nil
     }
 
     /// Whether the subscription was closed by the hub.

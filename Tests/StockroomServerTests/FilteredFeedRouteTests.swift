@@ -160,6 +160,79 @@ struct FilteredFeedRouteTests {
         }
     }
 
+    /// A stream whose filter hid every write while the log was trimmed past where it stood goes on
+    /// with the next change it shows, not `resyncRequired`: the hub knows that none of the trimmed
+    /// entries concerned it. SSE and the WebSocket under an item filter, and SSE under a topic.
+    @Test func aStreamThatTheTrimmedEntriesDidNotConcernGoesOn() async throws {
+        // The server's own trim, every second, to the last two entries.
+        let trimming: [AbsoluteConfigKey: ConfigValue] = [
+            "feed.retention.maxEntries": .init(.int(2), isSecret: false),
+            "feed.retention.intervalSeconds": .init(.int(1), isSecret: false),
+        ]
+        try await withTestApp { app in
+            try await app.live(settings: trimming) { client in
+                let server = LiveServer(port: try #require(client.port))
+                let filter = Self.encoded("quantity <= 5")
+                /// Six writes the streams do not show, then waits until the server has trimmed the
+                /// log past `cursor`, where the stream stands.
+                @Sendable func hiddenWrites(thenTrimmedPast cursor: String) async throws {
+                    for index in 0..<6 { _ = try await Self.create(server, app, name: "Crate \(index)", quantity: 50) }
+                    for _ in 0..<100 {
+                        let page = try await server.request(.GET, "/v1/changes?since=\(Self.encoded(cursor))", token: app.editor)
+                        if page.status == 410 { return }
+                        try await Task.sleep(for: .milliseconds(100))
+                    }
+                    Issue.record("the log was not trimmed past \(cursor)")
+                }
+
+                let sse = try await SSEReader(server: server, token: app.viewer, query: "topics=items&filter=\(filter)&since=now")
+                #expect(sse.status == 200)
+                let cable = try await Self.create(server, app, name: "Cable", quantity: 3)
+                let first = try await sse.changes(1)
+                #expect(first.map(\.change.id) == [cable.id.description])
+                try await hiddenWrites(thenTrimmedPast: try #require(first.first?.id))
+                try await Self.update(server, app, cable, quantity: 4)
+                let next = try #require(try await sse.next())
+                #expect(next.event == "change" && next.data.contains(cable.id.description), "\(next)")
+
+                let otto = try await SSEReader(server: server, token: app.otherEditor, query: "topics=navigation&since=now")
+                let tab = #"{"command":{"selectTab":{"tab":"settings"}}}"#
+                _ = try await server.request(.POST, "/v1/clients/ottos-phone/commands", token: app.otherEditor, json: tab)
+                let ottosFirst = try await otto.changes(1)
+                #expect(ottosFirst.map(\.change.id) == ["ottos-phone"])
+                try await hiddenWrites(thenTrimmedPast: try #require(ottosFirst.first?.id))
+                _ = try await server.request(.POST, "/v1/clients/ottos-phone/commands", token: app.otherEditor, json: #"{"command":{"selectTab":{"tab":"inventory"}}}"#)
+                let ottos = try #require(try await otto.next())
+                #expect(ottos.event == "change" && ottos.data.contains("ottos-phone"), "\(ottos)")
+
+                let received = ReceivedMessages()
+                try await WebSocketClient.connect(
+                    url: "ws://127.0.0.1:\(server.port)/v1/changes/ws?topics=items&since=now&filter=\(filter)&access_token=\(app.viewer)",
+                    logger: Logger(label: "test")
+                ) { inbound, outbound, _ in
+                    var messages = inbound.messages(maxSize: 1 << 20).makeAsyncIterator()
+                    func next() async throws -> String {
+                        while let message = try await messages.next() {
+                            if case .text(let text) = message { return text }
+                        }
+                        throw CancellationError()
+                    }
+                    let lamp = try await Self.create(server, app, name: "Lamp", quantity: 1)
+                    let first = try await next()
+                    received.append(first)
+                    try await hiddenWrites(thenTrimmedPast: try FeedChange.decode(first).cursor)
+                    try await Self.update(server, app, lamp, quantity: 2)
+                    received.append(try await next())
+                    try await outbound.close(.normalClosure, reason: nil)
+                }
+                let all = received.all
+                try #require(all.count == 2)
+                let changes = all.compactMap { try? FeedChange.decode($0) }
+                #expect(changes.count == 2 && changes[0].id == changes[1].id, "\(all)")
+            }
+        }
+    }
+
     /// Every malformed filter is `422 validationFailed` on its parameter, naming the position, on
     /// every route that takes one; nothing is served.
     @Test(arguments: [

@@ -124,6 +124,81 @@ struct ChangeHubTests {
         }
         #expect(refusals > 0)
     }
+
+    /// Random commits of items and of two users' navigation, and a stream of Erin's navigation that
+    /// reads at random moments, sometimes only part of what is new (a page with more): whenever
+    /// asked, `unconcerned` names no position past an entry of hers after the stream's. After a
+    /// read of everything, it names the head while none came, then the place before the first that
+    /// did. A filter change, and a head moved without entries, make it forget what it knew.
+    @Test(arguments: 0..<20)
+    func whatTheHubKnowsDidNotConcernAStream(round: Int) {
+        var generator = SplitMix64(seed: UInt64(round) &+ 0xc0ffee)
+        let hub = ChangeHub(head: 0, trimmedThrough: 0, epoch: Self.epoch)
+        var log: [ChangeEntry] = []
+        func concerns(_ entry: ChangeEntry) -> Bool { entry.entity == .navigation && entry.owner == "erin" }
+        let filter = FeedFilter(user: "erin", topics: [.navigation])
+        let subscription = hub.subscribe(filter)
+        var position: Int64 = 0
+        /// Since the stream last read everything (nil: it has not, or the hub forgot since): the
+        /// first entry of hers committed after that read.
+        var sinceFullRead: (first: Int64?, Void)?
+        var headsNamed = 0
+        var skips = 0
+        for _ in 0..<300 {
+            switch generator.next() % 10 {
+            case 0..<5:
+                // A commit of one to four entries, mostly items.
+                var batch: [ChangeEntry] = []
+                for _ in 0..<(1 + generator.next() % 4) {
+                    let seq = Int64(log.count + batch.count + 1)
+                    let kind = generator.next() % 8
+                    batch.append(
+                        ChangeEntry(
+                            seq: seq, entity: kind < 6 ? .item : .navigation, op: .upsert, id: "id-\(seq)",
+                            owner: kind < 6 ? nil : (kind == 6 ? "erin" : "otto"), valueJSON: "{}", originClientID: nil,
+                            originIdempotencyKey: nil, at: 1, epoch: Self.epoch))
+                }
+                log += batch
+                #expect(hub.committed(batch))
+                if let known = sinceFullRead, known.first == nil, let first = batch.first(where: concerns) {
+                    sinceFullRead = (first.seq, ())
+                }
+            case 5..<7:
+                // The stream reads everything new, or only up to its next entry (a full page).
+                let next = log.first { $0.seq > position && concerns($0) }?.seq
+                position = generator.next() % 2 == 0 ? hub.head : (next ?? hub.head)
+                subscription.read(through: position)
+                sinceFullRead = position == hub.head ? (nil, ()) : nil
+            case 7:
+                // Rarely: the filter changes in place, or the head moves on without its entries.
+                sinceFullRead = nil
+                if generator.next() % 2 == 0 {
+                    hub.change(subscription, to: filter)
+                } else {
+                    let seq = Int64(log.count + 1)
+                    log.append(
+                        ChangeEntry(
+                            seq: seq, entity: .navigation, op: .upsert, id: "id-\(seq)", owner: "erin", valueJSON: "{}",
+                            originClientID: nil, originIdempotencyKey: nil, at: 1, epoch: Self.epoch))
+                    hub.skipped(to: seq)
+                }
+            default:
+                let firstConcerning = log.first { $0.seq > position && concerns($0) }?.seq
+                let named = hub.unconcerned(subscription, after: position)
+                if let named {
+                    #expect(named >= position && named <= hub.head)
+                    #expect(firstConcerning.map { named < $0 } ?? true, "named \(named) past \(firstConcerning!) from \(position)")
+                    if named > position { skips += 1 }
+                }
+                if let known = sinceFullRead {
+                    #expect(named == (known.first.map { $0 - 1 } ?? hub.head), "after a read of everything up to \(position)")
+                    if known.first == nil { headsNamed += 1 }
+                }
+            }
+        }
+        #expect(headsNamed > 0 && skips > 0)
+        subscription.cancel()
+    }
 }
 
 /// The hub wakes filtered subscribers through the filter index: exactly those whose filter the

@@ -83,6 +83,11 @@ extension FeedController {
                             try await database.readChanges(after: $0, filter: filter, limit: 200)
                         }
                     } catch StoreError.resyncRequired(let message) {
+                        // Trimmed past a stream whose filter hid every entry since: it goes on.
+                        if let next = database.hub.unconcerned(subscription, after: seq), next > seq {
+                            seq = next
+                            continue
+                        }
                         try await deliver(.resync(message))
                         return
                     }
@@ -98,6 +103,7 @@ extension FeedController {
                         sent(page.changes.count, transport: transport)
                     }
                     seq = page.cursor.seq
+                    subscription.read(through: seq)
                     if page.hasMore { continue }
                     if idle {
                         // Idle: ask the database itself, for a revocation by another process.

@@ -94,6 +94,11 @@ final class ParkedSSEStream: Sendable {
                         try await database.readChanges(after: $0, filter: start.filter, limit: 200)
                     }
                 } catch StoreError.resyncRequired(let message) {
+                    // Trimmed past a stream whose filter hid every entry since: it goes on.
+                    if let next = database.hub.unconcerned(subscription, after: seq), next > seq {
+                        seq = next
+                        continue
+                    }
                     return try await end(with: APIError(.resyncRequired, message))
                 }
                 // After the read: a change committed after a revocation reaches the hub only after
@@ -105,6 +110,7 @@ final class ParkedSSEStream: Sendable {
                     FeedController.sent(page.changes.count, transport: .sse)
                 }
                 seq = page.cursor.seq
+                subscription.read(through: seq)
                 if page.hasMore { continue }
                 if idle {
                     // Idle: ask the database itself, for a revocation by another process.
@@ -175,6 +181,7 @@ final class ParkedSSEStream: Sendable {
             FeedController.sent(chunks.count, transport: .sse)
         }
         position.withLock { $0 = (cursor.seq, false) }
+        subscription.read(through: cursor.seq)
         guard let woke = parkAgain() else { return true }
         // Woken again already (another commit, a close): the next wake-up, as if it came now.
         position.withLock { $0.idle = !woke }
