@@ -162,7 +162,8 @@ struct FilteredFeedRouteTests {
 
     /// A stream whose filter hid every write while the log was trimmed past where it stood goes on
     /// with the next change it shows, not `resyncRequired`: the hub knows that none of the trimmed
-    /// entries concerned it. SSE and the WebSocket under an item filter, and SSE under a topic.
+    /// entries concerned it. SSE and the WebSocket under an item filter, SSE under a topic, and a
+    /// WebSocket that changes its filter in place after such a trim (the delta from past it).
     @Test func aStreamThatTheTrimmedEntriesDidNotConcernGoesOn() async throws {
         // The server's own trim, every second, to the last two entries.
         let trimming: [AbsoluteConfigKey: ConfigValue] = [
@@ -222,13 +223,22 @@ struct FilteredFeedRouteTests {
                     received.append(first)
                     try await hiddenWrites(thenTrimmedPast: try FeedChange.decode(first).cursor)
                     try await Self.update(server, app, lamp, quantity: 2)
+                    let second = try await next()
+                    received.append(second)
+                    // Its filter changed in place after another trim: the delta, from past the trim.
+                    try await hiddenWrites(thenTrimmedPast: try FeedChange.decode(second).cursor)
+                    try await outbound.write(.text(#"{"setFilter":{"filter":"name = \"Lamp\" or name = \"Crate 5\""}}"#))
                     received.append(try await next())
                     try await outbound.close(.normalClosure, reason: nil)
                 }
                 let all = received.all
-                try #require(all.count == 2)
-                let changes = all.compactMap { try? FeedChange.decode($0) }
+                try #require(all.count == 3)
+                let changes = all.prefix(2).compactMap { try? FeedChange.decode($0) }
                 #expect(changes.count == 2 && changes[0].id == changes[1].id, "\(all)")
+                struct Refiltered: Decodable { let refilter: Delta }
+                let refilter = try JSONCoding.decoder().decode(Refiltered.self, from: Data(all[2].utf8)).refilter
+                // Lamp matches both and is unchanged: not sent; Cable matched the old filter only.
+                #expect(refilter.items.map(\.name) == Array(repeating: "Crate 5", count: 4) && refilter.removed == [cable.id], "\(all[2])")
             }
         }
     }

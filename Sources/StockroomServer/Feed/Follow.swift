@@ -62,12 +62,21 @@ extension FeedController {
                 var idle = false
                 while !Task.isCancelled, !subscription.isClosed {
                     if case .some(let items) = control?.take() {
+                        // Asked before the change, which forgets it: where no entry concerned the
+                        // old filter since `seq`, the client held the same items there.
+                        let unconcerned = database.hub.unconcerned(subscription, after: seq)
                         // The hub first, so that no commit after the delta's read goes unnoticed.
                         let next = FeedFilter(user: filter.user, topics: filter.topics, items: items)
                         database.hub.change(subscription, to: next)
                         let delta: Refilter
                         do {
-                            delta = try await database.refilter(from: filter.items, to: items, since: seq)
+                            do {
+                                delta = try await database.refilter(from: filter.items, to: items, since: seq)
+                            } catch StoreError.resyncRequired where (unconcerned ?? seq) > seq {
+                                // Trimmed past a stream whose filter hid every entry since: the delta
+                                // starts past them.
+                                delta = try await database.refilter(from: filter.items, to: items, since: unconcerned!)
+                            }
                         } catch StoreError.resyncRequired(let message) {
                             try await deliver(.resync(message))
                             return
