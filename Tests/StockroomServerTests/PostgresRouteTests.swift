@@ -100,6 +100,38 @@ struct PostgresRouteTests {
         return status
     }
 
+    /// As on SQLite (`FilteredFeedRouteTests`): an SSE stream whose filter hid every entry the
+    /// server's trim took goes on with the next change it shows.
+    @Test(.timeLimit(.minutes(10)))
+    func aStreamThatTheTrimmedEntriesDidNotConcernGoesOn() async throws {
+        let (url, erin, _) = try await Self.database()
+        let app = try await buildApplication(
+            reader: Self.reader(
+                url: url,
+                extra: [
+                    "feed.retention.maxEntries": .init(.int(2), isSecret: false),
+                    "feed.retention.intervalSeconds": .init(.int(1), isSecret: false),
+                ]))
+        try await app.test(.live) { client in
+            let server = LiveServer(port: try #require(client.port))
+            let filter = FilteredFeedRouteTests.encoded("quantity <= 5")
+            let sse = try await SSEReader(server: server, token: erin, query: "topics=items&filter=\(filter)&since=now")
+            #expect(sse.status == 200)
+            let cable = try await client.createItem("Cable", quantity: 3, token: erin)
+            let first = try await sse.changes(1)
+            #expect(first.map(\.change.id) == [cable.id.description])
+            for index in 0..<6 { _ = try await client.createItem("Crate \(index)", quantity: 50, token: erin) }
+            let cursor = FilteredFeedRouteTests.encoded(try #require(first.first?.id))
+            try await eventually("the log is trimmed past the stream", interval: .milliseconds(100)) {
+                try await server.request(.GET, "/v1/changes?since=\(cursor)", token: erin).status == 410
+            }
+            let updated = try await server.request(.PUT, "/v1/items/\(cable.id)", token: erin, json: draftJSON(name: "Cable", quantity: 4))
+            #expect(updated.status == 200)
+            let next = try #require(try await sse.next())
+            #expect(next.event == "change" && next.data.contains(cable.id.description), "\(next)")
+        }
+    }
+
     @Test
     func aBadDatabaseURLIsAUsageErrorNamingTheSetting() async throws {
         #expect(throws: SettingsError.self) {
