@@ -13,8 +13,7 @@ extension PostgresStore {
             var sightings = tick.sightings
             if !sightings.isEmpty {
                 // `PresenceTick.admitted`, as on SQLite: devices new to the database only up to each
-                // user's `clientsPerUser` devices seen. (Two daemons' ticks at once may each fill the
-                // same room: at most one tick's worth past it per daemon.)
+                // user's `clientsPerUser` devices seen.
                 let ids = Set(sightings.keys.map(\.clientID.rawValue)).sorted()
                 var known = Set<ClientID>()
                 for row in try await write.query(
@@ -24,6 +23,10 @@ extension PostgresStore {
                 }
                 let newUsers = Set(sightings.keys.filter { !known.contains($0.clientID) }.map(\.user.rawValue)).sorted()
                 if !newUsers.isEmpty {
+                    // Each such user's room is counted under a lock of its own (in user order, as
+                    // every daemon takes them), held to the commit: another daemon's tick counts
+                    // after this one's devices are in, so two ticks at once do not each fill it.
+                    for user in newUsers { try await write.lock("presence-room:" + user) }
                     var seenCount: [UserID: Int] = [:]
                     for row in try await write.query(
                         "SELECT owner, count(*)::bigint FROM devices_seen WHERE owner = ANY(\(newUsers)::text[]) GROUP BY owner")

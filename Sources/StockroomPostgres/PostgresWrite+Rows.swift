@@ -73,7 +73,12 @@ extension PostgresWrite: WriteRows {
 
     /// The client's advisory lock: a device's first writes queue there.
     func queueWrites(of clientID: ClientID) async throws {
-        _ = try await rows(Statements.AdvisoryLock(name: "client:" + clientID.rawValue))
+        try await lock("client:" + clientID.rawValue)
+    }
+
+    /// Takes the advisory lock named `name` until this transaction ends.
+    func lock(_ name: String) async throws {
+        _ = try await rows(Statements.AdvisoryLock(name: name))
     }
 
     /// A row read ahead (`readAhead`) answers without holding it: `saveClient` writes only at the

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import PostgresNIO
 @testable import StockroomPostgres
+import StockroomStorage
 import TestSupport
 
 /// Several `PostgresStore`s on one new database, each with its own pool, listener and poll: the
@@ -9,15 +10,15 @@ import TestSupport
 /// write that waits on another daemon's lock can pass the default five seconds on a full test
 /// run's busy two cores, and answer 503 instead of what the test is about.
 func withDaemons<T>(
-    _ count: Int, pollInterval: Duration = .seconds(1), listens: Bool = true, maximumConnections: Int = 20, deadline: Duration = .seconds(30),
-    _ body: (_ stores: [PostgresStore], _ url: PostgresURL) async throws -> T
+    _ count: Int, limits: StoreLimits = StoreLimits(), pollInterval: Duration = .seconds(1), listens: Bool = true, maximumConnections: Int = 20,
+    deadline: Duration = .seconds(30), _ body: (_ stores: [PostgresStore], _ url: PostgresURL) async throws -> T
 ) async throws -> T {
     let url = try PostgresURL(try await TestPostgres.shared().newDatabase())
     var stores: [PostgresStore] = []
     for _ in 0..<count {
         stores.append(
             try await PostgresStore.open(
-                url: url, maximumConnections: maximumConnections, deadline: deadline, pollInterval: pollInterval, listens: listens,
+                url: url, limits: limits, maximumConnections: maximumConnections, deadline: deadline, pollInterval: pollInterval, listens: listens,
                 logger: Logger(label: "test.daemon")))
     }
     let running = stores.map { store in Task { try await store.run() } }

@@ -183,6 +183,30 @@ struct MultiDaemonTests {
         }
     }
 
+    /// Ticks of two daemons at once, each sighting three devices new to the database for one user
+    /// whose `clientsPerUser` room is three: the room is counted once between them, so the user
+    /// has three devices seen, not six (each tick counts after the other's commit).
+    @Test(.timeLimit(.minutes(10)))
+    func ticksOfTwoDaemonsAtOnceFillAUsersRoomOnce() async throws {
+        try await withDaemons(2, limits: StoreLimits(clientsPerUser: 3)) { daemons, url in
+            for round in 0..<12 {
+                let user = UserID(stored: "user-\(round)")
+                let now = Date()
+                func tick(_ daemon: String) -> PresenceTick {
+                    let seen = (0..<3).map { (PresenceTick.Holder(ClientID(stored: "\(daemon)-\(round)-\($0)"), user), now) }
+                    return PresenceTick(daemon: daemon, now: now, leaseUntil: now.addingTimeInterval(30), seen: Dictionary(uniqueKeysWithValues: seen))
+                }
+                async let first = daemons[0].recordPresence(tick("a"))
+                async let second = daemons[1].recordPresence(tick("b"))
+                _ = try await (first, second)
+                let seen = try await withConnection(url) { connection in
+                    try await connection.values("SELECT count(*)::bigint FROM devices_seen WHERE owner = \(user.rawValue)", as: Int64.self)
+                }
+                #expect(seen == [3], "round \(round)")
+            }
+        }
+    }
+
     /// A filtered feed on one daemon of writes made through others: the moves in and out are the
     /// same as on the daemon that wrote them, from memory or from the table.
     @Test(.timeLimit(.minutes(10)))
