@@ -179,14 +179,14 @@ extension PostgresStore {
         let cutoff = Timestamp.milliseconds(cutoff)
         let now = Timestamp.milliseconds(Date())
         return try await write { write in
-            // Neither written nor seen since the cutoff, and no feed of it open anywhere, the oldest
-            // first (as on SQLite); locked, so that a command of the device waits and then finds it
+            // Neither written nor seen since the cutoff, and no feed of its owner's open on it
+            // anywhere, the oldest first (as on SQLite); locked, so that a command of the device waits and then finds it
             // gone (and starts afresh).
             let stale = try await write.query(
                 """
                 SELECT c.client_id, c.owner FROM clients c LEFT JOIN devices_seen d ON d.client_id = c.client_id
                 WHERE c.updated_at < \(cutoff) AND (d.last_seen_at IS NULL OR d.last_seen_at < \(cutoff))
-                  AND NOT EXISTS (SELECT 1 FROM presence_leases l WHERE l.client_id = c.client_id AND l.expires_at > \(now))
+                  AND NOT EXISTS (SELECT 1 FROM presence_leases l WHERE l.client_id = c.client_id AND l.owner = c.owner AND l.expires_at > \(now))
                 ORDER BY c.updated_at, c.client_id LIMIT \(Int64(limit))
                 FOR UPDATE OF c SKIP LOCKED
                 """
@@ -205,7 +205,7 @@ extension PostgresStore {
                 """
                 DELETE FROM devices_seen d WHERE d.last_seen_at < \(cutoff)
                   AND NOT EXISTS (SELECT 1 FROM clients c WHERE c.client_id = d.client_id)
-                  AND NOT EXISTS (SELECT 1 FROM presence_leases l WHERE l.client_id = d.client_id AND l.expires_at > \(now))
+                  AND NOT EXISTS (SELECT 1 FROM presence_leases l WHERE l.client_id = d.client_id AND l.owner = d.owner AND l.expires_at > \(now))
                 """)
             return stale.count
         }

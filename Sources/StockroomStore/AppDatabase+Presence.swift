@@ -137,14 +137,16 @@ extension AppDatabase {
         let cutoff = Timestamp.milliseconds(cutoff)
         let now = Timestamp.milliseconds(Date())
         return try await write { [observer] db in
-            // Neither written nor seen since the cutoff, and no feed of it open anywhere; the oldest
-            // first, found through `clients_updated` (in client_id order SQLite would walk every device).
+            // Neither written nor seen since the cutoff, and no feed of its owner's open on it anywhere
+            // (another user's lease, from before it was written, keeps nothing); the oldest first,
+            // found through `clients_updated` (in client_id order SQLite would walk every device).
             let stale = try Row.fetchAll(
                 db,
                 sql: """
                     SELECT c.client_id, c.owner FROM clients c LEFT JOIN devices_seen d ON d.client_id = c.client_id
                     WHERE c.updated_at < ? AND (d.last_seen_at IS NULL OR d.last_seen_at < ?)
-                      AND NOT EXISTS (SELECT 1 FROM presence_leases l WHERE l.client_id = c.client_id AND l.expires_at > ?)
+                      AND NOT EXISTS (
+                          SELECT 1 FROM presence_leases l WHERE l.client_id = c.client_id AND l.owner = c.owner AND l.expires_at > ?)
                     ORDER BY c.updated_at, c.client_id LIMIT ?
                     """, arguments: [cutoff, cutoff, now, limit])
             let deleteClient = try db.cachedStatement(sql: "DELETE FROM clients WHERE client_id = ?")
@@ -163,7 +165,9 @@ extension AppDatabase {
                 sql: """
                     DELETE FROM devices_seen WHERE last_seen_at < ?
                       AND client_id NOT IN (SELECT client_id FROM clients)
-                      AND client_id NOT IN (SELECT client_id FROM presence_leases WHERE expires_at > ?)
+                      AND NOT EXISTS (
+                          SELECT 1 FROM presence_leases l
+                          WHERE l.client_id = devices_seen.client_id AND l.owner = devices_seen.owner AND l.expires_at > ?)
                     """, arguments: [cutoff, now])
             return stale.count
         }

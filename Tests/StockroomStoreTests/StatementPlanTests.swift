@@ -31,7 +31,6 @@ struct StatementPlanTests {
     /// did until they were deleted by primary key).
     static let meantTemporaryTables: [(fragment: String, why: String)] = [
         ("DELETE FROM clients WHERE", "a device's deletion cascades to its item references in two passes, as SQLite deletes through a foreign key"),
-        ("DELETE FROM devices_seen WHERE last_seen_at < ?", "the hourly sweep of devices not seen for long"),
         ("LEFT JOIN devices_seen", "the hourly sweep of stale devices"),
         ("DELETE FROM presence_leases WHERE expires_at <= ? RETURNING", "a presence tick's expired leases: RETURNING gathers its rows first"),
         ("UPDATE presence_leases SET expires_at = ? WHERE daemon = ?", "a lease renewal, every few seconds, updates the column its index orders by"),

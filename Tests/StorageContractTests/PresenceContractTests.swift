@@ -220,17 +220,26 @@ struct PresenceContractTests {
     @Test(arguments: StorageBackend.all)
     func devicesUnseenSinceTheCutoffAreRemovedWithANavigationDelete(backend: StorageBackend) async throws {
         try await withStorage(backend) { storage in
+            // Otto's feeds named the phone before erin wrote it, and a watch no one wrote: his leases
+            // keep neither (the phone is erin's; the watch, seen first with erin, too).
+            let now = Date()
+            try await storage.recordPresence(
+                PresenceTick(daemon: "a", now: now, leaseUntil: now.addingTimeInterval(3_600), opened: [.init("phone", "otto")]))
             for device: ClientID in ["phone", "tablet"] {
                 _ = try await storage.runCommand(
                     .openAdd, clientID: device, origin: Origin(user: "erin", clientID: device), idempotency: nil)
             }
+            try await storage.recordPresence(
+                PresenceTick(daemon: "a", now: now, leaseUntil: now.addingTimeInterval(3_600), seen: [.init("watch", "erin"): now]))
+            try await storage.recordPresence(
+                PresenceTick(daemon: "b", now: now, leaseUntil: now.addingTimeInterval(3_600), opened: [.init("watch", "otto")]))
             // The tablet's feed is open now: it stays. Its lease is an hour long: the store compares
             // it with the clock, and on a loaded machine this test has taken two minutes.
-            let now = Date()
             try await storage.recordPresence(
                 PresenceTick(daemon: "a", now: now, leaseUntil: now.addingTimeInterval(3_600), opened: [.init("tablet", "erin")]))
             let head = try await storage.resolve(.now)
             #expect(try await storage.removeStaleDevices(notSeenSince: now.addingTimeInterval(60), limit: 10) == 1)
+            #expect(try await storage.presence(of: ["watch"], user: "erin", now: now)["watch"]?.lastSeenAt == nil, "the watch's row went")
             let log = try await storage.readChanges(after: head, filter: FeedFilter(user: "erin", topics: [.navigation]), limit: 10).changes
             #expect(log.map(\.entity) == [.navigation] && log.map(\.op) == [.delete] && log.map(\.id) == ["phone"])
             #expect(try await storage.navigation(clientID: "phone", user: "erin") == .unwritten(clientID: "phone"), "its draft went with it")
