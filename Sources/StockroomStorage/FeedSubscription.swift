@@ -37,7 +37,7 @@ public final class FeedSubscription: Sendable {
     private let hub: ChangeHub
 
     /// Where its stream stands: every entry up to it that concerns the subscriber was read
-    /// (`read(through:)`). Only ever moves forward.
+    /// (`read(through:)`, which a stream calls with its positions in order).
     private let position = Atomic<Int64>(0)
     /// The newest entry that concerned the subscriber (woke it), or a position past which the hub
     /// did not check the entries for it (a new filter, a head moved without entries). Written
