@@ -119,23 +119,17 @@ struct FilteredFeedRouteTests {
                     logger: Logger(label: "test")
                 ) { inbound, outbound, _ in
                     var messages = inbound.messages(maxSize: 1 << 20).makeAsyncIterator()
-                    func next() async throws -> String {
-                        while let message = try await messages.next() {
-                            if case .text(let text) = message { return text }
-                        }
-                        throw CancellationError()
-                    }
-                    received.append(try await next())
-                    received.append(try await next())
+                    received.append(try await messages.nextText())
+                    received.append(try await messages.nextText())
                     try await outbound.write(.text(#"{"setFilter":{"filter":"quantity >= 2"}}"#))
-                    received.append(try await next())
+                    received.append(try await messages.nextText())
                     try await outbound.write(.text(#"{"setFilter":{"filter":"quantity <"}}"#))
-                    received.append(try await next())
+                    received.append(try await messages.nextText())
                     // A misspelled key is refused, not read as "no filter" (which would widen the stream).
                     try await outbound.write(.text(#"{"setFilter":{"filtr":"quantity >= 100"}}"#))
-                    received.append(try await next())
+                    received.append(try await messages.nextText())
                     try await Self.update(server, app, a, quantity: 3)
-                    received.append(try await next())
+                    received.append(try await messages.nextText())
                     try await outbound.close(.normalClosure, reason: nil)
                 }
                 let all = received.all
@@ -212,23 +206,17 @@ struct FilteredFeedRouteTests {
                     logger: Logger(label: "test")
                 ) { inbound, outbound, _ in
                     var messages = inbound.messages(maxSize: 1 << 20).makeAsyncIterator()
-                    func next() async throws -> String {
-                        while let message = try await messages.next() {
-                            if case .text(let text) = message { return text }
-                        }
-                        throw CancellationError()
-                    }
                     let lamp = try await Self.create(server, app, name: "Lamp", quantity: 1)
-                    let first = try await next()
+                    let first = try await messages.nextText()
                     received.append(first)
                     try await hiddenWrites(thenTrimmedPast: try FeedChange.decode(first).cursor)
                     try await Self.update(server, app, lamp, quantity: 2)
-                    let second = try await next()
+                    let second = try await messages.nextText()
                     received.append(second)
                     // Its filter changed in place after another trim: the delta, from past the trim.
                     try await hiddenWrites(thenTrimmedPast: try FeedChange.decode(second).cursor)
                     try await outbound.write(.text(#"{"setFilter":{"filter":"name = \"Lamp\" or name = \"Crate 5\""}}"#))
-                    received.append(try await next())
+                    received.append(try await messages.nextText())
                     try await outbound.close(.normalClosure, reason: nil)
                 }
                 let all = received.all
@@ -283,5 +271,15 @@ struct FilteredFeedRouteTests {
             let field: String?
         }
         let error: Detail
+    }
+}
+
+extension WebSocketInboundMessageStream.AsyncIterator {
+    /// The next text message; `CancellationError` when the socket ends first.
+    mutating func nextText() async throws -> String {
+        while let message = try await next() {
+            if case .text(let text) = message { return text }
+        }
+        throw CancellationError()
     }
 }
