@@ -180,8 +180,8 @@ extension PostgresStore {
         let now = Timestamp.milliseconds(Date())
         return try await write { write in
             // Neither written nor seen since the cutoff, and no feed of its owner's open on it
-            // anywhere, the oldest first (as on SQLite); locked, so that a command of the device waits and then finds it
-            // gone (and starts afresh).
+            // anywhere, the oldest first (as on SQLite); locked, so that a command of the device
+            // waits and then finds it gone (and starts afresh).
             let stale = try await write.query(
                 """
                 SELECT c.client_id, c.owner FROM clients c LEFT JOIN devices_seen d ON d.client_id = c.client_id
