@@ -128,12 +128,13 @@ public final class ChangeHub: Sendable {
             }
             state.recent = entries
             state.head = head
-            for subscriber in state.all { subscriber.unchecked(through: head) }
+            let all = state.all
+            for subscriber in all { subscriber.unchecked(through: head) }
             guard state.holds == 0 else {
-                state.held.append(contentsOf: state.all)
+                state.held.append(contentsOf: all)
                 return []
             }
-            return state.all
+            return all
         }
         for subscriber in woken { subscriber.notify() }
     }

@@ -4,6 +4,7 @@ import HummingbirdWSClient
 import Logging
 import StockroomCore
 import StockroomWire
+import TestSupport
 import Testing
 
 @testable import StockroomServer
@@ -172,12 +173,9 @@ struct FilteredFeedRouteTests {
                 /// log past `cursor`, where the stream stands.
                 @Sendable func hiddenWrites(thenTrimmedPast cursor: String) async throws {
                     for index in 0..<6 { _ = try await Self.create(server, app, name: "Crate \(index)", quantity: 50) }
-                    for _ in 0..<100 {
-                        let page = try await server.request(.GET, "/v1/changes?since=\(Self.encoded(cursor))", token: app.editor)
-                        if page.status == 410 { return }
-                        try await Task.sleep(for: .milliseconds(100))
+                    try await eventually("the log is trimmed past \(cursor)", interval: .milliseconds(100)) {
+                        try await server.request(.GET, "/v1/changes?since=\(Self.encoded(cursor))", token: app.editor).status == 410
                     }
-                    Issue.record("the log was not trimmed past \(cursor)")
                 }
 
                 let sse = try await SSEReader(server: server, token: app.viewer, query: "topics=items&filter=\(filter)&since=now")

@@ -70,12 +70,8 @@ extension FeedController {
                         database.hub.change(subscription, to: next)
                         let delta: Refilter
                         do {
-                            do {
-                                delta = try await database.refilter(from: filter.items, to: items, since: seq)
-                            } catch StoreError.resyncRequired where (unconcerned ?? seq) > seq {
-                                // Trimmed past a stream whose filter hid every entry since: the delta
-                                // starts past them.
-                                delta = try await database.refilter(from: filter.items, to: items, since: unconcerned!)
+                            delta = try await Subscription.pastTrimmed(after: seq, unconcerned: { unconcerned }) {
+                                try await database.refilter(from: filter.items, to: items, since: $0)
                             }
                         } catch StoreError.resyncRequired(let message) {
                             try await deliver(.resync(message))
@@ -88,15 +84,10 @@ extension FeedController {
                     }
                     let page: FeedPage
                     do {
-                        page = try await start.read(after: seq, in: database) {
+                        page = try await start.read(after: seq, in: database, following: subscription) {
                             try await database.readChanges(after: $0, filter: filter, limit: 200)
                         }
                     } catch StoreError.resyncRequired(let message) {
-                        // Trimmed past a stream whose filter hid every entry since: it goes on.
-                        if let next = database.hub.unconcerned(subscription, after: seq), next > seq {
-                            seq = next
-                            continue
-                        }
                         try await deliver(.resync(message))
                         return
                     }

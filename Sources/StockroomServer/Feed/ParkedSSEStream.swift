@@ -90,15 +90,10 @@ final class ParkedSSEStream: Sendable {
             while !subscription.isClosed {
                 let page: FeedPage
                 do {
-                    page = try await start.read(after: seq, in: database) {
+                    page = try await start.read(after: seq, in: database, following: subscription) {
                         try await database.readChanges(after: $0, filter: start.filter, limit: 200)
                     }
                 } catch StoreError.resyncRequired(let message) {
-                    // Trimmed past a stream whose filter hid every entry since: it goes on.
-                    if let next = database.hub.unconcerned(subscription, after: seq), next > seq {
-                        seq = next
-                        continue
-                    }
                     return try await end(with: APIError(.resyncRequired, message))
                 }
                 // After the read: a change committed after a revocation reaches the hub only after

@@ -19,7 +19,20 @@ extension FeedController {
         /// between resolving it and reading moves it to the oldest entry then kept (resolved again,
         /// a few times at most) instead of ending the feed with `resyncRequired`. Any other start the
         /// log no longer holds is `resyncRequired`.
+        ///
+        /// A live stream passes its hub subscription (`following`): where the log no longer holds
+        /// the entries after `seq` but none of them concerned the stream (`ChangeHub.unconcerned`),
+        /// it reads on from past them.
         func read<Page>(
+            after seq: Int64, in database: any Storage, following subscription: FeedSubscription? = nil,
+            _ read: (Int64) async throws -> Page
+        ) async throws -> Page {
+            try await Self.pastTrimmed(after: seq, unconcerned: { subscription.flatMap { database.hub.unconcerned($0, after: seq) } }) {
+                try await fromStart(after: $0, in: database, read)
+            }
+        }
+
+        private func fromStart<Page>(
             after seq: Int64, in database: any Storage, _ read: (Int64) async throws -> Page
         ) async throws -> Page {
             guard from == .oldest, seq == self.seq else { return try await read(seq) }
@@ -32,6 +45,19 @@ extension FeedController {
                 }
             }
             return try await read(seq)
+        }
+
+        /// `body(seq)`, or, where the log no longer holds the entries after `seq` and `unconcerned`
+        /// (what the hub knows did not concern the stream) names a later position, `body` of that.
+        static func pastTrimmed<Value>(
+            after seq: Int64, unconcerned: () -> Int64?, _ body: (Int64) async throws -> Value
+        ) async throws -> Value {
+            do {
+                return try await body(seq)
+            } catch StoreError.resyncRequired(let message) {
+                guard let next = unconcerned(), next > seq else { throw StoreError.resyncRequired(message) }
+                return try await body(next)
+            }
         }
     }
 }
