@@ -160,13 +160,8 @@ struct FilteredFeedRouteTests {
     /// entries concerned it. SSE and the WebSocket under an item filter, SSE under a topic, and a
     /// WebSocket that changes its filter in place after such a trim (the delta from past it).
     @Test func aStreamThatTheTrimmedEntriesDidNotConcernGoesOn() async throws {
-        // The server's own trim, every second, to the last two entries.
-        let trimming: [AbsoluteConfigKey: ConfigValue] = [
-            "feed.retention.maxEntries": .init(.int(2), isSecret: false),
-            "feed.retention.intervalSeconds": .init(.int(1), isSecret: false),
-        ]
         try await withTestApp { app in
-            try await app.live(settings: trimming) { client in
+            try await app.live(settings: Self.trimming) { client in
                 let server = LiveServer(port: try #require(client.port))
                 let filter = Self.encoded("quantity <= 5")
                 /// Six writes the streams do not show, then waits until the server has trimmed the
@@ -228,6 +223,44 @@ struct FilteredFeedRouteTests {
             }
         }
     }
+
+    /// A long-poll is such a stream while it waits: a trim during its wait that took only entries
+    /// its filter hid answers with the change it waited for, its cursor past the trim, not `410`.
+    @Test func aLongPollThatTheTrimmedEntriesDidNotConcernAnswersPastThem() async throws {
+        try await withTestApp { app in
+            try await app.live(settings: Self.trimming) { client in
+                let server = LiveServer(port: try #require(client.port))
+                let cable = try await Self.create(server, app, name: "Cable", quantity: 3)
+                let head = try await Self.page(server, app, "since=now").cursor
+                // From the head as the server finds it, so that a poll the server took late is not
+                // refused for a trim before it.
+                let poll = Task {
+                    try await server.request(.GET, "/v1/changes?since=now&wait=60&filter=\(Self.encoded("quantity <= 5"))", token: app.viewer)
+                }
+                for index in 0..<6 { _ = try await Self.create(server, app, name: "Crate \(index)", quantity: 50) }
+                try await eventually("the log is trimmed past \(head)", interval: .milliseconds(100)) {
+                    try await server.request(.GET, "/v1/changes?since=\(Self.encoded(head))", token: app.editor).status == 410
+                }
+                try await Self.update(server, app, cable, quantity: 4)
+                let response = try await poll.value
+                try #require(response.status == 200, "\(String(decoding: response.body, as: UTF8.self))")
+                struct Page: Decodable {
+                    let changes: [Change]
+                    let cursor: String
+                }
+                let page = try JSONCoding.decoder().decode(Page.self, from: response.body)
+                #expect(page.changes.map(\.id) == [cable.id.description], "\(page.changes)")
+                // Its cursor is one the log still holds.
+                #expect(try await server.request(.GET, "/v1/changes?since=\(Self.encoded(page.cursor))", token: app.viewer).status == 200)
+            }
+        }
+    }
+
+    /// The server's own trim, every second, to the last two entries.
+    static let trimming: [AbsoluteConfigKey: ConfigValue] = [
+        "feed.retention.maxEntries": .init(.int(2), isSecret: false),
+        "feed.retention.intervalSeconds": .init(.int(1), isSecret: false),
+    ]
 
     /// Every malformed filter is `422 validationFailed` on its parameter, naming the position, on
     /// every route that takes one; nothing is served.

@@ -27,9 +27,10 @@ extension FeedController {
         defer { watched.map(streams.remove) }
         if watched != nil { InputClosedWatch.recheck(context.channel) }
         let token = TokenCheck(database: database, tokenID: caller.id)
-        var page = try await start.read(after: start.seq, in: database) {
+        var page = try await start.read(after: start.seq, in: database, following: subscription) {
             try await database.readEncodedChanges(after: $0, filter: start.filter, limit: limit)
         }
+        subscription.read(through: page.cursor.seq)
         let deadline = ContinuousClock.now.advanced(by: .seconds(wait))
         // On graceful shutdown the wait ends at once (the subscription closes) and the poll is
         // answered with its batch so far, possibly empty, and its cursor: shutdown waits for no poll.
@@ -43,9 +44,10 @@ extension FeedController {
                 if Task.isCancelled || Task.isShuttingDownGracefully || subscription.isClosed { break }
                 guard try await token.isLive() else { throw Self.revoked }
                 if woke || ContinuousClock.now >= deadline {
-                    page = try await start.read(after: page.cursor.seq, in: database) {
+                    page = try await start.read(after: page.cursor.seq, in: database, following: subscription) {
                         try await database.readEncodedChanges(after: $0, filter: start.filter, limit: limit)
                     }
+                    subscription.read(through: page.cursor.seq)
                 }
             }
         } onGracefulShutdown: {
