@@ -81,6 +81,8 @@ extension FeedController {
                         filter = next
                         seq = delta.cursor.seq
                         announced = seq
+                        // The delta holds every item the new filter shows through its cursor.
+                        subscription.read(through: seq)
                     }
                     let page: FeedPage
                     do {
