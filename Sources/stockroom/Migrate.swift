@@ -55,6 +55,10 @@ struct Migrate: AsyncParsableCommand {
         let logger = Startup.logger
         let database: AppDatabase
         do {
+            // Held shared, as a server holds it, until the command exits: a `restore` of the
+            // source waits for the copy, and the copy does not start while one runs.
+            let lock = try DatabaseFileLock(database: source, mode: .shared)
+            Startup.heldLocks.withLock { $0.append(lock) }
             database = try AppDatabase.open(path: source, logger: logger)
         } catch {
             throw Startup.failure(StartupError.database(path: source, underlying: error).description)

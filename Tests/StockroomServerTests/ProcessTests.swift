@@ -539,9 +539,14 @@ struct ProcessTests {
         // A server does not start on a file that a restore is replacing (here, one holding its lock).
         let restoring = try DatabaseFileLock(database: databasePath, mode: .exclusive)
         let blocked = try await StockroomProcess.run(["serve", "--db-path", databasePath, "--http-port", "0"], in: directory, environment: [:])
+        // Nor a copy into PostgreSQL from it (refused before it connects anywhere).
+        let copy = try await StockroomProcess.run(
+            ["migrate", "--from-sqlite", databasePath, "--db-url", "postgres://nobody@127.0.0.1:1/none"], in: directory, environment: [:])
         restoring.release()
         #expect(blocked.status != 0)
         #expect(blocked.error.contains("being replaced by `stockroom restore`"), "\(blocked.error)")
+        #expect(copy.status != 0)
+        #expect(copy.error.contains("being replaced by `stockroom restore`"), "\(copy.error)")
 
         let second = try await StockroomProcess.serve(databasePath: databasePath, in: directory)
         let restored = LiveServer(port: second.port)
