@@ -66,15 +66,19 @@ public struct PresenceTick: Sendable, Hashable {
     /// per user as keep that user's devices seen (`seenCount`) under `limit` (the store's
     /// `clientsPerUser`), taken in client_id order. So a user who names fresh `clientID`s on feed
     /// requests without writing them adds at most `limit` rows and presence changes, not one per name.
+    /// A new device sighted with several users becomes one row, the first admitted user's (the
+    /// stores give it to the first in holder order): only that user's room counts it.
     public static func admitted(
         _ sightings: [Holder: Date], known: Set<ClientID>, seenCount: [UserID: Int], limit: Int
     ) -> [Holder: Date] {
         var room = seenCount.mapValues { max(0, limit - $0) }
         var admitted = sightings.filter { known.contains($0.key.clientID) }
+        var rowGiven = Set<ClientID>()
         for (holder, at) in sightings.filter({ !known.contains($0.key.clientID) }).sorted(by: { $0.key < $1.key }) {
             let left = room[holder.user, default: limit]
-            guard left > 0 else { continue }
+            guard left > 0, !rowGiven.contains(holder.clientID) else { continue }
             room[holder.user] = left - 1
+            rowGiven.insert(holder.clientID)
             admitted[holder] = at
         }
         return admitted

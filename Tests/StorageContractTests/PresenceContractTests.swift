@@ -110,6 +110,13 @@ struct PresenceContractTests {
             #expect(try await storage.presence(of: ["o1", "o2"], user: "otto", now: Self.t0.addingTimeInterval(7)).values.allSatisfy {
                 $0.lastSeenAt == Self.t0.addingTimeInterval(6)
             })
+            // A new device sighted with two users in one tick is the first's (in user order; Ada has
+            // room), and takes nothing of the other's room: Otto's last place goes to his own device.
+            try await storage.recordPresence(Self.tick("a", at: 8, opened: ["a-shared": "otto"], seen: ["a-shared": "ada", "o3": "otto"]))
+            let ottos = try await storage.presence(of: ["a-shared", "o3"], user: "otto", now: Self.t0.addingTimeInterval(9))
+            #expect(ottos["a-shared"]?.lastSeenAt == nil && ottos["o3"]?.lastSeenAt == Self.t0.addingTimeInterval(8), "\(ottos)")
+            #expect(try await storage.presence(of: ["a-shared"], user: "ada", now: Self.t0.addingTimeInterval(9))["a-shared"]?.lastSeenAt
+                == Self.t0.addingTimeInterval(8))
         }
     }
 
