@@ -101,7 +101,8 @@ struct PostgresRouteTests {
     }
 
     /// As on SQLite (`FilteredFeedRouteTests`): an SSE stream whose filter hid every entry the
-    /// server's trim took goes on with the next change it shows.
+    /// server's trim took goes on with the next change it shows, and a long-poll waiting under
+    /// the filter answers with it.
     @Test(.timeLimit(.minutes(10)))
     func aStreamThatTheTrimmedEntriesDidNotConcernGoesOn() async throws {
         let (url, erin, _) = try await Self.database()
@@ -129,6 +130,24 @@ struct PostgresRouteTests {
             #expect(updated.status == 200)
             let next = try #require(try await sse.next())
             #expect(next.event == "change" && next.data.contains(cable.id.description), "\(next)")
+
+            // A long-poll waiting under the filter, the same.
+            let head = try await server.request(.GET, "/v1/changes?since=now", token: erin)
+            struct Page: Decodable {
+                let changes: [Change]
+                let cursor: String
+            }
+            let headCursor = FilteredFeedRouteTests.encoded(try JSONCoding.decoder().decode(Page.self, from: head.body).cursor)
+            let poll = Task { try await server.request(.GET, "/v1/changes?since=now&wait=60&filter=\(filter)", token: erin) }
+            for index in 6..<12 { _ = try await client.createItem("Crate \(index)", quantity: 50, token: erin) }
+            try await eventually("the log is trimmed past the poll", interval: .milliseconds(100)) {
+                try await server.request(.GET, "/v1/changes?since=\(headCursor)", token: erin).status == 410
+            }
+            let again = try await server.request(.PUT, "/v1/items/\(cable.id)", token: erin, json: draftJSON(name: "Cable", quantity: 5))
+            #expect(again.status == 200)
+            let answered = try await poll.value
+            try #require(answered.status == 200, "\(String(decoding: answered.body, as: UTF8.self))")
+            #expect(try JSONCoding.decoder().decode(Page.self, from: answered.body).changes.map(\.id) == [cable.id.description])
         }
     }
 
