@@ -56,7 +56,7 @@ struct Migrate: AsyncParsableCommand {
         let database: AppDatabase
         do {
             // Held shared, as a server holds it, until the command exits: a `restore` of the
-            // source waits for the copy, and the copy does not start while one runs.
+            // source is refused while the copy runs, and the copy does not start while one runs.
             let lock = try DatabaseFileLock(database: source, mode: .shared)
             Startup.heldLocks.withLock { $0.append(lock) }
             database = try AppDatabase.open(path: source, logger: logger)
