@@ -29,16 +29,22 @@ struct FilteredFeedRouteTests {
         try #require(updated.status == 200)
     }
 
+    /// A long-poll page, its changes decoded as the SDK decodes them (with `move`).
+    struct Page: Decodable {
+        let changes: [Change]
+        let cursor: String
+        let hasMore: Bool
+
+        /// The page a `200` answered with.
+        static func of(_ response: (status: Int, body: Data)) throws -> Page {
+            try #require(response.status == 200, "\(String(decoding: response.body, as: UTF8.self))")
+            return try JSONCoding.decoder().decode(Page.self, from: response.body)
+        }
+    }
+
     /// Every change of a long-poll page, decoded as the SDK decodes it (with `move`).
     static func page(_ server: LiveServer, _ app: TestApp, _ query: String) async throws -> (changes: [Change], cursor: String, hasMore: Bool) {
-        let response = try await server.request(.GET, "/v1/changes?" + query, token: app.viewer)
-        try #require(response.status == 200, "\(String(decoding: response.body, as: UTF8.self))")
-        struct Page: Decodable {
-            let changes: [Change]
-            let cursor: String
-            let hasMore: Bool
-        }
-        let page = try JSONCoding.decoder().decode(Page.self, from: response.body)
+        let page = try Page.of(try await server.request(.GET, "/v1/changes?" + query, token: app.viewer))
         return (page.changes, page.cursor, page.hasMore)
     }
 
@@ -242,13 +248,7 @@ struct FilteredFeedRouteTests {
                     try await server.request(.GET, "/v1/changes?since=\(Self.encoded(head))", token: app.editor).status == 410
                 }
                 try await Self.update(server, app, cable, quantity: 4)
-                let response = try await poll.value
-                try #require(response.status == 200, "\(String(decoding: response.body, as: UTF8.self))")
-                struct Page: Decodable {
-                    let changes: [Change]
-                    let cursor: String
-                }
-                let page = try JSONCoding.decoder().decode(Page.self, from: response.body)
+                let page = try Page.of(try await poll.value)
                 #expect(page.changes.map(\.id) == [cable.id.description], "\(page.changes)")
                 // Its cursor is one the log still holds.
                 #expect(try await server.request(.GET, "/v1/changes?since=\(Self.encoded(page.cursor))", token: app.viewer).status == 200)
