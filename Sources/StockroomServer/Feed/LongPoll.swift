@@ -30,7 +30,6 @@ extension FeedController {
         var page = try await start.read(after: start.seq, in: database, following: subscription) {
             try await database.readEncodedChanges(after: $0, filter: start.filter, limit: limit)
         }
-        subscription.read(through: page.cursor.seq)
         let deadline = ContinuousClock.now.advanced(by: .seconds(wait))
         // On graceful shutdown the wait ends at once (the subscription closes) and the poll is
         // answered with its batch so far, possibly empty, and its cursor: shutdown waits for no poll.
@@ -47,7 +46,6 @@ extension FeedController {
                     page = try await start.read(after: page.cursor.seq, in: database, following: subscription) {
                         try await database.readEncodedChanges(after: $0, filter: start.filter, limit: limit)
                     }
-                    subscription.read(through: page.cursor.seq)
                 }
             }
         } onGracefulShutdown: {

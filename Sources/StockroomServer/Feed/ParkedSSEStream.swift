@@ -105,7 +105,6 @@ final class ParkedSSEStream: Sendable {
                     FeedController.sent(page.changes.count, transport: .sse)
                 }
                 seq = page.cursor.seq
-                subscription.read(through: seq)
                 if page.hasMore { continue }
                 if idle {
                     // Idle: ask the database itself, for a revocation by another process.

@@ -1,4 +1,5 @@
 import StockroomStorage
+import StockroomWire
 
 extension FeedController {
     /// A feed request's parsed parameters: its filter, where it asked to start, and that start
@@ -20,16 +21,19 @@ extension FeedController {
         /// a few times at most) instead of ending the feed with `resyncRequired`. Any other start the
         /// log no longer holds is `resyncRequired`.
         ///
-        /// A live stream passes its hub subscription (`following`): where the log no longer holds
-        /// the entries after `seq` but none of them concerned the stream (`ChangeHub.unconcerned`),
-        /// it reads on from past them.
-        func read<Page>(
+        /// A live stream passes its hub subscription (`following`), which is told the page's cursor
+        /// as its position (`FeedSubscription.read(through:)`). Where the entries after `seq` are
+        /// trimmed from the log but none of them concerned the stream (`ChangeHub.unconcerned`), it
+        /// reads on from past them.
+        func read<Page: CursoredPage>(
             after seq: Int64, in database: any Storage, following subscription: FeedSubscription? = nil,
             _ read: (Int64) async throws -> Page
         ) async throws -> Page {
-            try await Self.pastTrimmed(after: seq, unconcerned: { subscription.flatMap { database.hub.unconcerned($0, after: seq) } }) {
+            let page = try await Self.pastTrimmed(after: seq, unconcerned: { subscription.flatMap { database.hub.unconcerned($0, after: seq) } }) {
                 try await fromStart(after: $0, in: database, read)
             }
+            subscription?.read(through: page.cursor.seq)
+            return page
         }
 
         private func fromStart<Page>(
@@ -47,7 +51,7 @@ extension FeedController {
             return try await read(seq)
         }
 
-        /// `body(seq)`, or, where the log no longer holds the entries after `seq` and `unconcerned`
+        /// `body(seq)`, or, where the entries after `seq` are trimmed from the log and `unconcerned`
         /// (what the hub knows did not concern the stream) names a later position, `body` of that.
         static func pastTrimmed<Value>(
             after seq: Int64, unconcerned: () -> Int64?, _ body: (Int64) async throws -> Value
@@ -61,3 +65,11 @@ extension FeedController {
         }
     }
 }
+
+/// A page of the feed, read up to its cursor.
+protocol CursoredPage {
+    var cursor: FeedCursor { get }
+}
+
+extension FeedPage: CursoredPage {}
+extension EncodedFeedPage: CursoredPage {}
