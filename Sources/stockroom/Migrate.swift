@@ -53,16 +53,13 @@ struct Migrate: AsyncParsableCommand {
         }
         guard FileManager.default.fileExists(atPath: source) else { throw Startup.usageError("--from-sqlite: no file at \(source)") }
         let logger = Startup.logger
-        let database: AppDatabase
-        do {
-            // Held shared, as a server holds it, until the command exits: a `restore` of the
-            // source is refused while the copy runs, and the copy does not start while one runs.
-            let lock = try DatabaseFileLock(database: source, mode: .shared)
-            Startup.heldLocks.withLock { $0.append(lock) }
-            database = try AppDatabase.open(path: source, logger: logger)
-        } catch {
-            throw Startup.failure(StartupError.database(path: source, underlying: error).description)
-        }
+        // Opened as every command opens its SQLite file: its lock held shared, as a server holds
+        // it, until the command exits, so a `restore` of the source is refused while the copy runs
+        // and the copy does not start while one runs.
+        var sourceSettings = settings
+        sourceSettings.databaseURL = nil
+        sourceSettings.databasePath = source
+        let database = try await storage.openDatabase(settings: sourceSettings)
         do {
             let summary = try await PostgresStore.importCopy(from: try database.copySource(), into: url, newEpoch: newEpoch, logger: logger)
             let rows = CopiedTable.allCases.map { "\(summary.rows[$0] ?? 0) \($0.rawValue)" }.joined(separator: ", ")
