@@ -4,7 +4,6 @@ import Logging
 import StockroomPostgres
 import StockroomServer
 import StockroomStorage
-import StockroomStore
 
 /// `stockroom migrate`: create the database if missing and apply every migration; with
 /// `--from-sqlite`, copy a SQLite database into the (empty) PostgreSQL database.
