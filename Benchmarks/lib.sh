@@ -51,11 +51,25 @@ baseline_bin() {
 
 # absolute_bin NAME [HINT]: the executable the variable NAME names, made absolute (the scripts start
 # their servers from a scratch folder, where a path given relative to the caller's finds nothing);
-# `die`s with HINT when it is missing. Needs `die`.
+# `die`s with HINT when it is missing. Says when it is not the build as shipped (`shipped_note`).
+# Needs `die`.
 absolute_bin() {
     local name="$1" hint="${2:-}"
     [ -x "${!name}" ] || die "missing ${!name}${hint:+ ($hint)}"
     printf -v "$name" '%s' "$(realpath "${!name}")"
+    shipped_note "${!name}"
+}
+
+# shipped_note BINARY: a line on standard error when BINARY is a stockroom that loads the Swift
+# runtime from shared libraries, as a plain `swift build -c release` makes it: not the build as
+# shipped (deploy/release-build.sh links the runtime in and lays the code out), whose GET takes
+# about a fifth less CPU (Benchmarks/README, "Stop 97"). Its figures are not the product's.
+shipped_note() {
+    case "$(basename "$1")" in stockroom*) ;; *) return 0 ;; esac
+    command -v ldd >/dev/null || return 0
+    if ldd "$1" 2>/dev/null | grep -q 'libswiftCore\.so'; then
+        echo "note: $1 loads the Swift runtime dynamically: not the build as shipped (deploy/release-build.sh)" >&2
+    fi
 }
 
 # callgrind_copy BIN DIR: what valgrind 3.19 (Debian 12) needs to run a Swift 6.3 binary, in DIR:
@@ -113,5 +127,6 @@ callgrind_preflight() {
     command -v curl >/dev/null || die "curl is required"
     release_bin
     [ -x "$BIN" ] || die "no binary at $BIN"
+    shipped_note "$BIN"
     if curl -s -o /dev/null --max-time 1 "http://127.0.0.1:$1/"; then die "something already listens on 127.0.0.1:$1"; fi
 }
