@@ -67,7 +67,10 @@ absolute_bin() {
 shipped_note() {
     case "$(basename "$1")" in stockroom*) ;; *) return 0 ;; esac
     command -v ldd >/dev/null || return 0
-    if ldd "$1" 2>/dev/null | grep -q 'libswiftCore\.so'; then
+    # ldd's lines read whole first: `ldd | grep -q` under pipefail fails when grep stops early.
+    local libraries
+    libraries=$(ldd "$1" 2>/dev/null) || return 0
+    if grep -q 'libswiftCore\.so' <<<"$libraries"; then
         echo "note: $1 loads the Swift runtime dynamically: not the build as shipped (deploy/release-build.sh)" >&2
     fi
 }
