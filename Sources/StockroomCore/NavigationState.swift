@@ -50,10 +50,17 @@ public struct NavigationState: Hashable, Sendable {
         }
     }
 
-    /// Every item this state points at, in order of first mention.
+    /// Every item this state points at, in order of first mention. One array, and a repeat found by
+    /// scanning it rather than through a set: a path holds at most `maxPathDepth` routes and most
+    /// hold one or two, and every command's write asks for this of its state before and after.
     public var referencedItemIDs: [ItemID] {
-        var seen = Set<ItemID>()
-        return (path.map(\.itemID) + [destination?.itemID].compactMap { $0 }).filter { seen.insert($0).inserted }
+        var ids: [ItemID] = []
+        ids.reserveCapacity(path.count + 1)
+        for route in path where !ids.contains(route.itemID) {
+            ids.append(route.itemID)
+        }
+        if let id = destination?.itemID, !ids.contains(id) { ids.append(id) }
+        return ids
     }
 
     /// The state with its alert rendered anew from `items`, the live items it names: what a

@@ -39,34 +39,41 @@ struct ClientRecord: Codable, FetchableRecord, PersistableRecord {
         get throws {
             Navigation(
                 clientID: clientID,
-                state: try Self.decodedStates.state(of: state),
+                state: try Self.decodedStates.state(of: state, clientID: clientID),
                 version: version,
                 updatedAt: Timestamp.date(milliseconds: updatedAt)
             )
         }
     }
 
-    /// Decoded navigation states by their stored JSON: every command reads its client's state, which
-    /// `JSONDecoder` would otherwise decode each time. The JSON is the key, so an entry is never
-    /// stale; `saveNavigation` adds the state it writes.
+    /// Decoded navigation states, by device: every command reads its device's state, which
+    /// `JSONDecoder` would otherwise decode each time. An entry is a device's state with the JSON it
+    /// was decoded from (or written as), and serves only that very JSON, so it is never stale, in
+    /// any database of the process. Keyed by the device rather than by the JSON: a lookup hashes a
+    /// short id, not the whole state, and a device's older states take no room. `saveClient` adds
+    /// the state it writes.
     static let decodedStates = DecodedStates()
 
     final class DecodedStates: Sendable {
-        private let states = Mutex<[String: NavigationState]>([:])
-        /// Entries kept (the states of as many recently active devices); all are dropped past it.
+        private let states = Mutex<[ClientID: (json: String, state: NavigationState)]>([:])
+        /// Entries kept (as many recently active devices); all are dropped past it.
         static let capacity = 1024
 
-        func state(of json: String) throws -> NavigationState {
-            if let state = states.withLock({ $0[json] }) { return state }
+        func state(of json: String, clientID: ClientID) throws -> NavigationState {
+            let kept = states.withLock { states -> NavigationState? in
+                guard let entry = states[clientID], entry.json == json else { return nil }
+                return entry.state
+            }
+            if let kept { return kept }
             let state = try JSONCoding.decoder().decode(NavigationState.self, from: Data(json.utf8))
-            keep(state, json: json)
+            keep(state, json: json, clientID: clientID)
             return state
         }
 
-        func keep(_ state: NavigationState, json: String) {
+        func keep(_ state: NavigationState, json: String, clientID: ClientID) {
             states.withLock { states in
-                if states.count >= Self.capacity { states.removeAll(keepingCapacity: true) }
-                states[json] = state
+                if states.count >= Self.capacity, states[clientID] == nil { states.removeAll(keepingCapacity: true) }
+                states[clientID] = (json, state)
             }
         }
     }

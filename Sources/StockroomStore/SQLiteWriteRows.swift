@@ -24,8 +24,9 @@ final class SQLiteWriteRows: WriteRows {
 
     private struct KnownClient {
         var ownerChangeSeq: Int64
-        /// The items its stored state names, which `client_item_refs` holds for it.
-        var referencedItemIDs: Set<ItemID>
+        /// The items its stored state names, which `client_item_refs` holds for it
+        /// (`NavigationState.referencedItemIDs`: each once, in order of first mention).
+        var referencedItemIDs: [ItemID]
     }
 
     private init(_ db: Database, observer: ChangeObserver) {
@@ -109,7 +110,7 @@ final class SQLiteWriteRows: WriteRows {
         }
         let navigation = try record.navigation
         knownClients[clientID] = KnownClient(
-            ownerChangeSeq: record.ownerChangeSeq, referencedItemIDs: Set(navigation.state.referencedItemIDs))
+            ownerChangeSeq: record.ownerChangeSeq, referencedItemIDs: navigation.state.referencedItemIDs)
         return StoredClient(navigation: navigation, owner: UserID(stored: record.owner))
     }
 
@@ -149,11 +150,15 @@ final class SQLiteWriteRows: WriteRows {
             ownerChangeSeq: ownerChangeSeq
         )
         try record.upsertCached(db)
-        ClientRecord.decodedStates.keep(navigation.state, json: record.state)
-        let referenced = Set(navigation.state.referencedItemIDs)
+        ClientRecord.decodedStates.keep(navigation.state, json: record.state, clientID: navigation.clientID)
+        let referenced = navigation.state.referencedItemIDs
         if let stored = known?.referencedItemIDs ?? (absentClients.contains(navigation.clientID) ? [] : nil) {
+            // The same items in the same order (a draft typed, a tab selected) need no set.
             if stored != referenced {
-                try ClientItemRefRecord.update(db, clientID: navigation.clientID, from: stored, to: referenced)
+                let (old, new) = (Set(stored), Set(referenced))
+                if old != new {
+                    try ClientItemRefRecord.update(db, clientID: navigation.clientID, from: old, to: new)
+                }
             }
         } else {
             try ClientItemRefRecord.replace(db, clientID: navigation.clientID, with: referenced)

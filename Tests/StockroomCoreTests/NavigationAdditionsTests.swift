@@ -241,4 +241,18 @@ struct NavigationPropertyTests {
         // The sequences reached the states the property is about.
         #expect(alertsSeen > 100 && conflictsSeen > 20)
     }
+
+    @Test("referencedItemIDs names each item of the path and the destination once, in order of first mention")
+    func referencedItemIDsInOrderOfFirstMention() {
+        let ids = (1...3).map { ItemID("00000000-0000-4000-8000-00000000000\($0)")! }
+        let draft = Draft(name: "x", color: nil, status: .inStock(quantity: 1))
+        #expect(NavigationState().referencedItemIDs == [])
+        #expect(NavigationState(destination: .add(draft: draft)).referencedItemIDs == [])
+        let path: [Route] = [.item(id: ids[2]), .item(id: ids[0]), .item(id: ids[2]), .item(id: ids[1]), .item(id: ids[0])]
+        #expect(NavigationState(path: path).referencedItemIDs == [ids[2], ids[0], ids[1]])
+        let editing = NavigationState(path: [.item(id: ids[1])], destination: .edit(itemID: ids[1], baseVersion: 1, draft: draft))
+        #expect(editing.referencedItemIDs == [ids[1]])
+        let duplicating = NavigationState(path: [.item(id: ids[1])], destination: .duplicate(itemID: ids[0], draft: draft))
+        #expect(duplicating.referencedItemIDs == [ids[1], ids[0]])
+    }
 }

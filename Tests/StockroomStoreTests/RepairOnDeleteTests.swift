@@ -54,6 +54,17 @@ struct RepairOnDeleteTests {
             #expect(try await database.navigation(clientID: "phone", user: "erin").state.referencedItemIDs == [])
             #expect(try await probe.rows("SELECT item_id FROM client_item_refs WHERE client_id = 'phone'").isEmpty)
             try await expectReferences(after: .push(route: .item(id: keyboard.id)), [keyboard])
+            // The same items named in another order, and an item named twice: the rows stay one per item.
+            let cable = try await database.createItem(id: nil, draft: Sample.mouse, origin: Sample.erin).value
+            try await expectReferences(after: .push(route: .item(id: cable.id)), [keyboard, cable])
+            try await expectReferences(after: .openEdit(itemID: keyboard.id), [keyboard, cable])
+            let reordered = NavigationState(path: [.item(id: cable.id), .item(id: keyboard.id), .item(id: cable.id)])
+            let replaced = try await database.replaceNavigation(clientID: "phone", state: reordered, precondition: nil, origin: Sample.erin("phone"))
+            #expect(replaced.state.referencedItemIDs == [cable.id, keyboard.id])
+            let rows = try await probe.rows("SELECT item_id FROM client_item_refs WHERE client_id = 'phone' ORDER BY item_id")
+            #expect(rows.map { $0["item_id"] as String? ?? "" } == [keyboard.id, cable.id].map(\.description).sorted())
+            try await expectReferences(after: .pop, [keyboard, cable])
+            try await expectReferences(after: .pop, [cable])
         }
     }
 }
