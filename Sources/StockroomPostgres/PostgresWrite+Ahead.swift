@@ -167,11 +167,11 @@ struct DeferredSave {
 }
 
 extension PostgresWrite {
-    /// Keeps a command's navigation to write with the batch's others (a later save of the same
-    /// device replaces it, keeping the version first read).
-    func deferSave(_ navigation: Navigation, owner: UserID) {
+    /// Keeps a command's navigation (its state's JSON `stateJSON`) to write with the batch's others
+    /// (a later save of the same device replaces it, keeping the version first read).
+    func deferSave(_ navigation: Navigation, stateJSON: [UInt8], owner: UserID) {
         var save = DeferredSave(
-            clientID: navigation.clientID, owner: owner, stateJSON: String(decoding: navigation.state.jsonBytes, as: UTF8.self),
+            clientID: navigation.clientID, owner: owner, stateJSON: String(decoding: stateJSON, as: UTF8.self),
             version: Int64(navigation.version), base: Int64(navigation.version - 1),
             updatedAt: navigation.updatedAt.map(Timestamp.milliseconds) ?? 0,
             referenced: navigation.state.referencedItemIDs.map(\.description))

@@ -108,17 +108,17 @@ extension PostgresWrite: WriteRows {
     /// One statement writes the row at the version read (or creates it), or nothing: then `WriteRetry`.
     /// A row read ahead (`readAhead`), outside a savepoint, is written when the batch next sends a
     /// statement (`flushSaves`): checked here against the version read, and again there.
-    func saveClient(_ navigation: Navigation, owner: UserID, ownerChanged: Bool) async throws {
+    func saveClient(_ navigation: Navigation, stateJSON: [UInt8], owner: UserID, ownerChanged: Bool) async throws {
         if savepointDepth == 0, let stored = clientsAhead[navigation.clientID] {
             guard stored.navigation.version == navigation.version - 1 else { throw WriteRetry() }
-            deferSave(navigation, owner: owner)
+            deferSave(navigation, stateJSON: stateJSON, owner: owner)
             clientsAhead[navigation.clientID] = StoredClient(navigation: navigation, owner: owner)
             return
         }
         clientsAhead[navigation.clientID] = nil
         let saved = try await rows(
             Statements.SaveClient(
-                clientID: navigation.clientID, owner: owner, stateJSON: String(decoding: navigation.state.jsonBytes, as: UTF8.self),
+                clientID: navigation.clientID, owner: owner, stateJSON: String(decoding: stateJSON, as: UTF8.self),
                 version: Int64(navigation.version), now: navigation.updatedAt.map(Timestamp.milliseconds) ?? 0,
                 referenced: navigation.state.referencedItemIDs.map(\.description))
         ).first

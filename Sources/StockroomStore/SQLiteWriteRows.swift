@@ -128,7 +128,7 @@ final class SQLiteWriteRows: WriteRows {
     }
 
     /// Nothing moves under the one writer: the row is at the version the write read.
-    func saveClient(_ navigation: Navigation, owner: UserID, ownerChanged: Bool) throws {
+    func saveClient(_ navigation: Navigation, stateJSON: [UInt8], owner: UserID, ownerChanged: Bool) throws {
         guard let seq = lastAppended else { throw DatabaseError(message: "a navigation saved before its change entry") }
         let known = knownClients[navigation.clientID]
         let ownerChangeSeq: Int64
@@ -144,7 +144,7 @@ final class SQLiteWriteRows: WriteRows {
         let record = ClientRecord(
             clientID: navigation.clientID,
             owner: owner.rawValue,
-            state: String(decoding: navigation.state.jsonBytes, as: UTF8.self),
+            state: String(decoding: stateJSON, as: UTF8.self),
             version: navigation.version,
             updatedAt: navigation.updatedAt.map(Timestamp.milliseconds) ?? 0,
             ownerChangeSeq: ownerChangeSeq

@@ -27,6 +27,11 @@ public struct WrittenJSON: JSONWritable, Hashable, Sendable {
         jsonBytes = value.jsonBytes
     }
 
+    /// Bytes a value's `write(to:)` would write, written another way (`Navigation.jsonBytes(stateJSON:)`).
+    public init(jsonBytes: [UInt8]) {
+        self.jsonBytes = jsonBytes
+    }
+
     public func write(to json: inout JSONWriter) {
         json.raw(json: jsonBytes)
     }
@@ -264,10 +269,30 @@ extension NavigationState: JSONWritable {
 
 extension Navigation: JSONWritable {
     public func write(to json: inout JSONWriter) {
+        writeHead(to: &json)
+        state.writeFields(to: &json)
+        writeTail(to: &json)
+    }
+
+    /// `jsonBytes`, from the state's own JSON (`state.jsonBytes`: `{`, its fields, `}`) written
+    /// already: a command's write stores the state's JSON in the device's row and the navigation's
+    /// in its change entry, and writes the state's fields once for both.
+    public func jsonBytes(stateJSON: [UInt8]) -> [UInt8] {
+        precondition(stateJSON.first == UInt8(ascii: "{") && stateJSON.last == UInt8(ascii: "}"), "not a state's JSON")
+        var json = JSONWriter(capacity: stateJSON.count + 160)
+        writeHead(to: &json)
+        json.raw(json: stateJSON.dropFirst().dropLast())
+        writeTail(to: &json)
+        return json.bytes
+    }
+
+    private func writeHead(to json: inout JSONWriter) {
         json.raw(#"{"clientID":"#)
         json.string(clientID.rawValue)
         json.raw(",")
-        state.writeFields(to: &json)
+    }
+
+    private func writeTail(to json: inout JSONWriter) {
         json.raw(#","url":"#)
         json.string(state.url)
         json.raw(#","version":"#)

@@ -65,6 +65,12 @@ import TestSupport
         #expect(try JSONCoding.decoder().decode(NavigationState.self, from: state) == navigation.state)
     }
 
+    /// A command's write stores the state's JSON and logs the navigation's, written around it.
+    @Test(arguments: navigations)
+    func aNavigationWrittenAroundItsStatesJSONIsTheSameBytes(navigation: Navigation) {
+        #expect(navigation.jsonBytes(stateJSON: navigation.state.jsonBytes) == navigation.jsonBytes)
+    }
+
     @Test func keysComeInDeclarationOrderAndIdsInLowercase() {
         let text = String(decoding: Self.items[0].jsonBytes, as: UTF8.self)
         #expect(text == #"{"id":"6f9619ff-8b86-d011-b42d-00c04fc964ff","name":"Keyboard","color":{"name":"Red","red":1,"green":0,"blue":0.25},"status":{"inStock":{"quantity":100}},"version":3,"createdAt":"2025-11-22T06:00:00.123Z","updatedAt":"2025-11-22T06:00:00.999Z"}"#)

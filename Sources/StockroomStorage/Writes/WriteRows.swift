@@ -51,11 +51,12 @@ public protocol WriteRows: AnyObject {
     /// the cap (the backend serializes them).
     func clientCount(owner: UserID) async throws -> Int
     /// Writes a navigation row: `navigation` (its state, version and time) owned by `owner`, with
-    /// its item references, only if the stored row is still at `navigation.version - 1` (none for
+    /// its item references and `stateJSON` (the state's `jsonBytes`) as its stored state, only if
+    /// the stored row is still at `navigation.version - 1` (none for
     /// version 1): `WriteRetry` otherwise (a write read the row without holding it, and another
     /// changed it meanwhile; the write then runs again). `ownerChanged`: the owner made this change
     /// (its entry, appended just before, orders the owner's devices), not a repair by someone else.
-    func saveClient(_ navigation: Navigation, owner: UserID, ownerChanged: Bool) async throws
+    func saveClient(_ navigation: Navigation, stateJSON: [UInt8], owner: UserID, ownerChanged: Bool) async throws
 
     // MARK: The log
 

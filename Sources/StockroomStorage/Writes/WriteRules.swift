@@ -290,12 +290,14 @@ public enum WriteRules {
         let now = max(Timestamp.milliseconds(Date()), previous.updatedAt.map(Timestamp.milliseconds) ?? 0)
         let navigation = Navigation(
             clientID: clientID, state: state, version: previous.version + 1, updatedAt: Timestamp.date(milliseconds: now))
-        let json = WrittenJSON(navigation)
+        // The state's JSON for the device's row, and the navigation's around it for the entry.
+        let stateJSON = state.jsonBytes
+        let json = WrittenJSON(jsonBytes: navigation.jsonBytes(stateJSON: stateJSON))
         let ownerChanged = origin.user == owner
         try await rows.append(
             entity: .navigation, op: .upsert, id: clientID.rawValue, owner: owner, value: json, before: nil, origin: origin, at: now,
             ownerClient: ownerChanged ? clientID : nil)
-        try await rows.saveClient(navigation, owner: owner, ownerChanged: ownerChanged)
+        try await rows.saveClient(navigation, stateJSON: stateJSON, owner: owner, ownerChanged: ownerChanged)
         return (navigation, json)
     }
 
