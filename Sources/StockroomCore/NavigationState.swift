@@ -79,6 +79,26 @@ public struct NavigationState: Hashable, Sendable {
         return state
     }
 
+    /// The items whose delete changes this state (`repaired(afterDeleting:)`), each once, in order
+    /// of first mention: the path's, a delete alert's, and a conflict's that still shows the item.
+    /// A store keeps these as a device's item references, by which a delete finds the devices to
+    /// repair. An edit or a duplicate stays as it is when its item goes, so it adds none: opening
+    /// and saving an edit leave the references as they were.
+    public var repairableItemIDs: [ItemID] {
+        var ids: [ItemID] = []
+        ids.reserveCapacity(path.count + 1)
+        for route in path where !ids.contains(route.itemID) {
+            ids.append(route.itemID)
+        }
+        switch destination {
+        case .deleteAlert(let id, _), .conflict(let id, _, _, .some, _):
+            if !ids.contains(id) { ids.append(id) }
+        case .add, .edit, .duplicate, .conflict(_, _, _, .none, _), nil:
+            break
+        }
+        return ids
+    }
+
     /// This state after `id` was deleted: its routes go (and checkpoints deeper than what is
     /// left), a delete alert for it closes, an edit or duplicate of it stays open so that no typed
     /// draft is lost, and a conflict over it now says the item was deleted.

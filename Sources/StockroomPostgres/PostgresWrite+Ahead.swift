@@ -174,7 +174,7 @@ extension PostgresWrite {
             clientID: navigation.clientID, owner: owner, stateJSON: String(decoding: stateJSON, as: UTF8.self),
             version: Int64(navigation.version), base: Int64(navigation.version - 1),
             updatedAt: navigation.updatedAt.map(Timestamp.milliseconds) ?? 0,
-            referenced: navigation.state.referencedItemIDs.map(\.description))
+            referenced: navigation.state.repairableItemIDs.map(\.description))
         if let index = deferredSaves.firstIndex(where: { $0.clientID == navigation.clientID }) {
             save.base = deferredSaves[index].base
             deferredSaves[index] = save

@@ -120,7 +120,7 @@ extension PostgresWrite: WriteRows {
             Statements.SaveClient(
                 clientID: navigation.clientID, owner: owner, stateJSON: String(decoding: stateJSON, as: UTF8.self),
                 version: Int64(navigation.version), now: navigation.updatedAt.map(Timestamp.milliseconds) ?? 0,
-                referenced: navigation.state.referencedItemIDs.map(\.description))
+                referenced: navigation.state.repairableItemIDs.map(\.description))
         ).first
         if saved != 1 { throw WriteRetry() }
     }

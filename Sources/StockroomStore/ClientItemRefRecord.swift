@@ -1,7 +1,8 @@
 import GRDB
 import StockroomCore
 
-/// A row of `client_item_refs`: a client's navigation names an item, so deleting the item repairs it.
+/// A row of `client_item_refs`: deleting the item would change a client's navigation
+/// (`NavigationState.repairableItemIDs`), so the delete repairs it.
 struct ClientItemRefRecord: Codable, FetchableRecord, PersistableRecord {
     static let databaseTableName = "client_item_refs"
 
@@ -57,6 +58,9 @@ struct ClientItemRefRecord: Codable, FetchableRecord, PersistableRecord {
     static let deleteSQL = "DELETE FROM client_item_refs WHERE \(CodingKeys.clientID.rawValue) = ?"
     private static let deleteOneSQL =
         "DELETE FROM client_item_refs WHERE \(CodingKeys.itemID.rawValue) = ? AND \(CodingKeys.clientID.rawValue) = ?"
+    /// `OR IGNORE`: a file written while an edit's or a duplicate's item was a reference too keeps
+    /// those rows until the client's references are replaced (a delete then finds the client and its
+    /// repair changes nothing), and the item may become a reference again meanwhile.
     private static let insertSQL =
-        "INSERT INTO client_item_refs (\(CodingKeys.itemID.rawValue), \(CodingKeys.clientID.rawValue)) VALUES (?, ?)"
+        "INSERT OR IGNORE INTO client_item_refs (\(CodingKeys.itemID.rawValue), \(CodingKeys.clientID.rawValue)) VALUES (?, ?)"
 }

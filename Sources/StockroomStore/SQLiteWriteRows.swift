@@ -24,9 +24,9 @@ final class SQLiteWriteRows: WriteRows {
 
     private struct KnownClient {
         var ownerChangeSeq: Int64
-        /// The items its stored state names, which `client_item_refs` holds for it
-        /// (`NavigationState.referencedItemIDs`: each once, in order of first mention).
-        var referencedItemIDs: [ItemID]
+        /// The items whose delete would change its stored state, which `client_item_refs` holds
+        /// for it (`NavigationState.repairableItemIDs`: each once, in order of first mention).
+        var repairableItemIDs: [ItemID]
     }
 
     private init(_ db: Database, observer: ChangeObserver) {
@@ -110,7 +110,7 @@ final class SQLiteWriteRows: WriteRows {
         }
         let navigation = try record.navigation
         knownClients[clientID] = KnownClient(
-            ownerChangeSeq: record.ownerChangeSeq, referencedItemIDs: navigation.state.referencedItemIDs)
+            ownerChangeSeq: record.ownerChangeSeq, repairableItemIDs: navigation.state.repairableItemIDs)
         return StoredClient(navigation: navigation, owner: UserID(stored: record.owner))
     }
 
@@ -151,8 +151,8 @@ final class SQLiteWriteRows: WriteRows {
         )
         try record.upsertCached(db)
         ClientRecord.decodedStates.keep(navigation.state, json: record.state, clientID: navigation.clientID)
-        let referenced = navigation.state.referencedItemIDs
-        if let stored = known?.referencedItemIDs ?? (absentClients.contains(navigation.clientID) ? [] : nil) {
+        let referenced = navigation.state.repairableItemIDs
+        if let stored = known?.repairableItemIDs ?? (absentClients.contains(navigation.clientID) ? [] : nil) {
             // The same items in the same order (a draft typed, a tab selected) need no set.
             if stored != referenced {
                 let (old, new) = (Set(stored), Set(referenced))
@@ -164,7 +164,7 @@ final class SQLiteWriteRows: WriteRows {
             try ClientItemRefRecord.replace(db, clientID: navigation.clientID, with: referenced)
         }
         absentClients.remove(navigation.clientID)
-        knownClients[navigation.clientID] = KnownClient(ownerChangeSeq: ownerChangeSeq, referencedItemIDs: referenced)
+        knownClients[navigation.clientID] = KnownClient(ownerChangeSeq: ownerChangeSeq, repairableItemIDs: referenced)
     }
 
     // MARK: The log

@@ -255,4 +255,30 @@ struct NavigationPropertyTests {
         let duplicating = NavigationState(path: [.item(id: ids[1])], destination: .duplicate(itemID: ids[0], draft: draft))
         #expect(duplicating.referencedItemIDs == [ids[1], ids[0]])
     }
+
+    /// A store keeps `repairableItemIDs` as a device's references, and a delete repairs only the
+    /// devices that hold the item there: so an item is one exactly when its delete changes the state.
+    @Test("repairableItemIDs holds an item exactly when deleting it changes the state")
+    func repairableItemIDsAreWhatARepairChanges() {
+        let ids = (1...3).map { ItemID("00000000-0000-4000-8000-00000000000\($0)")! }
+        let draft = Draft(name: "x", color: nil, status: .inStock(quantity: 1))
+        let item = Item(id: ids[0], name: "x", color: nil, status: .inStock(quantity: 1), version: 2, createdAt: .now, updatedAt: .now)
+        let destinations: [Destination?] = [
+            nil, .add(draft: draft), .edit(itemID: ids[0], baseVersion: 1, draft: draft), .duplicate(itemID: ids[0], draft: draft),
+            .deleteAlert(itemID: ids[0], alert: .deleteItem(name: "x")),
+            .conflict(itemID: ids[0], baseVersion: 1, draft: draft, current: item),
+            .conflict(itemID: ids[0], baseVersion: 1, draft: draft, current: nil),
+        ]
+        let paths: [[Route]] = [[], [.item(id: ids[0])], [.item(id: ids[1]), .item(id: ids[0]), .item(id: ids[1])], [.item(id: ids[2])]]
+        for path in paths {
+            for destination in destinations {
+                let state = NavigationState(path: path, destination: destination, checkpoints: ["top": Checkpoint(depth: path.count)])
+                for id in ids {
+                    #expect(state.repairableItemIDs.contains(id) == (state.repaired(afterDeleting: id) != state), "\(state), \(id)")
+                }
+                #expect(Set(state.repairableItemIDs).isSubset(of: Set(state.referencedItemIDs)))
+                #expect(Set(state.repairableItemIDs).count == state.repairableItemIDs.count)
+            }
+        }
+    }
 }

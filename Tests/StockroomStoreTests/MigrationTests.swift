@@ -268,15 +268,15 @@ struct MigrationTests {
         try await withDatabase(migratedUpTo: "0009_previous_values") { database in
             let keyboard = try await database.createItem(id: nil, draft: Sample.keyboard, origin: Sample.erin("erin-phone"), idempotency: nil).value
             let mouse = try await database.createItem(id: nil, draft: Sample.mouse, origin: Sample.erin("erin-phone"), idempotency: nil).value
-            _ = try await database.runCommand(.openEdit(itemID: keyboard.id), clientID: "erin-phone", origin: Sample.erin("erin-phone"))
-            _ = try await database.runCommand(.openEdit(itemID: mouse.id), clientID: "erin-laptop", origin: Sample.erin("erin-laptop"))
+            _ = try await database.runCommand(.push(route: .item(id: keyboard.id)), clientID: "erin-phone", origin: Sample.erin("erin-phone"))
+            _ = try await database.runCommand(.push(route: .item(id: mouse.id)), clientID: "erin-laptop", origin: Sample.erin("erin-laptop"))
             let plan = try await database.writer.read { db in
                 try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + ClientItemRefRecord.deleteSQL, arguments: ["erin-phone"])
                     .map { $0["detail"] as String }
             }
             #expect(plan == ["SEARCH client_item_refs USING COVERING INDEX client_item_refs_client (client_id=?)"])
-            // Closing one device's edit deletes its reference and no other.
-            _ = try await database.runCommand(.cancel, clientID: "erin-phone", origin: Sample.erin("erin-phone"))
+            // Leaving one device's item deletes its reference and no other.
+            _ = try await database.runCommand(.pop, clientID: "erin-phone", origin: Sample.erin("erin-phone"))
             let refs = try await database.writer.read { db in
                 try Row.fetchAll(db, sql: "SELECT client_id, item_id FROM client_item_refs ORDER BY client_id")
                     .map { [$0["client_id"] as String, $0["item_id"] as String] }

@@ -25,8 +25,9 @@ struct RepairOnDeleteTests {
     }
 
     /// `client_item_refs` is what a delete finds the devices to repair by; the store rewrites a
-    /// device's rows only when its items change, so each step checks them against the state.
-    @Test("after each command, client_item_refs holds exactly the items the device's state names")
+    /// device's rows only when they change, so each step checks them against the state: the items
+    /// whose delete would change it (`repairableItemIDs`; not an edit's item, which stays open).
+    @Test("after each command, client_item_refs holds exactly the items whose delete would change the device's state")
     func referencesFollowEveryCommand() async throws {
         try await withTemporaryDatabase { database in
             let probe = Probe(database)
@@ -35,23 +36,25 @@ struct RepairOnDeleteTests {
             func expectReferences(after command: Command, origin: Origin = Sample.erin("phone"), _ expected: [Item]) async throws {
                 let outcome = try await database.runCommand(command, clientID: "phone", origin: origin).value
                 let names = Set(expected.map(\.id.description))
-                #expect(Set(outcome.navigation.state.referencedItemIDs.map(\.description)) == names)
+                #expect(Set(outcome.navigation.state.repairableItemIDs.map(\.description)) == names)
                 let rows = try await probe.rows("SELECT item_id FROM client_item_refs WHERE client_id = 'phone'")
                 #expect(Set(rows.map { $0["item_id"] as String? ?? "" }) == names)
             }
             try await expectReferences(after: .push(route: .item(id: keyboard.id)), [keyboard])
             try await expectReferences(after: .selectTab(tab: .settings), [keyboard])
             try await expectReferences(after: .selectTab(tab: .inventory), [keyboard])
-            try await expectReferences(after: .openEdit(itemID: mouse.id), [keyboard, mouse])
-            try await expectReferences(after: .updateDraft(draft: Sample.bluetooth), [keyboard, mouse])
+            try await expectReferences(after: .openEdit(itemID: mouse.id), [keyboard])
+            try await expectReferences(after: .updateDraft(draft: Sample.bluetooth), [keyboard])
             try await expectReferences(after: .save(), [keyboard])
             try await expectReferences(after: .pop, [])
             try await expectReferences(after: .push(route: .item(id: mouse.id)), [mouse])
+            try await expectReferences(after: .openDeleteAlert(itemID: keyboard.id), [mouse, keyboard])
+            try await expectReferences(after: .cancel, [mouse])
             // Another user's delete repairs the device in its own write: the rows follow.
             let otto = Sample.otto("otto-tablet")
             _ = try await database.runCommand(.openDeleteAlert(itemID: mouse.id), clientID: "otto-tablet", origin: otto)
             _ = try await database.runCommand(.confirmDelete, clientID: "otto-tablet", origin: otto)
-            #expect(try await database.navigation(clientID: "phone", user: "erin").state.referencedItemIDs == [])
+            #expect(try await database.navigation(clientID: "phone", user: "erin").state.repairableItemIDs == [])
             #expect(try await probe.rows("SELECT item_id FROM client_item_refs WHERE client_id = 'phone'").isEmpty)
             try await expectReferences(after: .push(route: .item(id: keyboard.id)), [keyboard])
             // The same items named in another order, and an item named twice: the rows stay one per item.
@@ -60,7 +63,7 @@ struct RepairOnDeleteTests {
             try await expectReferences(after: .openEdit(itemID: keyboard.id), [keyboard, cable])
             let reordered = NavigationState(path: [.item(id: cable.id), .item(id: keyboard.id), .item(id: cable.id)])
             let replaced = try await database.replaceNavigation(clientID: "phone", state: reordered, precondition: nil, origin: Sample.erin("phone"))
-            #expect(replaced.state.referencedItemIDs == [cable.id, keyboard.id])
+            #expect(replaced.state.repairableItemIDs == [cable.id, keyboard.id])
             let rows = try await probe.rows("SELECT item_id FROM client_item_refs WHERE client_id = 'phone' ORDER BY item_id")
             #expect(rows.map { $0["item_id"] as String? ?? "" } == [keyboard.id, cable.id].map(\.description).sorted())
             try await expectReferences(after: .pop, [keyboard, cable])

@@ -45,14 +45,15 @@ public protocol WriteRows: AnyObject {
     /// The navigation row of `clientID`. `hold`: held until the transaction ends; otherwise read
     /// as it is now (`saveClient` then writes only at the version read).
     func client(_ clientID: ClientID, hold: Bool) async throws -> StoredClient?
-    /// The devices whose navigation names item `id`, in client_id order.
+    /// The devices whose navigation a delete of item `id` would change (`repairableItemIDs`), in
+    /// client_id order; a backend may list others too, whose repair then changes nothing.
     func clientsReferencing(_ id: ItemID) async throws -> [ClientID]
     /// How many devices `owner` has, counted so that two writes adding a device cannot both pass
     /// the cap (the backend serializes them).
     func clientCount(owner: UserID) async throws -> Int
     /// Writes a navigation row: `navigation` (its state, version and time) owned by `owner`, with
-    /// its item references and `stateJSON` (the state's `jsonBytes`) as its stored state, only if
-    /// the stored row is still at `navigation.version - 1` (none for
+    /// its item references (`repairableItemIDs`) and `stateJSON` (the state's `jsonBytes`) as its
+    /// stored state, only if the stored row is still at `navigation.version - 1` (none for
     /// version 1): `WriteRetry` otherwise (a write read the row without holding it, and another
     /// changed it meanwhile; the write then runs again). `ownerChanged`: the owner made this change
     /// (its entry, appended just before, orders the owner's devices), not a repair by someone else.

@@ -268,8 +268,8 @@ public enum WriteRules {
         try await repairNavigation(rows, afterDeleting: stored.item.id, origin: origin, exceptClient: exceptClient)
     }
 
-    /// Repairs every navigation pointing at a deleted item (but `exceptClient`, which the command
-    /// itself handled), in client_id order.
+    /// Repairs every navigation the delete of an item changes (but `exceptClient`'s, which the
+    /// command itself handled), in client_id order: those whose item references hold it.
     @inlinable
     static func repairNavigation<Rows: WriteRows>(_ rows: Rows, afterDeleting id: ItemID, origin: Origin, exceptClient: ClientID?) async throws {
         for clientID in try await rows.clientsReferencing(id) where clientID != exceptClient {
