@@ -16,6 +16,9 @@
 #
 # REQUEST=get: GET /v1/items/{id} of the first item instead (Benchmarks/http/get.lua; run it with
 # CONNECTIONS=16, as http/run.sh's wrk -c16): a read's counts under load, per request.
+# REQUEST=cycle: bench-compare's save cycle instead (wrk_bench.lua's cycle mode: openEdit,
+# updateDraft, save, 64 devices over the items; run it with CONNECTIONS=16, as bench-compare's
+# -c16): a command's counts under load, per command.
 #
 # Settings (environment): BIN, SKIP_BUILD=1, BACKENDS="postgres sqlite", CONNECTIONS=11 (a third
 # of puts.sh's 33: one daemon's share), DURATION=20, WARMUP=5, ITEMS=1000, PORT=18631,
@@ -29,7 +32,7 @@ ITEMS=${ITEMS:-1000} PORT=${PORT:-18631} KEEP_TMP=${KEEP_TMP:-0}
 log() { printf '[writes %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { log "ERROR: $*"; exit 2; }
 REQUEST=${REQUEST:-put}
-case $REQUEST in put | get) ;; *) die "REQUEST is put or get, not $REQUEST" ;; esac
+case $REQUEST in put | get | cycle) ;; *) die "REQUEST is put, get or cycle, not $REQUEST" ;; esac
 # shellcheck source=../lib.sh
 . "$ROOT/Benchmarks/lib.sh"
 need_wrk
@@ -56,6 +59,12 @@ load() { # TOKEN LINES SECONDS OUTPUT
     if [ "$REQUEST" = get ]; then
         wrk -t1 -c"$CONNECTIONS" -d"$3s" -H "Authorization: Bearer $1" -s "$ROOT/Benchmarks/http/get.lua" \
             "http://127.0.0.1:$PORT$(head -n 1 "$2" | cut -f1)" >"$4" 2>&1
+    elif [ "$REQUEST" = cycle ]; then
+        # The cycle's items ("id<TAB>name") from the seeded lines; devices named after the output
+        # file, so that each run starts its devices with nothing open.
+        awk -F'\t' '{ sub("^/v1/items/", "", $1); print $1 "\tItem " NR }' "$2" >"$2.items"
+        MODE=cycle ITEMS="$2.items" CLIENTS=64 CLIENT_PREFIX="$(basename "$4" | tr -c 'a-z0-9\n' '-')" AUTH="Bearer $1" \
+            wrk -t1 -c"$CONNECTIONS" -d"$3s" -s "$LUA" "http://127.0.0.1:$PORT" >"$4" 2>&1
     else
         MODE=write METHOD=PUT LINES="$2" AUTH="Bearer $1" wrk -t1 -c"$CONNECTIONS" -d"$3s" -s "$LUA" "http://127.0.0.1:$PORT" >"$4" 2>&1
     fi
@@ -79,7 +88,7 @@ measure() {
     python3 - "$name" "$(awk '/requests in/ { print $1 }' "$TMP/$name.wrk")" "$dump" "$HERE" "$REQUEST" <<'PY'
 import collections, re, subprocess, sys
 name, requests, dump, here, request = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
-unit = "write" if request == "put" else "GET"
+unit = {"put": "write", "get": "GET", "cycle": "command"}[request]
 sys.path.insert(0, here)
 from summarize import summarize
 _, ir, allocations, _ = summarize(dump)
