@@ -54,13 +54,7 @@ public struct NavigationState: Hashable, Sendable {
     /// scanning it rather than through a set: a path holds at most `maxPathDepth` routes and most
     /// hold one or two, and every command's write asks for this of its state before and after.
     public var referencedItemIDs: [ItemID] {
-        var ids: [ItemID] = []
-        ids.reserveCapacity(path.count + 1)
-        for route in path where !ids.contains(route.itemID) {
-            ids.append(route.itemID)
-        }
-        if let id = destination?.itemID, !ids.contains(id) { ids.append(id) }
-        return ids
+        pathItemIDs(then: destination?.itemID)
     }
 
     /// The state with its alert rendered anew from `items`, the live items it names: what a
@@ -85,17 +79,22 @@ public struct NavigationState: Hashable, Sendable {
     /// repair. An edit or a duplicate stays as it is when its item goes, so it adds none: opening
     /// and saving an edit leave the references as they were.
     public var repairableItemIDs: [ItemID] {
+        switch destination {
+        case .deleteAlert(let id, _), .conflict(let id, _, _, .some, _):
+            pathItemIDs(then: id)
+        case .add, .edit, .duplicate, .conflict(_, _, _, .none, _), nil:
+            pathItemIDs(then: nil)
+        }
+    }
+
+    /// The path's items, then `last`, each once, in order of first mention.
+    private func pathItemIDs(then last: ItemID?) -> [ItemID] {
         var ids: [ItemID] = []
         ids.reserveCapacity(path.count + 1)
         for route in path where !ids.contains(route.itemID) {
             ids.append(route.itemID)
         }
-        switch destination {
-        case .deleteAlert(let id, _), .conflict(let id, _, _, .some, _):
-            if !ids.contains(id) { ids.append(id) }
-        case .add, .edit, .duplicate, .conflict(_, _, _, .none, _), nil:
-            break
-        }
+        if let last, !ids.contains(last) { ids.append(last) }
         return ids
     }
 
