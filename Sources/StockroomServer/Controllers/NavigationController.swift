@@ -58,9 +58,33 @@ struct NavigationController {
     }
 
     @Sendable func command(_ request: Request, context: CallerContext) async throws -> Response {
-        let caller = context.caller
         let clientID = try Self.clientID(context)
         let body = try await request.decodeJSON(CommandRequestBody.self, context: context)
+        let run = try commandRun(body, request: request, caller: context.caller, clientID: clientID)
+        let result: Replayable<CommandOutcome>
+        do {
+            result = try await database.runCommand(run.command, clientID: clientID, origin: run.origin, idempotency: run.idempotency)
+        } catch {
+            Self.countRefusal(of: run.command, error)
+            throw error
+        }
+        return try Self.commandAnswer(result, command: run.command, epoch: run.epoch)
+    }
+
+    /// What a command's write needs, and the checks before it. Synchronous and out of line, as the
+    /// other steps of `command`: their locals then stay out of its async frame, which every command
+    /// allocates.
+    private struct CommandRun {
+        let command: Command
+        let origin: Origin
+        let idempotency: IdempotentRequest<CommandOutcome>?
+        let epoch: String
+    }
+
+    @inline(never)
+    private func commandRun(
+        _ body: JSONBody<CommandRequestBody>, request: Request, caller: TokenInfo, clientID: ClientID
+    ) throws -> CommandRun {
         let command = body.value.command
         presence.seen(clientID, user: caller.user)
         if command.writesItems, caller.role < .editor {
@@ -72,16 +96,19 @@ struct NavigationController {
             (outcome: CommandOutcome) in try Self.commandReply(outcome, epoch: epoch)
         }
         let origin = Origin(user: caller.user, clientID: clientID, idempotencyKey: idempotency?.key.key)
-        let result: Replayable<CommandOutcome>
-        do {
-            result = try await database.runCommand(command, clientID: clientID, origin: origin, idempotency: idempotency)
-        } catch {
-            Self.commandCounters.increment(command: command.name, outcome: APIError(error).code.rawValue)
-            throw error
-        }
-        Self.commandCounters.increment(command: command.name, outcome: "ok")
+        return CommandRun(command: command, origin: origin, idempotency: idempotency, epoch: epoch)
+    }
+
+    @inline(never)
+    private static func countRefusal(of command: Command, _ error: any Error) {
+        commandCounters.increment(command: command.name, outcome: APIError(error).code.rawValue)
+    }
+
+    @inline(never)
+    private static func commandAnswer(_ result: Replayable<CommandOutcome>, command: Command, epoch: String) throws -> Response {
+        commandCounters.increment(command: command.name, outcome: "ok")
         switch result {
-        case .fresh(let outcome): return try Self.commandReply(outcome, epoch: epoch).response
+        case .fresh(let outcome): return try commandReply(outcome, epoch: epoch).response
         case .replayed(let stored): return try Reply(replaying: stored).response
         }
     }

@@ -17,12 +17,32 @@ struct BearerTokenAuthenticator: AuthenticatorMiddleware {
 
     func authenticate(request: Request, context: Context) async throws -> TokenInfo? {
         guard let secret = bearerSecret(request) else { return nil }
-        guard let token = try await database.authenticate(secret: secret) else {
-            throw APIError.unauthorized("invalid or revoked token")
-        }
+        guard let token = try await database.authenticate(secret: secret) else { throw Self.refused() }
         return token
     }
 
+    /// `AuthenticatorMiddleware.handle`, written here so that a request's async frames are this
+    /// one and `next`'s: the extension's `handle` calls `authenticate` with a frame of its own.
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        guard let secret = bearerSecret(request) else { return try await next(request, context) }
+        guard let token = try await database.authenticate(secret: secret) else { throw Self.refused() }
+        return try await next(request, Self.context(context, identity: token))
+    }
+
+    @inline(never)
+    private static func context(_ context: Context, identity: TokenInfo) -> Context {
+        var context = context
+        context.identity = identity
+        return context
+    }
+
+    @inline(never)
+    private static func refused() -> APIError {
+        APIError.unauthorized("invalid or revoked token")
+    }
+
+    /// Out of line: inlined into `handle`, its temporaries would join the async frame every request allocates.
+    @inline(never)
     private func bearerSecret(_ request: Request) -> String? {
         if let secret = Self.headerSecret(request) { return secret }
         if queryTokenPaths.contains(request.uri.path), let secret = request.uri.formValue("access_token"), !secret.isEmpty {

@@ -104,16 +104,24 @@ struct FastRoutesResponder<Context: RequestContext>: HTTPResponder {
             return try await router.respond(to: request, context: context)
         }
         // What `RouterResponder` does once its trie found the route.
+        let routed = Self.context(context, route: route, capture: capture)
         do {
-            var context = context
-            var parameters = Parameters()
-            parameters[route.parameter] = capture
-            context.coreContext.parameters = parameters
-            context.coreContext.endpointPath.value = route.endpoint
-            return try await responder.respond(to: request, context: context)
+            return try await responder.respond(to: request, context: routed)
         } catch let error as any HTTPResponseError {
             return try error.response(from: request, context: context)
         }
+    }
+
+    /// The route's context: its parameter and endpoint set. Out of line, so that its temporaries
+    /// stay out of `respond`'s async frame, which every request allocates.
+    @inline(never)
+    private static func context(_ context: Context, route: FastRouteTable.Route, capture: Substring) -> Context {
+        var context = context
+        var parameters = Parameters()
+        parameters[route.parameter] = capture
+        context.coreContext.parameters = parameters
+        context.coreContext.endpointPath.value = route.endpoint
+        return context
     }
 }
 

@@ -43,36 +43,50 @@ struct WebSocketUpgradingHTTPChannel: ServerChildChannel, HTTPChannelHandler {
             extensions: [], autoPing: configuration.ws.autoPing, closeTimeout: configuration.ws.closeTimeout,
             validateUTF8: configuration.ws.validateUTF8, maxFrameSize: configuration.ws.maxFrameSize)
         let maxFrameSize = configuration.ws.maxFrameSize
+        // The upgrade in a function of its own: this closure's async frame, which every request of
+        // a connection allocates in the connection's task, then holds none of the upgrade's values.
         self.responder = { request, writer, channel in
             guard WebSocketUpgrade.isRequested(request.head) else {
                 return try await responder(request, writer, channel)
             }
-            let upgrade = WebSocketUpgrade()
-            var context = AppRequestContext(source: ApplicationRequestContextSource(channel: channel, logger: logger))
-            context.webSocketUpgrade = upgrade
-            var response = try await webSocketResponder.respond(to: request, context: context)
-            let accept = WebSocketUpgrade.acceptValue(request.head)
-            let handler: WebSocketUpgrade.Handler
-            switch (upgrade.decision, accept) {
-            case (.accept(let accepted), .some):
-                handler = accepted
-            case (.refuse(let error), .some) where webSocketPaths.contains(request.uri.path):
-                handler = { _, outbound, _ in try await WebSocketUpgrade.close(outbound, with: error) }
-            case (.accept, nil):
-                response = WebSocketUpgrade.handshakeError(request.head).reply.response
-                fallthrough
-            default:
-                // Not upgraded: the plain answer, and the connection closes, since NIO's HTTP decoder
-                // parses nothing after a request that asked to upgrade.
-                response.headers[.connection] = "close"
-                try await writer.write(response: response.head, body: response.body)
-                throw WebSocketUpgrade.ConnectionSwitched()
-            }
-            let webSocket = try await ProtocolSwitchHandler.switchToWebSocket(channel: channel, accept: accept ?? "", maxFrameSize: maxFrameSize)
-            await WebSocketSession.run(webSocket, configuration: sessionConfiguration, logger: context.logger, handler: handler)
-            // Ends Hummingbird's HTTP loop for this connection, which closes it.
+            try await Self.upgrade(
+                request, writer: writer, channel: channel, webSocketResponder: webSocketResponder, webSocketPaths: webSocketPaths,
+                maxFrameSize: maxFrameSize, sessionConfiguration: sessionConfiguration, logger: logger)
+        }
+    }
+
+    /// Answers a request that asks to upgrade: a WebSocket session on the connection when its route
+    /// accepts it, else the refusal (a close frame on a WebSocket path, plain HTTP elsewhere). Always
+    /// throws at the end, which ends Hummingbird's HTTP loop for this connection.
+    private static func upgrade(
+        _ request: Request, writer: consuming ResponseWriter, channel: any Channel, webSocketResponder: some HTTPResponder<AppRequestContext>,
+        webSocketPaths: Set<String>, maxFrameSize: Int, sessionConfiguration: WebSocketHandler.Configuration, logger: Logger
+    ) async throws {
+        let upgrade = WebSocketUpgrade()
+        var context = AppRequestContext(source: ApplicationRequestContextSource(channel: channel, logger: logger))
+        context.webSocketUpgrade = upgrade
+        var response = try await webSocketResponder.respond(to: request, context: context)
+        let accept = WebSocketUpgrade.acceptValue(request.head)
+        let handler: WebSocketUpgrade.Handler
+        switch (upgrade.decision, accept) {
+        case (.accept(let accepted), .some):
+            handler = accepted
+        case (.refuse(let error), .some) where webSocketPaths.contains(request.uri.path):
+            handler = { _, outbound, _ in try await WebSocketUpgrade.close(outbound, with: error) }
+        case (.accept, nil):
+            response = WebSocketUpgrade.handshakeError(request.head).reply.response
+            fallthrough
+        default:
+            // Not upgraded: the plain answer, and the connection closes, since NIO's HTTP decoder
+            // parses nothing after a request that asked to upgrade.
+            response.headers[.connection] = "close"
+            try await writer.write(response: response.head, body: response.body)
             throw WebSocketUpgrade.ConnectionSwitched()
         }
+        let webSocket = try await ProtocolSwitchHandler.switchToWebSocket(channel: channel, accept: accept ?? "", maxFrameSize: maxFrameSize)
+        await WebSocketSession.run(webSocket, configuration: sessionConfiguration, logger: context.logger, handler: handler)
+        // Ends Hummingbird's HTTP loop for this connection, which closes it.
+        throw WebSocketUpgrade.ConnectionSwitched()
     }
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
