@@ -15,13 +15,24 @@ extension AppDatabase {
         position: (@Sendable (Value, Int64) -> Value)? = nil,
         _ body: @escaping @Sendable (SQLiteWriteRows) async throws -> Value
     ) async throws -> Replayable<Value> {
-        guard let idempotency else {
-            guard let position else { return .fresh(try await write { [observer] db in try SQLiteWriteRows.run(db, observer: observer, body) }) }
-            return .fresh(
-                try await write { [observer] db in
-                    try SQLiteWriteRows.run(db, observer: observer) { rows in try Self.positioned(try await body(rows), position, rows) }
-                })
+        // Each way in a function of its own, so that the async frame a write allocates holds one way's values.
+        guard let idempotency else { return .fresh(try await performOnce(position: position, body)) }
+        return try await performIdempotent(idempotency, position: position, body)
+    }
+
+    private func performOnce<Value: Sendable>(
+        position: (@Sendable (Value, Int64) -> Value)?, _ body: @escaping @Sendable (SQLiteWriteRows) async throws -> Value
+    ) async throws -> Value {
+        guard let position else { return try await write { [observer] db in try SQLiteWriteRows.run(db, observer: observer, body) } }
+        return try await write { [observer] db in
+            try SQLiteWriteRows.run(db, observer: observer) { rows in try Self.positioned(try await body(rows), position, rows) }
         }
+    }
+
+    private func performIdempotent<Value: Sendable>(
+        _ idempotency: IdempotentRequest<Value>, position: (@Sendable (Value, Int64) -> Value)?,
+        _ body: @escaping @Sendable (SQLiteWriteRows) async throws -> Value
+    ) async throws -> Replayable<Value> {
         try inFlight.claim(idempotency.key)
         defer { inFlight.release(idempotency.key) }
         let outcome = try await write { [observer] db in

@@ -129,66 +129,122 @@ public enum WriteRules {
     /// the item effect (with the repair of other devices after a delete), the device cap for a new
     /// device, the navigation written, and the outcome (its `seq` set by the backend:
     /// `CommandOutcome.positioned`).
+    /// Its steps are functions of their own, each awaited in turn: an async function's frame holds
+    /// every value any of its paths keeps across a suspension, and a task allocates it whole.
     @inlinable
     public static func runCommand<Rows: WriteRows>(
         _ rows: Rows, _ command: Command, clientID: ClientID, origin: Origin, limits: StoreLimits
     ) async throws -> CommandOutcome {
+        let read = try await commandReads(rows, command, clientID: clientID, user: origin.user)
+        let transition = try decide(command, read)
+        let written = try await applyEffect(rows, transition.effect, stored: read.stored, clientID: clientID, origin: origin)
+        return try await commandOutcome(
+            rows, state: transition.state, current: read.current, written: written, clientID: clientID, origin: origin, limits: limits)
+    }
+
+    /// What a command reads before it is decided: the device's navigation, the items the command
+    /// needs, and a restore's source navigation.
+    @usableFromInline
+    struct CommandReads<ItemRow> {
+        @usableFromInline var current: Navigation
+        @usableFromInline var stored: [ItemID: StoredItem<ItemRow>]
+        @usableFromInline var restoreSource: NavigationState?
+
+        @inlinable
+        init(current: Navigation, stored: [ItemID: StoredItem<ItemRow>], restoreSource: NavigationState?) {
+            self.current = current
+            self.stored = stored
+            self.restoreSource = restoreSource
+        }
+    }
+
+    @inlinable
+    @inline(never)
+    static func commandReads<Rows: WriteRows>(
+        _ rows: Rows, _ command: Command, clientID: ClientID, user: UserID
+    ) async throws -> CommandReads<Rows.ItemRow> {
         let current: Navigation
         var stored: [ItemID: StoredItem<Rows.ItemRow>] = [:]
         if command.readsItems {
             // Read first to learn which items the command needs, without holding the row (items
             // are held before clients); the navigation is then written only if the row is still at
             // this version (`saveClient`), so a repair that slipped in between runs the command again.
-            current = try await currentNavigation(rows, clientID, hold: false, user: origin.user)
+            current = try await currentNavigation(rows, clientID, hold: false, user: user)
             for id in inIDOrder(command.itemsToLookUp(in: current.state)) {
                 stored[id] = try await rows.liveItem(id)
             }
         } else {
-            current = try await currentNavigation(rows, clientID, hold: true, user: origin.user)
+            current = try await currentNavigation(rows, clientID, hold: true, user: user)
         }
         var restoreSource: NavigationState?
-        if case .restore(let sourceID) = command, let source = try await rows.client(sourceID, hold: false), source.owner == origin.user {
+        if case .restore(let sourceID) = command, let source = try await rows.client(sourceID, hold: false), source.owner == user {
             restoreSource = source.navigation.state
         }
-        let transition: Transition
+        return CommandReads(current: current, stored: stored, restoreSource: restoreSource)
+    }
+
+    @inlinable
+    @inline(never)
+    static func decide<ItemRow>(_ command: Command, _ read: CommandReads<ItemRow>) throws -> Transition {
         do throws(DomainError) {
-            transition = try Transition.decide(
-                command, on: current.state, items: stored.mapValues(\.item), restoreSource: restoreSource)
+            return try Transition.decide(
+                command, on: read.current.state, items: read.stored.mapValues(\.item), restoreSource: read.restoreSource)
         } catch {
             throw StoreError.domain(error)
         }
-        var written: Item?
-        var writtenJSON: WrittenJSON?
-        switch transition.effect {
+    }
+
+    /// The command's item effect: the item written and its entry's JSON (nil for none or a delete).
+    @inlinable
+    @inline(never)
+    static func applyEffect<Rows: WriteRows>(
+        _ rows: Rows, _ effect: ItemEffect, stored: [ItemID: StoredItem<Rows.ItemRow>], clientID: ClientID, origin: Origin
+    ) async throws -> (item: Item, json: WrittenJSON)? {
+        switch effect {
         case .none:
-            break
+            return nil
         case .insert(let fields):
             // A fresh random id that exists already: the write runs again with another.
             guard let item = try await rows.insertItem(.random(), fields: fields, at: Timestamp.milliseconds(Date())) else {
                 throw WriteRetry()
             }
-            writtenJSON = try await logUpsert(rows, item, before: nil, origin: origin)
-            written = item
+            return (item, try await logUpsert(rows, item, before: nil, origin: origin))
         case .update(let id, let fields, let expectedVersion):
             guard let item = stored[id], item.item.version == expectedVersion else {
                 throw StoreError.domain(.invalidTransition("item \(id) changed during the command"))
             }
             let updated = try await rows.updateItem(item, fields: fields, at: Timestamp.milliseconds(Date()))
-            writtenJSON = try await logUpsert(rows, updated, before: item.item, origin: origin)
-            written = updated
+            return (updated, try await logUpsert(rows, updated, before: item.item, origin: origin))
         case .delete(let id):
             guard let item = stored[id] else { throw StoreError.domain(.itemDeleted(id)) }
             try await tombstone(rows, item, origin: origin, exceptClient: clientID)
+            return nil
         }
-        var navigation = current
-        var navigationJSON: WrittenJSON?
-        if transition.state != current.state {
-            try await checkNewClient(rows, previous: current, owner: origin.user, limits: limits)
-            (navigation, navigationJSON) = try await saveNavigation(
-                rows, clientID: clientID, owner: origin.user, state: transition.state, previous: current, origin: origin)
+    }
+
+    /// Out of line: inlined into an async function, a comparison's temporaries would join its frame.
+    @usableFromInline
+    @inline(never)
+    static func differs(_ state: NavigationState, _ other: NavigationState) -> Bool {
+        state != other
+    }
+
+    /// The navigation written when the command changed it (a new device counted against its
+    /// owner's cap first), and the command's outcome.
+    @inlinable
+    @inline(never)
+    static func commandOutcome<Rows: WriteRows>(
+        _ rows: Rows, state: NavigationState, current: Navigation, written: (item: Item, json: WrittenJSON)?, clientID: ClientID,
+        origin: Origin, limits: StoreLimits
+    ) async throws -> CommandOutcome {
+        guard differs(state, current.state) else {
+            return CommandOutcome(navigation: current, item: written?.item, seq: 0, navigationJSON: nil, itemJSON: written?.json)
         }
+        try await checkNewClient(rows, previous: current, owner: origin.user, limits: limits)
+        let (navigation, navigationJSON) = try await saveNavigation(
+            rows, clientID: clientID, owner: origin.user, state: state, previous: current, origin: origin)
         // The log's head after this write: the backend positions it once its entries are numbered.
-        return CommandOutcome(navigation: navigation, item: written, seq: 0, navigationJSON: navigationJSON, itemJSON: writtenJSON)
+        return CommandOutcome(navigation: navigation, item: written?.item, seq: 0, navigationJSON: navigationJSON, itemJSON: written?.json)
     }
 
     // MARK: Idempotency
@@ -243,6 +299,7 @@ public enum WriteRules {
     /// write queues behind any other first write of it (`queueWrites`) and reads again, so that two
     /// cannot both create it.
     @inlinable
+    @inline(never)
     static func currentNavigation<Rows: WriteRows>(_ rows: Rows, _ clientID: ClientID, hold: Bool, user: UserID) async throws -> Navigation {
         if let row = try await rows.client(clientID, hold: hold) { return try owned(row, clientID: clientID, user: user) }
         try await rows.queueWrites(of: clientID)
@@ -259,6 +316,7 @@ public enum WriteRules {
 
     /// Marks an item deleted, with its entry, and repairs every other device that showed it.
     @inlinable
+    @inline(never)
     static func tombstone<Rows: WriteRows>(_ rows: Rows, _ stored: StoredItem<Rows.ItemRow>, origin: Origin, exceptClient: ClientID?) async throws {
         let now = Timestamp.milliseconds(Date())
         try await rows.tombstone(stored, at: now)
@@ -271,6 +329,7 @@ public enum WriteRules {
     /// Repairs every navigation the delete of an item changes (but `exceptClient`'s, which the
     /// command itself handled), in client_id order: those whose item references hold it.
     @inlinable
+    @inline(never)
     static func repairNavigation<Rows: WriteRows>(_ rows: Rows, afterDeleting id: ItemID, origin: Origin, exceptClient: ClientID?) async throws {
         for clientID in try await rows.clientsReferencing(id) where clientID != exceptClient {
             guard let row = try await rows.client(clientID, hold: true) else { continue }
@@ -283,6 +342,7 @@ public enum WriteRules {
     /// Writes a new version of a navigation and its change entry, its time never going back;
     /// returns the navigation and its JSON as the entry holds it.
     @inlinable
+    @inline(never)
     @discardableResult
     static func saveNavigation<Rows: WriteRows>(
         _ rows: Rows, clientID: ClientID, owner: UserID, state: NavigationState, previous: Navigation, origin: Origin
@@ -303,6 +363,7 @@ public enum WriteRules {
 
     /// Refuses a new device beyond its owner's cap; existing devices are never refused.
     @inlinable
+    @inline(never)
     static func checkNewClient<Rows: WriteRows>(_ rows: Rows, previous: Navigation, owner: UserID, limits: StoreLimits) async throws {
         guard previous.version == 0 else { return }
         guard try await rows.clientCount(owner: owner) < limits.clientsPerUser else {
@@ -321,6 +382,7 @@ public enum WriteRules {
 
     /// An item upsert's entry, at the item's update time, with the item as it was (nil: created).
     @inlinable
+    @inline(never)
     @discardableResult
     static func logUpsert<Rows: WriteRows>(_ rows: Rows, _ item: Item, before: Item?, origin: Origin) async throws -> WrittenJSON {
         let json = WrittenJSON(item)
