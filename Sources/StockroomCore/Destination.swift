@@ -1,7 +1,10 @@
 import Foundation
 
 /// The one screen presented over the stack, if any: an enum, so two can never be open at once.
-public enum Destination: Hashable, Sendable {
+/// `indirect`: each case's values live in a box of their own, so a `Destination` (and every
+/// `NavigationState` holding one) is a pointer wide instead of the conflict case's ~300 bytes, which
+/// each copy of a state, and each async frame of the write rules holding one, would carry.
+public indirect enum Destination: Hashable, Sendable {
     case add(draft: Draft)
     case edit(itemID: ItemID, baseVersion: Int, draft: Draft)
     case duplicate(itemID: ItemID, draft: Draft)
