@@ -61,6 +61,18 @@ public enum WriteRules {
             try await logUpsert(rows, written.after, before: written.before, origin: origin)
             return written.after
         }
+        return try await updateItemRead(rows, id: id, fields: fields, precondition: precondition, at: now, origin: origin)
+    }
+
+    /// `updateItem` when its one step wrote nothing: the row read, to refuse in the contract's
+    /// order, or to write it. Apart, so that `updateItem`'s frame, which every PUT allocates, does
+    /// not hold this path's values.
+    @inlinable
+    @inline(never)
+    static func updateItemRead<Rows: WriteRows>(
+        _ rows: Rows, id: ItemID, fields: Result<ValidDraft, any Error>, precondition: VersionPrecondition?, at now: Int64,
+        origin: Origin
+    ) async throws -> Item {
         guard let stored = try await rows.liveItem(id) else { throw StoreError.notFound("no item \(id)") }
         if let precondition, !precondition.matches(stored.item.version) {
             throw StoreError.preconditionFailed(currentVersion: stored.item.version)
