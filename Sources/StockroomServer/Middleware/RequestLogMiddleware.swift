@@ -55,6 +55,7 @@ struct RequestLogMiddleware: RouterMiddleware {
         }
     }
 
+    /// Whether a request of `method` may write (the others only read).
     static func writes(_ method: HTTPRequest.Method) -> Bool {
         method != .get && method != .head && method != .options
     }

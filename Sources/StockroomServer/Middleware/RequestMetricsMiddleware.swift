@@ -78,6 +78,8 @@ struct RequestMetricsMiddleware: RouterMiddleware {
         return response
     }
 
+    /// The metric handles of each method and of each route, method and status, made once: the
+    /// metrics factory's own lookup by label and dimensions costs more than a dictionary here.
     final class Cache: Sendable {
         struct EndpointKey: Hashable {
             let route: String
