@@ -7,9 +7,6 @@ import StockroomWire
 /// SQLite's `WriteRows`: the rules' steps on the writer connection, inside the write's
 /// transaction. Every method is synchronous (the writer is the only one, so nothing is held or
 /// waited for): `run` drives the rules to their end on the writer's thread.
-/// The steps are `@inline(never)`: the rules that call them are async, and a synchronous step
-/// inlined into one would put its locals (a row's fetch and decoding) into the rules' async frame,
-/// which each write's task allocates whole.
 final class SQLiteWriteRows: WriteRows {
     typealias ItemRow = ItemRecord
 
@@ -65,19 +62,16 @@ final class SQLiteWriteRows: WriteRows {
 
     // MARK: Items
 
-    @inline(never)
     func liveItem(_ id: ItemID) throws -> StoredItem<ItemRecord>? {
         guard let record = try ItemRecord.live(db, id: id) else { return nil }
         return StoredItem(item: try record.item, row: record)
     }
 
-    @inline(never)
     func itemExists(_ id: ItemID) throws -> Bool {
         // A cached statement, not the query interface (which prepares its statement anew): a batch import runs this once per item.
         try Bool.fetchOne(db.cachedStatement(sql: ItemRecord.existsSQL), arguments: [id.description]) == true
     }
 
-    @inline(never)
     func insertItem(_ id: ItemID, fields: ValidDraft, at: Int64) throws -> Item? {
         if try itemExists(id) { return nil }
         let record = ItemRecord(id: id, fields: fields, at: at)
@@ -85,7 +79,6 @@ final class SQLiteWriteRows: WriteRows {
         return try record.item
     }
 
-    @inline(never)
     func updateItem(_ stored: StoredItem<ItemRecord>, fields: ValidDraft, at: Int64) throws -> Item {
         var record = stored.row
         record.apply(fields)
@@ -95,13 +88,11 @@ final class SQLiteWriteRows: WriteRows {
         return try record.item
     }
 
-    @inline(never)
     func updateLiveItem(_ id: ItemID, fields: ValidDraft, precondition: VersionPrecondition?, at: Int64) throws -> (before: Item, after: Item)? {
         guard let stored = try liveItem(id), precondition?.matches(stored.item.version) ?? true else { return nil }
         return (stored.item, try updateItem(stored, fields: fields, at: at))
     }
 
-    @inline(never)
     func tombstone(_ stored: StoredItem<ItemRecord>, at: Int64) throws {
         // A cached statement, not the query interface (which prepares its statement anew): a delete command runs it.
         try db.cachedStatement(sql: ItemRecord.tombstoneSQL).execute(arguments: [at, stored.row.seq])
@@ -112,7 +103,6 @@ final class SQLiteWriteRows: WriteRows {
     /// Nothing to queue behind: the writer applies one write at a time.
     func queueWrites(of clientID: ClientID) {}
 
-    @inline(never)
     func client(_ clientID: ClientID, hold: Bool) throws -> StoredClient? {
         guard let record = try ClientRecord.find(db, clientID: clientID) else {
             absentClients.insert(clientID)
@@ -124,7 +114,6 @@ final class SQLiteWriteRows: WriteRows {
         return StoredClient(navigation: navigation, owner: UserID(stored: record.owner))
     }
 
-    @inline(never)
     func clientsReferencing(_ id: ItemID) throws -> [ClientID] {
         try ClientItemRefRecord
             .filter(ClientItemRefRecord.Columns.itemID == id.description)
@@ -133,14 +122,12 @@ final class SQLiteWriteRows: WriteRows {
             .fetchAll(db)
     }
 
-    @inline(never)
     func clientCount(owner: UserID) throws -> Int {
         // A cached statement, not the query interface (which prepares its statement anew): a first command of a client runs it.
         try Int.fetchOne(db.cachedStatement(sql: ClientRecord.countByOwnerSQL), arguments: [owner.rawValue]) ?? 0
     }
 
     /// Nothing moves under the one writer: the row is at the version the write read.
-    @inline(never)
     func saveClient(_ navigation: Navigation, stateJSON: [UInt8], owner: UserID, ownerChanged: Bool) throws {
         guard let seq = lastAppended else { throw DatabaseError(message: "a navigation saved before its change entry") }
         let known = knownClients[navigation.clientID]
@@ -184,12 +171,10 @@ final class SQLiteWriteRows: WriteRows {
 
     /// The log's head in this write: the entry it appended last, or, when it appended none, as stored.
     /// The writer appends alone, so the last entry appended is the head.
-    @inline(never)
     func logHead() throws -> Int64 {
         try lastAppended ?? ChangeLog.head(db)
     }
 
-    @inline(never)
     func append(
         entity: ChangeEntity, op: ChangeOp, id: String, owner: UserID?, value: (some JSONWritable)?, before: Item?, origin: Origin,
         at: Int64, ownerClient: ClientID?
@@ -203,13 +188,11 @@ final class SQLiteWriteRows: WriteRows {
     /// Claimed already, in this process, before the write queued (`InFlightKeys`).
     func claim(_ key: IdempotencyKey) -> Bool { true }
 
-    @inline(never)
     func storedResponse(_ key: IdempotencyKey) throws -> (fingerprint: String, response: StoredResponse)? {
         guard let record = try IdempotencyRecord.find(db, key: key) else { return nil }
         return (record.fingerprint, record.stored)
     }
 
-    @inline(never)
     func recordResponse(_ key: IdempotencyKey, fingerprint: String, response: StoredResponse, at: Int64) throws {
         try IdempotencyRecord(key: key, fingerprint: fingerprint, response: response, at: at).insertCached(db)
     }

@@ -1,28 +1,22 @@
 import Foundation
 import Hummingbird
-import HummingbirdAuth
 import StockroomWire
 import StockroomStorage
 
-/// hummingbird-auth's authenticator for bearer tokens: verifies the secret against the token cache
+/// The authenticator for bearer tokens: verifies the secret against the token cache
 /// (a revoked token is refused on its next request). No token at all leaves the request
 /// unauthenticated for `CallerContext` to refuse; a token that does not verify is `401` here.
 /// Streaming routes also accept `?access_token=`, since browsers cannot set headers there.
-struct BearerTokenAuthenticator: AuthenticatorMiddleware {
+struct BearerTokenAuthenticator: RouterMiddleware {
     typealias Context = AppRequestContext
 
     let database: any Storage
     /// The paths that accept `?access_token=`.
     var queryTokenPaths: Set<String> = []
 
-    func authenticate(request: Request, context: Context) async throws -> TokenInfo? {
-        guard let secret = bearerSecret(request) else { return nil }
-        guard let token = try await database.authenticate(secret: secret) else { throw Self.refused() }
-        return token
-    }
-
-    /// `AuthenticatorMiddleware.handle`, written here so that a request's async frames are this
-    /// one and `next`'s: the extension's `handle` calls `authenticate` with a frame of its own.
+    /// What hummingbird-auth's `AuthenticatorMiddleware.handle` does, written here so that a
+    /// request's async frames are this one and `next`'s (that `handle` calls `authenticate` with a
+    /// frame of its own): the context's `identity` set from a verified token.
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         guard let secret = bearerSecret(request) else { return try await next(request, context) }
         guard let token = try await database.authenticate(secret: secret) else { throw Self.refused() }

@@ -234,13 +234,6 @@ public enum WriteRules {
         }
     }
 
-    /// Out of line: inlined into an async function, a comparison's temporaries would join its frame.
-    @usableFromInline
-    @inline(never)
-    static func differs(_ state: NavigationState, _ other: NavigationState) -> Bool {
-        state != other
-    }
-
     /// The navigation written when the command changed it (a new device counted against its
     /// owner's cap first), and the command's outcome.
     @inlinable
@@ -249,7 +242,7 @@ public enum WriteRules {
         _ rows: Rows, state: NavigationState, current: Navigation, written: (item: Item, json: WrittenJSON)?, clientID: ClientID,
         origin: Origin, limits: StoreLimits
     ) async throws -> CommandOutcome {
-        guard differs(state, current.state) else {
+        guard state != current.state else {
             return CommandOutcome(navigation: current, item: written?.item, seq: 0, navigationJSON: nil, itemJSON: written?.json)
         }
         try await checkNewClient(rows, previous: current, owner: origin.user, limits: limits)
