@@ -16,3 +16,15 @@ public struct Identity: Hashable, Sendable, Codable {
         self.tokenID = tokenID
     }
 }
+
+extension Identity: JSONWritable {
+    public func write(to json: inout JSONWriter) {
+        json.raw(#"{"user":"#)
+        json.string(user.rawValue)
+        json.raw(#","role":"#)
+        json.string(role.rawValue)
+        json.raw(#","tokenID":"#)
+        json.string(tokenID.rawValue)
+        json.raw("}")
+    }
+}

@@ -1,7 +1,8 @@
 import Foundation
 import StockroomCore
 
-/// The JSON encoders and decoders of the contract: RFC 3339 UTC times with milliseconds.
+/// The JSON encoders and decoders of the contract: RFC 3339 UTC times with milliseconds. The SDK
+/// encodes its requests with the encoder; the server writes its answers with `JSONWriter`.
 public enum JSONCoding {
     /// An encoder writing times as `2026-11-22T06:00:00.123Z`.
     public static func encoder() -> JSONEncoder {

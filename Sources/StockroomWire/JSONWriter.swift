@@ -1,10 +1,11 @@
 import Foundation
 import StockroomCore
 
-/// Writes the contract's JSON straight into bytes, for the hot paths where `JSONEncoder` costs
-/// more than the request itself (a page of 100 items, every change-log value). The output decodes
+/// Writes the contract's JSON straight into bytes: every body the server sends. `JSONEncoder` costs
+/// more than the request itself on the hot paths (a page of 100 items, every change-log value), and
+/// on Linux it orders an object's keys differently from one encode to the next. The output decodes
 /// to what `JSONCoding.encoder()` writes for the same value, with keys in declaration order;
-/// `JSONWriterTests` holds the two to that.
+/// `JSONWriterTests` and `AnswerJSONTests` hold the two to that.
 public struct JSONWriter: Sendable {
     /// The JSON written so far.
     public private(set) var bytes: [UInt8]

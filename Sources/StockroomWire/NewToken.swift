@@ -22,3 +22,19 @@ public struct NewToken: Hashable, Sendable, Codable {
         self.createdAt = createdAt
     }
 }
+
+extension NewToken: JSONWritable {
+    public func write(to json: inout JSONWriter) {
+        json.raw(#"{"id":"#)
+        json.string(id.rawValue)
+        json.raw(#","user":"#)
+        json.string(user.rawValue)
+        json.raw(#","role":"#)
+        json.string(role.rawValue)
+        json.raw(#","token":"#)
+        json.string(token)
+        json.raw(#","createdAt":"#)
+        json.timestamp(createdAt)
+        json.raw("}")
+    }
+}

@@ -41,3 +41,19 @@ public struct TokenInfo: Sendable, Hashable, Codable {
         try c.encodeNullable(revokedAt, forKey: .revokedAt)
     }
 }
+
+extension TokenInfo: JSONWritable {
+    public func write(to json: inout JSONWriter) {
+        json.raw(#"{"id":"#)
+        json.string(id.rawValue)
+        json.raw(#","user":"#)
+        json.string(user.rawValue)
+        json.raw(#","role":"#)
+        json.string(role.rawValue)
+        json.raw(#","createdAt":"#)
+        json.timestamp(createdAt)
+        json.raw(#","revokedAt":"#)
+        if let revokedAt { json.timestamp(revokedAt) } else { json.raw("null") }
+        json.raw("}")
+    }
+}

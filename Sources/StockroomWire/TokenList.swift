@@ -6,3 +6,14 @@ public struct TokenList: Hashable, Sendable, Codable {
         self.tokens = tokens
     }
 }
+
+extension TokenList: JSONWritable {
+    public func write(to json: inout JSONWriter) {
+        json.raw(#"{"tokens":["#)
+        for (index, token) in tokens.enumerated() {
+            if index > 0 { json.raw(",") }
+            token.write(to: &json)
+        }
+        json.raw("]}")
+    }
+}

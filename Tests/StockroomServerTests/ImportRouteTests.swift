@@ -91,6 +91,9 @@ struct ImportRouteTests {
                 let dry = try await Self.post(port, csv, query: "?dryRun=true&onError=skip", token: app.editor)
                 let drySummary = try dry.summary()
                 #expect((drySummary.inserted, drySummary.rejected, drySummary.dryRun) == (2, 2, true))
+                // The answer's keys in the contract's order, the same bytes every time.
+                #expect(dry.body == Data(drySummary.jsonBytes), "\(dry.text)")
+                #expect(dry.text.hasPrefix(#"{"dryRun":true,"inserted":2,"updated":0,"unchanged":0,"rejected":2,"rejects":[{"line":3,"#))
                 #expect(try await Self.items(server, token: app.viewer).isEmpty)
                 // skip applies the valid rows, one change each.
                 let skipped = try await Self.post(port, csv, query: "?onError=skip", token: app.editor)

@@ -158,8 +158,8 @@ extension ItemsController {
         progress?.applying(upload.file.spool)
         switch try await run(upload, options: options, user: user, key: key) {
         case .fresh(let result):
-            return try Reply.json(
-                Self.summary(
+            return Reply.json(
+                writing: Self.summary(
                     result, dryRun: options.dryRun, readRejects: upload.file.rejects, readRejected: upload.file.rejected,
                     epoch: database.epoch))
         case .replayed(let stored):
@@ -179,7 +179,7 @@ extension ItemsController {
                 fingerprint: "POST /v1/items/import dryRun=\(options.dryRun) onError=\(options.onError.rawValue)\n\(upload.digest)"
             ) { result in
                 guard case .success(let value) = result else { return nil }
-                return try? Self.importReply(value, dryRun: dryRun, readRejects: readRejects, readRejected: readRejected, epoch: epoch).stored
+                return Self.importReply(value, dryRun: dryRun, readRejects: readRejects, readRejected: readRejected, epoch: epoch).stored
             }
         }
         let origin = Origin(user: user, idempotencyKey: key)
@@ -213,8 +213,8 @@ extension ItemsController {
     /// The summary as JSON (what a keyed import stores).
     static func importReply(
         _ result: ItemImportResult, dryRun: Bool, readRejects: [ItemImportReject], readRejected: Int, epoch: String
-    ) throws -> Reply {
-        try Reply.json(summary(result, dryRun: dryRun, readRejects: readRejects, readRejected: readRejected, epoch: epoch))
+    ) -> Reply {
+        Reply.json(writing: summary(result, dryRun: dryRun, readRejects: readRejects, readRejected: readRejected, epoch: epoch))
     }
 
     /// The summary: the rows rejected as the file was read and as it was applied, in line order.

@@ -47,7 +47,7 @@ struct NavigationController {
     /// `Identity`: so that a client (the inspector) can tell what its token may do.
     @Sendable func me(_ request: Request, context: CallerContext) async throws -> Response {
         let caller = context.caller
-        return try Reply.json(Identity(user: caller.user, role: caller.role, tokenID: caller.id)).response
+        return Reply.json(writing: Identity(user: caller.user, role: caller.role, tokenID: caller.id)).response
     }
 
     @Sendable func mine(_ request: Request, context: CallerContext) async throws -> Response {

@@ -19,14 +19,14 @@ struct OperationsController {
     }
 
     func addRoutes(to router: Router<AppRequestContext>) {
-        router.get("health") { _, _ in try Reply.json(StatusBody.ok).response }
+        router.get("health") { _, _ in Reply.json(writing: StatusBody.ok).response }
         router.get("ready") { [readiness] _, _ in
             if let reason = await readiness.reason() {
                 var error = APIError(.unavailable, "not ready: \(reason)")
                 error.headers[.retryAfter] = "1"
                 throw error
             }
-            return try Reply.json(StatusBody.ok).response
+            return Reply.json(writing: StatusBody.ok).response
         }
         let metrics: @Sendable () async throws -> Response = { [database] in
             if let statistics = try? await database.logStatistics() {

@@ -20,11 +20,11 @@ struct TokensController {
         let user = try UserID(validating: body.user)
         let token = try await database.createToken(user: user, role: body.role)
         let created = NewToken(id: token.info.id, user: token.info.user, role: token.info.role, token: token.secret, createdAt: token.info.createdAt)
-        return try Reply.json(created, status: .created, headers: [.location: "/v1/tokens/\(token.info.id)"]).response
+        return Reply.json(writing: created, status: .created, headers: [.location: "/v1/tokens/\(token.info.id)"]).response
     }
 
     @Sendable func list(_ request: Request, context: CallerContext) async throws -> Response {
-        return try Reply.json(TokenList(tokens: try await database.listTokens())).response
+        return Reply.json(writing: TokenList(tokens: try await database.listTokens())).response
     }
 
     @Sendable func revoke(_ request: Request, context: CallerContext) async throws -> Response {

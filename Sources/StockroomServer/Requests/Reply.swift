@@ -15,14 +15,7 @@ struct Reply: Sendable {
     var headers: HTTPFields
     var body: ByteBuffer
 
-    /// A JSON reply of `value`.
-    static func json(_ value: some Encodable, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) throws -> Reply {
-        var headers = headers
-        headers[.contentType] = jsonContentType
-        return Reply(status: status, headers: headers, body: ByteBuffer(data: try JSONCoding.encoder().encode(value)))
-    }
-
-    /// A JSON reply written by `JSONWriter`, without a trip through `JSONEncoder`.
+    /// A JSON reply written by `JSONWriter`: keys in declaration order, the same bytes every time.
     static func json(writing value: some JSONWritable, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> Reply {
         var json = JSONWriter()
         value.write(to: &json)

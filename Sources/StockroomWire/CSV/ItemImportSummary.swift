@@ -47,3 +47,40 @@ public struct ItemImportSummary: Codable, Hashable, Sendable {
         self.cursor = cursor
     }
 }
+
+extension ItemImportSummary: JSONWritable {
+    public func write(to json: inout JSONWriter) {
+        json.raw(#"{"dryRun":"#)
+        json.bool(dryRun)
+        json.raw(#","inserted":"#)
+        json.int(inserted)
+        json.raw(#","updated":"#)
+        json.int(updated)
+        json.raw(#","unchanged":"#)
+        json.int(unchanged)
+        json.raw(#","rejected":"#)
+        json.int(rejected)
+        json.raw(#","rejects":["#)
+        for (index, reject) in rejects.enumerated() {
+            if index > 0 { json.raw(",") }
+            reject.write(to: &json)
+        }
+        json.raw(#"],"cursor":"#)
+        json.string(cursor)
+        json.raw("}")
+    }
+}
+
+extension ItemImportSummary.Reject: JSONWritable {
+    public func write(to json: inout JSONWriter) {
+        json.raw(#"{"line":"#)
+        json.int(line)
+        json.raw(#","column":"#)
+        json.string(column)
+        json.raw(#","code":"#)
+        json.string(code)
+        json.raw(#","message":"#)
+        json.string(message)
+        json.raw("}")
+    }
+}

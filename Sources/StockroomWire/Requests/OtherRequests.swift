@@ -54,6 +54,14 @@ public struct StatusBody: Hashable, Sendable, Codable {
     public static let ok = StatusBody(status: "ok")
 }
 
+extension StatusBody: JSONWritable {
+    public func write(to json: inout JSONWriter) {
+        json.raw(#"{"status":"#)
+        json.string(status)
+        json.raw("}")
+    }
+}
+
 /// A message a client sends on the feed's WebSocket: `{"setFilter": {"filter": "…"}}` changes the
 /// stream's item filter in place (`filter` null or absent: every item). Any other key, at either
 /// level, is refused, so that a misspelled `filter` is an error rather than a stream of every item.
