@@ -242,6 +242,37 @@ struct ItemsRouteTests {
         }
     }
 
+    /// A number its field cannot hold is a field of the wrong type, named, not a body that is not
+    /// JSON (which the decoder says of it); nothing is written.
+    @Test func aNumberItsFieldCannotHoldNamesTheField() async throws {
+        try await withTestApp { app in
+            try await app.test { client in
+                let cases: [(path: String, body: String, field: String?, message: String)] = [
+                    ("/v1/items", #"{"name":"A","color":null,"status":{"inStock":{"quantity":1.5}}}"#,
+                     "status.inStock.quantity", "field 'status.inStock.quantity' has the wrong type: 1.5 is not a whole number in range"),
+                    ("/v1/items", #"{"name":"A","color":null,"status":{"inStock":{"quantity":9223372036854775808}}}"#,
+                     "status.inStock.quantity", "field 'status.inStock.quantity' has the wrong type: 9223372036854775808 is not a whole number in range"),
+                    ("/v1/items", #"{"name":"A","color":{"name":"c","red":1e400,"green":0,"blue":0},"status":{"inStock":{"quantity":1}}}"#,
+                     "color.red", "field 'color.red' has the wrong type: 1e400 is not a number in range"),
+                    ("/v1/clients/phone/commands", #"{"command":{"updateDraft":{"draft":{"name":"A","color":null,"status":{"inStock":{"quantity":2.5}}}}}}"#,
+                     "command.updateDraft.draft.status.inStock.quantity",
+                     "field 'command.updateDraft.draft.status.inStock.quantity' has the wrong type: 2.5 is not a whole number in range"),
+                    ("/v1/items", #"{"name":"A","status":{"inStock":{"quantity":1.5}}"#, nil, "body is not valid JSON"),
+                ]
+                for (path, body, field, message) in cases {
+                    let response = try await client.send(.post, path, token: app.editor, json: body)
+                    #expect(response.status == .badRequest, "\(body)")
+                    #expect(response.errorCode == "invalidJSON", "\(body)")
+                    #expect(response.errorField == field, "\(body)")
+                    let error = try #require(try response.json["error"] as? [String: Any])
+                    #expect(error["message"] as? String == message, "\(body)")
+                }
+                let list: [String: Any] = try await client.send(.get, "/v1/items", token: app.viewer).json
+                #expect((list["items"] as? [Any])?.isEmpty == true)
+            }
+        }
+    }
+
     @Test func missingFieldNamesTheField() async throws {
         try await withTestApp { app in
             try await app.test { client in

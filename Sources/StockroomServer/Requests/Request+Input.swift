@@ -65,7 +65,7 @@ extension Request {
         do {
             return JSONBody(value: try JSONCoding.decoder().decode(Value.self, from: bytes), bytes: bytes)
         } catch let error as DecodingError {
-            throw APIError.invalidJSON(error)
+            throw APIError.invalidJSON(error, body: bytes)
         }
     }
 
@@ -208,8 +208,8 @@ extension Request {
 }
 
 extension APIError {
-    /// `400 invalidJSON` describing a decoding failure and the field it happened at.
-    static func invalidJSON(_ error: DecodingError) -> APIError {
+    /// `400 invalidJSON` describing a decoding failure of `body` and the field it happened at.
+    static func invalidJSON(_ error: DecodingError, body: Data) -> APIError {
         func path(_ codingPath: [any CodingKey]) -> String? {
             let parts = codingPath.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }
             guard !parts.isEmpty else { return nil }
@@ -225,8 +225,21 @@ extension APIError {
             let field = path(context.codingPath)
             return .invalidJSON("field '\(field ?? "body")' has the wrong type or is null", field: field)
         case .dataCorrupted(let context):
-            guard let field = path(context.codingPath) else { return .invalidJSON("body is not valid JSON") }
-            return .invalidJSON("field '\(field)' is invalid: \(context.debugDescription)", field: field)
+            if let field = path(context.codingPath) {
+                return .invalidJSON("field '\(field)' is invalid: \(context.debugDescription)", field: field)
+            }
+            // swift-foundation's decoder says "not valid JSON", naming no field, of a number its
+            // field cannot hold (swiftlang/swift-foundation#1604): the body is read again for it.
+            switch JSONNumberMisfit.find(in: body) {
+            case .notJSON:
+                return .invalidJSON("body is not valid JSON")
+            case .noMisfit:
+                return .invalidJSON("a value in the body does not fit its field")
+            case .misfit(let field, let number, let wholeNumberExpected):
+                let expected = wholeNumberExpected ? "a whole number in range" : "a number in range"
+                let field = field.isEmpty ? nil : field
+                return .invalidJSON("field '\(field ?? "body")' has the wrong type: \(number) is not \(expected)", field: field)
+            }
         @unknown default:
             return .invalidJSON("body is not valid JSON")
         }
