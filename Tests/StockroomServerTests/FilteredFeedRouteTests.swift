@@ -161,6 +161,55 @@ struct FilteredFeedRouteTests {
         }
     }
 
+    /// A burst of `setFilter`s: the newest wins. However many `refilter`s answer it (one per
+    /// request, or fewer when a request replaced one not yet applied), applying them in order
+    /// leaves the client holding exactly the last filter's items, and the changes after them are
+    /// under that filter.
+    @Test func aBurstOfFilterChangesEndsUnderTheLastFilter() async throws {
+        try await withTestApp { app in
+            try await app.live { client in
+                let server = LiveServer(port: try #require(client.port))
+                let a = try await Self.create(server, app, name: "Cable", quantity: 1)
+                let b = try await Self.create(server, app, name: "Lamp", quantity: 4)
+                let c = try await Self.create(server, app, name: "Mug", quantity: 8)
+                let received = ReceivedMessages()
+                try await WebSocketClient.connect(
+                    url: "ws://127.0.0.1:\(server.port)/v1/changes/ws?topics=items&filter=\(Self.encoded("quantity <= 5"))&access_token=\(app.viewer)",
+                    logger: Logger(label: "test")
+                ) { inbound, outbound, _ in
+                    var messages = inbound.messages(maxSize: 1 << 20).makeAsyncIterator()
+                    received.append(try await messages.nextText())
+                    received.append(try await messages.nextText())
+                    for filter in ["quantity >= 100", "quantity >= 2", "quantity <= 1", "quantity >= 6"] {
+                        try await outbound.write(.text(#"{"setFilter":{"filter":"\#(filter)"}}"#))
+                    }
+                    // b's change is under none of the last filter's items; c's is.
+                    try await Self.update(server, app, b, quantity: 5)
+                    try await Self.update(server, app, c, quantity: 9)
+                    while true {
+                        let text = try await messages.nextText()
+                        received.append(text)
+                        if !text.hasPrefix(#"{"refilter""#) { break }
+                    }
+                    try await outbound.close(.normalClosure, reason: nil)
+                }
+                let all = received.all
+                var held: Set<ItemID> = try Set([all[0], all[1]].compactMap { try FeedChange.decode($0).item?.id })
+                #expect(held == [a.id, b.id])
+                struct Refiltered: Decodable { let refilter: Delta }
+                let refilters = try all.dropFirst(2).dropLast().map { try JSONCoding.decoder().decode(Refiltered.self, from: Data($0.utf8)).refilter }
+                #expect((1...4).contains(refilters.count), "\(all)")
+                for delta in refilters {
+                    held.subtract(delta.removed)
+                    held.formUnion(delta.items.map(\.id))
+                }
+                #expect(held == [c.id], "\(all)")
+                let last = try JSONCoding.decoder().decode(Change.self, from: Data(try #require(all.last).utf8))
+                #expect(last.id == c.id.description && last.move == nil, "\(all)")
+            }
+        }
+    }
+
     /// A stream whose filter hid every write while the log was trimmed past where it stood goes on
     /// with the next change it shows, not `resyncRequired`: the hub knows that none of the trimmed
     /// entries concerned it. SSE and the WebSocket under an item filter, SSE under a topic, and a
