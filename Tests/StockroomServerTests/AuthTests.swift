@@ -213,7 +213,7 @@ struct MethodTests {
                 #expect(patch.headers[.allow] == "DELETE, GET, PUT")
                 let health = try await client.send(.delete, "/health")
                 #expect(health.status == .methodNotAllowed)
-                #expect(health.headers[.allow] == "GET")
+                #expect(health.headers[.allow] == "GET, HEAD")
                 // A literal segment is its own route, as the router matches it: not also /v1/items/{id}.
                 let batch = try await client.send(.get, "/v1/items/batch", token: app.editor)
                 #expect(batch.status == .methodNotAllowed)

@@ -19,7 +19,7 @@ struct OpenAPIRouteTests {
                 current = String(line.dropFirst(2).dropLast())
             } else if let current, line.hasPrefix("    "), !line.hasPrefix("     ") {
                 let key = line.trimmingCharacters(in: .whitespaces).dropLast()
-                if ["get", "put", "post", "delete", "patch"].contains(String(key)) { operations[current, default: []].insert(key.uppercased()) }
+                if ["get", "head", "put", "post", "delete", "patch"].contains(String(key)) { operations[current, default: []].insert(key.uppercased()) }
             }
         }
         return operations

@@ -18,9 +18,12 @@ struct OperationsController {
         self.readiness = Readiness(database: database)
     }
 
+    /// Each route answers `HEAD` as it answers `GET` (an uptime check or a load balancer may ask
+    /// either): the same status and headers, `Content-Length` included, without the body
+    /// (`ErrorMiddleware` leaves it out).
     func addRoutes(to router: Router<AppRequestContext>) {
-        router.get("health") { _, _ in Reply.json(writing: StatusBody.ok).response }
-        router.get("ready") { [readiness] _, _ in
+        router.getAndHead("health") { _, _ in Reply.json(writing: StatusBody.ok).response }
+        router.getAndHead("ready") { [readiness] _, _ in
             if let reason = await readiness.reason() {
                 var error = APIError(.unavailable, "not ready: \(reason)")
                 error.headers[.retryAfter] = "1"
@@ -41,19 +44,31 @@ struct OperationsController {
         }
         switch metricsAccess {
         case .public:
-            router.get("metrics") { _, _ in try await metrics() }
+            router.getAndHead("metrics") { _, _ in try await metrics() }
         case .admin:
             // Behind the same authenticator and caller context as `/v1`, for admins only.
-            router.group("metrics")
+            let admins = router.group("metrics")
                 .add(middleware: BearerTokenAuthenticator(database: database))
                 .group(context: CallerContext.self)
                 .add(middleware: RequireRole(role: .admin, action: "read metrics (metrics.access = admin)"))
-                .get { _, _ in try await metrics() }
+            admins.get { _, _ in try await metrics() }
+            admins.head { _, _ in try await metrics() }
         }
-        router.get("openapi.yaml") { _, _ in
+        router.getAndHead("openapi.yaml") { _, _ in
             Response(
                 status: .ok, headers: [.contentType: "application/yaml; charset=utf-8"],
                 body: .init(byteBuffer: ByteBuffer(bytes: try OpenAPIDocument.bytes())))
         }
+    }
+}
+
+extension Router<AppRequestContext> {
+    /// `handler` for `GET` and for `HEAD` on `path`. Not for a stream: the answer to `HEAD` drops the
+    /// body unread, so what a stream's body would release (its lease) would be kept.
+    fileprivate func getAndHead(
+        _ path: RouterPath, use handler: @escaping @Sendable (Request, AppRequestContext) async throws -> some ResponseGenerator
+    ) {
+        get(path, use: handler)
+        head(path, use: handler)
     }
 }

@@ -4,17 +4,22 @@ import Logging
 /// Turns every error into the contract's JSON error; anything unexpected is logged and answered 500.
 /// A path that exists under other methods answers `405 methodNotAllowed` with `Allow`.
 /// A refused WebSocket upgrade request also hands its error to the upgrade, to close with.
+/// An answer to `HEAD` keeps its status and headers (`Content-Length` included) and loses its
+/// body, errors' too: the HTTP encoder of the server's pipeline does not know the request's method,
+/// and a body after a `HEAD`'s answer would be read as the start of the next answer.
 struct ErrorMiddleware: RouterMiddleware {
     typealias Context = AppRequestContext
 
     let routes: RouteTable
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let response: Response
         do {
-            return try await next(request, context)
+            response = try await next(request, context)
         } catch {
-            return response(for: error, request: request, context: context)
+            response = self.response(for: error, request: request, context: context)
         }
+        return request.method == .head ? response.createHeadResponse() : response
     }
 
     /// The error's answer. Synchronous and out of line, so that its locals live on the thread's
