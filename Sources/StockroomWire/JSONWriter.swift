@@ -29,6 +29,16 @@ public struct JSONWriter: Sendable {
         bytes.append(contentsOf: json)
     }
 
+    /// `values` as a JSON array, each written by its own `write(to:)`.
+    public mutating func array(_ values: some Sequence<some JSONWritable>) {
+        raw("[")
+        for (index, value) in values.enumerated() {
+            if index > 0 { raw(",") }
+            value.write(to: &self)
+        }
+        raw("]")
+    }
+
     /// Empties the writer, keeping its storage: the streams reuse one buffer for every chunk.
     public mutating func removeAll() {
         bytes.removeAll(keepingCapacity: true)

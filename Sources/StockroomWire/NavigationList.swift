@@ -69,12 +69,9 @@ extension NavigationList: Codable, JSONWritable {
     }
 
     public func write(to json: inout JSONWriter) {
-        json.raw(#"{"clients":["#)
-        for (index, entry) in entries.enumerated() {
-            if index > 0 { json.raw(",") }
-            entry.write(to: &json)
-        }
-        json.raw("]}")
+        json.raw(#"{"clients":"#)
+        json.array(entries)
+        json.raw("}")
     }
 
     private var entries: [PresentNavigation] {

@@ -25,12 +25,7 @@ public struct NewToken: Hashable, Sendable, Codable {
 
 extension NewToken: JSONWritable {
     public func write(to json: inout JSONWriter) {
-        json.raw(#"{"id":"#)
-        json.string(id.rawValue)
-        json.raw(#","user":"#)
-        json.string(user.rawValue)
-        json.raw(#","role":"#)
-        json.string(role.rawValue)
+        json.tokenFields(id: id, user: user, role: role)
         json.raw(#","token":"#)
         json.string(token)
         json.raw(#","createdAt":"#)

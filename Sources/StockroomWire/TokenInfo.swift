@@ -44,16 +44,23 @@ public struct TokenInfo: Sendable, Hashable, Codable {
 
 extension TokenInfo: JSONWritable {
     public func write(to json: inout JSONWriter) {
-        json.raw(#"{"id":"#)
-        json.string(id.rawValue)
-        json.raw(#","user":"#)
-        json.string(user.rawValue)
-        json.raw(#","role":"#)
-        json.string(role.rawValue)
+        json.tokenFields(id: id, user: user, role: role)
         json.raw(#","createdAt":"#)
         json.timestamp(createdAt)
         json.raw(#","revokedAt":"#)
         if let revokedAt { json.timestamp(revokedAt) } else { json.raw("null") }
         json.raw("}")
+    }
+}
+
+extension JSONWriter {
+    /// `{"id":…,"user":…,"role":…`: the fields a token's answers (`TokenInfo`, `NewToken`) begin with.
+    mutating func tokenFields(id: TokenID, user: UserID, role: Role) {
+        raw(#"{"id":"#)
+        string(id.rawValue)
+        raw(#","user":"#)
+        string(user.rawValue)
+        raw(#","role":"#)
+        string(role.rawValue)
     }
 }

@@ -9,11 +9,8 @@ public struct TokenList: Hashable, Sendable, Codable {
 
 extension TokenList: JSONWritable {
     public func write(to json: inout JSONWriter) {
-        json.raw(#"{"tokens":["#)
-        for (index, token) in tokens.enumerated() {
-            if index > 0 { json.raw(",") }
-            token.write(to: &json)
-        }
-        json.raw("]}")
+        json.raw(#"{"tokens":"#)
+        json.array(tokens)
+        json.raw("}")
     }
 }

@@ -24,6 +24,36 @@ struct FilteredFeedRouteTests {
         return try JSONCoding.decoder().decode(Item.self, from: created.body)
     }
 
+    /// Cable (quantity 1), Lamp (4) and Mug (8), then the viewer's WebSocket on the items under
+    /// `quantity <= 5`. `body` gets the socket after its first two messages (Cable's and Lamp's
+    /// changes) and reads on with `next`; every message read is returned in order, those two first.
+    static func cableLampMugUnderFive(
+        _ server: LiveServer, _ app: TestApp,
+        _ body: @escaping @Sendable (_ items: (Item, Item, Item), _ next: () async throws -> String, _ outbound: WebSocketOutboundWriter) async throws -> Void
+    ) async throws -> (items: (Item, Item, Item), messages: [String]) {
+        let items = (
+            try await create(server, app, name: "Cable", quantity: 1), try await create(server, app, name: "Lamp", quantity: 4),
+            try await create(server, app, name: "Mug", quantity: 8)
+        )
+        let received = ReceivedMessages()
+        try await WebSocketClient.connect(
+            url: "ws://127.0.0.1:\(server.port)/v1/changes/ws?topics=items&filter=\(encoded("quantity <= 5"))&access_token=\(app.viewer)",
+            logger: Logger(label: "test")
+        ) { inbound, outbound, _ in
+            var messages = inbound.messages(maxSize: 1 << 20).makeAsyncIterator()
+            let next = {
+                let text = try await messages.nextText()
+                received.append(text)
+                return text
+            }
+            _ = try await next()
+            _ = try await next()
+            try await body(items, next, outbound)
+            try await outbound.close(.normalClosure, reason: nil)
+        }
+        return (items, received.all)
+    }
+
     static func update(_ server: LiveServer, _ app: TestApp, _ item: Item, quantity: Int) async throws {
         let updated = try await server.request(.PUT, "/v1/items/\(item.id)", token: app.editor, json: draftJSON(name: item.name, quantity: quantity))
         try #require(updated.status == 200)
@@ -117,29 +147,17 @@ struct FilteredFeedRouteTests {
         try await withTestApp { app in
             try await app.live { client in
                 let server = LiveServer(port: try #require(client.port))
-                let a = try await Self.create(server, app, name: "Cable", quantity: 1)
-                let b = try await Self.create(server, app, name: "Lamp", quantity: 4)
-                let c = try await Self.create(server, app, name: "Mug", quantity: 8)
-                let received = ReceivedMessages()
-                try await WebSocketClient.connect(
-                    url: "ws://127.0.0.1:\(server.port)/v1/changes/ws?topics=items&filter=\(Self.encoded("quantity <= 5"))&access_token=\(app.viewer)",
-                    logger: Logger(label: "test")
-                ) { inbound, outbound, _ in
-                    var messages = inbound.messages(maxSize: 1 << 20).makeAsyncIterator()
-                    received.append(try await messages.nextText())
-                    received.append(try await messages.nextText())
+                let ((a, b, c), all) = try await Self.cableLampMugUnderFive(server, app) { items, next, outbound in
                     try await outbound.write(.text(#"{"setFilter":{"filter":"quantity >= 2"}}"#))
-                    received.append(try await messages.nextText())
+                    _ = try await next()
                     try await outbound.write(.text(#"{"setFilter":{"filter":"quantity <"}}"#))
-                    received.append(try await messages.nextText())
+                    _ = try await next()
                     // A misspelled key is refused, not read as "no filter" (which would widen the stream).
                     try await outbound.write(.text(#"{"setFilter":{"filtr":"quantity >= 100"}}"#))
-                    received.append(try await messages.nextText())
-                    try await Self.update(server, app, a, quantity: 3)
-                    received.append(try await messages.nextText())
-                    try await outbound.close(.normalClosure, reason: nil)
+                    _ = try await next()
+                    try await Self.update(server, app, items.0, quantity: 3)
+                    _ = try await next()
                 }
-                let all = received.all
                 try #require(all.count == 6)
                 #expect(try [all[0], all[1]].map { try FeedChange.decode($0).item?.id } == [a.id, b.id])
                 struct Refiltered: Decodable { let refilter: Delta }
@@ -169,31 +187,15 @@ struct FilteredFeedRouteTests {
         try await withTestApp { app in
             try await app.live { client in
                 let server = LiveServer(port: try #require(client.port))
-                let a = try await Self.create(server, app, name: "Cable", quantity: 1)
-                let b = try await Self.create(server, app, name: "Lamp", quantity: 4)
-                let c = try await Self.create(server, app, name: "Mug", quantity: 8)
-                let received = ReceivedMessages()
-                try await WebSocketClient.connect(
-                    url: "ws://127.0.0.1:\(server.port)/v1/changes/ws?topics=items&filter=\(Self.encoded("quantity <= 5"))&access_token=\(app.viewer)",
-                    logger: Logger(label: "test")
-                ) { inbound, outbound, _ in
-                    var messages = inbound.messages(maxSize: 1 << 20).makeAsyncIterator()
-                    received.append(try await messages.nextText())
-                    received.append(try await messages.nextText())
+                let ((a, b, c), all) = try await Self.cableLampMugUnderFive(server, app) { items, next, outbound in
                     for filter in ["quantity >= 100", "quantity >= 2", "quantity <= 1", "quantity >= 6"] {
                         try await outbound.write(.text(#"{"setFilter":{"filter":"\#(filter)"}}"#))
                     }
-                    // b's change is under none of the last filter's items; c's is.
-                    try await Self.update(server, app, b, quantity: 5)
-                    try await Self.update(server, app, c, quantity: 9)
-                    while true {
-                        let text = try await messages.nextText()
-                        received.append(text)
-                        if !text.hasPrefix(#"{"refilter""#) { break }
-                    }
-                    try await outbound.close(.normalClosure, reason: nil)
+                    // Lamp's change is under none of the last filter's items; Mug's is.
+                    try await Self.update(server, app, items.1, quantity: 5)
+                    try await Self.update(server, app, items.2, quantity: 9)
+                    while try await next().hasPrefix(#"{"refilter""#) {}
                 }
-                let all = received.all
                 var held: Set<ItemID> = try Set([all[0], all[1]].compactMap { try FeedChange.decode($0).item?.id })
                 #expect(held == [a.id, b.id])
                 struct Refiltered: Decodable { let refilter: Delta }

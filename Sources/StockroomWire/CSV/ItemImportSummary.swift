@@ -60,12 +60,9 @@ extension ItemImportSummary: JSONWritable {
         json.int(unchanged)
         json.raw(#","rejected":"#)
         json.int(rejected)
-        json.raw(#","rejects":["#)
-        for (index, reject) in rejects.enumerated() {
-            if index > 0 { json.raw(",") }
-            reject.write(to: &json)
-        }
-        json.raw(#"],"cursor":"#)
+        json.raw(#","rejects":"#)
+        json.array(rejects)
+        json.raw(#","cursor":"#)
         json.string(cursor)
         json.raw("}")
     }
