@@ -27,6 +27,7 @@ public enum JSONNumberMisfit {
     /// Objects and arrays nested deeper than this are answered as `notJSON`.
     public static let maxDepth = 512
 
+    /// What `bytes` hold: not JSON, JSON whose numbers all fit, or the first number that does not.
     public static func find(in bytes: some Collection<UInt8>) -> Finding {
         let bytes = Array(bytes)
         guard String(validating: bytes, as: UTF8.self) != nil else { return .notJSON }
@@ -41,10 +42,10 @@ public enum JSONNumberMisfit {
     private struct Reader {
         let bytes: [UInt8]
         var index = 0
-        var path: [Component] = []
+        var path: [Step] = []
         var found: Finding?
 
-        enum Component {
+        enum Step {
             case key(String)
             case index(Int)
         }
@@ -224,8 +225,8 @@ public enum JSONNumberMisfit {
 
         var pathText: String {
             var text = ""
-            for component in path {
-                switch component {
+            for step in path {
+                switch step {
                 case .key(let key): text += text.isEmpty ? key : "." + key
                 case .index(let position): text += "[\(position)]"
                 }
