@@ -29,189 +29,72 @@ public enum JSONNumberMisfit {
 
     /// What `bytes` hold: not JSON, JSON whose numbers all fit, or the first number that does not.
     public static func find(in bytes: some Collection<UInt8>) -> Finding {
-        let bytes = Array(bytes)
-        guard String(validating: bytes, as: UTF8.self) != nil else { return .notJSON }
-        var reader = Reader(bytes: bytes)
-        reader.skipSpace()
+        var reader = Reader(tokens: JSONTokens(Array(bytes)))
+        reader.tokens.skipSpace()
         guard reader.value(depth: 0) else { return .notJSON }
-        reader.skipSpace()
-        guard reader.index == bytes.count else { return .notJSON }
+        reader.tokens.skipSpace()
+        guard reader.tokens.atEnd else { return .notJSON }
         return reader.found ?? .noMisfit
     }
 
+    /// The grammar read (`JSONTokens`) with the path of keys and indices to where it stands.
     private struct Reader {
-        let bytes: [UInt8]
-        var index = 0
-        var path: [Step] = []
+        var tokens: JSONTokens
+        var path: [FieldPath.Step] = []
         var found: Finding?
 
-        enum Step {
-            case key(String)
-            case index(Int)
-        }
-
-        init(bytes: [UInt8]) {
-            self.bytes = bytes
-        }
-
-        var next: UInt8? { index < bytes.count ? bytes[index] : nil }
-
-        mutating func skipSpace() {
-            while let byte = next, byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D { index += 1 }
-        }
-
-        mutating func take(_ byte: UInt8) -> Bool {
-            guard next == byte else { return false }
-            index += 1
-            return true
-        }
-
         mutating func value(depth: Int) -> Bool {
-            guard let byte = next else { return false }
+            guard let byte = tokens.next else { return false }
             switch byte {
             case UInt8(ascii: "{"): return depth < JSONNumberMisfit.maxDepth && object(depth: depth + 1)
             case UInt8(ascii: "["): return depth < JSONNumberMisfit.maxDepth && array(depth: depth + 1)
-            case UInt8(ascii: "\""): return string() != nil
-            case UInt8(ascii: "t"): return literal("true")
-            case UInt8(ascii: "f"): return literal("false")
-            case UInt8(ascii: "n"): return literal("null")
-            default: return number()
+            case UInt8(ascii: "\""):
+                var text: [UInt8] = []
+                return tokens.string(into: &text)
+            case UInt8(ascii: "t"): return tokens.literal("true")
+            case UInt8(ascii: "f"): return tokens.literal("false")
+            case UInt8(ascii: "n"): return tokens.literal("null")
+            default:
+                guard let number = tokens.number() else { return false }
+                if found == nil { check(number.text, whole: number.whole) }
+                return true
             }
         }
 
         mutating func object(depth: Int) -> Bool {
-            index += 1
-            skipSpace()
-            if take(UInt8(ascii: "}")) { return true }
+            tokens.index += 1
+            tokens.skipSpace()
+            if tokens.take(UInt8(ascii: "}")) { return true }
             while true {
-                skipSpace()
-                guard let key = string() else { return false }
-                skipSpace()
-                guard take(UInt8(ascii: ":")) else { return false }
-                skipSpace()
-                path.append(.key(key))
+                guard let key = tokens.memberKey() else { return false }
+                path.append(.key(String(decoding: key, as: UTF8.self)))
                 guard value(depth: depth) else { return false }
                 path.removeLast()
-                skipSpace()
-                if take(UInt8(ascii: ",")) { continue }
-                return take(UInt8(ascii: "}"))
+                tokens.skipSpace()
+                if tokens.take(UInt8(ascii: ",")) { continue }
+                return tokens.take(UInt8(ascii: "}"))
             }
         }
 
         mutating func array(depth: Int) -> Bool {
-            index += 1
-            skipSpace()
-            if take(UInt8(ascii: "]")) { return true }
+            tokens.index += 1
+            tokens.skipSpace()
+            if tokens.take(UInt8(ascii: "]")) { return true }
             var position = 0
             while true {
-                skipSpace()
+                tokens.skipSpace()
                 path.append(.index(position))
                 guard value(depth: depth) else { return false }
                 path.removeLast()
                 position += 1
-                skipSpace()
-                if take(UInt8(ascii: ",")) { continue }
-                return take(UInt8(ascii: "]"))
+                tokens.skipSpace()
+                if tokens.take(UInt8(ascii: ",")) { continue }
+                return tokens.take(UInt8(ascii: "]"))
             }
         }
 
-        mutating func literal(_ word: StaticString) -> Bool {
-            let count = word.utf8CodeUnitCount
-            guard index + count <= bytes.count else { return false }
-            for offset in 0..<count where bytes[index + offset] != word.utf8Start[offset] { return false }
-            index += count
-            return true
-        }
-
-        /// A string's text, escapes read; nil when it is not a JSON string.
-        mutating func string() -> String? {
-            guard take(UInt8(ascii: "\"")) else { return nil }
-            var scalars = String.UnicodeScalarView()
-            var start = index
-            func flush(_ reader: Reader) {
-                scalars.append(contentsOf: String(decoding: reader.bytes[start..<reader.index], as: UTF8.self).unicodeScalars)
-            }
-            while let byte = next {
-                switch byte {
-                case UInt8(ascii: "\""):
-                    flush(self)
-                    index += 1
-                    return String(scalars)
-                case UInt8(ascii: "\\"):
-                    flush(self)
-                    index += 1
-                    guard let scalar = escape() else { return nil }
-                    scalars.append(scalar)
-                    start = index
-                case ..<0x20:
-                    return nil
-                default:
-                    index += 1
-                }
-            }
-            return nil
-        }
-
-        /// The character of an escape, after its backslash.
-        mutating func escape() -> Unicode.Scalar? {
-            guard let byte = next else { return nil }
-            index += 1
-            switch byte {
-            case UInt8(ascii: "\""): return "\""
-            case UInt8(ascii: "\\"): return "\\"
-            case UInt8(ascii: "/"): return "/"
-            case UInt8(ascii: "b"): return "\u{8}"
-            case UInt8(ascii: "f"): return "\u{C}"
-            case UInt8(ascii: "n"): return "\n"
-            case UInt8(ascii: "r"): return "\r"
-            case UInt8(ascii: "t"): return "\t"
-            case UInt8(ascii: "u"):
-                guard let high = hex4() else { return nil }
-                guard (0xD800...0xDFFF).contains(high) else { return Unicode.Scalar(high) }
-                // A surrogate must be a high one followed by an escaped low one.
-                guard high < 0xDC00, take(UInt8(ascii: "\\")), take(UInt8(ascii: "u")), let low = hex4(), (0xDC00...0xDFFF).contains(low) else {
-                    return nil
-                }
-                return Unicode.Scalar(0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00))
-            default: return nil
-            }
-        }
-
-        mutating func hex4() -> UInt32? {
-            guard index + 4 <= bytes.count else { return nil }
-            var value: UInt32 = 0
-            for byte in bytes[index..<index + 4] {
-                guard let digit = Character(Unicode.Scalar(byte)).hexDigitValue else { return nil }
-                value = value << 4 | UInt32(digit)
-            }
-            index += 4
-            return value
-        }
-
-        /// A number by the JSON grammar; the first misfit is kept.
-        mutating func number() -> Bool {
-            let start = index
-            _ = take(UInt8(ascii: "-"))
-            guard let first = next, isDigit(first) else { return false }
-            index += 1
-            if first != UInt8(ascii: "0") { skipDigits() }
-            var whole = true
-            if take(UInt8(ascii: ".")) {
-                whole = false
-                guard let byte = next, isDigit(byte) else { return false }
-                skipDigits()
-            }
-            if let byte = next, byte == UInt8(ascii: "e") || byte == UInt8(ascii: "E") {
-                whole = false
-                index += 1
-                if let sign = next, sign == UInt8(ascii: "+") || sign == UInt8(ascii: "-") { index += 1 }
-                guard let byte = next, isDigit(byte) else { return false }
-                skipDigits()
-            }
-            if found == nil { check(String(decoding: bytes[start..<index], as: UTF8.self), whole: whole) }
-            return true
-        }
-
+        /// Keeps the number as the finding when it cannot be a `Double`, or when it stands under a
+        /// whole-number key and is not a whole number in `Int`'s range.
         mutating func check(_ text: String, whole: Bool) {
             guard let double = Double(text) else { return }
             let nonZeroDigit = text.prefix { $0 != "e" && $0 != "E" }.contains { ("1"..."9").contains($0) }
@@ -220,24 +103,34 @@ public enum JSONNumberMisfit {
             if case .key(let key)? = path.last, JSONNumberMisfit.wholeNumberKeys.contains(key) { wholeNumberExpected = true }
             let fitsInt = whole ? Int(text) != nil : (double.rounded() == double && abs(double) < 0x1p63)
             guard !fitsDouble || (wholeNumberExpected && !fitsInt) else { return }
-            found = .misfit(field: pathText, number: text, wholeNumberExpected: wholeNumberExpected)
+            found = .misfit(field: FieldPath(path).text, number: text, wholeNumberExpected: wholeNumberExpected)
         }
+    }
+}
 
-        var pathText: String {
-            var text = ""
-            for step in path {
-                switch step {
-                case .key(let key): text += text.isEmpty ? key : "." + key
-                case .index(let position): text += "[\(position)]"
-                }
+/// Where a value stands in a JSON document, written as the contract's error `field`s are: keys
+/// joined with `.`, array indices in brackets (`items[3].status.inStock.quantity`).
+public struct FieldPath: Sendable {
+    public enum Step: Sendable {
+        case key(String)
+        case index(Int)
+    }
+
+    public var steps: [Step]
+
+    public init(_ steps: [Step]) {
+        self.steps = steps
+    }
+
+    /// The path as text; empty for the document itself.
+    public var text: String {
+        var text = ""
+        for step in steps {
+            switch step {
+            case .key(let key): text += text.isEmpty ? key : "." + key
+            case .index(let position): text += "[\(position)]"
             }
-            return text
         }
-
-        func isDigit(_ byte: UInt8) -> Bool { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) }
-
-        mutating func skipDigits() {
-            while let byte = next, isDigit(byte) { index += 1 }
-        }
+        return text
     }
 }

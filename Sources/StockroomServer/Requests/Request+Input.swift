@@ -211,11 +211,7 @@ extension APIError {
     /// `400 invalidJSON` describing a decoding failure of `body` and the field it happened at.
     static func invalidJSON(_ error: DecodingError, body: Data) -> APIError {
         func path(_ codingPath: [any CodingKey]) -> String? {
-            let parts = codingPath.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }
-            guard !parts.isEmpty else { return nil }
-            return parts.reduce("") { result, part in
-                part.hasPrefix("[") ? result + part : (result.isEmpty ? part : result + "." + part)
-            }
+            codingPath.isEmpty ? nil : FieldPath(codingPath.map { key in key.intValue.map { .index($0) } ?? .key(key.stringValue) }).text
         }
         switch error {
         case .keyNotFound(let key, let context):
