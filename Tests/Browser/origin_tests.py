@@ -3,6 +3,7 @@ EventSource and WebSocket from an allowed origin, and nothing from another. A mi
 InspectorTests (inspector_test.py), whose `site` serves the page."""
 
 import json
+import urllib.request
 
 
 class OriginTests:
@@ -59,6 +60,31 @@ class OriginTests:
         self.assertEqual(result["badCursor"]["code"], 4400)
         self.assertEqual(json.loads(result["badCursor"]["reason"])["error"]["field"], "since")
         self.assertEqual(result["good"], {"message": "item"})
+
+    REVALIDATE = """
+        const [base, token, itemID, done] = arguments;
+        const read = () => fetch(`${base}/v1/items/${itemID}`, { headers: { Authorization: `Bearer ${token}` } })
+            .then(async (r) => ({ status: r.status, etag: r.headers.get('ETag'), item: await r.json() }));
+        const first = await read();
+        done({ first, second: await read() });
+    """
+
+    def not_modified_item_reads(self):
+        with urllib.request.urlopen(self.server.base + "/metrics", timeout=5) as answer:
+            text = answer.read().decode()
+        for line in text.splitlines():
+            if line.startswith('hb_requests{http_route="/v1/items/{id}",http_request_method="GET",http_response_status_code="304"}'):
+                return int(float(line.split()[-1]))
+        return 0
+
+    def test_a_page_rereading_an_item_revalidates_it_and_gets_the_item_it_kept(self):
+        before = self.not_modified_item_reads()
+        result = self.run_from(f"http://127.0.0.1:{self.site.port}", self.REVALIDATE, self.server.base, self.server.viewer, self.keyboard["id"])
+        self.assertEqual(result["first"]["status"], 200)
+        self.assertEqual(result["second"]["status"], 200, "the browser answers the page from what it kept")
+        self.assertEqual(result["second"]["item"], result["first"]["item"])
+        self.assertEqual(result["second"]["etag"], result["first"]["etag"])
+        self.assertEqual(self.not_modified_item_reads(), before + 1, "the browser asked with If-None-Match and the server answered 304")
 
     def test_a_disallowed_origin_cannot(self):
         result = self.run_from(f"http://localhost:{self.site.port}", self.PROBE, self.server.base, self.server.editor, self.keyboard["id"])

@@ -140,6 +140,89 @@ struct ItemsRouteTests {
         }
     }
 
+    /// `If-None-Match` on a GET: a list that names the current version, weakly compared, or `*`, is
+    /// `304` with the ETag and no body; anything else is the item.
+    @Test(arguments: [
+        (["\"1\""], true), (["W/\"1\""], true), (["*"], true), (["\"7\", \"1\""], true), (["\"7\"", "\"1\""], true),
+        (["\"x\", , W/\"1\""], true), (["\"2\""], false), (["\"01\""], false), ([", ,"], false), (["\"a,1\""], false),
+    ])
+    func aGetNamingTheVersionHeldIs304WithoutABody(lines: [String], notModified: Bool) async throws {
+        try await withTestApp { app in
+            try await app.test { client in
+                let item: Item = try await client.send(.post, "/v1/items", token: app.editor, json: draftJSON(name: "Mug")).decode()
+                var headers = HTTPFields()
+                for line in lines { headers.append(HTTPField(name: .ifNoneMatch, value: line)) }
+                let get = try await client.send(.get, "/v1/items/\(item.id)", token: app.viewer, headers: headers)
+                #expect(get.headers[.eTag] == "\"1\"", "If-None-Match: \(lines)")
+                if notModified {
+                    #expect(get.status == .notModified, "If-None-Match: \(lines)")
+                    #expect(get.body.readableBytes == 0)
+                } else {
+                    #expect(get.status == .ok, "If-None-Match: \(lines)")
+                    #expect(try get.decode(Item.self) == item)
+                }
+            }
+        }
+    }
+
+    /// After a write the tag a client held names an old version: the GET is the new item.
+    @Test func aGetAfterAWriteIsTheNewItemAndItsTag() async throws {
+        try await withTestApp { app in
+            try await app.test { client in
+                let item: Item = try await client.send(.post, "/v1/items", token: app.editor, json: draftJSON(name: "Mug")).decode()
+                let written: Item = try await client.send(.put, "/v1/items/\(item.id)", token: app.editor, json: draftJSON(name: "Big Mug")).decode()
+                let get = try await client.send(.get, "/v1/items/\(item.id)", token: app.viewer, headers: [.ifNoneMatch: "\"1\""])
+                #expect(get.status == .ok)
+                #expect(get.headers[.eTag] == "\"2\"")
+                #expect(try get.decode(Item.self) == written)
+                let again = try await client.send(.get, "/v1/items/\(item.id)", token: app.viewer, headers: [.ifNoneMatch: "\"2\""])
+                #expect(again.status == .notModified)
+            }
+        }
+    }
+
+    /// A malformed `If-None-Match` is `400` naming the header; a missing item is `404` whatever it holds.
+    @Test(arguments: ["garbage", "1", "\"1", "*, \"1\"", "\"1\" \"2\"", "\"é\""])
+    func anUnparseableIfNoneMatchIs400(tag: String) async throws {
+        try await withTestApp { app in
+            try await app.test { client in
+                let item: Item = try await client.send(.post, "/v1/items", token: app.editor, json: draftJSON(name: "Mug")).decode()
+                let get = try await client.send(.get, "/v1/items/\(item.id)", token: app.viewer, headers: [.ifNoneMatch: tag])
+                #expect(get.status == .badRequest)
+                #expect(get.errorCode == "invalidParameter")
+                #expect(get.errorField == "If-None-Match")
+                let missing = try await client.send(.get, "/v1/items/\(ItemID.random())", token: app.viewer, headers: [.ifNoneMatch: "*"])
+                #expect(missing.status == .notFound)
+            }
+        }
+    }
+
+    /// A `304` to a conditional GET has no body, and no `Content-Length` of its own that a client
+    /// could read as one: pipelined, the next answer on the connection comes whole.
+    @Test func aNotModifiedItemEndsAtItsHead() async throws {
+        try await withTestApp { app in
+            try await app.live { client in
+                let port = try #require(client.port)
+                let created = try await client.send(.post, "/v1/items", token: app.editor, json: draftJSON(name: "Mug"))
+                let id = try created.decode(Item.self).id
+                let exchange = try await blocking {
+                    try RawSocket(
+                        port: port,
+                        raw: "GET /v1/items/\(id) HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(app.viewer)\r\nIf-None-Match: \"1\"\r\n\r\n"
+                            + "GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+                    ).failingStalledReads().readAll()
+                }
+                let answers = exchange.components(separatedBy: "HTTP/1.1 ").dropFirst()
+                #expect(answers.count == 2, "\(exchange.prefix(800))")
+                let notModified = answers.first ?? ""
+                #expect(notModified.hasPrefix("304 Not Modified\r\n") && notModified.contains("ETag: \"1\"\r\n"), "\(notModified)")
+                #expect(notModified.hasSuffix("\r\n\r\n"), "no body after the 304's head: \(notModified)")
+                #expect(!notModified.lowercased().contains("content-length: 0"), "\(notModified)")
+                #expect(answers.last?.hasSuffix(#"{"status":"ok"}"#) == true, "\(exchange.prefix(800))")
+            }
+        }
+    }
+
     @Test func parameterErrorsComeBeforeRangeErrorsAndMissingItems() async throws {
         try await withTestApp { app in
             try await app.test { client in

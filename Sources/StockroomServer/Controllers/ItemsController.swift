@@ -67,15 +67,21 @@ struct ItemsController {
     }
 
     @Sendable func get(_ request: Request, context: CallerContext) async throws -> Response {
+        let held = try request.ifNoneMatch()
         let id = try Self.itemID(context)
-        return try Self.getAnswer(try await database.item(id), id: id)
+        return try Self.getAnswer(try await database.item(id), id: id, held: held)
     }
 
-    /// GET's answer, or its `404`. Out of line, so that its temporaries stay out of `get`'s async
-    /// frame, which every GET allocates.
+    /// GET's answer: the item, `304` with its `ETag` when `held` (the request's `If-None-Match`)
+    /// names its version, or `404`. An item's body is a function of its version, so a client that
+    /// holds that version holds the body. Out of line, so that its temporaries stay out of `get`'s
+    /// async frame, which every GET allocates.
     @inline(never)
-    private static func getAnswer(_ item: Item?, id: ItemID) throws -> Response {
+    private static func getAnswer(_ item: Item?, id: ItemID, held: VersionPrecondition?) throws -> Response {
         guard let item else { throw APIError.notFound("no item \(id)") }
+        if let held, held.matches(item.version) {
+            return Response(status: .notModified, headers: [.eTag: Reply.etag(item.version)])
+        }
         return itemReply(item).response
     }
 

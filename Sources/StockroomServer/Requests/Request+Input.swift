@@ -93,10 +93,29 @@ extension Request {
         return precondition
     }
 
-    /// Parses RFC 9110's `If-Match = "*" / #entity-tag`, nil when `value` is neither. The list
-    /// grammar allows empty elements (`"x", , "1"`), a tag may hold a comma (`"a,b"`), and `*`
-    /// stands alone.
+    /// The `If-None-Match` condition of a read, nil when the header is absent: the versions whose
+    /// representation the client holds (`*`: any). Tags compare weakly (RFC 9110, section 13.1.2):
+    /// `W/"3"` names version 3. `400` when it is not `*` or a list of entity tags.
+    func ifNoneMatch() throws -> VersionPrecondition? {
+        let values = headers[values: .ifNoneMatch]
+        guard !values.isEmpty else { return nil }
+        guard let condition = Self.parseEntityTags(values.joined(separator: ", "), weakComparison: true) else {
+            throw APIError.invalidParameter("If-None-Match", "If-None-Match must be * or a list of entity tags like \"3\"")
+        }
+        return condition
+    }
+
+    /// Parses RFC 9110's `If-Match = "*" / #entity-tag` with strong comparison (a weak tag never
+    /// matches), nil when `value` is neither.
     static func parseIfMatch(_ value: String) -> VersionPrecondition? {
+        parseEntityTags(value, weakComparison: false)
+    }
+
+    /// Parses `"*" / #entity-tag` (RFC 9110's `If-Match` and `If-None-Match`), nil when `value` is
+    /// neither: the versions its tags name (a tag that is no version names none), a weak tag's only
+    /// when `weakComparison`. The list grammar allows empty elements (`"x", , "1"`), a tag may hold
+    /// a comma (`"a,b"`), and `*` stands alone.
+    static func parseEntityTags(_ value: String, weakComparison: Bool) -> VersionPrecondition? {
         let bytes = Array(value.utf8)
         func isSpace(_ byte: UInt8) -> Bool { byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
         // etagc = %x21 / %x23-7E (obs-text is left out, as the OpenAPI pattern does)
@@ -128,7 +147,7 @@ extension Request {
             guard index < end else { return nil }
             let content = String(decoding: bytes[contentStart..<index], as: UTF8.self)
             index += 1
-            if !weak, let version = Int(content), String(version) == content { versions.append(version) }
+            if !weak || weakComparison, let version = Int(content), String(version) == content { versions.append(version) }
             while index < end, isSpace(bytes[index]) { index += 1 }
             guard index == end || bytes[index] == UInt8(ascii: ",") else { return nil }
         }
