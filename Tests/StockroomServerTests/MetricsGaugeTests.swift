@@ -5,6 +5,7 @@ import Hummingbird
 import HummingbirdTesting
 import HummingbirdWSClient
 import Logging
+import StockroomCore
 import Testing
 
 /// Gauges come back down once streams end (issue #14, point 8).
@@ -37,6 +38,29 @@ struct MetricsGaugeTests {
                 while try await reader.next() != nil {}
                 let after = try await Self.gauge(server, "http_server_active_requests")
                 #expect(after - before < 25, "before \(before), after \(after)")
+            }
+        }
+    }
+
+    /// `hb_request_errors` counts the answers of status 400 or more, by route, method and status, and
+    /// has no series for others. It had one at 0 for every route and status answered,
+    /// `error_type="200"` among them, and counted nothing: the errors it waited for were answers by then.
+    @Test func errorSeriesAreOnlyThoseOfErrors() async throws {
+        try await withTestApp { app in
+            try await app.live { client in
+                let server = LiveServer(port: try #require(client.port))
+                _ = try await server.request(.GET, "/health", token: nil)
+                _ = try await server.request(.GET, "/v1/items?limit=1", token: app.viewer)
+                let missing = #"hb_request_errors{http_route="/v1/items/{id}",http_request_method="GET",error_type="404"}"#
+                let before = try await Self.gauge(server, missing)
+                for _ in 0..<3 {
+                    #expect(try await server.request(.GET, "/v1/items/\(ItemID.random())", token: app.viewer).status == 404)
+                }
+                #expect(try await Self.gauge(server, missing) >= before + 3, "other suites may count theirs meanwhile, never fewer")
+                let text = String(decoding: try await server.request(.GET, "/metrics", token: nil).body, as: UTF8.self)
+                let errors = text.split(separator: "\n").filter { $0.hasPrefix("hb_request_errors{") }
+                let notErrors = errors.filter { $0.contains(#"error_type="2"#) || $0.contains(#"error_type="3"#) }
+                #expect(notErrors.isEmpty, "\(notErrors)")
             }
         }
     }

@@ -12,6 +12,9 @@ import Synchronization
 /// - WebSocket upgrades are not counted: an upgraded connection's response never writes a body, so
 ///   the gauge would stay raised for each WebSocket for good. They are in
 ///   `stockroom_feed_subscribers{transport="ws"}`.
+/// - `hb_request_errors` counts every answer of status 400 or more, and only those. Hummingbird's
+///   counts the errors that reach it thrown, but here `ErrorMiddleware`, inside this one, has made
+///   every error an answer by then.
 struct RequestMetricsMiddleware: RouterMiddleware {
     typealias Context = AppRequestContext
 
@@ -41,7 +44,7 @@ struct RequestMetricsMiddleware: RouterMiddleware {
         let status = (error as? any HTTPResponseError)?.status ?? .internalServerError
         let metrics = cache.endpoint(.init(route: context.endpointPath ?? "NotFound", method: request.method, status: status))
         metrics.requests.increment()
-        metrics.errors.increment()
+        metrics.errors?.increment()
         active.decrement()
     }
 
@@ -90,7 +93,9 @@ struct RequestMetricsMiddleware: RouterMiddleware {
         struct EndpointMetrics: Sendable {
             let requests: Counter
             let duration: Metrics.Timer
-            let errors: Counter
+            /// For a status of 400 or more; nil otherwise, so that `/metrics` lists no error series for
+            /// answers that were not errors.
+            let errors: Counter?
 
             init(_ key: EndpointKey) {
                 let method = key.method.rawValue
@@ -102,13 +107,15 @@ struct RequestMetricsMiddleware: RouterMiddleware {
                     label: "http.server.request.duration",
                     dimensions: [("http.route", key.route), ("http.request.method", method), ("http.response.status_code", status)],
                     preferredDisplayUnit: .seconds)
-                errors = Counter(
-                    label: "hb.request.errors",
-                    dimensions: [("http.route", key.route), ("http.request.method", method), ("error.type", status)])
+                errors =
+                    key.status.code >= 400
+                    ? Counter(label: "hb.request.errors", dimensions: [("http.route", key.route), ("http.request.method", method), ("error.type", status)])
+                    : nil
             }
 
             func record(since start: ContinuousClock.Instant) {
                 requests.increment()
+                errors?.increment()
                 let elapsed = (ContinuousClock.now - start).components
                 duration.recordNanoseconds(elapsed.seconds * 1_000_000_000 + elapsed.attoseconds / 1_000_000_000)
             }
