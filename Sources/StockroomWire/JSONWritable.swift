@@ -298,7 +298,7 @@ extension Navigation: JSONWritable {
         json.raw(#","version":"#)
         json.int(version)
         json.raw(#","updatedAt":"#)
-        if let updatedAt { json.timestamp(updatedAt) } else { json.raw("null") }
+        json.timestamp(updatedAt)
         json.raw("}")
     }
 }
@@ -310,7 +310,7 @@ extension Presence: JSONWritable {
         json.raw(#","online":"#)
         json.bool(online)
         json.raw(#","lastSeenAt":"#)
-        if let lastSeenAt { json.timestamp(lastSeenAt) } else { json.raw("null") }
+        json.timestamp(lastSeenAt)
         json.raw("}")
     }
 }

@@ -243,6 +243,11 @@ public struct JSONWriter: Sendable {
         timestamp(milliseconds: Timestamp.milliseconds(date))
     }
 
+    /// An optional time, `null` when nil.
+    public mutating func timestamp(_ date: Date?) {
+        if let date { timestamp(date) } else { raw("null") }
+    }
+
     private mutating func fixed(_ value: Int64, width: Int) {
         var divisor: Int64 = 1
         for _ in 1..<width { divisor *= 10 }

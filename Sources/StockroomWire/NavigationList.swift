@@ -46,7 +46,7 @@ extension PresentNavigation: Codable, JSONWritable {
         navigation.write(to: &json)
         json.truncate(to: json.bytes.count - 1)
         json.raw(#","lastSeenAt":"#)
-        if let lastSeenAt = presence.lastSeenAt { json.timestamp(lastSeenAt) } else { json.raw("null") }
+        json.timestamp(presence.lastSeenAt)
         json.raw(#","online":"#)
         json.bool(presence.online)
         json.raw("}")

@@ -48,7 +48,7 @@ extension TokenInfo: JSONWritable {
         json.raw(#","createdAt":"#)
         json.timestamp(createdAt)
         json.raw(#","revokedAt":"#)
-        if let revokedAt { json.timestamp(revokedAt) } else { json.raw("null") }
+        json.timestamp(revokedAt)
         json.raw("}")
     }
 }

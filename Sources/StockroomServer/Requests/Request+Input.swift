@@ -84,38 +84,33 @@ extension Request {
     /// The `If-Match` condition, nil when the header is absent; `400` when it is not `*` or a list of
     /// entity tags. Tags compare as strings (strong comparison): `"01"` or a weak `W/"1"` never match.
     func versionPrecondition() throws -> VersionPrecondition? {
-        let values = headers[values: .ifMatch]
-        guard !values.isEmpty else { return nil }
-        // Several header lines are one list (RFC 9110, section 5.3).
-        guard let precondition = Self.parseIfMatch(values.joined(separator: ", ")) else {
-            throw APIError.invalidParameter("If-Match", "If-Match must be * or a list of entity tags like \"3\"")
-        }
-        return precondition
+        try entityTagCondition(.ifMatch, named: "If-Match", weakComparison: false)
     }
 
     /// The `If-None-Match` condition of a read, nil when the header is absent: the versions whose
     /// representation the client holds (`*`: any). Tags compare weakly (RFC 9110, section 13.1.2):
     /// `W/"3"` names version 3. `400` when it is not `*` or a list of entity tags.
     func ifNoneMatch() throws -> VersionPrecondition? {
-        let values = headers[values: .ifNoneMatch]
-        guard !values.isEmpty else { return nil }
-        guard let condition = Self.parseEntityTags(values.joined(separator: ", "), weakComparison: true) else {
-            throw APIError.invalidParameter("If-None-Match", "If-None-Match must be * or a list of entity tags like \"3\"")
-        }
-        return condition
+        try entityTagCondition(.ifNoneMatch, named: "If-None-Match", weakComparison: true)
     }
 
-    /// Parses RFC 9110's `If-Match = "*" / #entity-tag` with strong comparison (a weak tag never
-    /// matches), nil when `value` is neither.
-    static func parseIfMatch(_ value: String) -> VersionPrecondition? {
-        parseEntityTags(value, weakComparison: false)
+    /// The condition of header `field`, nil when it is absent; `400` naming it as `name` (HTTPTypes
+    /// keeps a field's name in lower case) when it is not `*` or a list of entity tags. Several
+    /// header lines are one list (RFC 9110, section 5.3).
+    private func entityTagCondition(_ field: HTTPField.Name, named name: String, weakComparison: Bool) throws -> VersionPrecondition? {
+        let values = headers[values: field]
+        guard !values.isEmpty else { return nil }
+        guard let condition = Self.parseEntityTags(values.joined(separator: ", "), weakComparison: weakComparison) else {
+            throw APIError.invalidParameter(name, "\(name) must be * or a list of entity tags like \"3\"")
+        }
+        return condition
     }
 
     /// Parses `"*" / #entity-tag` (RFC 9110's `If-Match` and `If-None-Match`), nil when `value` is
     /// neither: the versions its tags name (a tag that is no version names none), a weak tag's only
     /// when `weakComparison`. The list grammar allows empty elements (`"x", , "1"`), a tag may hold
     /// a comma (`"a,b"`), and `*` stands alone.
-    static func parseEntityTags(_ value: String, weakComparison: Bool) -> VersionPrecondition? {
+    private static func parseEntityTags(_ value: String, weakComparison: Bool) -> VersionPrecondition? {
         let bytes = Array(value.utf8)
         func isSpace(_ byte: UInt8) -> Bool { byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
         // etagc = %x21 / %x23-7E (obs-text is left out, as the OpenAPI pattern does)
