@@ -123,16 +123,7 @@ final class OneAtATime: @unchecked Sendable {
     func readHead() throws -> String { try socket.readHead() }
     func readUntil(_ marker: String) throws -> String { try socket.readUntil(marker) }
     /// Everything until the server closes; a read that times out throws instead.
-    func readToClose() throws -> String {
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = recv(socket.descriptor, &buffer, buffer.count, 0)
-            if count == 0 { return String(decoding: bytes, as: UTF8.self) }
-            if count < 0 { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
-            bytes += buffer[0..<count]
-        }
-    }
+    func readToClose() throws -> String { try socket.readToClose() }
     func write(_ text: String) throws { try socket.write(text) }
 }
 

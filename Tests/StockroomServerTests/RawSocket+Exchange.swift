@@ -34,6 +34,19 @@ extension RawSocket {
         return bytes
     }
 
+    /// Everything until the server closes the connection; a read that stalls throws instead
+    /// (with `failingStalledReads`, after 30 s).
+    func readToClose() throws -> String {
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = recv(descriptor, &buffer, buffer.count, 0)
+            if count == 0 { return String(decoding: bytes, as: UTF8.self) }
+            if count < 0 { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+            bytes += buffer[0..<count]
+        }
+    }
+
     /// A response head, up to and including its blank line, read a byte at a time so nothing after it is taken.
     func readHead() throws -> String {
         var bytes: [UInt8] = []

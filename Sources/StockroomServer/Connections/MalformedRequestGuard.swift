@@ -15,6 +15,16 @@ import NIOHTTP1
 /// A malformed body of a request whose head parsed is the request's own error (its handler answers).
 /// A `100 Continue` goes out as the head comes, or, behind requests still being answered, after
 /// their answers: an interim answer never lands inside another request's.
+///
+/// It also keeps HTTP/1's connection terms (RFC 9112 §9.3), which Hummingbird's request loop reads
+/// only from a `Connection` header of exactly `close`:
+/// - a request whose connection ends with it (`Connection` with a `close` token in any case, or
+///   HTTP/1.0 without `keep-alive`) reaches the loop marked `Connection: close`, so the connection
+///   closes after its answer, which says `Connection: close`;
+/// - an HTTP/1.0 request is answered in HTTP/1.0, so the encoder never frames a body in chunks,
+///   which HTTP/1.0 does not have (RFC 9112 §6.1): a body of unknown length ends with the connection.
+///   One that asked for `keep-alive` keeps its connection when its answer has a `Content-Length`
+///   (or no body), and the answer says `Connection: keep-alive`.
 final class MalformedRequestGuard: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias InboundOut = HTTPServerRequestPart
@@ -27,9 +37,25 @@ final class MalformedRequestGuard: ChannelDuplexHandler, RemovableChannelHandler
     private var closing = false
     /// The requests (by their number in `requests`) owed a `100 Continue` once those before them are answered.
     private var continuesOwed: [Int] = []
+    /// The requests (by their number in `requests`) whose answers HTTP/1.1's keep-alive does not fit, in order.
+    private var terms: [(request: Int, terms: Terms)] = []
+    /// The answer in progress is HTTP/1.0's: its body goes unframed (see `answersInHTTP10`).
+    private(set) var answeringHTTP10 = false
+    /// The answer in progress ends the connection, which this guard closes once the answer is out.
+    private var closeAfterAnswer = false
+
+    /// What a request's answer needs beyond HTTP/1.1 with keep-alive.
+    enum Terms {
+        /// HTTP/1.1 whose connection ends with this answer.
+        case close
+        /// HTTP/1.0 whose connection ends with this answer.
+        case http10
+        /// HTTP/1.0 that asked to keep its connection.
+        case http10KeepAlive
+    }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard case .head(let head) = unwrapInboundIn(data) else {
+        guard case .head(var head) = unwrapInboundIn(data) else {
             context.fireChannelRead(data)
             return
         }
@@ -37,23 +63,73 @@ final class MalformedRequestGuard: ChannelDuplexHandler, RemovableChannelHandler
         if Self.asksToContinue(head) {
             if answers == requests - 1 { writeContinue(context) } else { continuesOwed.append(requests) }
         }
-        context.fireChannelRead(data)
+        let http10 = head.version.major == 1 && head.version.minor == 0
+        let keepAlive = head.isKeepAlive
+        if http10 || !keepAlive {
+            terms.append((requests, !keepAlive ? (http10 ? .http10 : .close) : .http10KeepAlive))
+        }
+        if keepAlive {
+            context.fireChannelRead(data)
+        } else {
+            // Hummingbird's loop ends a connection on this exact value only.
+            head.headers.replaceOrAdd(name: "Connection", value: "close")
+            context.fireChannelRead(wrapInboundOut(.head(head)))
+        }
         if head.headers.contains(name: "upgrade") {
             context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
         }
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        guard case .end = unwrapOutboundIn(data) else {
+        switch unwrapOutboundIn(data) {
+        case .end:
+            answers += 1
+            answeringHTTP10 = false
+            guard !closeAfterAnswer else {
+                closeAfterAnswer = false
+                closing = true
+                let written = context.eventLoop.makePromise(of: Void.self)
+                if let promise { written.futureResult.cascade(to: promise) }
+                context.writeAndFlush(data, promise: written)
+                written.futureResult.assumeIsolated().whenComplete { _ in context.close(promise: nil) }
+                return
+            }
+            context.write(data, promise: promise)
+            if let next = continuesOwed.first, next == answers + 1 {
+                continuesOwed.removeFirst()
+                writeContinue(context)
+            }
+        case .head where !terms.isEmpty && terms[0].request == answers + 1:
+            writeHead(context, data, promise: promise)
+        default:
+            context.write(data, promise: promise)
+        }
+    }
+
+    /// Writes the head of an answer whose request is in `terms`, with what its terms need.
+    private func writeHead(_ context: ChannelHandlerContext, _ data: NIOAny, promise: EventLoopPromise<Void>?) {
+        guard case .head(var head) = unwrapOutboundIn(data), head.status.code >= 200 else {
             context.write(data, promise: promise)
             return
         }
-        answers += 1
-        context.write(data, promise: promise)
-        if let next = continuesOwed.first, next == answers + 1 {
-            continuesOwed.removeFirst()
-            writeContinue(context)
+        let terms = self.terms.removeFirst().terms
+        switch terms {
+        case .close:
+            head.headers.replaceOrAdd(name: "Connection", value: "close")
+        case .http10, .http10KeepAlive:
+            head.version = .http1_0
+            answeringHTTP10 = true
+            head.headers.remove(name: "transfer-encoding")
+            let delimited = head.headers.contains(name: "content-length") || !head.status.mayHaveResponseBody
+            if terms == .http10KeepAlive && delimited {
+                head.headers.replaceOrAdd(name: "Connection", value: "keep-alive")
+            } else {
+                head.headers.replaceOrAdd(name: "Connection", value: "close")
+                // Hummingbird's loop was not told (the request kept its connection): the guard closes it.
+                closeAfterAnswer = terms == .http10KeepAlive
+            }
         }
+        context.write(wrapOutboundOut(.head(head)), promise: promise)
     }
 
     /// An HTTP/1.1 request with `Expect: 100-continue` and a body to come (a length over 0, or chunked).

@@ -13,6 +13,8 @@ extension ProtocolSwitchHandler {
                 let encoderContext = try? channel.pipeline.syncOperations.context(handler: handler.encoder)
             else { return nil }
             handler.encoderContext = encoderContext
+            // An HTTP/1.0 answer has no chunks: its body is the frames themselves (see `MalformedRequestGuard`).
+            handler.parkedUnframed = (try? channel.pipeline.syncOperations.handler(type: MalformedRequestGuard.self))?.answeringHTTP10 ?? false
             context.read()
             return ParkedResponse(handler: NIOLoopBound(handler, eventLoop: channel.eventLoop), channel: channel)
         }.get()
@@ -20,10 +22,13 @@ extension ProtocolSwitchHandler {
 
     /// Writes already framed chunks of the parked response and flushes them. They go out from the
     /// HTTP encoder's place, past it: it framed each body part as three writes through every handler
-    /// between here and the socket, for every stream; a shared, framed chunk is one.
+    /// between here and the socket, for every stream; a shared, framed chunk is one. An HTTP/1.0
+    /// answer gets each chunk's body, unframed.
     func writeParkedChunks(_ chunks: [ByteBuffer]) {
         guard let encoderContext else { return }
-        for chunk in chunks { encoderContext.write(NIOAny(IOData.byteBuffer(chunk)), promise: nil) }
+        for chunk in chunks {
+            encoderContext.write(NIOAny(IOData.byteBuffer(parkedUnframed ? SSEFrames.frame(ofChunk: chunk) : chunk)), promise: nil)
+        }
         encoderContext.flush()
     }
 

@@ -18,6 +18,8 @@ final class ProtocolSwitchHandler: ChannelDuplexHandler, RemovableChannelHandler
     /// The HTTP encoder's place, where a parked response's framed chunks go out (see `writeParkedChunks`);
     /// set once a streamed response goes on from here with no task behind it (see `park(channel:)`).
     var encoderContext: ChannelHandlerContext?
+    /// The parked response is HTTP/1.0's: its chunks go out as their bodies (see `writeParkedChunks`).
+    var parkedUnframed = false
     /// Streams waiting for the channel to take writes again (`untilWritable`).
     var writableWaiters: [EventLoopPromise<Void>] = []
     private var parked: Bool { encoderContext != nil }
