@@ -39,7 +39,7 @@ final class MalformedRequestGuard: ChannelDuplexHandler, RemovableChannelHandler
     private var continuesOwed: [Int] = []
     /// The requests (by their number in `requests`) whose answers HTTP/1.1's keep-alive does not fit, in order.
     private var terms: [(request: Int, terms: Terms)] = []
-    /// The answer in progress is HTTP/1.0's: its body goes unframed (see `answersInHTTP10`).
+    /// The answer in progress is HTTP/1.0's: its body goes unframed (see `ProtocolSwitchHandler.writeParkedChunks`).
     private(set) var answeringHTTP10 = false
     /// The answer in progress ends the connection, which this guard closes once the answer is out.
     private var closeAfterAnswer = false
