@@ -376,6 +376,35 @@ struct ItemsRouteTests {
         }
     }
 
+    /// Bodies are read as sent: one in a content coding is refused, with what would be taken, and
+    /// changes nothing, on an item write, a command and the import alike; `identity` is no coding.
+    @Test func aBodyInAContentCodingIs415WithAcceptEncoding() async throws {
+        try await withTestApp { app in
+            try await app.test { client in
+                let refused: [(String, String, HTTPFields)] = [
+                    ("/v1/items", draftJSON(name: "Zipped"), [.contentEncoding: "gzip"]),
+                    ("/v1/items", draftJSON(name: "Zipped"), [.contentEncoding: "identity, br"]),
+                    ("/v1/clients/phone/commands", #"{"command":{"selectTab":{"tab":"settings"}}}"#, [.contentEncoding: "deflate"]),
+                    ("/v1/items/import", "name,quantity\nZipped,1\n", [.contentEncoding: "gzip", .contentType: "text/csv"]),
+                ]
+                for (path, body, headers) in refused {
+                    let response = try await client.send(.post, path, token: app.editor, json: body, headers: headers)
+                    #expect(response.status == .unsupportedMediaType, "\(path) \(headers)")
+                    #expect(response.errorCode == "unsupportedMediaType")
+                    #expect(response.headers[.acceptEncoding] == "identity")
+                }
+                let list = try await client.send(.get, "/v1/items", token: app.viewer)
+                #expect(!String(buffer: list.body).contains("Zipped"))
+                let phone = try await client.send(.get, "/v1/clients/phone/navigation", token: app.editor)
+                #expect(phone.headers[.eTag] == "\"0\"", "the command was not applied")
+                for coding in ["identity", "Identity"] {
+                    let taken = try await client.send(.post, "/v1/items", token: app.editor, json: draftJSON(name: "Plain"), headers: [.contentEncoding: coding])
+                    #expect(taken.status == .created, "\(coding)")
+                }
+            }
+        }
+    }
+
     @Test(arguments: [
         ("application/json", true), ("Application/JSON", true), ("application/json; charset=utf-8", true),
         (" application/json\t;charset=utf-8", true), ("application/merge-patch+json", true), ("TEXT/X+JSON", true),

@@ -22,6 +22,7 @@ extension ItemsController {
         if let contentType = request.headers.value(of: .contentType), !Self.namesCSV(contentType) {
             throw APIError(.unsupportedMediaType, "the import's body must be text/csv")
         }
+        try request.refuseContentCoding()
         if let declared = request.headers.value(of: .contentLength).flatMap({ Int($0) }), declared > limits.importMaxBytes {
             throw APIError(.payloadTooLarge, "the file is larger than the import's limit of \(limits.importMaxBytes) bytes")
         }

@@ -28,11 +28,13 @@ extension Request {
         return try Self.decoded(Value.self, from: bytes)
     }
 
-    /// The bytes of a JSON body of at most 1 MiB: `415` for a non-JSON content type, `413` when too large.
+    /// The bytes of a JSON body of at most 1 MiB: `415` for a non-JSON content type or a content
+    /// coding, `413` when too large.
     private func jsonBytes(context: some RequestContext) async throws -> Data {
         if let contentType = headers.value(of: .contentType), !Self.namesJSON(contentType) {
             throw APIError(.unsupportedMediaType, "request bodies must be application/json")
         }
+        try refuseContentCoding()
         // A declared length over the limit is answered at once, not after reading up to the limit
         // (or, for a body that never comes, never).
         if let declared = headers.value(of: .contentLength).flatMap({ Int($0) }), declared > context.maxUploadSize {
@@ -40,6 +42,18 @@ extension Request {
         }
         var request = self
         return Data(buffer: try await request.collectBody(upTo: context.maxUploadSize))
+    }
+
+    /// `415` for a body in a content coding (a `Content-Encoding` other than `identity`), with
+    /// `Accept-Encoding: identity` (RFC 9110 §15.5.16): bodies are read as they are sent, and a
+    /// compressed one would otherwise be refused as JSON or CSV that does not parse.
+    func refuseContentCoding() throws {
+        guard let coding = headers.value(of: .contentEncoding),
+            coding.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces).lowercased() != "identity" })
+        else { return }
+        var error = APIError(.unsupportedMediaType, "request bodies are read as sent: Content-Encoding must be absent or identity")
+        error.headers[.acceptEncoding] = "identity"
+        throw error
     }
 
     /// Whether a `Content-Type` value is `application/json` or a `+json` type: its media type (what
