@@ -23,7 +23,7 @@ public struct AlertState: Hashable, Sendable {
 /// One button of an alert (swift-navigation's `ButtonState`): its label, role and the command it sends.
 public struct ButtonState: Hashable, Sendable {
     /// What a button is for, as a client styles it.
-    public enum Role: String, Hashable, Sendable {
+    public enum Role: String, Hashable, Sendable, CaseIterable {
         /// Dismisses without acting (the default for Escape or a tap outside).
         case cancel
         /// Destroys something: an item, or a draft's typed text.

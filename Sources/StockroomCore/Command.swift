@@ -21,13 +21,13 @@ public enum Command: Hashable, Sendable {
     case openURL(url: String)
 
     /// What `save` does when the item changed or was deleted since the edit began.
-    public enum OnConflict: String, Hashable, Sendable {
+    public enum OnConflict: String, Hashable, Sendable, CaseIterable {
         /// Keep the draft and open the conflict alert, in the same transaction.
         case alert
     }
 
     /// A conflict alert's choices.
-    public enum ConflictChoice: String, Hashable, Sendable {
+    public enum ConflictChoice: String, Hashable, Sendable, CaseIterable {
         /// Write the draft over the item as it is now (insert it anew if it was deleted).
         case mine
         /// Discard the draft.

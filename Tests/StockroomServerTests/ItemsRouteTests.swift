@@ -325,6 +325,29 @@ struct ItemsRouteTests {
         }
     }
 
+    /// The clear words of a body of the wrong shape: a body that is not an object says so, and a
+    /// name out of its set (a tab, a role) lists the set, naming its field.
+    @Test func aBodyOfTheWrongShapeSaysWhatItMustBe() async throws {
+        try await withTestApp { app in
+            try await app.test { client in
+                for body in ["[]", "null", "1", #""item""#] {
+                    let response = try await client.send(.post, "/v1/items", token: app.editor, json: body)
+                    #expect(response.errorCode == "invalidJSON", "\(body)")
+                    #expect((try? response.json["error"] as? [String: Any])?["message"] as? String == "the body must be a JSON object", "\(body)")
+                    #expect(response.errorField == nil)
+                }
+                let tab = try await client.send(
+                    .put, "/v1/clients/phone/navigation", token: app.editor, json: #"{"tab":"bogus","path":[],"destination":null}"#)
+                #expect(tab.status == .badRequest)
+                #expect(tab.errorField == "tab")
+                #expect(String(buffer: tab.body).contains("'bogus' is not one of inventory, settings"), "\(String(buffer: tab.body))")
+                let role = try await client.send(.post, "/v1/tokens", token: app.admin, json: #"{"user":"x","role":"root"}"#)
+                #expect(role.errorField == "role")
+                #expect(String(buffer: role.body).contains("'root' is not one of viewer, editor, admin"), "\(String(buffer: role.body))")
+            }
+        }
+    }
+
     /// A number its field cannot hold is a field of the wrong type, named, not a body that is not
     /// JSON (which the decoder says of it); nothing is written.
     @Test func aNumberItsFieldCannotHoldNamesTheField() async throws {

@@ -8,6 +8,42 @@ import TestSupport
 struct CodingTests {
     // MARK: enums with payloads
 
+    // MARK: enums of names
+
+    /// Every name of every enum of names decodes to its case and encodes back to itself.
+    @Test("enums of names: each case is its name")
+    func namesRoundTrip() throws {
+        func roundTrip<Names: WireNames & Equatable>(_: Names.Type) throws {
+            for name in Names.allCases {
+                let json = try JSONCoding.encoder().encode(name)
+                #expect(String(decoding: json, as: UTF8.self) == "\"\(name.rawValue)\"")
+                #expect(try JSONCoding.decoder().decode(Names.self, from: json) == name)
+            }
+        }
+        try roundTrip(Tab.self)
+        try roundTrip(Role.self)
+        try roundTrip(ChangeEntity.self)
+        try roundTrip(ChangeOp.self)
+        try roundTrip(ChangeMove.self)
+        try roundTrip(ButtonState.Role.self)
+        try roundTrip(Command.OnConflict.self)
+        try roundTrip(Command.ConflictChoice.self)
+    }
+
+    /// A name that is none of them says which names there are, not a Swift type's name.
+    @Test("an unknown name lists the names")
+    func unknownNameListsTheNames() {
+        do {
+            _ = try JSONCoding.decoder().decode([Role].self, from: Data(#"["editor","root"]"#.utf8))
+            Issue.record("decoded an unknown role")
+        } catch let DecodingError.dataCorrupted(context) {
+            #expect(context.debugDescription == "'root' is not one of viewer, editor, admin")
+            #expect(context.codingPath.map(\.intValue) == [1])
+        } catch {
+            Issue.record("\(error)")
+        }
+    }
+
     @Test("Status: one key per case, payload labels as keys")
     func status() throws {
         try expectShape(Status.inStock(quantity: 3), #"{"inStock": {"quantity": 3}}"#)

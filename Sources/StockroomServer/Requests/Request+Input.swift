@@ -246,8 +246,9 @@ extension APIError {
             let field = path(context.codingPath + [key])
             return .invalidJSON("missing field '\(field ?? key.stringValue)'", field: field)
         case .typeMismatch(_, let context), .valueNotFound(_, let context):
-            let field = path(context.codingPath)
-            return .invalidJSON("field '\(field ?? "body")' has the wrong type or is null", field: field)
+            // Every request body is an object: at the top, the body itself is of the wrong type.
+            guard let field = path(context.codingPath) else { return .invalidJSON("the body must be a JSON object") }
+            return .invalidJSON("field '\(field)' has the wrong type or is null", field: field)
         case .dataCorrupted(let context):
             if let field = path(context.codingPath) {
                 return .invalidJSON("field '\(field)' is invalid: \(context.debugDescription)", field: field)

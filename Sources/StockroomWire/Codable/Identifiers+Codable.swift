@@ -55,12 +55,24 @@ extension TokenID: Codable {
     }
 }
 
-// Enums of names are their raw values on the wire (the standard library's `RawRepresentable` coding).
-extension Tab: Codable {}
-extension Role: Codable {}
-extension ChangeEntity: Codable {}
-extension ChangeOp: Codable {}
-extension ChangeMove: Codable {}
-extension ButtonState.Role: Codable {}
-extension Command.OnConflict: Codable {}
-extension Command.ConflictChoice: Codable {}
+/// An enum of names, each case its raw value on the wire. A name that is none of them is a decoding
+/// error that lists them: the standard library's coding says "Cannot initialize Tab from invalid
+/// String value x", which names a Swift type and none of the names a client may send.
+public protocol WireNames: RawRepresentable<String>, CaseIterable, Codable {}
+
+extension WireNames {
+    public init(from decoder: any Decoder) throws {
+        self = try decoder.singleValueContainer().decodeParsed({ Self(rawValue: $0) }) {
+            "'\($0)' is not one of \(Self.allCases.map(\.rawValue).joined(separator: ", "))"
+        }
+    }
+}
+
+extension Tab: WireNames {}
+extension Role: WireNames {}
+extension ChangeEntity: WireNames {}
+extension ChangeOp: WireNames {}
+extension ChangeMove: WireNames {}
+extension ButtonState.Role: WireNames {}
+extension Command.OnConflict: WireNames {}
+extension Command.ConflictChoice: WireNames {}
