@@ -341,6 +341,16 @@ struct ItemsRouteTests {
                 #expect(tab.status == .badRequest)
                 #expect(tab.errorField == "tab")
                 #expect(String(buffer: tab.body).contains("'bogus' is not one of inventory, settings"), "\(String(buffer: tab.body))")
+                // An enum's object form takes one of its keys: none, or several, lists them.
+                for (command, found) in [(#"{"fly":{}}"#, "none of them"), (#"{"pop":{},"popToRoot":{}}"#, "2 of them (pop, popToRoot)")] {
+                    let response = try await client.send(.post, "/v1/clients/phone/commands", token: app.editor, json: #"{"command":\#(command)}"#)
+                    #expect(response.errorField == "command")
+                    #expect(String(buffer: response.body).contains("one of selectTab, push, pop, popToRoot,"), "\(String(buffer: response.body))")
+                    #expect(String(buffer: response.body).contains("it has \(found)"), "\(String(buffer: response.body))")
+                }
+                let status = try await client.send(.post, "/v1/items", token: app.editor, json: #"{"name":"A","color":null,"status":{"sold":{}}}"#)
+                #expect(status.errorField == "status")
+                #expect(String(buffer: status.body).contains("one of inStock, outOfStock, is expected"), "\(String(buffer: status.body))")
                 let role = try await client.send(.post, "/v1/tokens", token: app.admin, json: #"{"user":"x","role":"root"}"#)
                 #expect(role.errorField == "role")
                 #expect(String(buffer: role.body).contains("'root' is not one of viewer, editor, admin"), "\(String(buffer: role.body))")

@@ -22,7 +22,7 @@ extension Color: Codable {
 
 /// `{"inStock": {"quantity": 3}}` or `{"outOfStock": {"isOnBackOrder": true}}`.
 extension Status: Codable {
-    private enum Kind: String, CodingKey { case inStock, outOfStock }
+    private enum Kind: String, CodingKey, CaseIterable { case inStock, outOfStock }
     private enum Fields: String, CodingKey { case quantity, isOnBackOrder }
 
     public init(from decoder: any Decoder) throws {

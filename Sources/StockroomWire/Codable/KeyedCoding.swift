@@ -19,11 +19,16 @@ extension KeyedDecodingContainer {
     }
 
     /// The one key of an enum's object form, as synthesized `Codable` reads it: keys it does not
-    /// know are ignored, and none or several of those it knows is a type mismatch at the enum.
-    func onlyKey<Enum>(of type: Enum.Type) throws -> Key {
+    /// know are ignored, and none or several of those it knows is an error at the enum that lists
+    /// the keys it takes.
+    func onlyKey<Enum>(of type: Enum.Type) throws -> Key where Key: CaseIterable {
         guard allKeys.count == 1, let key = allKeys.first else {
-            throw DecodingError.typeMismatch(
-                Enum.self, DecodingError.Context(codingPath: codingPath, debugDescription: "Invalid number of keys found, expected one."))
+            let names = Key.allCases.map(\.stringValue).joined(separator: ", ")
+            // In the order of the list (a decoder's keys come in no set order).
+            let present = Key.allCases.filter { key in allKeys.contains { $0.stringValue == key.stringValue } }.map(\.stringValue)
+            let found = present.isEmpty ? "none of them" : "\(present.count) of them (\(present.joined(separator: ", ")))"
+            throw DecodingError.dataCorrupted(
+                DecodingError.Context(codingPath: codingPath, debugDescription: "an object with one key, one of \(names), is expected; it has \(found)"))
         }
         return key
     }

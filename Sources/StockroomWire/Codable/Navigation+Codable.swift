@@ -3,7 +3,7 @@ import StockroomCore
 
 /// `{"item": {"id": "…"}}`.
 extension Route: Codable {
-    private enum Kind: String, CodingKey { case item }
+    private enum Kind: String, CodingKey, CaseIterable { case item }
     private enum Fields: String, CodingKey { case id }
 
     public init(from decoder: any Decoder) throws {
