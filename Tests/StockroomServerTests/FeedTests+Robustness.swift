@@ -127,9 +127,10 @@ extension FeedTests {
     }
 
     /// A long-poll whose client disconnects while it waits lets go of its subscription (and its
-    /// place under the subscriber caps) then, not when its `wait` runs out a minute later.
-    @Test(.timeLimit(.minutes(10)))
-    func aClosedLongPollIsNoticedWithoutWaitingForItsWait() async throws {
+    /// place under the subscriber caps) then, not when its `wait` runs out a minute later: whether
+    /// the client closes (FIN) or resets (RST) the connection.
+    @Test(.timeLimit(.minutes(10)), arguments: [false, true])
+    func aClosedLongPollIsNoticedWithoutWaitingForItsWait(reset: Bool) async throws {
         try await withTestApp { app in
             let settings = try Settings(reader: app.reader())
             let server = buildApplication(settings: settings, database: app.database, logger: Logger(label: "test"))
@@ -142,10 +143,17 @@ extension FeedTests {
                     let socket = try RawSocket(port: port, path: "", raw: request)
                     return withExtendedLifetime(socket) { dup(socket.descriptor) }
                 }
-                defer { close(poll) }
                 try await eventually("the poll subscribes") { hub.subscriberCount > 0 }
                 #expect(hub.subscriberCount == 1)
-                shutdown(poll, Int32(SHUT_RDWR))
+                if reset {
+                    // Closed with a zero linger time: the kernel sends RST, not FIN.
+                    var linger = linger(l_onoff: 1, l_linger: 0)
+                    setsockopt(poll, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<linger>.size))
+                    close(poll)
+                } else {
+                    shutdown(poll, Int32(SHUT_RDWR))
+                }
+                defer { if !reset { close(poll) } }
                 // Well before the poll's own 60 s end, which would let go of it anyway.
                 try await eventually("the closed poll unsubscribes", timeout: .seconds(30)) { hub.subscriberCount == 0 }
             }

@@ -25,7 +25,7 @@ extension FeedController {
         let watched = wait == 0 ? nil : streams.register(
             subscription: subscription, channel: context.channel, transport: .longPoll, close: { subscription.cancel() })
         defer { watched.map(streams.remove) }
-        if watched != nil { InputClosedWatch.recheck(context.channel) }
+        if watched != nil { InputClosedWatch.recheck(context.channel, onInputClosed: streams.inputClosed) }
         let token = TokenCheck(database: database, tokenID: caller.id)
         var page = try await start.read(after: start.seq, in: database, following: subscription) {
             try await database.readEncodedChanges(after: $0, filter: start.filter, limit: limit)
