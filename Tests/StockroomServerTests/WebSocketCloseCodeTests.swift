@@ -178,8 +178,8 @@ struct WebSocketCloseCodeTests {
     }
 
     /// A client frame as RFC 6455 writes one: `masked` with a fixed key, the length in 7, 16 or 64 bits.
-    static func clientFrame(opcode: UInt8, fin: Bool = true, payload: [UInt8], masked: Bool = true) -> [UInt8] {
-        var frame: [UInt8] = [(fin ? 0x80 : 0) | opcode]
+    static func clientFrame(opcode: UInt8, fin: Bool = true, reserved: UInt8 = 0, payload: [UInt8], masked: Bool = true) -> [UInt8] {
+        var frame: [UInt8] = [(fin ? 0x80 : 0) | reserved << 4 | opcode]
         let maskBit: UInt8 = masked ? 0x80 : 0
         switch payload.count {
         case ..<126: frame.append(maskBit | UInt8(payload.count))
@@ -192,16 +192,20 @@ struct WebSocketCloseCodeTests {
     }
 
     /// What breaks the protocol closes the WebSocket with the code RFC 6455 gives it, whether the
-    /// message comes whole or in fragments: an unmasked client frame 1002, text that is not UTF-8
-    /// 1007, a message over 16 KiB 1009.
+    /// message comes whole or in fragments: an unmasked client frame 1002, a reserved bit set (no
+    /// extension is negotiated) 1002 on any frame, text that is not UTF-8 1007, a message over 16 KiB 1009.
     @Test(arguments: [
-        ("unmasked", 1002), ("not UTF-8", 1007), ("one frame over 16 KiB", 1009), ("fragments over 16 KiB", 1009),
+        ("unmasked", 1002), ("a ping with RSV1", 1002), ("a pong with RSV3", 1002), ("text with RSV2", 1002), ("not UTF-8", 1007),
+        ("one frame over 16 KiB", 1009), ("fragments over 16 KiB", 1009),
     ])
     func aFrameThatBreaksTheProtocolClosesWithItsCode(kind: String, code: Int) async throws {
         let setFilter = Array(#"{"setFilter":{"filter":null}}"#.utf8)
         let frames: [[UInt8]] =
             switch kind {
             case "unmasked": [Self.clientFrame(opcode: 0x1, payload: setFilter, masked: false)]
+            case "a ping with RSV1": [Self.clientFrame(opcode: 0x9, reserved: 0b100, payload: Array("hi".utf8))]
+            case "a pong with RSV3": [Self.clientFrame(opcode: 0xA, reserved: 0b001, payload: [])]
+            case "text with RSV2": [Self.clientFrame(opcode: 0x1, reserved: 0b010, payload: setFilter)]
             case "not UTF-8": [Self.clientFrame(opcode: 0x1, payload: Array(#"{"setFilter":{"filter":""#.utf8) + [0xff, 0xfe] + Array(#""}}"#.utf8))]
             case "one frame over 16 KiB": [Self.clientFrame(opcode: 0x1, payload: [UInt8](repeating: 0x20, count: 20_000))]
             default: [
@@ -227,6 +231,33 @@ struct WebSocketCloseCodeTests {
                 }
                 #expect(head.hasPrefix("HTTP/1.1 101 Switching Protocols\r\n"))
                 #expect(closeCode == code, "\(kind)")
+            }
+        }
+    }
+
+    /// Frames a client sends in the same write as its upgrade request (RFC 6455 has it wait for the
+    /// `101`; some do not) are read at once, not when its next bytes come: a ping is answered and a
+    /// close closes.
+    @Test(.timeLimit(.minutes(10)))
+    func framesThatCameWithTheUpgradeRequestAreReadAtOnce() async throws {
+        try await withTestApp { app in
+            try await app.live { client in
+                let port = try #require(client.port)
+                let viewer = app.viewer
+                let (head, frames) = try await blocking {
+                    let upgrade = Array("GET /v1/changes/ws?since=now&access_token=\(viewer) HTTP/1.1\r\nHost: x\r\n\(Self.handshake)\r\n".utf8)
+                    let bytes = upgrade + Self.clientFrame(opcode: 0x9, payload: Array("pp".utf8)) + Self.clientFrame(opcode: 0x8, payload: [0x03, 0xe8])
+                    let socket = try RawSocket(port: port, path: "", raw: "").failingStalledReads()
+                    guard send(socket.descriptor, bytes, bytes.count, 0) == bytes.count else { throw POSIXError(.EIO) }
+                    let head = try socket.readHead()
+                    var frames: [(opcode: UInt8, payload: [UInt8])] = []
+                    // Nothing more is sent: a read that waits for the client's next bytes stalls and fails after 30 s.
+                    while frames.last?.opcode != 0x8 { frames.append(try socket.readFrame()) }
+                    return (head, frames)
+                }
+                #expect(head.hasPrefix("HTTP/1.1 101 Switching Protocols\r\n"))
+                #expect(frames.contains { $0.opcode == 0xA && $0.payload == Array("pp".utf8) }, "the ping is answered")
+                #expect(frames.last?.payload.prefix(2) == [0x03, 0xe8], "the close is answered with 1000")
             }
         }
     }

@@ -123,8 +123,15 @@ final class ProtocolSwitchHandler: ChannelDuplexHandler, RemovableChannelHandler
             sync.removeHandler(state, promise: nil)
         }
         tail.switched(to: self)
-        return try NIOAsyncChannel<WebSocketFrame, WebSocketFrame>(
+        let webSocket = try NIOAsyncChannel<WebSocketFrame, WebSocketFrame>(
             wrappingChannelSynchronously: channel, configuration: .init(isOutboundHalfClosureEnabled: true))
+        // Bytes that came in the same read as the upgrade request (a client's first frames) reach
+        // the frame stream as the HTTP decoder leaves, in a task it queued on the loop above. The
+        // stream hands on what it has read when a read completes: one completes after them here,
+        // or they would wait for the client's next bytes.
+        let tail = self.tail
+        context.eventLoop.assumeIsolated().execute { tail.deliverReadComplete() }
+        return webSocket
     }
 
     /// Switches `channel`, which has just read an upgrade request, to WebSocket on its event loop.
