@@ -339,6 +339,32 @@ struct FilteredFeedRouteTests {
         }
     }
 
+    /// A filter whose percent escapes do not decode (here bytes that are not UTF-8; the HTTP client
+    /// would re-encode a stray `%`) is `400 invalidParameter` on its parameter, on every route that
+    /// takes one, before a device of another user (404) is looked at; a `%` of the filter's own,
+    /// sent as `%25`, is text.
+    @Test func aFilterWhoseEscapesDoNotDecodeIs400() async throws {
+        let raw = "quantity%20%3D%201%20or%20name%20%3D%20%22%FF%22"
+        try await withTestApp { app in
+            try await app.live { client in
+                let server = LiveServer(port: try #require(client.port))
+                for path in [
+                    "/v1/changes?filter=\(raw)", "/v1/changes/stream?filter=\(raw)", "/v1/snapshot?filter=\(raw)",
+                    "/v1/snapshot?fromFilter=\(raw)&since=now", "/v1/items/export?filter=\(raw)",
+                    "/v1/changes?clientID=someone-elses&filter=\(raw)",
+                ] {
+                    let response = try await server.request(.GET, path, token: app.viewer)
+                    #expect(response.status == 400, "\(path)")
+                    let error = try JSONCoding.decoder().decode(ErrorBody.self, from: response.body)
+                    #expect(error.error.code == "invalidParameter", "\(path)")
+                    #expect(error.error.field == (path.contains("fromFilter") ? "fromFilter" : "filter"))
+                }
+                let percent = try await server.request(.GET, "/v1/snapshot?filter=\(Self.encoded(#"name = "50% off""#))", token: app.viewer)
+                #expect(percent.status == 200)
+            }
+        }
+    }
+
     /// The snapshot's delta to a new filter, as `GET /v1/snapshot?since=` and a WebSocket's `refilter` send it.
     struct Delta: Decodable {
         let items: [Item]

@@ -32,5 +32,20 @@ struct QueryFormTests {
     @Test(arguments: ["/v1/items", "/v1/items?", "/v1/items?qq=1", "/v1/items?Q=1", "/v1/items?limit=q"])
     func absent(uri: String) {
         #expect(URI(uri).formValue("q") == nil)
+        #expect((try? URI(uri).decodedFormValue("q")) == .some(nil))
+    }
+
+    /// The strict reading, for a value that is a grammar of its own: the same value where the
+    /// escapes decode, an error where `formValue` keeps the text as sent.
+    @Test(arguments: [
+        ("/v1/items?q=a+b%2Bc", "a b+c"), ("/v1/items?q=%c3%a9", "é"), ("/v1/items?q", ""), ("/v1/items?q=100%25+off", "100% off"),
+        ("/v1/items?q=100%+off", nil), ("/v1/items?q=%FF", nil), ("/v1/items?q=%C3%28", nil), ("/v1/items?q=%4", nil), ("/v1/items?q=%zz", nil),
+    ])
+    func strictValueOf(uri: String, expected: String?) throws {
+        if let expected {
+            #expect(try URI(uri).decodedFormValue("q") == expected)
+        } else {
+            #expect(throws: URI.UndecodableValue.self) { try URI(uri).decodedFormValue("q") }
+        }
     }
 }

@@ -37,9 +37,24 @@ extension FeedController {
     /// An item filter parameter (`filter`, `fromFilter`), parsed and checked once: nil when absent;
     /// `422 validationFailed` naming its position when it is not the grammar's.
     static func itemFilter(_ request: Request, name: String) throws -> ItemFilter? {
-        guard let raw = request.query(name) else { return nil }
+        try itemFilter(filterText(request, name: name), name: name)
+    }
+
+    /// The text of filter `name` (`filter`, `fromFilter`): `400` when its escapes do not decode
+    /// (the grammar would read them as text, and name a position the client never wrote).
+    static func filterText(_ request: Request, name: String) throws -> String? {
         do {
-            return try ItemFilter(parsing: raw)
+            return try request.uri.decodedFormValue(name)
+        } catch {
+            throw APIError.invalidParameter(name, "\(name) is not percent-encoded UTF-8 (a % of the filter's own is %25)")
+        }
+    }
+
+    /// The filter `text` reads as: `422` outside the grammar.
+    static func itemFilter(_ text: String?, name: String) throws -> ItemFilter? {
+        guard let text else { return nil }
+        do {
+            return try ItemFilter(parsing: text)
         } catch {
             throw refusal(error, name: name)
         }
@@ -57,9 +72,11 @@ extension FeedController {
         let topics: Set<ChangeEntity>?
         let start: FeedStart
         let clientID: ClientID?
+        /// `filter=` as text, its grammar not yet checked.
+        let filterText: String?
     }
 
-    /// The 400s of a feed request: its topics, cursor and device, each well-formed.
+    /// The 400s of a feed request: its topics, cursor, device and filter text, each well-formed.
     func parameters(of request: Request, lastEventID: String? = nil) throws -> Parameters {
         let topics = try Self.topics(request)
         let start = try start(of: request, lastEventID: lastEventID)
@@ -67,7 +84,8 @@ extension FeedController {
             guard let clientID = ClientID(raw) else { throw APIError.invalidParameter("clientID", ClientID.rule) }
             return clientID
         }
-        return Parameters(topics: topics, start: start, clientID: clientID)
+        let filterText = try Self.filterText(request, name: "filter")
+        return Parameters(topics: topics, start: start, clientID: clientID, filterText: filterText)
     }
 
     /// The device a feed request names (`clientID=`), which it marks online while open: `404` when
@@ -81,8 +99,8 @@ extension FeedController {
 
     /// What the request follows: its topics (items and navigation by default) and `filter=`
     /// (`422` when outside the grammar).
-    func filter(_ parameters: Parameters, request: Request, user: UserID) throws -> FeedFilter {
-        let items = try Self.itemFilter(request, name: "filter")
+    func filter(_ parameters: Parameters, user: UserID) throws -> FeedFilter {
+        let items = try Self.itemFilter(parameters.filterText, name: "filter")
         return FeedFilter(user: user, topics: parameters.topics ?? [.item, .navigation], items: items)
     }
 
@@ -90,7 +108,7 @@ extension FeedController {
     func parse(_ request: Request, user: UserID, lastEventID: String?) async throws -> (device: ClientID?, start: Subscription) {
         let parameters = try parameters(of: request, lastEventID: lastEventID)
         let device = try await device(parameters.clientID, user: user)
-        let filter = try filter(parameters, request: request, user: user)
+        let filter = try filter(parameters, user: user)
         return (device, try await Subscription.resolve(parameters.start, filter: filter, in: database))
     }
 }

@@ -11,7 +11,7 @@ extension FeedController {
         let rawWait = try request.intQuery("wait")
         let parameters = try parameters(of: request)
         let device = try await device(parameters.clientID, user: caller.user)
-        let filter = try filter(parameters, request: request, user: caller.user)
+        let filter = try filter(parameters, user: caller.user)
         let limit = try APIError.checked("limit", rawLimit, default: 100, in: 1...1000)
         let wait = try APIError.checked("wait", rawWait, default: 0, in: 0...60)
         let start = try await Subscription.resolve(parameters.start, filter: filter, in: database)

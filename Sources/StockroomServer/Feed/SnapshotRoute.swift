@@ -11,11 +11,13 @@ import StockroomWire
 extension FeedController {
     @Sendable func snapshot(_ request: Request, context: CallerContext) async throws -> Response {
         let caller = context.caller
-        // A malformed cursor (400) before the filters (422), and a fromFilter without a cursor
-        // (422: each parameter well-formed, the pair not) after them.
+        // A malformed cursor or filter text (400) before the filters' grammar (422), and a
+        // fromFilter without a cursor (422: each parameter well-formed, the pair not) after them.
         let since = try request.query("since").map { try Self.parseStart($0, field: "since") }
-        let filter = try Self.itemFilter(request, name: "filter")
-        let fromFilter = try Self.itemFilter(request, name: "fromFilter")
+        let filterText = try Self.filterText(request, name: "filter")
+        let fromFilterText = try Self.filterText(request, name: "fromFilter")
+        let filter = try Self.itemFilter(filterText, name: "filter")
+        let fromFilter = try Self.itemFilter(fromFilterText, name: "fromFilter")
         if since == nil, fromFilter != nil {
             throw APIError.validationFailed("since", "fromFilter needs since: the cursor the client holds its items at")
         }

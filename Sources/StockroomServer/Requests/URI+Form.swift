@@ -9,13 +9,31 @@ extension URI {
     /// that are not UTF-8) is kept as sent, its `+` still a space, and the route's own rules
     /// judge it.
     func formValue(_ name: String) -> String? {
+        rawFormValue(name).map(Self.formDecoded)
+    }
+
+    /// The value of the query parameter `name` decoded as `formValue` decodes it, for a value that
+    /// is a grammar of its own (a filter): nil when absent, and `UndecodableValue` when its escapes
+    /// do not decode, where `formValue` would hand on the text as sent and the grammar would read
+    /// escapes the client never meant as text.
+    func decodedFormValue(_ name: String) throws(UndecodableValue) -> String? {
+        guard let raw = rawFormValue(name) else { return nil }
+        guard let value = Self.strictlyFormDecoded(raw) else { throw UndecodableValue() }
+        return value
+    }
+
+    /// A query value whose percent escapes are malformed or decode to bytes that are not UTF-8.
+    struct UndecodableValue: Error {}
+
+    /// The first value of `name` as sent; "" for a parameter without `=`.
+    private func rawFormValue(_ name: String) -> Substring? {
         guard let query, !query.isEmpty else { return nil }
         for pair in query.split(separator: "&", omittingEmptySubsequences: true) {
             let equals = pair.firstIndex(of: "=")
             let rawName = pair[..<(equals ?? pair.endIndex)]
             guard rawName == name || Self.formDecoded(rawName) == name else { continue }
             guard let equals else { return "" }
-            return Self.formDecoded(pair[pair.index(after: equals)...])
+            return pair[pair.index(after: equals)...]
         }
         return nil
     }
@@ -24,11 +42,14 @@ extension URI {
     /// sent (`+` a space) when an escape is malformed or the bytes are not UTF-8. Decoded here
     /// rather than by Foundation, which on Linux puts U+FFFD in place of bytes that are not UTF-8.
     static func formDecoded(_ raw: Substring) -> String {
+        strictlyFormDecoded(raw) ?? String(decoding: raw.utf8.map { $0 == UInt8(ascii: "+") ? UInt8(ascii: " ") : $0 }, as: UTF8.self)
+    }
+
+    /// `formDecoded`, nil where that keeps the text as sent.
+    static func strictlyFormDecoded(_ raw: Substring) -> String? {
         let plus = UInt8(ascii: "+"), percent = UInt8(ascii: "%"), space = UInt8(ascii: " ")
         let utf8 = raw.utf8
         guard utf8.contains(where: { $0 == plus || $0 == percent }) else { return String(raw) }
-        // As sent with `+` a space: built only when the escapes do not decode.
-        func spaced() -> String { String(decoding: utf8.map { $0 == plus ? space : $0 }, as: UTF8.self) }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(utf8.count)
         var index = utf8.startIndex
@@ -39,13 +60,13 @@ extension URI {
                 bytes.append(byte == plus ? space : byte)
                 continue
             }
-            guard index < utf8.endIndex, let high = hexValue(utf8[index]) else { return spaced() }
+            guard index < utf8.endIndex, let high = hexValue(utf8[index]) else { return nil }
             utf8.formIndex(after: &index)
-            guard index < utf8.endIndex, let low = hexValue(utf8[index]) else { return spaced() }
+            guard index < utf8.endIndex, let low = hexValue(utf8[index]) else { return nil }
             utf8.formIndex(after: &index)
             bytes.append(high << 4 | low)
         }
-        return String(validating: bytes, as: UTF8.self) ?? spaced()
+        return String(validating: bytes, as: UTF8.self)
     }
 
     private static func hexValue(_ byte: UInt8) -> UInt8? {
