@@ -112,7 +112,7 @@ final class ProtocolSwitchHandler: ChannelDuplexHandler, RemovableChannelHandler
         try sync.addHandlers(
             [
                 WebSocketFrameEncoder(), ByteToMessageHandler(WebSocketFrameDecoder(maxFrameSize: maxFrameSize)), WebSocketProtocolErrorHandler(),
-                MaskedFramesOnly(),
+                ClientFrameRules(),
             ],
             position: .before(self))
         switched = true

@@ -6,7 +6,7 @@ import NIOWebSocket
 /// is negotiated here, so every reserved bit is 0 (5.2); a server closes the connection on a frame
 /// that breaks either. WSCore checks the reserved bits of data and close frames only, not of a ping
 /// or a pong. Later frames are dropped.
-final class MaskedFramesOnly: ChannelInboundHandler, RemovableChannelHandler {
+final class ClientFrameRules: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = WebSocketFrame
     typealias InboundOut = WebSocketFrame
     typealias OutboundOut = WebSocketFrame
