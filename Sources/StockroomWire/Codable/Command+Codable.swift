@@ -36,7 +36,7 @@ extension Command: Codable {
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: Name.self)
-        let name = try container.onlyKey(of: Command.self)
+        let name = try container.onlyKey()
         let fields = try container.nestedContainer(keyedBy: Fields.self, forKey: name)
         switch name {
         case .selectTab: self = .selectTab(tab: try fields.decode(Tab.self, forKey: .tab))

@@ -27,7 +27,7 @@ extension Status: Codable {
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: Kind.self)
-        let kind = try container.onlyKey(of: Status.self)
+        let kind = try container.onlyKey()
         let fields = try container.nestedContainer(keyedBy: Fields.self, forKey: kind)
         switch kind {
         case .inStock: self = .inStock(quantity: try fields.decode(Int.self, forKey: .quantity))

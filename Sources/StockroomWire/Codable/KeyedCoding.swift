@@ -21,7 +21,7 @@ extension KeyedDecodingContainer {
     /// The one key of an enum's object form, as synthesized `Codable` reads it: keys it does not
     /// know are ignored, and none or several of those it knows is an error at the enum that lists
     /// the keys it takes.
-    func onlyKey<Enum>(of type: Enum.Type) throws -> Key where Key: CaseIterable {
+    func onlyKey() throws -> Key where Key: CaseIterable {
         guard allKeys.count == 1, let key = allKeys.first else {
             let names = Key.allCases.map(\.stringValue).joined(separator: ", ")
             // In the order of the list (a decoder's keys come in no set order).

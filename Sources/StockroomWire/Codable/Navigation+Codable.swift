@@ -8,7 +8,7 @@ extension Route: Codable {
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: Kind.self)
-        let fields = try container.nestedContainer(keyedBy: Fields.self, forKey: try container.onlyKey(of: Route.self))
+        let fields = try container.nestedContainer(keyedBy: Fields.self, forKey: try container.onlyKey())
         self = .item(id: try fields.decode(ItemID.self, forKey: .id))
     }
 
