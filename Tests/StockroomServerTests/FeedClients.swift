@@ -133,6 +133,15 @@ final class SSEReader {
         }
     }
 
+    /// The next event other than `progress`, which a filtered stream sends on any idle round whose
+    /// cursor its filter moved (a heartbeat's tick apart, so a slow run may see one anywhere).
+    func nextPastProgress() async throws -> Event? {
+        while let event = try await next() {
+            if event.event != "progress" { return event }
+        }
+        return nil
+    }
+
     /// The next event; comments are skipped (heartbeats counted). Nil when the stream ends.
     func next() async throws -> Event? {
         while let block = try await nextBlock() {

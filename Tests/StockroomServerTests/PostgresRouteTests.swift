@@ -128,7 +128,7 @@ struct PostgresRouteTests {
             }
             let updated = try await server.request(.PUT, "/v1/items/\(cable.id)", token: erin, json: draftJSON(name: "Cable", quantity: 4))
             #expect(updated.status == 200)
-            let next = try #require(try await sse.next())
+            let next = try #require(try await sse.nextPastProgress())
             #expect(next.event == "change" && next.data.contains(cable.id.description), "\(next)")
 
             // A long-poll waiting under the filter, the same.
