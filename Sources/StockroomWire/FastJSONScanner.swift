@@ -557,7 +557,8 @@ struct FastJSONScanner {
 }
 
 extension UInt8 {
-    fileprivate var isASCIIHexDigit: Bool {
+    /// 0-9, a-f, A-F.
+    var isASCIIHexDigit: Bool {
         (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(self) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(self)
             || (UInt8(ascii: "A")...UInt8(ascii: "F")).contains(self)
     }

@@ -37,11 +37,12 @@ public struct FeedCursor: Hashable, Sendable, WireCursor {
         json.int(seq)
     }
 
-    /// Parses an encoded cursor; nil when malformed.
+    /// Parses an encoded cursor; nil when malformed: anything but `c1.`, ASCII hex digits, `.` and
+    /// ASCII decimal digits (no sign; `Character.isHexDigit` would also take fullwidth digits).
     public init?(encoded: String) {
         let parts = encoded.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, parts[0] == "c1", !parts[1].isEmpty, parts[1].allSatisfy(\.isHexDigit),
-            let seq = Int64(parts[2]), seq >= 0
+        guard parts.count == 3, parts[0] == "c1", !parts[1].isEmpty, parts[1].utf8.allSatisfy(\.isASCIIHexDigit),
+            !parts[2].isEmpty, parts[2].utf8.allSatisfy({ $0 &- UInt8(ascii: "0") < 10 }), let seq = Int64(parts[2])
         else { return nil }
         self.init(epoch: String(parts[1]), seq: seq)
     }

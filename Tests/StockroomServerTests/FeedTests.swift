@@ -162,6 +162,10 @@ struct FeedTests {
     @Test(arguments: [
         ("since=c1.00ff.99", 410, "resyncRequired"),
         ("since=garbage", 400, "invalidParameter"),
+        ("since=c1.%EF%BC%90%EF%BD%86.1", 400, "invalidParameter"),  // fullwidth digits: not the server's form
+        ("since=c1.00ff.%2B1", 400, "invalidParameter"),  // a signed seq
+        ("since=c1.00ff.-0", 400, "invalidParameter"),
+        ("since=c1.00ff.%EF%BC%91", 400, "invalidParameter"),
         ("topics=items,pets", 400, "invalidParameter"),
         ("limit=0", 422, "validationFailed"),
         ("limit=1001", 422, "validationFailed"),
