@@ -155,10 +155,13 @@ struct FilteredFeedRouteTests {
                     // A misspelled key is refused, not read as "no filter" (which would widen the stream).
                     try await outbound.write(.text(#"{"setFilter":{"filtr":"quantity >= 100"}}"#))
                     _ = try await next()
+                    // So is a name given twice (JSONDecoder alone kept one of the two filters).
+                    try await outbound.write(.text(#"{"setFilter":{"filter":"quantity >= 100","filter":null}}"#))
+                    _ = try await next()
                     try await Self.update(server, app, items.0, quantity: 3)
                     _ = try await next()
                 }
-                try #require(all.count == 6)
+                try #require(all.count == 7)
                 #expect(try [all[0], all[1]].map { try FeedChange.decode($0).item?.id } == [a.id, b.id])
                 struct Refiltered: Decodable { let refilter: Delta }
                 let refilter = try JSONCoding.decoder().decode(Refiltered.self, from: Data(all[2].utf8)).refilter
@@ -173,7 +176,9 @@ struct FilteredFeedRouteTests {
                 #expect(refused.code == "validationFailed" && refused.message.contains("at character 11"), "\(all[3])")
                 let misspelled = try JSONCoding.decoder().decode(ErrorMessage.self, from: Data(all[4].utf8)).error
                 #expect(misspelled.code == "invalidJSON" && misspelled.message.contains(#"unknown key "filtr""#), "\(all[4])")
-                let moved = try JSONCoding.decoder().decode(Change.self, from: Data(all[5].utf8))
+                let repeated = try JSONCoding.decoder().decode(ErrorMessage.self, from: Data(all[5].utf8)).error
+                #expect(repeated.code == "invalidJSON" && repeated.message.contains("'setFilter.filter' is given twice"), "\(all[5])")
+                let moved = try JSONCoding.decoder().decode(Change.self, from: Data(all[6].utf8))
                 #expect(moved.id == a.id.description && moved.move == .in && moved.seq == 4)
             }
         }

@@ -389,6 +389,46 @@ struct ItemsRouteTests {
         }
     }
 
+    /// A member name given twice in one object is refused, named, on every body `JSONDecoder`
+    /// reads (the fast readers give up on it); nothing is written. JSONDecoder alone kept one of the
+    /// two values and wrote it.
+    @Test func aNameGivenTwiceIsRefusedAndNamed() async throws {
+        try await withTestApp { app in
+            try await app.test { client in
+                let item: [String: Any] = try await client.send(.post, "/v1/items", token: app.editor, json: draftJSON(name: "Cable", quantity: 3)).json
+                let id = try #require(item["id"] as? String)
+                let cases: [(method: HTTPRequest.Method, path: String, body: String, field: String)] = [
+                    (.post, "/v1/items", #"{"name":"A","name":"B","color":null,"status":{"inStock":{"quantity":1}}}"#, "name"),
+                    (.post, "/v1/items", #"{"name":"A","n\u0061me":"B","color":null,"status":{"inStock":{"quantity":1}}}"#, "name"),
+                    (.put, "/v1/items/\(id)", #"{"name":"Cable","color":null,"status":{"inStock":{"quantity":4,"quantity":-1}}}"#,
+                     "status.inStock.quantity"),
+                    (.post, "/v1/items/batch", #"{"items":[{"name":"A","color":null,"status":{"inStock":{"quantity":1}}},{"name":"B","color":null,"color":null,"status":{"inStock":{"quantity":1}}}]}"#,
+                     "items[1].color"),
+                    (.post, "/v1/clients/phone/commands", #"{"command":{"openAdd":{}},"command":{"selectTab":{"tab":"settings"}}}"#, "command"),
+                    (.put, "/v1/clients/phone/navigation", #"{"tab":"inventory","tab":"settings","path":[],"destination":null}"#, "tab"),
+                ]
+                for (method, path, body, field) in cases {
+                    let response = try await client.send(method, path, token: app.editor, json: body)
+                    #expect(response.status == .badRequest, "\(body)")
+                    #expect(response.errorCode == "invalidJSON", "\(body)")
+                    #expect(response.errorField == field, "\(body)")
+                    let error = try #require(try response.json["error"] as? [String: Any])
+                    #expect(error["message"] as? String == "field '\(field)' is given twice in one object; a name may appear once", "\(body)")
+                }
+                let list: [String: Any] = try await client.send(.get, "/v1/items", token: app.viewer).json
+                let items = try #require(list["items"] as? [[String: Any]])
+                #expect(items.count == 1)
+                #expect(items.first?["version"] as? Int == 1)
+                let navigation: [String: Any] = try await client.send(.get, "/v1/clients/phone/navigation", token: app.editor).json
+                #expect(navigation["version"] as? Int == 0)
+                // The same name in two objects, or twice in an array, is not a repeat.
+                let twoObjects = try await client.send(
+                    .post, "/v1/items", token: app.editor, json: #"{"name":"A","color":{"name":"name","red":0,"green":0,"blue":0},"status":{"inStock":{"quantity":1}}}"#)
+                #expect(twoObjects.status == .created)
+            }
+        }
+    }
+
     @Test func missingFieldNamesTheField() async throws {
         try await withTestApp { app in
             try await app.test { client in

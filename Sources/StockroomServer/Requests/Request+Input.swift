@@ -74,8 +74,10 @@ extension Request {
         return matches(mediaType, "application/json") || matches(mediaType.suffix(5), "+json")
     }
 
-    /// `bytes` through `JSONDecoder`: `400 invalidJSON` when not JSON or not of `Value`'s shape.
+    /// `bytes` through `JSONDecoder`: `400 invalidJSON` when not JSON, when an object in it names a
+    /// member twice (`JSONDuplicateKey`), or when not of `Value`'s shape.
     private static func decoded<Value: Decodable>(_ type: Value.Type, from bytes: Data) throws -> JSONBody<Value> {
+        if let repeated = JSONDuplicateKey.find(in: bytes) { throw APIError.repeatedKey(repeated) }
         do {
             return JSONBody(value: try JSONCoding.decoder().decode(Value.self, from: bytes), bytes: bytes)
         } catch let error as DecodingError {
@@ -236,6 +238,12 @@ extension Request {
 }
 
 extension APIError {
+    /// `400 invalidJSON` for a member name given twice in one object: which value the client meant
+    /// is not known.
+    static func repeatedKey(_ repeated: JSONDuplicateKey.Finding) -> APIError {
+        .invalidJSON("field '\(repeated.field)' is given twice in one object; a name may appear once", field: repeated.field)
+    }
+
     /// `400 invalidJSON` describing a decoding failure of `body` and the field it happened at.
     static func invalidJSON(_ error: DecodingError, body: Data) -> APIError {
         func path(_ codingPath: [any CodingKey]) -> String? {
