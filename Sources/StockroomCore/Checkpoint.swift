@@ -19,11 +19,14 @@ public struct Checkpoint: Hashable, Sendable {
     /// The largest value, as compact JSON in UTF-8 bytes (the longest name a draft may hold).
     public static let maxValueBytes = ValidDraft.maxNameBytes
 
-    /// `validationFailed` for a name that is empty, too long or holds a control character.
-    public static func checkName(_ name: String) throws(DomainError) {
+    /// `validationFailed` for a name that is empty, too long or holds a control character, naming
+    /// `field`: a command's `name`, or a whole state's `checkpoints` (where the name is a key).
+    public static func checkName(_ name: String, field: String = "name") throws(DomainError) {
         guard !name.isEmpty, name.utf8.count <= maxNameBytes else {
-            throw .validationFailed(field: "name", message: "a checkpoint name must be 1-\(maxNameBytes) UTF-8 bytes")
+            throw .validationFailed(field: field, message: "a checkpoint name must be 1-\(maxNameBytes) UTF-8 bytes")
         }
-        try TextRule.check(name, field: "name")
+        guard !TextRule.hasControlCharacter(name) else {
+            throw .validationFailed(field: field, message: "a checkpoint name must not contain control characters (U+0000-U+001F, U+007F)")
+        }
     }
 }

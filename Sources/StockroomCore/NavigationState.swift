@@ -42,7 +42,7 @@ public struct NavigationState: Hashable, Sendable {
             throw .validationFailed(field: "checkpoints", message: "a state may hold at most \(Checkpoint.maxCount) checkpoints")
         }
         for (name, checkpoint) in checkpoints {
-            try Checkpoint.checkName(name)
+            try Checkpoint.checkName(name, field: "checkpoints")
             guard (0...path.count).contains(checkpoint.depth) else {
                 throw .validationFailed(field: "checkpoints", message: "checkpoint depth must be between 0 and the path's length")
             }

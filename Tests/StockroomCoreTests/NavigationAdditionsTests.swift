@@ -127,7 +127,11 @@ struct CheckpointTests {
     @Test("a stored state with a checkpoint deeper than its path, or too many, fails checkSize")
     func checkSize() {
         #expect(throws: DomainError.self) { try NavigationState(checkpoints: ["x": Checkpoint(depth: 1)]).checkSize() }
-        #expect(throws: DomainError.self) { try NavigationState(checkpoints: ["": Checkpoint(depth: 0)]).checkSize() }
+        // A bad name in a whole state names the state's field, as the other checks of it do.
+        let refused = #expect(throws: DomainError.self) { try NavigationState(checkpoints: ["": Checkpoint(depth: 0)]).checkSize() }
+        if case .validationFailed(let field, _)? = refused { #expect(field == "checkpoints") } else { Issue.record("\(String(describing: refused))") }
+        let control = #expect(throws: DomainError.self) { try NavigationState(checkpoints: ["a\u{7}": Checkpoint(depth: 0)]).checkSize() }
+        if case .validationFailed(let field, _)? = control { #expect(field == "checkpoints") } else { Issue.record("\(String(describing: control))") }
         let big = JSONValue.array(Array(repeating: .string(String(repeating: "x", count: 100)), count: 100))
         #expect(throws: DomainError.self) { try NavigationState(checkpoints: ["x": Checkpoint(depth: 0, value: big)]).checkSize() }
         #expect(throws: Never.self) { try NavigationState(checkpoints: ["x": Checkpoint(depth: 0, value: .string("ok"))]).checkSize() }

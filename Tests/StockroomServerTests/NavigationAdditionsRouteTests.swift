@@ -109,6 +109,23 @@ struct NavigationAdditionsRouteTests {
         }
     }
 
+    /// A whole state's bad checkpoint is named as the state's `checkpoints`, as its other checks
+    /// are (a command's bad name is its `name`); nothing is written.
+    @Test func aReplacedStateWithABadCheckpointNameNamesCheckpoints() async throws {
+        try await withTestApp { app in
+            try await app.test { client in
+                for name in ["", String(repeating: "n", count: 65), #"a\u0007"#] {
+                    let body = #"{"tab":"inventory","path":[],"destination":null,"checkpoints":{"\#(name)":{"depth":0,"value":null}}}"#
+                    let response = try await client.send(.put, "/v1/clients/phone/navigation", token: app.editor, json: body)
+                    #expect(response.status == .unprocessableContent, "\(body)")
+                    #expect(response.errorField == "checkpoints", "\(body)")
+                }
+                let navigation: Navigation = try await client.send(.get, "/v1/clients/phone/navigation", token: app.editor).decode()
+                #expect(navigation.version == 0)
+            }
+        }
+    }
+
     /// The message of a malformed link names the part that is wrong.
     @Test func aMalformedLinkNamesTheSegment() async throws {
         try await withTestApp { app in
