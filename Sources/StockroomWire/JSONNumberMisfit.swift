@@ -25,21 +25,78 @@ public enum JSONNumberMisfit {
     public static let wholeNumberKeys: Set<String> = ["quantity", "version", "baseVersion", "depth"]
 
     /// Objects and arrays nested deeper than this are answered as `notJSON`.
-    public static var maxDepth: Int { JSONPathReader<Visitor>.maxDepth }
+    public static let maxDepth = 512
 
     /// What `bytes` hold: not JSON, JSON whose numbers all fit, or the first number that does not.
     public static func find(in bytes: some Collection<UInt8>) -> Finding {
-        guard let visitor = JSONPathReader.read(bytes, visitor: Visitor()) else { return .notJSON }
-        return visitor.found ?? .noMisfit
+        var reader = Reader(tokens: JSONTokens(Array(bytes)))
+        reader.tokens.skipSpace()
+        guard reader.value(depth: 0) else { return .notJSON }
+        reader.tokens.skipSpace()
+        guard reader.tokens.atEnd else { return .notJSON }
+        return reader.found ?? .noMisfit
     }
 
-    private struct Visitor: JSONPathVisitor {
+    /// The grammar read (`JSONTokens`) with the path of keys and indices to where it stands.
+    private struct Reader {
+        var tokens: JSONTokens
+        var path: [FieldPath.Step] = []
         var found: Finding?
+
+        mutating func value(depth: Int) -> Bool {
+            guard let byte = tokens.next else { return false }
+            switch byte {
+            case UInt8(ascii: "{"): return depth < JSONNumberMisfit.maxDepth && object(depth: depth + 1)
+            case UInt8(ascii: "["): return depth < JSONNumberMisfit.maxDepth && array(depth: depth + 1)
+            case UInt8(ascii: "\""):
+                var text: [UInt8] = []
+                return tokens.string(into: &text)
+            case UInt8(ascii: "t"): return tokens.literal("true")
+            case UInt8(ascii: "f"): return tokens.literal("false")
+            case UInt8(ascii: "n"): return tokens.literal("null")
+            default:
+                guard let number = tokens.number() else { return false }
+                if found == nil { check(number.text, whole: number.whole) }
+                return true
+            }
+        }
+
+        mutating func object(depth: Int) -> Bool {
+            tokens.index += 1
+            tokens.skipSpace()
+            if tokens.take(UInt8(ascii: "}")) { return true }
+            while true {
+                guard let key = tokens.memberKey() else { return false }
+                path.append(.key(String(decoding: key, as: UTF8.self)))
+                guard value(depth: depth) else { return false }
+                path.removeLast()
+                tokens.skipSpace()
+                if tokens.take(UInt8(ascii: ",")) { continue }
+                return tokens.take(UInt8(ascii: "}"))
+            }
+        }
+
+        mutating func array(depth: Int) -> Bool {
+            tokens.index += 1
+            tokens.skipSpace()
+            if tokens.take(UInt8(ascii: "]")) { return true }
+            var position = 0
+            while true {
+                tokens.skipSpace()
+                path.append(.index(position))
+                guard value(depth: depth) else { return false }
+                path.removeLast()
+                position += 1
+                tokens.skipSpace()
+                if tokens.take(UInt8(ascii: ",")) { continue }
+                return tokens.take(UInt8(ascii: "]"))
+            }
+        }
 
         /// Keeps the number as the finding when it cannot be a `Double`, or when it stands under a
         /// whole-number key and is not a whole number in `Int`'s range.
-        mutating func number(_ text: String, whole: Bool, path: [FieldPath.Step]) {
-            guard found == nil, let double = Double(text) else { return }
+        mutating func check(_ text: String, whole: Bool) {
+            guard let double = Double(text) else { return }
             let nonZeroDigit = text.prefix { $0 != "e" && $0 != "E" }.contains { ("1"..."9").contains($0) }
             let fitsDouble = double.isFinite && (double != 0 || !nonZeroDigit)
             var wholeNumberExpected = false

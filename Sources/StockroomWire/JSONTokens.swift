@@ -1,6 +1,5 @@
 /// The tokens of a JSON text, read one at a time from `index` by the JSON grammar: the lexical half
-/// that `CanonicalJSON` and `JSONPathReader` (`JSONNumberMisfit`, `JSONDuplicateKey`) share, each
-/// walking objects and arrays its own way.
+/// that `CanonicalJSON` and `JSONNumberMisfit` share, each walking objects and arrays its own way.
 struct JSONTokens {
     let bytes: [UInt8]
     var index = 0

@@ -19,9 +19,6 @@ extension FeedController {
     static func handle(_ message: WebSocketMessage, control: FilterControl) -> APIError? {
         let shape = #"a message must be {"setFilter": {"filter": "…"}}"#
         guard case .text(let text) = message else { return APIError.invalidJSON(shape) }
-        if let repeated = JSONDuplicateKey.find(in: text.utf8) {
-            return APIError.invalidJSON("\(shape); '\(repeated.field)' is given twice", field: repeated.field)
-        }
         let parsed: FeedSocketMessage
         do {
             parsed = try JSONCoding.decoder().decode(FeedSocketMessage.self, from: Data(text.utf8))
@@ -29,6 +26,9 @@ extension FeedController {
             return APIError.invalidJSON("\(shape); \(unknown) is not one of its keys")
         } catch {
             return APIError.invalidJSON(shape)
+        }
+        if let repeated = JSONDuplicateKey.find(in: text.utf8) {
+            return APIError.invalidJSON("\(shape); '\(repeated.field)' is given twice", field: repeated.field)
         }
         guard let raw = parsed.setFilter.filter else {
             control.request(nil)

@@ -74,15 +74,17 @@ extension Request {
         return matches(mediaType, "application/json") || matches(mediaType.suffix(5), "+json")
     }
 
-    /// `bytes` through `JSONDecoder`: `400 invalidJSON` when not JSON, when an object in it names a
-    /// member twice (`JSONDuplicateKey`), or when not of `Value`'s shape.
+    /// `bytes` through `JSONDecoder`: `400 invalidJSON` when not JSON, when not of `Value`'s shape,
+    /// or when an object in it names a member twice (`JSONDuplicateKey`).
     private static func decoded<Value: Decodable>(_ type: Value.Type, from bytes: Data) throws -> JSONBody<Value> {
-        if let repeated = JSONDuplicateKey.find(in: bytes) { throw APIError.repeatedKey(repeated) }
+        let value: Value
         do {
-            return JSONBody(value: try JSONCoding.decoder().decode(Value.self, from: bytes), bytes: bytes)
+            value = try JSONCoding.decoder().decode(Value.self, from: bytes)
         } catch let error as DecodingError {
             throw APIError.invalidJSON(error, body: bytes)
         }
+        if let repeated = JSONDuplicateKey.find(in: bytes) { throw APIError.repeatedKey(repeated) }
+        return JSONBody(value: value, bytes: bytes)
     }
 
     /// A query parameter, nil when absent (form-decoded: `+` is a space; see `URI.formValue`).
