@@ -72,6 +72,20 @@ struct AuthTests {
         }
     }
 
+    @Test func aCommandsRoleIsCheckedBeforeItsClientID() async throws {
+        try await withTestApp { app in
+            try await app.test { client in
+                let bad = "/v1/clients/bad%20id/commands"
+                let save = try await client.send(.post, bad, token: app.viewer, json: #"{"command":{"save":{}}}"#)
+                let keepMine = try await client.send(.post, bad, token: app.viewer, json: #"{"command":{"resolveConflict":{"keep":"mine"}}}"#)
+                let allowed = try await client.send(.post, bad, token: app.viewer, json: #"{"command":{"cancel":{}}}"#)
+                let malformed = try await client.send(.post, bad, token: app.viewer, json: "garbage")
+                #expect([save.status, keepMine.status, allowed.status, malformed.status] == [.forbidden, .forbidden, .badRequest, .badRequest])
+                #expect([save.errorCode, allowed.errorField] == ["forbidden", "clientID"])
+            }
+        }
+    }
+
     @Test func onlyAdminsManageTokens() async throws {
         try await withTestApp { app in
             try await app.test { client in

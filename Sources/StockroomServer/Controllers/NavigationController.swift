@@ -58,12 +58,11 @@ struct NavigationController {
     }
 
     @Sendable func command(_ request: Request, context: CallerContext) async throws -> Response {
-        let clientID = try Self.clientID(context)
         let body = try await request.decodeJSON(CommandRequestBody.self, context: context)
-        let run = try commandRun(body, request: request, caller: context.caller, clientID: clientID)
+        let run = try commandRun(body, request: request, context: context)
         let result: Replayable<CommandOutcome>
         do {
-            result = try await database.runCommand(run.command, clientID: clientID, origin: run.origin, idempotency: run.idempotency)
+            result = try await database.runCommand(run.command, clientID: run.clientID, origin: run.origin, idempotency: run.idempotency)
         } catch {
             Self.countRefusal(of: run.command, error)
             throw error
@@ -71,11 +70,13 @@ struct NavigationController {
         return try Self.commandAnswer(result, command: run.command, epoch: run.epoch)
     }
 
-    /// What a command's write needs, and the checks before it. Synchronous and out of line, as the
-    /// other steps of `command`: their locals then stay out of its async frame, which every command
-    /// allocates.
+    /// What a command's write needs, and the checks before it, in the contract's order: the role
+    /// (`403`, which the command decides) before the path's clientID (`400`). Synchronous and out of
+    /// line, as the other steps of `command`: their locals then stay out of its async frame, which
+    /// every command allocates.
     private struct CommandRun {
         let command: Command
+        let clientID: ClientID
         let origin: Origin
         let idempotency: IdempotentRequest<CommandOutcome>?
         let epoch: String
@@ -83,20 +84,24 @@ struct NavigationController {
 
     @inline(never)
     private func commandRun(
-        _ body: JSONBody<CommandRequestBody>, request: Request, caller: TokenInfo, clientID: ClientID
+        _ body: JSONBody<CommandRequestBody>, request: Request, context: CallerContext
     ) throws -> CommandRun {
         let command = body.value.command
-        presence.seen(clientID, user: caller.user)
+        let caller = context.caller
+        // A refused command is still a command from its device: it is seen all the same.
+        let named = ClientID(context.parameters.get("clientID") ?? "")
+        if let named { presence.seen(named, user: caller.user) }
         if command.writesItems, caller.role < .editor {
             let why = if case .openURL = command { "it opens a screen that writes an item" } else { "it writes an item" }
             throw APIError.forbidden("role \(caller.role.rawValue) may not \(command.name): \(why) (editors and admins only)")
         }
+        guard let clientID = named else { throw APIError.invalidParameter("clientID", ClientID.rule) }
         let epoch = database.epoch
         let idempotency = try request.idempotency(user: caller.user, scope: .client(clientID), body: body.bytes) {
             (outcome: CommandOutcome) in try Self.commandReply(outcome, epoch: epoch)
         }
         let origin = Origin(user: caller.user, clientID: clientID, idempotencyKey: idempotency?.key.key)
-        return CommandRun(command: command, origin: origin, idempotency: idempotency, epoch: epoch)
+        return CommandRun(command: command, clientID: clientID, origin: origin, idempotency: idempotency, epoch: epoch)
     }
 
     @inline(never)
