@@ -54,7 +54,7 @@ struct ImportRouteTests {
             try await app.live { client in
                 let port = try #require(client.port)
                 let server = LiveServer(port: port)
-                let names = [#"=SUM(A1), "x""#, "-5 degrees", " padded", "Café ☕", "@home, \"quoted\""]
+                let names = [#"=SUM(A1), "x""#, "-5 degrees", " padded", "Café ☕", "@home, \"quoted\"", "'=1+2", "''-x", "'plain"]
                 for (index, name) in names.enumerated() {
                     let status = index == 2 ? #"{"outOfStock":{"isOnBackOrder":true}}"# : #"{"inStock":{"quantity":\#(index)}}"#
                     let color = index == 1 ? #"{"name":"Sea, \"deep\"","red":0.1,"green":0.25,"blue":1}"# : "null"

@@ -69,9 +69,24 @@ struct CSVReaderTests {
         #expect(throws: CSVReader.Failure(line: 2, reason: .notUTF8)) { try Self.read([Array("a\n".utf8) + [0xFF, 0xFE] + Array("\n".utf8)]) }
     }
 
+    /// The guard and its removal undo each other for any name, those that begin with `'` too, and
+    /// a guarded cell never begins with a formula's first character.
+    @Test func theFormulaGuardIsUndoneExactly() {
+        let names = ["=1", "'=1", "''=1", "'''+", "@", "'@", "-", "\t", "'\r", "'", "''", "'a", "a'=", "", "plain"]
+        for name in names {
+            let cell = ItemCSV.guardedAgainstFormula(name)
+            #expect(ItemCSV.unguarded(cell) == name, "\(name.debugDescription) -> \(cell.debugDescription)")
+            #expect(!["=", "+", "-", "@", "\t", "\r"].contains(cell.unicodeScalars.first), "\(cell.debugDescription)")
+        }
+        #expect(ItemCSV.guardedAgainstFormula("'=1") == "''=1")
+        #expect(ItemCSV.guardedAgainstFormula("'a") == "'a")
+        #expect(ItemCSV.unguarded("'=1") == "=1")
+        #expect(ItemCSV.unguarded("'a") == "'a")
+    }
+
     /// The export's rows read back: every cell as written, formulas unguarded to the name.
     @Test func theExportReadsBack() throws {
-        let names = [#"=SUM(A1), "x""#, "-5", " padded ", "Café ☕", "plain"]
+        let names = [#"=SUM(A1), "x""#, "-5", " padded ", "Café ☕", "plain", "'=1+2", "''@x", "'", "'plain"]
         var json = JSONWriter()
         json.raw(json: ItemCSV.header)
         for (index, name) in names.enumerated() {

@@ -4,8 +4,9 @@ import StockroomCore
 /// `name, status, quantity, onBackOrder, colorName, colorRed, colorGreen, colorBlue, id, version,
 /// createdAt, updatedAt`. A field is quoted when it holds a comma, a quote, a CR or an LF, or starts
 /// or ends with a space; a quote inside is doubled. A text cell a spreadsheet would take for a
-/// formula (it begins with `=`, `+`, `-`, `@`, a tab or a CR) is written with a leading `'`, which
-/// the import removes again (`unguarded`), so that an export imports back unchanged.
+/// formula (it begins with `=`, `+`, `-`, `@`, a tab or a CR, or with `'`s before one of them) is
+/// written with a leading `'`, which the import removes again (`unguarded`), so that an export
+/// imports back unchanged.
 public enum ItemCSV {
     /// The columns, in the order the export writes them.
     public static let columns = [
@@ -72,17 +73,26 @@ public enum ItemCSV {
         json.raw(json: quoted)
     }
 
-    /// `value` with a leading `'` when a spreadsheet would read it as a formula.
+    /// `value` with a leading `'` when a spreadsheet would read it as a formula, and when it begins
+    /// with `'`s before a formula's first character (`'=1` is written `''=1`), so that `unguarded`,
+    /// which removes one `'` from such a cell, gives every value back as it was.
     public static func guardedAgainstFormula(_ value: String) -> String {
-        guard let first = value.unicodeScalars.first, formulaStarts.contains(first) else { return value }
+        guard startsFormula(afterQuotes: value.unicodeScalars) else { return value }
         return "'" + value
     }
 
-    /// A cell as the import reads it: one leading `'` before a formula's first character removed.
+    /// A cell as the import reads it: one leading `'` removed when `'`s and then a formula's first
+    /// character begin it.
     public static func unguarded(_ cell: String) -> String {
         let scalars = cell.unicodeScalars
-        guard scalars.first == "'", let second = scalars.dropFirst().first, formulaStarts.contains(second) else { return cell }
-        return String(cell.unicodeScalars.dropFirst())
+        guard scalars.first == "'", startsFormula(afterQuotes: scalars.dropFirst()) else { return cell }
+        return String(scalars.dropFirst())
+    }
+
+    /// Whether `scalars`, past any `'`s they begin with, begin with a formula's first character.
+    static func startsFormula(afterQuotes scalars: some Collection<Unicode.Scalar>) -> Bool {
+        guard let first = scalars.first(where: { $0 != "'" }) else { return false }
+        return formulaStarts.contains(first)
     }
 
     static let formulaStarts: Set<Unicode.Scalar> = ["=", "+", "-", "@", "\t", "\r"]
