@@ -92,6 +92,12 @@ struct ItemImportTests {
         #expect(reject.code == "validationFailed")
     }
 
+    @Test func aVersionWithoutAnIDSaysSo() throws {
+        let reject = try #require(try Self.reject("name,quantity,id,version\nLamp,1,,2\n"))
+        #expect(reject.column == "version")
+        #expect(reject.message.hasPrefix("version is given without an id"), "\(reject.message)")
+    }
+
     @Test func aRowWithTooFewOrTooManyFieldsIsRejected() throws {
         let (_, rows) = try Self.rows("name,quantity\nLamp\nMug,1,2\n")
         #expect(rows.count == 2)

@@ -114,7 +114,7 @@ public struct ItemImportHeader: Sendable {
         }
         let version = try integer("version")
         if let version {
-            guard id != nil else { throw reject("version", "version is given with an id") }
+            guard id != nil else { throw reject("version", "version is given without an id: it names the version of the item the id names") }
             guard version >= 1 else { throw reject("version", "version must be 1 or more") }
         }
         let fields: ValidDraft
