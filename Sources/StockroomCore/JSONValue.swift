@@ -1,6 +1,8 @@
 import Foundation
 
-/// Any JSON value, kept as sent: what a client hands back to a checkpoint.
+/// Any JSON value: what a client hands back to a checkpoint. Strings, booleans, nulls and nesting are
+/// kept as sent; a number is kept as a `Double` (as JavaScript reads it: an integer beyond 2^53
+/// comes back rounded), and an object's members are written sorted by name.
 public indirect enum JSONValue: Hashable, Sendable {
     case null
     case bool(Bool)

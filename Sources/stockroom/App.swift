@@ -129,11 +129,11 @@ enum EventLoopCount {
     }
 }
 
-/// The `stockroom` command: serve, migrate and manage tokens.
+/// The `stockroom` command: serve, migrate, manage tokens, back up and restore, and move items as CSV.
 struct App: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "stockroom",
-        abstract: "Inventory and per-device navigation state over HTTP, stored in SQLite.",
+        abstract: "Inventory and per-device navigation state over HTTP, stored in SQLite or PostgreSQL.",
         subcommands: [Serve.self, Migrate.self, Token.self, Backup.self, Restore.self, Items.self],
         defaultSubcommand: Serve.self
     )
