@@ -10,8 +10,8 @@ public enum FeedEvent: Sendable {
     /// trimmed past it, or the database was restored or replaced), so the feed took this new
     /// snapshot and continues from its cursor. Replace local state with it.
     case resync(Snapshot)
-    /// Under a filter, the feed's position moved past changes the filter hides (the server's
-    /// `progress` event): a reader that keeps its cursor keeps this one.
+    /// The feed's position moved past changes it does not show (its filter, its topics or their
+    /// owner hid them; the server's `progress` event): a reader that keeps its cursor keeps this one.
     case progress(FeedCursor)
     /// The stream is open. `head` is the log's head as the server had it when the stream opened
     /// (its `Stockroom-Head`; nil when the transport does not say): the changes up to it are the

@@ -3,7 +3,7 @@
 extension FeedRunner {
     /// Long-polls from the progress's cursor until a poll fails. Each answer's changes go to the
     /// reader together; an answer's cursor past its last change (entries the caller does not see)
-    /// is where the next poll starts, said as `.progress` under a filter.
+    /// is where the next poll starts, said as `.progress` (as the streams' `progress` events say it).
     func followLongPolls(wait: Duration, limit: Int, progress: FeedProgress) async throws {
         // What the contract takes (a wait of 0-60 s, 1-1,000 changes), and a wait the client's
         // request timeout leaves room for.
@@ -21,7 +21,7 @@ extension FeedRunner {
             }
             var handover = Handover(after: progress, bytes: bytes)
             for change in batch.changes { handover.change(change) }
-            handover.moved(to: batch.cursor, tell: options.filter != nil)
+            handover.moved(to: batch.cursor)
             await handover.deliver(to: buffer, progress)
         }
     }

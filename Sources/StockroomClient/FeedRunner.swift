@@ -152,11 +152,11 @@ struct Handover {
     }
 
     /// The position moved past changes the filter hides: resume from there, and say so when `tell`.
-    mutating func moved(to cursor: FeedCursor, tell: Bool = true) {
+    mutating func moved(to cursor: FeedCursor) {
         guard lastSeq.map({ Int64(cursor.seq) > Int64($0) }) ?? true else { return }
         lastSeq = Int(cursor.seq)
         last = (cursor, Int(cursor.seq))
-        if tell { events.append(.progress(cursor)) }
+        events.append(.progress(cursor))
     }
 
     /// Hands the events to the reader, then moves the position to resume from past them; false

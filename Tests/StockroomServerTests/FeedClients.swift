@@ -133,8 +133,8 @@ final class SSEReader {
         }
     }
 
-    /// The next event other than `progress`, which a filtered stream sends on any idle round whose
-    /// cursor its filter moved (a heartbeat's tick apart, so a slow run may see one anywhere).
+    /// The next event other than `progress`, which a stream sends on any idle round whose cursor
+    /// moved past entries it hid (a heartbeat's tick apart, so a slow run may see one anywhere).
     func nextPastProgress() async throws -> Event? {
         while let event = try await next() {
             if event.event != "progress" { return event }
@@ -160,11 +160,11 @@ final class SSEReader {
         return nil
     }
 
-    /// The next `count` change events, decoded.
+    /// The next `count` change events, decoded (past `progress` events).
     func changes(_ count: Int) async throws -> [(id: String?, change: FeedChange)] {
         var result: [(String?, FeedChange)] = []
         while result.count < count {
-            guard let event = try await next() else { break }
+            guard let event = try await nextPastProgress() else { break }
             #expect(event.event == "change")
             result.append((event.id, try FeedChange.decode(event.data)))
         }

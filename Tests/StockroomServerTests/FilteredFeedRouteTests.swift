@@ -252,7 +252,7 @@ struct FilteredFeedRouteTests {
                 #expect(ottosFirst.map(\.change.id) == ["ottos-phone"])
                 try await hiddenWrites(thenTrimmedPast: try #require(ottosFirst.first?.id))
                 _ = try await server.request(.POST, "/v1/clients/ottos-phone/commands", token: app.otherEditor, json: #"{"command":{"selectTab":{"tab":"inventory"}}}"#)
-                let ottos = try #require(try await otto.next())
+                let ottos = try #require(try await otto.nextPastProgress())
                 #expect(ottos.event == "change" && ottos.data.contains("ottos-phone"), "\(ottos)")
 
                 let received = ReceivedMessages()
@@ -282,6 +282,57 @@ struct FilteredFeedRouteTests {
                 let refilter = try JSONCoding.decoder().decode(Refiltered.self, from: Data(all[2].utf8)).refilter
                 // Lamp matches both and is unchanged: not sent; Cable matched the old filter only.
                 #expect(refilter.items.map(\.name) == Array(repeating: "Crate 5", count: 4) && refilter.removed == [cable.id], "\(all[2])")
+            }
+        }
+    }
+
+    /// A stream whose topics hide the writes (items, to a `topics=navigation` stream) still moves
+    /// its cursor: SSE's `event: progress` and the WebSocket's `{"progress": …}` carry the head,
+    /// so that a reconnect after the log was trimmed past where the stream started is served from
+    /// there, not refused `410`.
+    @Test func aStreamWhoseTopicsHideTheWritesAnnouncesItsCursor() async throws {
+        var settings = Self.trimming
+        settings["feed.heartbeatSeconds"] = .init(.int(1), isSecret: false)
+        try await withTestApp { app in
+            try await app.live(settings: settings) { client in
+                let server = LiveServer(port: try #require(client.port))
+                let start = try await Self.page(server, app, "since=now").cursor
+                let sse = try await SSEReader(server: server, token: app.otherEditor, query: "topics=navigation&since=\(Self.encoded(start))")
+                #expect(sse.status == 200)
+                for index in 0..<6 { _ = try await Self.create(server, app, name: "Crate \(index)", quantity: 50) }
+                let head = try await Self.page(server, app, "since=now").cursor
+                try await eventually("the log is trimmed past \(start)", interval: .milliseconds(100)) {
+                    try await server.request(.GET, "/v1/changes?since=\(Self.encoded(start))", token: app.editor).status == 410
+                }
+                // Progress only (an idle round may come between the writes), the head's last; then
+                // heartbeats, the log being still.
+                let seen = try await sse.waitForHeartbeats(sse.heartbeats + 2).map(\.data)
+                #expect(!seen.isEmpty && seen.allSatisfy { $0.contains("event: progress") }, "\(seen)")
+                #expect(seen.last == "id: \(head)\nevent: progress\ndata: {\"cursor\":\"\(head)\"}", "\(seen)")
+                let resumed = try await SSEReader(server: server, token: app.otherEditor, query: "topics=navigation&since=\(Self.encoded(head))")
+                #expect(resumed.status == 200)
+
+                let received = ReceivedMessages()
+                try await WebSocketClient.connect(
+                    url: "ws://127.0.0.1:\(server.port)/v1/changes/ws?topics=navigation&since=\(Self.encoded(head))&access_token=\(app.otherEditor)",
+                    logger: Logger(label: "test")
+                ) { inbound, outbound, _ in
+                    var messages = inbound.messages(maxSize: 1 << 20).makeAsyncIterator()
+                    // A stream that never announces its cursor ends here, and the test fails, not waits.
+                    let limit = Task {
+                        try await Task.sleep(for: .seconds(30))
+                        try await outbound.close(.normalClosure, reason: nil)
+                    }
+                    defer { limit.cancel() }
+                    _ = try await Self.create(server, app, name: "Lamp", quantity: 1)
+                    let next = try await Self.page(server, app, "since=now").cursor
+                    var text = try await messages.nextText()
+                    while text.hasPrefix(#"{"progress""#), text != #"{"progress":{"cursor":"\#(next)"}}"# { text = try await messages.nextText() }
+                    received.append(text)
+                    try await outbound.close(.normalClosure, reason: nil)
+                }
+                let last = try await Self.page(server, app, "since=now").cursor
+                #expect(received.all == [#"{"progress":{"cursor":"\#(last)"}}"#])
             }
         }
     }

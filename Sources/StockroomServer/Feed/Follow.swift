@@ -112,7 +112,8 @@ extension FeedController {
                             try await deliver(.revoked)
                             return
                         }
-                        if filter.items != nil, seq > announced {
+                        // As the SSE stream's: the cursor past entries the stream hid.
+                        if seq > announced {
                             try await deliver(.progress(page.cursor))
                             announced = seq
                         } else {

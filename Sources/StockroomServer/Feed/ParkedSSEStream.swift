@@ -30,8 +30,9 @@ final class ParkedSSEStream: Sendable {
     /// Where the stream stands between rounds. Only the round in progress touches it; the lock
     /// makes the hand-over from one round's task to the next checkable.
     private let position: Mutex<(seq: Int64, idle: Bool)>
-    /// The newest cursor the client was given (a change's `id:`, or a progress event's): under an
-    /// item filter, an idle round whose cursor moved past it sends `event: progress`.
+    /// The newest cursor the client was given (a change's `id:`, or a progress event's): an idle
+    /// round whose cursor moved past it (past entries the filter, topics or owner hid) sends
+    /// `event: progress`.
     private let announced: Mutex<Int64>
 
     private init(
@@ -109,8 +110,10 @@ final class ParkedSSEStream: Sendable {
                 if idle {
                     // Idle: ask the database itself, for a revocation by another process.
                     guard try await token.isLive(force: true) else { return try await end(with: FeedController.revoked) }
-                    if start.filter.items != nil, seq > announced.withLock({ $0 }) {
-                        // The filter hid what the log gained since: the cursor moves without a change.
+                    if seq > announced.withLock({ $0 }) {
+                        // The stream's filter, topics or owner hid what the log gained since: the
+                        // cursor moves without a change, so that a reconnect starts here and not
+                        // at a seq the log may have trimmed.
                         try await send([SSEFrames.chunk(of: SSEFrames.progressEvent(page.cursor))])
                         announced.withLock { $0 = seq }
                     } else {
