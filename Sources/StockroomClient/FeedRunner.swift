@@ -151,7 +151,8 @@ struct Handover {
         events.append(.change(change))
     }
 
-    /// The position moved past changes the filter hides: resume from there, and say so when `tell`.
+    /// The position moved past changes the feed does not show (its filter, topics or their owner
+    /// hid them): resume from there, and tell the reader (`.progress`).
     mutating func moved(to cursor: FeedCursor) {
         guard lastSeq.map({ Int64(cursor.seq) > Int64($0) }) ?? true else { return }
         lastSeq = Int(cursor.seq)
