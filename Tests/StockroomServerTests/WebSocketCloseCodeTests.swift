@@ -70,10 +70,14 @@ struct WebSocketCloseCodeTests {
                 let port = try #require(client.port)
                 _ = try await client.send(.post, "/v1/items", token: app.editor, json: draftJSON(name: "Lamp"))
                 let query = "access_token=\(app.viewer)"
-                let foreign = try await Self.handshake(port: port, query: query, origin: "http://elsewhere.test")
-                #expect(foreign.opcode == 0x8)
-                #expect(Int(foreign.payload[0]) << 8 | Int(foreign.payload[1]) == 4403)
-                #expect(try Self.error(String(decoding: foreign.payload.dropFirst(2), as: UTF8.self))["code"] == "forbidden")
+                // Another site's page, and a page whose origin is opaque (a sandboxed frame any site
+                // can embed, a data: or file: page: the browser sends `null`).
+                for origin in ["http://elsewhere.test", "null"] {
+                    let foreign = try await Self.handshake(port: port, query: query, origin: origin)
+                    #expect(foreign.opcode == 0x8, "\(origin)")
+                    #expect(Int(foreign.payload[0]) << 8 | Int(foreign.payload[1]) == 4403, "\(origin)")
+                    #expect(try Self.error(String(decoding: foreign.payload.dropFirst(2), as: UTF8.self))["code"] == "forbidden")
+                }
                 // This server's own pages, allowed origins, and clients that send no web origin get the feed.
                 let others: [(String, String?)] = [
                     ("127.0.0.1:\(port)", "http://127.0.0.1:\(port)"), ("x", "http://app.test"), ("x", nil), ("x", "ws://127.0.0.1"),

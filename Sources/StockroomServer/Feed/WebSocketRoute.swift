@@ -10,9 +10,10 @@ extension FeedController {
     /// its parameters.
     @Sendable func webSocketRequest(_ request: Request, context: CallerContext) async throws -> Response {
         let caller = context.caller
-        // A WebSocket is not subject to CORS, so a browser's Origin (http or https; other clients
-        // send other schemes, or none) is checked here: a page of another origin gets no more
-        // from the WebSocket than it could from fetch or EventSource.
+        // A WebSocket is not subject to CORS, so a browser's Origin (http or https, or `null` from a
+        // sandboxed frame, a `data:` or a `file:` page; other clients send other schemes, or none)
+        // is checked here: a page of another origin gets no more from the WebSocket than it could
+        // from fetch or EventSource.
         if let origin = request.headers[.origin], Self.isWebOrigin(origin), !allowedOrigins.contains(origin),
             !Self.isSameOrigin(origin, host: request.head.authority)
         {
@@ -52,10 +53,12 @@ extension FeedController {
         return Response(status: .switchingProtocols)
     }
 
-    /// Whether `origin` is a web page's (`http://` or `https://`), as browsers send it.
+    /// Whether `origin` is a web page's as browsers send it: `http://` or `https://`, or `null`, the
+    /// opaque origin of a sandboxed frame, a `data:` or a `file:` page (which any site can embed, so
+    /// it is never this server, and never allowed: CORS does not answer it either).
     static func isWebOrigin(_ origin: String) -> Bool {
         let lowered = origin.lowercased()
-        return lowered.hasPrefix("http://") || lowered.hasPrefix("https://")
+        return lowered.hasPrefix("http://") || lowered.hasPrefix("https://") || lowered == "null"
     }
 
     /// Whether `origin` is this server as the request addressed it (`http://` or `https://` and the `Host`).
