@@ -39,6 +39,34 @@ import Testing
     }
 }
 
+extension LogOutputTests {
+    /// An output whose reader never reads (a stalled pipe) holds the writer thread in `write(2)`,
+    /// but not whoever flushes: `flush` gives up after its timeout, so the process can exit.
+    @Test func aFlushGivesUpOnAPipeNobodyReads() throws {
+        var ends: [Int32] = [0, 0]
+        guard pipe(&ends) == 0 else { throw POSIXError(.EMFILE) }
+        defer { close(ends[0]) }
+        let output = LogOutput(fileDescriptor: ends[1])
+        output.startBatching()
+        // Past the pipe's buffer (64 KiB), so that the writer blocks with lines left.
+        let line = String(repeating: "x", count: 1_023) + "\n"
+        for _ in 0..<256 { output.write(line) }
+        #expect(!output.flush(timeout: .milliseconds(200)), "the pipe cannot have taken 256 KiB")
+        // Read what waits: the writer goes on, and a flush now returns with every line written.
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        var total = 0
+        _ = fcntl(ends[0], F_SETFL, O_NONBLOCK)
+        let deadline = ContinuousClock.now + .seconds(30)
+        while total < 256 * 1_024, ContinuousClock.now < deadline {
+            let count = read(ends[0], &chunk, chunk.count)
+            if count > 0 { total += count } else { usleep(1_000) }
+        }
+        #expect(total == 256 * 1_024)
+        #expect(output.flush(timeout: .seconds(30)))
+        close(ends[1])
+    }
+}
+
 /// Runs `body` with the write end of a pipe whose read end is drained concurrently (so a full pipe
 /// never stalls a writer); closes it after and returns everything written.
 func readingPipe(_ body: (Int32) async throws -> Void) async throws -> String {

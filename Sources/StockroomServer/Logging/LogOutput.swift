@@ -15,7 +15,7 @@ import Synchronization
 /// event loop): past `capacity` unwritten bytes a line is dropped and counted, in
 /// `stockroom_log_lines_dropped_total` and in a `warning` line the writer writes once it catches
 /// up, saying how many. A line logged right before a `kill -9` may be lost; `flush()` runs before
-/// the process exits normally.
+/// the process exits normally, and gives up after `flushTimeout` on an output that takes nothing.
 public final class LogOutput: TextOutputStream, Sendable {
     /// Standard output, as the `stockroom` command logs.
     public static let standardOutput = LogOutput(fileDescriptor: STDOUT_FILENO)
@@ -154,11 +154,20 @@ public final class LogOutput: TextOutputStream, Sendable {
         thread.start()
     }
 
-    /// Returns once every line logged so far has been written.
-    public func flush() {
-        lock.lock(whenValue: .idle)
+    /// Returns once every line logged so far has been written, or once `timeout` has passed while
+    /// the output does not take them (a stalled pipe, whose reader never reads): then false, and
+    /// a process that exits leaves them unwritten rather than never exiting.
+    @discardableResult
+    public func flush(timeout: Duration = LogOutput.flushTimeout) -> Bool {
+        let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
+        guard lock.lock(whenValue: .idle, timeoutSeconds: seconds) else { return false }
         lock.unlock()
+        return true
     }
+
+    /// How long `flush` waits by default: the server's exit after a graceful shutdown waits this
+    /// long at most for its last lines, within the 5 s a shutdown may take.
+    public static let flushTimeout: Duration = .seconds(1)
 
     private func runWriter() {
         var taken: [Entry] = []
