@@ -36,20 +36,37 @@ extension AppDatabase {
     }
 
     /// Replaces the database at `path` with the backup at `source`, for a stopped server (refused
-    /// with `DatabaseFileLock.Held` while anything holds the database's lock): checks the
-    /// backup (a SQLite file, intact, with no migration this binary does not know), copies it beside
-    /// `path`, migrates the copy and gives it a new epoch, so that every cursor from before gets
-    /// `resyncRequired`, and only then moves it into place. On any error nothing is replaced.
+    /// with `DatabaseFileLock.Held` while anything holds the database's lock): checks the backup
+    /// (a SQLite file, intact, with no migration this binary does not know) in a copy beside `path`
+    /// (nothing is written beside `source`), copies it into a new file there, migrates that and
+    /// gives it a new epoch, so that every cursor from before gets `resyncRequired`, and only then
+    /// moves it into place. On any error nothing is replaced.
     public static func restore(from source: String, to path: String) throws -> BackupSummary {
         let sourceURL = URL(fileURLWithPath: source)
         guard FileManager.default.fileExists(atPath: sourceURL.path) else {
             throw BackupError("\(sourceURL.path) does not exist")
         }
+        let target = URL(fileURLWithPath: path)
+        try createFolder(forDatabase: target.path)
+        // Read from a copy beside the target, not in place: a file in WAL mode (a backup is one)
+        // opened even read-only makes `-shm` and `-wal` files beside itself, which a backup on
+        // read-only media cannot have, and which would be left beside the backup.
+        let staged = target.path + ".restore-source-\(getpid())"
+        removeDatabaseFiles(at: staged)
+        defer { removeDatabaseFiles(at: staged) }
+        do {
+            for suffix in ["", "-wal"] where suffix.isEmpty || FileManager.default.fileExists(atPath: sourceURL.path + suffix) {
+                try FileManager.default.copyItem(atPath: sourceURL.path + suffix, toPath: staged + suffix)
+                _ = chmod(staged + suffix, 0o600)
+            }
+        } catch {
+            throw BackupError("\(sourceURL.path) cannot be copied beside \(target.path): \(error)")
+        }
         var readOnly = Configuration()
         readOnly.readonly = true
         let backup: DatabaseQueue
         do {
-            backup = try DatabaseQueue(path: sourceURL.path, configuration: readOnly)
+            backup = try DatabaseQueue(path: staged, configuration: readOnly)
             _ = try backup.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master") }
         } catch {
             throw BackupError("\(sourceURL.path) is not a SQLite database: \(error)")
@@ -75,8 +92,6 @@ extension AppDatabase {
                 "\(sourceURL.path) has a newer schema (migrations \(unknown.joined(separator: ", ")) are unknown to this version); restore it with a newer stockroom")
         }
 
-        let target = URL(fileURLWithPath: path)
-        try createFolder(forDatabase: target.path)
         // Held until the new file is in place: a server that has the old one open refuses the
         // restore, and one that starts meanwhile refuses to start.
         let lock = try DatabaseFileLock(database: target.path, mode: .exclusive)

@@ -535,6 +535,12 @@ struct ProcessTests {
         let restore = try await StockroomProcess.run(["restore", "--from", backupPath, "--db-path", databasePath], in: directory, environment: [:])
         #expect(restore.status == 0, "\(restore.error)")
         #expect(restore.output.contains("new epoch"))
+        // Read from a copy: nothing written beside the backup, which may sit on read-only media.
+        for suffix in ["-wal", "-shm"] {
+            #expect(!FileManager.default.fileExists(atPath: backupPath + suffix), "\(suffix) beside the backup")
+        }
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.contains(".restore") }
+        #expect(leftovers.isEmpty, "\(leftovers)")
 
         // A server does not start on a file that a restore is replacing (here, one holding its lock).
         let restoring = try DatabaseFileLock(database: databasePath, mode: .exclusive)
