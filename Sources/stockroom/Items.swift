@@ -32,7 +32,7 @@ struct Items: AsyncParsableCommand {
             request.headers.add(name: "Authorization", value: "Bearer \(token)")
             let response: HTTPClientResponse
             do {
-                response = try await HTTPClient.shared.execute(request, timeout: .hours(24))
+                response = try await Items.client.execute(request, timeout: .hours(24))
             } catch {
                 throw Failure("cannot reach \(base): \(error)")
             }
@@ -69,6 +69,15 @@ struct Items: AsyncParsableCommand {
             }
         }
     }
+
+    /// The commands' HTTP client: `HTTPClient.shared`'s configuration, but a server that refuses
+    /// the connection, or cannot be reached, fails the command at once; the shared client retries
+    /// until its connect timeout (90 s), which looks like a hang for a mistyped `--server`.
+    static let client: HTTPClient = {
+        var configuration = HTTPClient.Configuration.singletonConfiguration
+        configuration.connectionPool.retryConnectionEstablishment = false
+        return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+    }()
 
     /// The server's address and the bearer token (`STOCKROOM_TOKEN`).
     static func connection(server: String?) throws -> (base: String, token: String) {

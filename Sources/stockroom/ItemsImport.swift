@@ -50,7 +50,7 @@ extension Items {
             request.body = .stream(FileChunks(handle: handle, progress: progress), length: .known(Int64(size)))
             let response: HTTPClientResponse
             do {
-                response = try await HTTPClient.shared.execute(request, timeout: .hours(24))
+                response = try await Items.client.execute(request, timeout: .hours(24))
             } catch {
                 throw Failure("cannot send \(file) to \(base): \(error)")
             }

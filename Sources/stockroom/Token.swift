@@ -59,12 +59,12 @@ struct Token: AsyncParsableCommand {
         func run() async throws {
             let settings = try Startup.settings(try await storage.reader())
             guard try await storage.withStorage(settings: settings, { database in try await database.revokeToken(id: TokenID(id)) }) else {
-                throw Startup.failure("no token \(id) (see `stockroom token list`)")
+                throw Startup.failure("no token \(id.terminalSafe) (see `stockroom token list`)")
             }
             // A server on this file reads the token generation every `revocationCheck`: ten of
             // those later, every one of them refuses the token.
             try await Task.sleep(for: settings.revocationCheck * 10)
-            print("Revoked \(id).")
+            print("Revoked \(id.terminalSafe).")
         }
     }
 }

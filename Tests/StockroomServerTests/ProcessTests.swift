@@ -471,6 +471,11 @@ struct ProcessTests {
         #expect(skipped.status == 0 && skipped.output.contains("imported: 1 inserted, 0 updated, 0 unchanged, 1 rejected"), "\(skipped.output)")
         let refused = try await StockroomProcess.run(["items", "import", file, "--on-error", "maybe", "--server", url], in: directory, environment: environment)
         #expect(refused.status != 0 && refused.error.contains("--on-error is abort or skip"), "\(refused.error)")
+        // A server that is not there: said at once (port 1 refuses), exit 1, for both commands.
+        for command in [["items", "import", file], ["items", "export"]] {
+            let nobody = try await StockroomProcess.run(command + ["--server", "http://127.0.0.1:1"], in: directory, environment: environment)
+            #expect(nobody.status == 1 && nobody.error.contains("127.0.0.1:1") && nobody.error.contains("refused"), "\(nobody.error)")
+        }
     }
 
     /// `backup` copies the live database while the server writes and verifies it; `restore`
