@@ -9,6 +9,12 @@ import StockroomStore
 import SystemPackage
 import Synchronization
 
+/// Where the settings come from: the providers, and the JSON types of the config file's values.
+struct SettingSources {
+    let reader: ConfigReader
+    let fileTypes: ConfigFileTypes?
+}
+
 /// Options every subcommand shares: where the database and the config file are.
 struct StorageOptions: ParsableArguments {
     @Option(name: .customLong("db-path"), help: "The SQLite file (default ./data/stockroom.sqlite; env DB_PATH).")
@@ -23,7 +29,7 @@ struct StorageOptions: ParsableArguments {
     var config: String?
 
     /// Flags first, then the environment, then the config file; built-in defaults last.
-    func reader(flags: [AbsoluteConfigKey: ConfigValue] = [:]) async throws -> ConfigReader {
+    func reader(flags: [AbsoluteConfigKey: ConfigValue] = [:]) async throws -> SettingSources {
         var values = flags
         if let dbPath { values["db.path"] = .init(.string(dbPath), isSecret: false) }
         if let dbURL { values["db.url"] = .init(.string(dbURL), isSecret: true) }
@@ -37,11 +43,13 @@ struct StorageOptions: ParsableArguments {
         } catch {
             throw Startup.usageError("cannot read the config file \(config ?? "Config/stockroom.json"): \(error)")
         }
-        return ConfigReader(providers: [
+        let path = config ?? "Config/stockroom.json"
+        let reader = ConfigReader(providers: [
             InMemoryProvider(name: "flags", values: values),
             EnvironmentVariablesProvider(),
             file,
         ])
+        return SettingSources(reader: reader, fileTypes: FileManager.default.contents(atPath: path).flatMap { ConfigFileTypes(json: $0, file: path) })
     }
 
     /// Runs `body` with the configured storage, SQLite or PostgreSQL (migrated; its services
@@ -102,9 +110,9 @@ enum Startup {
     }
 
     /// Reads the settings, or stops with exit status 64 (EX_USAGE) naming the bad setting.
-    static func settings(_ reader: ConfigReader) throws -> Settings {
+    static func settings(_ sources: SettingSources) throws -> Settings {
         do {
-            return try Settings(reader: reader)
+            return try Settings(reader: sources.reader, fileTypes: sources.fileTypes)
         } catch let error as SettingsError {
             throw usageError(error.description)
         }

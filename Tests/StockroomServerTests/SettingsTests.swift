@@ -185,4 +185,30 @@ struct SettingsTests {
             }
         }
     }
+
+    /// The JSON provider hands `true` over as 1 and `1` as `true`: the file's own types are
+    /// checked, so a boolean port, a numeric flag or a number where a name is expected stops
+    /// startup naming the file; the shipped file and values of the right types pass.
+    @Test(arguments: [
+        (#"{"http": {"port": true}}"#, "http.port", "true"), (#"{"http": {"port": false}}"#, "http.port", "false"),
+        (#"{"demo": 1}"#, "demo", "1"), (#"{"log": {"level": 3}}"#, "log.level", "3"),
+        (#"{"http": {"host": true}}"#, "http.host", "true"), (#"{"feed": {"heartbeatSeconds": [5]}}"#, "feed.heartbeatSeconds", "a list"),
+    ])
+    func aConfigFileValueOfAnotherJSONTypeIsRefused(json: String, key: String, value: String) async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("stockroom-settings-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("config.json").path
+        try Data(json.utf8).write(to: URL(fileURLWithPath: path))
+        let file = try await FileProvider<JSONSnapshot>(filePath: FilePath(path))
+        let types = try #require(ConfigFileTypes(json: Data(json.utf8), file: path))
+        #expect {
+            try Settings(reader: ConfigReader(provider: file), fileTypes: types)
+        } throws: { error in
+            "\(error)".hasPrefix("invalid setting \(key) (config file \(path)): \(value); expected ")
+        }
+        let shipped = Self.repository.appendingPathComponent("Config/stockroom.json").path
+        let shippedTypes = try #require(ConfigFileTypes(json: try Data(contentsOf: URL(fileURLWithPath: shipped)), file: shipped))
+        _ = try Settings(reader: ConfigReader(provider: try await FileProvider<JSONSnapshot>(filePath: FilePath(shipped))), fileTypes: shippedTypes)
+    }
 }

@@ -48,9 +48,10 @@ public struct Settings: Sendable {
     public static let defaultDatabasePath = "./data/stockroom.sqlite"
 
     /// Reads and checks every setting; throws a `SettingsError` naming the bad one. A value of the
-    /// wrong type is an error too, never silently replaced by the default.
-    public init(reader: ConfigReader) throws {
-        let read = SettingReader(reader)
+    /// wrong type is an error too, never silently replaced by the default; `fileTypes`, the JSON
+    /// types of the config file's values, tells a file's `true` from its `1`.
+    public init(reader: ConfigReader, fileTypes: ConfigFileTypes? = nil) throws {
+        let read = SettingReader(reader, fileTypes: fileTypes)
         host = try read.string("http.host", default: "127.0.0.1", expected: "a host name or IP address") { !$0.isEmpty }
         port = try read.int("http.port", default: 8080, in: 0...65535)
         databasePath = try read.string("db.path", default: Self.defaultDatabasePath, expected: "a file path") { !$0.isEmpty }
