@@ -139,7 +139,10 @@ final class PendingCall<Value: Sendable>: WatchedCall {
 extension PostgresStore {
     /// Runs `body` with a pooled connection (see `PostgresCalls`): `unavailable` when no connection
     /// comes within `deadline`, when the connection closes under the call, or past `bound` (nil:
-    /// none; a statement is bounded by `statement_timeout` and `lock_timeout` on the server anyway).
+    /// none, for a call that streams for as long as its client reads). `statement_timeout` and
+    /// `lock_timeout` bound a statement only while PostgreSQL answers at all: a server that stops
+    /// answering on an open connection (a frozen host, a network partition without a reset) leaves
+    /// a call waiting until its bound, `answerBound` for the reads and writes of the request path.
     /// `cancellable: false` for a batch of writes (`PostgresCommitter`): the task that runs it is
     /// one writer's, and its cancellation (its client went away) must not fail the others' writes.
     func leased<Value: Sendable>(
@@ -160,6 +163,10 @@ extension PostgresStore {
             }
         }
     }
+
+    /// The bound of a request's reads and of a write batch's transaction: `statement_timeout`, which
+    /// no statement of a PostgreSQL that answers outlasts, so past it the server is not answering.
+    var answerBound: Duration { deadline * 2 }
 
     /// Runs `body` (storage calls) and answers `unavailable` past `deadline`, whatever `body` does.
     func withDeadline<Value: Sendable>(_ deadline: Duration, _ body: @escaping @Sendable () async throws -> Value) async throws -> Value {
@@ -186,7 +193,8 @@ extension PostgresStore {
                         error = .unavailable(
                             "the connection to PostgreSQL closed during the call (a write's outcome is unknown: a retry with the same Idempotency-Key is safe)")
                     } else if let bound = call.bound, elapsed > bound {
-                        error = .unavailable("PostgreSQL did not answer within \(bound)")
+                        error = .unavailable(
+                            "PostgreSQL did not answer within \(bound) (a write's outcome is unknown: a retry with the same Idempotency-Key is safe)")
                         // Stuck: the pool replaces a connection that closes.
                         Task { try? await connection.close() }
                     } else {

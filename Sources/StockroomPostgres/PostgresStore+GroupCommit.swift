@@ -53,7 +53,7 @@ extension PostgresStore {
     func apply(_ batch: [any PostgresQueuedWrite]) async -> [any PostgresQueuedWrite] {
         for job in batch { job.enterBatch() }
         do {
-            return await answer(try await transaction { try await self.applyTogether(batch, $0) })
+            return await answer(try await transaction(of: batch) { try await self.applyTogether(batch, $0) })
         } catch is OneWriteFailed {
             committer.countBatchRunAgain()
         } catch {
@@ -62,17 +62,20 @@ extension PostgresStore {
             return []
         }
         do {
-            return await answer(try await transaction { try await self.applyInSavepoints(batch, $0) })
+            return await answer(try await transaction(of: batch) { try await self.applyInSavepoints(batch, $0) })
         } catch {
             fail(batch, error)
             return []
         }
     }
 
-    /// Runs `body` in one transaction on a pooled connection, whatever happens to the task that
-    /// runs it (`leased(cancellable: false)`).
-    private func transaction(_ body: @escaping @Sendable (PostgresWrite) async throws -> BatchOutcome) async throws -> BatchOutcome {
-        try await leased(cancellable: false) { connection in
+    /// Runs `body`, `batch`'s work, in one transaction on a pooled connection, whatever happens to
+    /// the task that runs it (`leased(cancellable: false)`): within `answerBound`, but for a write
+    /// that runs alone (an import, whose many statements may take minutes).
+    private func transaction(
+        of batch: [any PostgresQueuedWrite], _ body: @escaping @Sendable (PostgresWrite) async throws -> BatchOutcome
+    ) async throws -> BatchOutcome {
+        try await leased(bound: batch.contains(where: \.alone) ? nil : answerBound, cancellable: false) { connection in
             try await Self.transaction(on: connection, logger: self.logger) { connection in
                 try await body(PostgresWrite(connection: connection, logger: self.logger, epoch: self.epoch, sender: self.sender))
             }

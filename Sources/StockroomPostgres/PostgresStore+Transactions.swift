@@ -44,10 +44,10 @@ extension PostgresStore {
     static let attempts = 5
 
     /// Runs `body` on a pooled connection outside any explicit transaction (each statement its own
-    /// snapshot), mapping storage failures to `unavailable`.
+    /// snapshot), mapping storage failures to `unavailable`; bounded by `answerBound`.
     func read<Value: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> Value) async throws -> Value {
         do {
-            return try await leased(body)
+            return try await leased(bound: answerBound, body)
         } catch {
             throw Self.mapped(error)
         }
