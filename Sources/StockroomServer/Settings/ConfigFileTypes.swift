@@ -1,4 +1,6 @@
 import Foundation
+import StockroomCore
+import StockroomWire
 
 /// The JSON type of each value of a config file, by its setting's key (`{"http": {"port": 8080}}`:
 /// `http.port`, a number).
@@ -22,10 +24,12 @@ public struct ConfigFileTypes: Sendable {
     /// The types of the values of the JSON object in `data`; nil when it is not one (the
     /// provider's own reading says what is wrong then).
     public init?(json data: Data, file: String) {
-        guard case .object(let members)? = try? JSONDecoder().decode(Node.self, from: data) else { return nil }
+        // `JSONValue`'s decoding tells booleans from numbers: `JSONDecoder` reads `1` as no `Bool`
+        // and `true` as no `Double`.
+        guard case .object(let members)? = try? JSONDecoder().decode(JSONValue.self, from: data) else { return nil }
         self.file = file
         var values: [String: (kind: Kind, text: String)] = [:]
-        func add(_ node: Node, at key: String) {
+        func add(_ node: JSONValue, at key: String) {
             switch node {
             case .object(let members):
                 values[key] = (.object, "an object")
@@ -43,27 +47,4 @@ public struct ConfigFileTypes: Sendable {
 
     /// The JSON type and text of the value at `key`, nil when the file has none.
     func value(_ key: String) -> (kind: Kind, text: String)? { values[key] }
-
-    /// A JSON value, its booleans and numbers told apart (`JSONDecoder` does not read `1` as a
-    /// `Bool`, nor `true` as a `Double`).
-    private indirect enum Node: Decodable {
-        case null, bool(Bool), number(Double), string(String), array([Node]), object([String: Node])
-
-        init(from decoder: any Decoder) throws {
-            let container = try decoder.singleValueContainer()
-            if container.decodeNil() {
-                self = .null
-            } else if let flag = try? container.decode(Bool.self) {
-                self = .bool(flag)
-            } else if let number = try? container.decode(Double.self) {
-                self = .number(number)
-            } else if let text = try? container.decode(String.self) {
-                self = .string(text)
-            } else if let list = try? container.decode([Node].self) {
-                self = .array(list)
-            } else {
-                self = .object(try container.decode([String: Node].self))
-            }
-        }
-    }
 }
