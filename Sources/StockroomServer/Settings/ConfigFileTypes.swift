@@ -1,6 +1,6 @@
 import Foundation
 import StockroomCore
-import StockroomWire
+import StockroomWire  // needed: JSONValue's Decodable conformance
 
 /// The JSON type of each value of a config file, by its setting's key (`{"http": {"port": 8080}}`:
 /// `http.port`, a number).
