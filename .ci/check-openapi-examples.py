@@ -6,8 +6,8 @@ that has an `example` or `examples` is checked against its `schema` (JSON Schema
 document's own components resolved). Schemathesis checks the server's answers against the
 schemas; this checks that what a reader copies from the document is an answer the server gives.
 Prints each misfit as `METHOD PATH STATUS EXAMPLE: message at path` and exits 1 if there is one.
-Usage: python .ci/check-openapi-examples.py   (needs PyYAML, jsonschema and referencing, which
-schemathesis brings: .ci/run runs it with that virtual environment's python)
+Usage: python .ci/check-openapi-examples.py   (needs PyYAML and jsonschema, which .ci/run installs
+in its virtual environment and runs it with)
 """
 import json
 import os
