@@ -95,7 +95,7 @@ struct NavigationController {
             let why = if case .openURL = command { "it opens a screen that writes an item" } else { "it writes an item" }
             throw APIError.forbidden("role \(caller.role.rawValue) may not \(command.name): \(why) (editors and admins only)")
         }
-        guard let clientID = named else { throw APIError.invalidParameter("clientID", ClientID.rule) }
+        let clientID = try ClientID.required(named)
         let epoch = database.epoch
         let idempotency = try request.idempotency(user: caller.user, scope: .client(clientID), body: body.bytes) {
             (outcome: CommandOutcome) in try Self.commandReply(outcome, epoch: epoch)
@@ -120,10 +120,7 @@ struct NavigationController {
 
     /// The path's clientID; `400 invalidParameter` when malformed.
     static func clientID(_ context: CallerContext) throws -> ClientID {
-        guard let clientID = ClientID(context.parameters.get("clientID") ?? "") else {
-            throw APIError.invalidParameter("clientID", ClientID.rule)
-        }
-        return clientID
+        try ClientID.required(ClientID(context.parameters.get("clientID") ?? ""))
     }
 
     static func navigationReply(_ navigation: Navigation) throws -> Reply {

@@ -80,10 +80,7 @@ extension FeedController {
     func parameters(of request: Request, lastEventID: String? = nil) throws -> Parameters {
         let topics = try Self.topics(request)
         let start = try start(of: request, lastEventID: lastEventID)
-        let clientID = try request.query("clientID").map { raw in
-            guard let clientID = ClientID(raw) else { throw APIError.invalidParameter("clientID", ClientID.rule) }
-            return clientID
-        }
+        let clientID = try request.query("clientID").map { try ClientID.required(ClientID($0)) }
         let filterText = try Self.filterText(request, name: "filter")
         return Parameters(topics: topics, start: start, clientID: clientID, filterText: filterText)
     }

@@ -280,3 +280,12 @@ extension APIError {
         }
     }
 }
+
+extension ClientID {
+    /// A clientID that parsed (a path's or a query's); `400 invalidParameter` on `clientID` when it
+    /// did not.
+    static func required(_ clientID: ClientID?) throws -> ClientID {
+        guard let clientID else { throw APIError.invalidParameter("clientID", ClientID.rule) }
+        return clientID
+    }
+}
