@@ -185,6 +185,7 @@ struct PostgresRouteTests {
             let write = try await client.send(.post, "/v1/items", token: erin, json: draftJSON(name: "During"))
             #expect(write.status == .serviceUnavailable)
             #expect(write.errorCode == "unavailable")
+            #expect(write.headers[.retryAfter] == "1")
 
             try await postgres.resume()
             try await eventually("/ready says 200 again", timeout: .seconds(60), interval: .milliseconds(100)) {

@@ -37,6 +37,7 @@ struct ReliabilityTests {
                 let full = try #require(refused, "the capped database never filled up")
                 #expect(full.status == .serviceUnavailable)
                 #expect(full.errorCode == "unavailable")
+                #expect(full.headers[.retryAfter] == "1", "a storage refusal says when to try again")
 
                 let notReady = try await Self.ready(client, until: .serviceUnavailable)
                 #expect(notReady.errorCode == "unavailable")

@@ -25,9 +25,7 @@ struct OperationsController {
         router.getAndHead("health") { _, _ in Reply.json(writing: StatusBody.ok).response }
         router.getAndHead("ready") { [readiness] _, _ in
             if let reason = await readiness.reason() {
-                var error = APIError(.unavailable, "not ready: \(reason)")
-                error.headers[.retryAfter] = "1"
-                throw error
+                throw APIError(.unavailable, "not ready: \(reason)")
             }
             return Reply.json(writing: StatusBody.ok).response
         }

@@ -32,12 +32,14 @@ public struct APIError: Error, HTTPResponseError, Sendable {
     public var status: HTTPResponse.Status { code.status ?? otherStatus }
     private var otherStatus: HTTPResponse.Status = .internalServerError
 
-    /// Creates an error.
+    /// Creates an error. An `unavailable` says when to try again: `Retry-After: 1` (a refusal over
+    /// a cap sets its own).
     public init(_ code: Code, _ message: String, field: String? = nil, current: Item? = nil) {
         self.code = code
         self.message = message
         self.field = field
         self.current = current
+        if code == .unavailable { headers[.retryAfter] = "1" }
     }
 
     static func unauthorized(_ message: String) -> APIError {
