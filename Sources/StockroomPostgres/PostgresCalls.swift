@@ -32,6 +32,8 @@ final class PostgresCalls: Sendable {
 protocol WatchedCall: Sendable {
     var started: ContinuousClock.Instant { get }
     var bound: Duration? { get }
+    /// The call commits writes: when it is abandoned, their outcome is unknown.
+    var writes: Bool { get }
     var connection: PostgresConnection? { get }
     /// Counts the watchdog's rounds that found the connection closed.
     func sawClosedConnection() -> Int
@@ -41,6 +43,7 @@ protocol WatchedCall: Sendable {
 /// One call: its connection once it has one, and its caller's continuation, resumed once.
 final class PendingCall<Value: Sendable>: WatchedCall {
     let started = ContinuousClock.now
+    let writes: Bool
     private let state: Mutex<State>
 
     private struct State {
@@ -52,7 +55,8 @@ final class PendingCall<Value: Sendable>: WatchedCall {
         var work: Task<Void, Never>?
     }
 
-    init(bound: Duration?) {
+    init(bound: Duration?, writes: Bool = false) {
+        self.writes = writes
         state = Mutex(State(bound: bound))
     }
 
@@ -146,14 +150,14 @@ extension PostgresStore {
     /// `cancellable: false` for a batch of writes (`PostgresCommitter`): the task that runs it is
     /// one writer's, and its cancellation (its client went away) must not fail the others' writes.
     func leased<Value: Sendable>(
-        bound: Duration? = nil, cancellable: Bool = true, _ body: @escaping @Sendable (PostgresConnection) async throws -> Value
+        bound: Duration? = nil, writes: Bool = false, cancellable: Bool = true, _ body: @escaping @Sendable (PostgresConnection) async throws -> Value
     ) async throws -> Value {
         await started.wait()
         if let epoch = replacedEpoch.withLock({ $0 }) {
             throw StoreError.unavailable(
                 "the database was given a new epoch (\(epoch), a restore) since this daemon started: restart it")
         }
-        let call = PendingCall<Value>(bound: bound)
+        let call = PendingCall<Value>(bound: bound, writes: writes)
         let id = calls.insert(call)
         defer { calls.remove(id) }
         return try await call.run(cancellable: cancellable) {
@@ -187,14 +191,13 @@ extension PostgresStore {
             for (id, call) in calls.inFlight {
                 let elapsed = call.started.duration(to: now)
                 let error: StoreError?
+                let unknown = call.writes ? " (a write's outcome is unknown: a retry with the same Idempotency-Key is safe)" : ""
                 if let connection = call.connection {
                     if connection.isClosed, call.sawClosedConnection() >= 2 {
                         // Two rounds apart, so that NIO has failed whatever it was going to fail.
-                        error = .unavailable(
-                            "the connection to PostgreSQL closed during the call (a write's outcome is unknown: a retry with the same Idempotency-Key is safe)")
+                        error = .unavailable("the connection to PostgreSQL closed during the call\(unknown)")
                     } else if let bound = call.bound, elapsed > bound {
-                        error = .unavailable(
-                            "PostgreSQL did not answer within \(bound) (a write's outcome is unknown: a retry with the same Idempotency-Key is safe)")
+                        error = .unavailable("PostgreSQL did not answer within \(bound)\(unknown)")
                         // Stuck: the pool replaces a connection that closes.
                         Task { try? await connection.close() }
                     } else {

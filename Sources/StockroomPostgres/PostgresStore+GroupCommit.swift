@@ -75,7 +75,8 @@ extension PostgresStore {
     private func transaction(
         of batch: [any PostgresQueuedWrite], _ body: @escaping @Sendable (PostgresWrite) async throws -> BatchOutcome
     ) async throws -> BatchOutcome {
-        try await leased(bound: batch.contains(where: \.alone) ? nil : answerBound, cancellable: false) { connection in
+        let bound = batch.contains(where: \.alone) ? nil : answerBound
+        return try await leased(bound: bound, writes: true, cancellable: false) { connection in
             try await Self.transaction(on: connection, logger: self.logger) { connection in
                 try await body(PostgresWrite(connection: connection, logger: self.logger, epoch: self.epoch, sender: self.sender))
             }
