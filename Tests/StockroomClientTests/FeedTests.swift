@@ -4,6 +4,7 @@ import StockroomClient
 import StockroomCore
 import StockroomStorage
 import StockroomStore
+import TestSupport
 import Testing
 
 @Suite("The feed across drops, restarts and resyncs", .timeLimit(.minutes(10)))
@@ -134,6 +135,51 @@ struct FeedTests {
             #expect(serverItems.map(\.name) == ["Kept, renamed", "Offline 0", "Offline 1", "Offline 2"])
             #expect(store.items == serverItems)
             #expect(written.allSatisfy { store.itemsByID[$0.id] == $0 })
+        }
+    }
+
+    /// A feed started from a cursor the log no longer holds, on a server that is up all along,
+    /// answers with a snapshot (`.resync`) and follows on from it, over every transport (over a
+    /// WebSocket the refusal is the close code 4410 right after the upgrade).
+    @Test(arguments: testedTransports)
+    func aFeedFromATrimmedCursorResyncsAndGoesOn(over transport: FeedTransport) async throws {
+        let trimming: [AbsoluteConfigKey: ConfigValue] = [
+            "feed.retention.maxEntries": .init(.int(2), isSecret: false),
+            "feed.retention.intervalSeconds": .init(.int(1), isSecret: false),
+        ]
+        try await withServer(settings: trimming) { server in
+            let client = try server.client()
+            let old = try await client.changes(from: .now).cursor
+            for index in 0..<6 { _ = try await client.createItem(.named("Crate \(index)")) }
+            try await eventually("the log is trimmed past the cursor") {
+                do {
+                    _ = try await client.changes(from: .after(old))
+                    return false
+                } catch let error as StockroomError {
+                    return error.status == 410
+                }
+            }
+            // A feed that never resyncs is cut after 30 s (the test then fails rather than waits).
+            let outcome = try await withThrowingTaskGroup(of: (Snapshot, Item, [Change])?.self) { group in
+                group.addTask {
+                    var feed = client.feed(from: .after(old), options: FeedOptions(transport: transport)).makeAsyncIterator()
+                    while let event = try await feed.next() {
+                        guard case .resync(let snapshot) = event else { continue }
+                        let next = try await client.createItem(.named("After"))
+                        return (snapshot, next, try await Self.read(&feed, changes: 1).changes)
+                    }
+                    return nil
+                }
+                group.addTask {
+                    try await Task.sleep(for: .seconds(30))
+                    return nil
+                }
+                defer { group.cancelAll() }
+                return try await group.next() ?? nil
+            }
+            let (snapshot, next, changes) = try #require(outcome, "the feed resynced within 30 s")
+            #expect(snapshot.items.map(\.name) == (0..<6).map { "Crate \($0)" })
+            #expect(changes.first?.item?.id == next.id)
         }
     }
 

@@ -67,7 +67,18 @@ final class WebSocketUpgrade: Sendable {
 
     /// Closes a WebSocket with a contract error: code `4000 + status`, the error body as the reason.
     /// Every refusal and every error that ends a WebSocket goes through here.
+    ///
+    /// The close frame waits `closeDelay` first. A refusal (a `410` cursor, a cap) comes right
+    /// after the `101`, and WSCore ends the connection's output as it sends the close frame: a
+    /// client still in its HTTP upgrade when the `101`, the close frame and the end of the stream
+    /// reach it together can lose the last two. swift-nio's client upgrade, which the SDK's
+    /// WebSocket client runs on, did so on a loaded machine, and then its feed waited for an
+    /// unanswered ping (22.5 s by default) before trying again, and could lose the refusal again.
     static func close(_ outbound: WebSocketOutboundWriter, with error: APIError) async throws {
+        try? await Task.sleep(for: closeDelay)
         try await outbound.close(closeCode(for: error), reason: closeReason(for: error))
     }
+
+    /// How long a close for an error waits after what came before it (see `close(_:with:)`).
+    static let closeDelay: Duration = .milliseconds(50)
 }
