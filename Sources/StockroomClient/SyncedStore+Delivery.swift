@@ -98,7 +98,7 @@ extension SyncedStore {
         let waiting = waiters.removeValue(forKey: queued.id) ?? []
         // Whoever waits for this answer sees the state after it.
         if waiting.isEmpty { rebaseSoon() } else { rebase() }
-        for waiter in waiting { waiter.resume(returning: answer) }
+        for waiter in waiting { waiter.continuation.resume(returning: answer) }
     }
 
     func refused(_ queued: QueuedWrite, with error: StockroomError) {
@@ -110,7 +110,7 @@ extension SyncedStore {
         if let current = error.currentItem { confirmAnswered(current) }
         failedWrites.append(WriteFailure(id: queued.id, write: queued.write, error: error, at: Date()))
         rebase()
-        for waiter in waiters.removeValue(forKey: queued.id) ?? [] { waiter.resume(throwing: error) }
+        for waiter in waiters.removeValue(forKey: queued.id) ?? [] { waiter.continuation.resume(throwing: error) }
     }
 
     /// Takes an answered write out of `pendingWrites` (the first, as a rule: delivery is in order).

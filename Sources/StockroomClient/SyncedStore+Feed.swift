@@ -74,7 +74,7 @@ extension SyncedStore {
             isLoaded = true
             let waiting = loadWaiters
             loadWaiters = []
-            for waiter in waiting { waiter.resume() }
+            for waiter in waiting { waiter.continuation.resume() }
         }
     }
 

@@ -97,11 +97,15 @@ public final class SyncedStore {
 
     @ObservationIgnored let tasks = TaskBag()
     @ObservationIgnored let wakeup = Wakeup()
-    @ObservationIgnored var waiters: [QueuedWrite.ID: [CheckedContinuation<WriteAnswer, any Error>]] = [:]
+    @ObservationIgnored var waiters: [QueuedWrite.ID: [AnswerWaiter]] = [:]
     @ObservationIgnored var deliveryAttempt = 0
     /// Server errors answered to the command at the head of the queue (`Options.serverErrorAttempts`).
     @ObservationIgnored var serverErrors = 0
-    @ObservationIgnored var loadWaiters: [CheckedContinuation<Void, Never>] = []
+    @ObservationIgnored var loadWaiters: [LoadWaiter] = []
+    /// Names each waiter, so that a cancelled one is found again.
+    @ObservationIgnored var nextWaiterToken = 0
+    /// `stop()` was called and `start()` not since: nothing is delivered, so no answer comes.
+    @ObservationIgnored var stopped = false
     /// The task following the feed (also in `tasks`), replaced when the filter changes.
     @ObservationIgnored var feedTask: Task<Void, Never>?
 
@@ -186,6 +190,7 @@ public final class SyncedStore {
     /// Takes a snapshot, follows the feed, and delivers queued commands, until `stop()`.
     public func start() {
         guard tasks.isEmpty else { return }
+        stopped = false
         connection = .connecting
         follow(from: .snapshot)
         // The delivery loop holds the store only while it delivers, not while it waits.
@@ -210,17 +215,19 @@ public final class SyncedStore {
 
     /// Stops following the feed and delivering commands; queued commands stay in the queue. Callers
     /// waiting in `perform` get `CancellationError`; `waitUntilLoaded` and `waitUntilDelivered` return.
+    /// Until `start()` again, so do those called after it (a command `perform` queues stays queued).
     public func stop() {
+        stopped = true
         tasks.cancelAll()
         flushRebase()
         feedTask = nil
         connection = .idle
         let waiting = waiters.values.flatMap { $0 }
         waiters = [:]
-        for continuation in waiting { continuation.resume(throwing: CancellationError()) }
+        for waiter in waiting { waiter.continuation.resume(throwing: CancellationError()) }
         let loading = loadWaiters
         loadWaiters = []
-        for continuation in loading { continuation.resume() }
+        for waiter in loading { waiter.continuation.resume() }
     }
 
     // MARK: - Commands
@@ -247,7 +254,9 @@ public final class SyncedStore {
     }
 
     /// Sends `command` like `send(_:)` and waits for the server's answer: its result, or the
-    /// `StockroomError` it was refused with. While offline it waits until the server answers.
+    /// `StockroomError` it was refused with. While offline it waits until the server answers. When
+    /// the calling task is cancelled, or the store is stopped, it throws `CancellationError` and the
+    /// command stays queued.
     @discardableResult
     public func perform(_ command: Command) async throws -> CommandResult {
         let queued = try send(command)
@@ -255,21 +264,55 @@ public final class SyncedStore {
         return result
     }
 
-    /// Waits for the server's answer to `queued`, or the error it was refused with.
+    /// Waits for the server's answer to `queued`, or the error it was refused with; `CancellationError`
+    /// when the calling task is cancelled or the store is stopped.
     func answer(to queued: QueuedWrite) async throws -> WriteAnswer {
-        try await withCheckedThrowingContinuation { continuation in
-            waiters[queued.id, default: []].append(continuation)
+        if stopped { throw CancellationError() }
+        let token = takeWaiterToken()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                guard !Task.isCancelled else { return continuation.resume(throwing: CancellationError()) }
+                waiters[queued.id, default: []].append(AnswerWaiter(token: token, continuation: continuation))
+            }
+        } onCancel: {
+            Task { @MainActor [weak self] in self?.cancelAnswerWaiter(queued.id, token: token) }
         }
     }
 
-    /// Waits until the first snapshot is loaded (at once if it is), or the store stops; while the
-    /// server cannot be reached that is until it can.
-    public func waitUntilLoaded() async {
-        guard !isLoaded else { return }
-        await withCheckedContinuation { loadWaiters.append($0) }
+    private func cancelAnswerWaiter(_ id: QueuedWrite.ID, token: Int) {
+        guard var waiting = waiters[id], let index = waiting.firstIndex(where: { $0.token == token }) else { return }
+        let waiter = waiting.remove(at: index)
+        waiters[id] = waiting.isEmpty ? nil : waiting
+        waiter.continuation.resume(throwing: CancellationError())
     }
 
-    /// Waits until every write queued so far has been answered by the server (applied or refused).
+    private func takeWaiterToken() -> Int {
+        defer { nextWaiterToken += 1 }
+        return nextWaiterToken
+    }
+
+    /// Waits until the first snapshot is loaded (at once if it is), the store is stopped or the
+    /// calling task is cancelled; while the server cannot be reached that is until it can.
+    public func waitUntilLoaded() async {
+        guard !isLoaded, !stopped else { return }
+        let token = takeWaiterToken()
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                guard !Task.isCancelled else { return continuation.resume() }
+                loadWaiters.append(LoadWaiter(token: token, continuation: continuation))
+            }
+        } onCancel: {
+            Task { @MainActor [weak self] in self?.cancelLoadWaiter(token: token) }
+        }
+    }
+
+    private func cancelLoadWaiter(token: Int) {
+        guard let index = loadWaiters.firstIndex(where: { $0.token == token }) else { return }
+        loadWaiters.remove(at: index).continuation.resume()
+    }
+
+    /// Waits until every write queued so far has been answered by the server (applied or refused),
+    /// the store is stopped or the calling task is cancelled.
     public func waitUntilDelivered() async {
         guard let last = pendingWrites.last else { return }
         _ = try? await answer(to: last)
@@ -294,4 +337,16 @@ public final class SyncedStore {
     public func dismissFailedWrite(_ id: WriteFailure.ID) {
         failedWrites.removeAll { $0.id == id }
     }
+}
+
+/// A caller waiting for a write's answer (`SyncedStore.answer(to:)`).
+struct AnswerWaiter {
+    let token: Int
+    let continuation: CheckedContinuation<WriteAnswer, any Error>
+}
+
+/// A caller waiting for the first snapshot (`SyncedStore.waitUntilLoaded()`).
+struct LoadWaiter {
+    let token: Int
+    let continuation: CheckedContinuation<Void, Never>
 }
