@@ -29,8 +29,9 @@ extension SyncedStore {
 
     /// Follows `new` (nil: every item) instead of the store's filter, without a refetch: the server
     /// sends what the store lacks under `new` and the ids it no longer follows (``StockroomClient/refilter(from:to:since:)``),
-    /// and the feed goes on from there. Before the first snapshot, or after a `410`, the store
-    /// reloads under `new` from a snapshot instead.
+    /// the changes of the store's other topics (navigation, presence) up to the same cursor are
+    /// read beside it, and the feed goes on from there. Before the first snapshot, or after a `410`,
+    /// the store reloads under `new` from a snapshot instead. A store stopped meanwhile stays stopped.
     public func setFilter(_ new: ItemFilter?) async throws {
         guard new != filter else { return }
         let old = filter
@@ -42,18 +43,23 @@ extension SyncedStore {
         feedTask?.cancel()
         feedTask = nil
         let delta: FilterDelta
+        let others: [Change]
         do {
             delta = try await client.refilter(from: old, to: new, since: since)
+            others = try await changesBesideItems(after: since, through: delta.cursor)
         } catch let error as StockroomError where error.code == .resyncRequired {
+            guard !stopped else { return }
             filter = new
             follow(from: .snapshot)
             return
         } catch {
             // Not changed: the feed goes on under the old filter.
-            follow(from: .after(since))
+            if !stopped { follow(from: .after(since)) }
             throw error
         }
+        guard !stopped else { return }
         filter = new
+        for change in others { apply(change) }
         for id in delta.removed { confirmDeparture(of: id) }
         for item in delta.items {
             departed.remove(item.id)
@@ -62,6 +68,22 @@ extension SyncedStore {
         cursor = delta.cursor
         rebase()
         follow(from: .after(delta.cursor))
+    }
+
+    /// The changes of the store's feed topics other than items after `since`, up to `end`: what a
+    /// refilter's delta (items only) leaves out between the store's cursor and its own.
+    private func changesBesideItems(after since: FeedCursor, through end: FeedCursor) async throws -> [Change] {
+        let topics = options.feed.topics.subtracting([.items])
+        guard !topics.isEmpty else { return [] }
+        var changes: [Change] = []
+        var position = since
+        while position.seq < end.seq {
+            let batch = try await client.changes(from: .after(position), limit: 1000, topics: topics)
+            changes += batch.changes.prefix { Int64($0.seq) <= end.seq }
+            guard batch.hasMore else { break }
+            position = batch.cursor
+        }
+        return changes
     }
 
     /// Takes an item the server answered with (a command's, a refusal's current item): under a

@@ -68,6 +68,53 @@ struct FilteredStoreTests {
 
     /// A save that takes the item out of the store's filter: the answer does not put it back in
     /// the store, whichever of the answer and the feed's move out comes first.
+    /// A filter changed in place keeps the store's other topics: a device's navigation that
+    /// committed after the store's cursor, and that its feed had not yet applied, is not skipped
+    /// by the jump to the refilter's cursor.
+    @Test func aFilterChangedInPlaceKeepsTheNavigationWrittenMeanwhile() async throws {
+        try await withServer { server in
+            let client = try server.client()
+            _ = try await client.createItem(.named("Cable", quantity: 3))
+            let store = try SyncedStore(client: client, clientID: "phone", queue: .inMemory(), options: testStoreOptions)
+            store.start()
+            defer { store.stop() }
+            try await waitUntil(store, "the snapshot") { $0.isLoaded && $0.connection == .online }
+
+            // The laptop's command commits while this actor is held, so the store's feed cannot
+            // apply it before the filter changes (which cancels that feed at once).
+            let committed = DispatchSemaphore(value: 0)
+            Task.detached {
+                _ = try? await client.send(.selectTab(tab: .settings), from: "laptop")
+                committed.signal()
+            }
+            committed.wait()
+            try await store.setFilter(try ItemFilter(parsing: "quantity >= 1"))
+            try await waitUntil(store, timeout: .seconds(20), "the laptop's tab") { $0.device("laptop")?.state.tab == .settings }
+        }
+    }
+
+    /// A store stopped while its filter changes stays stopped: the refilter's answer does not
+    /// start a feed again.
+    @Test func aStoreStoppedWhileItsFilterChangesStaysStopped() async throws {
+        try await withServer { server in
+            let client = try server.client()
+            _ = try await client.createItem(.named("Cable", quantity: 3))
+            let store = try SyncedStore(client: client, clientID: "phone", queue: .inMemory(), options: testStoreOptions)
+            store.start()
+            try await waitUntil(store, "the snapshot") { $0.isLoaded && $0.connection == .online }
+            let change = Task { try await store.setFilter(try ItemFilter(parsing: "quantity >= 1")) }
+            await Task.yield()
+            store.stop()
+            _ = await change.result
+            // A feed started again would mark the store connecting, then online, on this actor.
+            for _ in 0..<100 { await Task.yield() }
+            let later = try await client.createItem(.named("Lamp", quantity: 4))
+            try await Task.sleep(for: .milliseconds(500))
+            #expect(store.connection == .idle)
+            #expect(store.itemsByID[later.id] == nil)
+        }
+    }
+
     @Test func anAnswerDoesNotBringBackAnItemOutsideTheFilter() async throws {
         try await withServer { server in
             let client = try server.client()
