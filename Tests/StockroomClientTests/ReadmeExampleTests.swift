@@ -1,5 +1,5 @@
-import Foundation
-import Observation
+import Foundation        // URL
+import Observation       // withObservationTracking
 import StockroomClient
 import Testing
 
@@ -38,10 +38,10 @@ struct ReadmeExampleTests {
             contentsOf: here.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
                 .appendingPathComponent("README.md"), encoding: .utf8)
         let section = try #require(readme.range(of: "## Use it from a Swift app"))
-        let start = try #require(readme.range(of: "```swift\nimport StockroomClient\n", range: section.upperBound..<readme.endIndex))
+        let start = try #require(readme.range(of: "```swift\nimport Foundation", range: section.upperBound..<readme.endIndex))
         let end = try #require(readme.range(of: "```", range: start.upperBound..<readme.endIndex))
-        let lines = readme[start.upperBound..<end.lowerBound].split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
-        #expect(lines.count >= 15)
+        let lines = readme[readme.index(start.lowerBound, offsetBy: 9)..<end.lowerBound].split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+        #expect(lines.count >= 15 && lines.contains("import StockroomClient"), "\(lines)")
         for line in lines where !line.isEmpty {
             #expect(source.contains(line), "README line not in the tested example: \(line)")
         }
