@@ -69,11 +69,18 @@ extension StockroomClient {
     }
 
     /// One batch of changes after `start` (`GET /v1/changes`); with `wait` it long-polls up to that long
-    /// for a change. A cursor the server no longer has throws `resyncRequired` (410).
+    /// for a change (in whole seconds, a part of one rounded up). A cursor the server no longer has throws `resyncRequired` (410).
     public func changes(
         from start: FeedStart, limit: Int = 100, topics: Set<Topic> = Set(Topic.allCases), filter: ItemFilter? = nil, wait: Duration? = nil
     ) async throws -> ChangeBatch {
         try await changePage(from: start, limit: limit, topics: topics, filter: filter, wait: wait).batch
+    }
+
+    /// `wait=` in the whole seconds the server takes: a part of one rounds up, so that a long-poll
+    /// never waits less than asked (a wait under a second is not a poll without waiting).
+    static func waitParameter(_ wait: Duration) -> String {
+        let (seconds, attoseconds) = wait.components
+        return "\(max(0, seconds + (attoseconds > 0 ? 1 : 0)))"
     }
 
     /// `changes(from:…)`, and the bytes of the answer's body (what a feed's buffer counts).
@@ -83,7 +90,7 @@ extension StockroomClient {
         var query: [(String, String?)] = [
             ("since", Self.since(start)), ("limit", "\(limit)"), ("topics", Self.topics(topics)), ("filter", filter?.text),
         ]
-        if let wait { query.append(("wait", "\(wait.components.seconds)")) }
+        if let wait { query.append(("wait", Self.waitParameter(wait))) }
         let (batch, answer) = try await call(ChangeBatch.self, .GET, "/v1/changes", query: query)
         return (batch, answer.body.count)
     }

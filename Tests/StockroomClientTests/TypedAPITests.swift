@@ -4,6 +4,14 @@ import Testing
 
 @Suite("The typed API against a live server", .timeLimit(.minutes(10)))
 struct TypedAPITests {
+    /// A long-poll's wait goes in whole seconds, a part of one rounded up: never shorter than asked.
+    @Test func aWaitIsSentInWholeSecondsRoundedUp() {
+        #expect(StockroomClient.waitParameter(.seconds(5)) == "5")
+        #expect(StockroomClient.waitParameter(.milliseconds(1500)) == "2")
+        #expect(StockroomClient.waitParameter(.milliseconds(500)) == "1")
+        #expect(StockroomClient.waitParameter(.zero) == "0")
+    }
+
     @Test func itemsPageAsAnAsyncSequenceAndWritesCarryTheirETag() async throws {
         try await withServer { server in
             let client = try server.client()
