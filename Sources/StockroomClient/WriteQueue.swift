@@ -181,7 +181,7 @@ public struct WriteQueue: Sendable {
 
         struct UnknownKind: Error, CustomStringConvertible {
             let kind: String
-            var description: String { "a queued write of unknown kind \(kind)" }
+            var description: String { "a queued write of unknown kind \(kind) (a queue file written by a newer SDK?)" }
         }
 
         static func encode(_ write: Write) throws -> (kind: String, payload: String) {
@@ -201,6 +201,9 @@ public struct WriteQueue: Sendable {
             let decoder = JSONCoding.decoder()
             let data = Data(payload.utf8)
             if kind == "command" { return .command(try decoder.decode(Command.self, from: data)) }
+            // The kind first: a row of a kind this SDK does not know (a queue file a newer SDK wrote)
+            // says so, not that its payload lacks a field.
+            guard ["createItem", "updateItem", "deleteItem"].contains(kind) else { throw UnknownKind(kind: kind) }
             let item = try decoder.decode(ItemWrite.self, from: data)
             switch (kind, item.draft) {
             case ("createItem", let draft?): return .createItem(id: item.id, draft: draft)

@@ -141,4 +141,21 @@ struct OfflineItemWriteTests {
         let next = try WriteQueue(path: path).enqueue(.deleteItem(id: .random(), ifVersion: 3), for: "phone")
         #expect(next.id == 13)
     }
+
+    /// A row of a kind this SDK does not know (a queue file a newer SDK wrote) is named as such,
+    /// not as a payload that lacks a field.
+    @Test func aQueuedWriteOfAnUnknownKindSaysSo() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("queue-\(UUID().uuidString).sqlite").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        _ = try WriteQueue(path: path).enqueue(.command(.openAdd), for: "phone")
+        try DatabaseQueue(path: path).write { db in
+            try db.execute(
+                sql: "INSERT INTO queuedWrite (clientID, kind, payload, idempotencyKey, enqueuedAt) VALUES ('phone', 'futureKind', '{}', 'key-f', 1.5)")
+        }
+        #expect {
+            _ = try WriteQueue(path: path).pending(for: "phone")
+        } throws: { error in
+            "\(error)".contains("unknown kind futureKind")
+        }
+    }
 }
