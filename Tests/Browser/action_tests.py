@@ -1,8 +1,10 @@
 """What the inspector sends: edits, saves and deletes from the page, the alerts a device has open
-(delete and conflict) and their buttons, the URL copied, and what a viewer token may do. A mixin
-of InspectorTests (inspector_test.py)."""
+(delete and conflict) and their buttons, the URL copied, what a viewer token may do, devices
+named like the page's own ids, and the Open form's item choices. A mixin of InspectorTests
+(inspector_test.py)."""
 
 import json
+import urllib.parse
 
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select
@@ -21,8 +23,8 @@ class ActionTests:
         Select(self.driver.find_element(By.ID, "open-item")).select_by_value(item["id"])
         Select(self.driver.find_element(By.ID, "open-what")).select_by_value("openEdit")
         self.driver.find_element(By.CSS_SELECTOR, "#open-form button[type=submit]").click()
-        self.wait(lambda: self.card("tablet") is not None and self.card("tablet").find_elements(By.ID, "tablet-name"), "the tablet's draft form")
-        name = self.card("tablet").find_element(By.ID, "tablet-name")
+        self.wait(lambda: self.card("tablet") is not None and self.card("tablet").find_elements(By.CSS_SELECTOR, ".draft-name"), "the tablet's draft form")
+        name = self.card("tablet").find_element(By.CSS_SELECTOR, ".draft-name")
         name.clear()
         name.send_keys("Monitor 27in")
         self.card("tablet").find_element(By.CSS_SELECTOR, "form.draft-form button[type=submit]").click()
@@ -150,8 +152,8 @@ class ActionTests:
         item = self.server.create_item("Pine stool", 3)
         self.open_inspector(self.server.editor)
         self.server.command("bench", {"openEdit": {"itemID": item["id"]}})
-        self.wait(lambda: self.card("bench") is not None and self.card("bench").find_elements(By.ID, "bench-name"), "the bench's draft form")
-        name = self.card("bench").find_element(By.ID, "bench-name")
+        self.wait(lambda: self.card("bench") is not None and self.card("bench").find_elements(By.CSS_SELECTOR, ".draft-name"), "the bench's draft form")
+        name = self.card("bench").find_element(By.CSS_SELECTOR, ".draft-name")
         name.clear()
         name.send_keys("Pine stool (tall)")
         self.card("bench").find_element(By.CSS_SELECTOR, "form.draft-form button[type=submit]").click()
@@ -168,7 +170,7 @@ class ActionTests:
         self.assertIn("conflict", self.navigation("bench")["destination"])
         self.assertEqual(self.server.request("GET", f"/v1/items/{item['id']}")[1]["version"], changed["version"], "nothing written")
         self.alert_button("bench", {"resolveConflict": {"keep": "review"}}).click()
-        self.wait(lambda: self.alert("bench") is None and self.card("bench").find_elements(By.ID, "bench-name"), "back to the edit")
+        self.wait(lambda: self.alert("bench") is None and self.card("bench").find_elements(By.CSS_SELECTOR, ".draft-name"), "back to the edit")
         self.assertEqual(self.navigation("bench")["destination"]["edit"]["baseVersion"], changed["version"])
         [b for b in self.card("bench").find_elements(By.TAG_NAME, "button") if b.text == "Save"][0].click()
         self.wait(lambda: "Pine stool (tall)" in self.row(item["id"]).text, "saved over the version reviewed")
@@ -213,4 +215,94 @@ class ActionTests:
         # Live all the same.
         item = self.server.create_item("Seen by the viewer")
         self.wait(lambda: self.driver.find_elements(By.CSS_SELECTOR, f'#item-rows tr[data-id="{item["id"]}"]'), "the viewer sees the new item")
+        self.assertEqual(self.console_errors(), [])
+
+    # -- devices named like the page's own ids ---------------------------------------------
+
+    def test_devices_named_like_the_pages_ids_take_none_of_them(self):
+        # A clientID is any [A-Za-z0-9._-]{1,64}: "create", "list" and "count" are parts of the
+        # page's own ids (create-name, device-list, device-count). "create" holds a draft, so its
+        # card has a draft form beside the Create form.
+        item = self.server.create_item("Clash lamp", 3)
+        self.server.command("create", {"openEdit": {"itemID": item["id"]}})
+        self.server.command("create", {"updateDraft": {"draft": {"name": "Draft of create", "color": None,
+                                                                    "status": {"inStock": {"quantity": 77}}}}})
+        self.server.command("list", {"selectTab": {"tab": "settings"}})
+        self.server.command("count", {"selectTab": {"tab": "settings"}})
+        try:
+            self.open_inspector(self.server.editor)
+            self.wait(lambda: self.card("create") is not None and self.card("create").find_elements(By.CSS_SELECTOR, "form.draft-form"),
+                      "the create device's draft form")
+            self.wait(lambda: self.card("list") is not None and self.card("count") is not None, "the list and count devices' cards")
+
+            # The Create form creates what was typed in it, not the card's draft.
+            name = self.driver.find_element(By.ID, "create-name")
+            name.send_keys("Typed in the Create form")
+            quantity = self.driver.find_element(By.ID, "create-quantity")
+            quantity.clear()
+            quantity.send_keys("42")
+            self.driver.find_element(By.CSS_SELECTOR, "#create-form button[type=submit]").click()
+            self.wait(lambda: self.driver.find_element(By.ID, "message").text == "Created Typed in the Create form.", "the page says it created it")
+            matching = lambda text: self.server.request("GET", "/v1/snapshot?filter=" + urllib.parse.quote(f'name = "{text}"'))[1]["items"]
+            created = matching("Typed in the Create form")
+            self.assertEqual([entry["status"] for entry in created], [{"inStock": {"quantity": 42}}])
+            self.assertEqual(matching("Draft of create"), [], "nothing created from the card's draft")
+            self.assertEqual(self.driver.find_element(By.ID, "create-name").get_attribute("value"), "", "the Create form is emptied")
+            self.assertEqual(self.card("create").find_element(By.CSS_SELECTOR, ".draft-name").get_attribute("value"), "Draft of create",
+                             "the card's draft is untouched")
+
+            # Each card's heading names its device, and its accessible name is that heading.
+            for client in ("create", "list", "count"):
+                card = self.card(client)
+                heading = card.find_element(By.TAG_NAME, "h3")
+                self.assertTrue(heading.text.startswith(client), heading.text)
+                labelled = self.driver.execute_script(
+                    "const target = document.getElementById(arguments[0].getAttribute('aria-labelledby'));"
+                    "return target && arguments[0].contains(target) ? target.textContent : null;", card)
+                self.assertIsNotNone(labelled, f"{client}'s card is labelled by an element of its own")
+                self.assertTrue(labelled.startswith(client), labelled)
+            # The Open form offers them, and the count counts the cards.
+            choices = [option.get_attribute("value") for option in self.driver.find_elements(By.CSS_SELECTOR, "#device-list option")]
+            self.assertLessEqual({"create", "list", "count"}, set(choices))
+            cards = len(self.driver.find_elements(By.CSS_SELECTOR, "#devices article.device"))
+            self.assertEqual(self.driver.find_element(By.ID, "device-count").text, f"({cards})")
+            # No id twice on the page, and every label of a card names a field of that card.
+            duplicates = self.driver.execute_script("""
+                const seen = new Map();
+                for (const node of document.querySelectorAll('[id]')) seen.set(node.id, (seen.get(node.id) || 0) + 1);
+                return [...seen].filter(([, n]) => n > 1).map(([id]) => id);""")
+            self.assertEqual(duplicates, [])
+            strays = self.driver.execute_script("""
+                return Array.from(document.querySelectorAll('#devices label[for]')).filter((label) => {
+                  const field = document.getElementById(label.htmlFor);
+                  return !field || label.closest('article') !== field.closest('article');
+                }).map((label) => label.htmlFor);""")
+            self.assertEqual(strays, [])
+            self.assertEqual(self.console_errors(), [])
+        finally:
+            self.server.command("create", {"cancel": {}})
+
+    # -- the Open form's item choices ------------------------------------------------------
+
+    def test_the_item_choices_follow_creates_renames_and_deletes(self):
+        self.open_inspector(self.server.editor)
+        choices = lambda: self.driver.execute_script(
+            "return Array.from(document.getElementById('open-item').options, (o) => [o.value, o.textContent]);")
+        rows = lambda: self.driver.execute_script(
+            "return Array.from(document.querySelectorAll('#item-rows tr'), (tr) => [tr.dataset.id, tr.cells[0].textContent]);")
+        self.assertEqual(choices(), rows(), "one choice per row, in the table's order")
+        Select(self.driver.find_element(By.ID, "open-item")).select_by_value(self.keyboard["id"])
+        item = self.server.create_item("Chosen lamp", 1)
+        self.wait(lambda: [item["id"], "Chosen lamp"] in choices(), "the new item is offered")
+        self.assertEqual(choices()[-1], [item["id"], "Chosen lamp"], "last, as in the table")
+        status, _, _ = self.server.request("PUT", f"/v1/items/{item['id']}", {"name": "Chosen lamp (brass)", "color": None,
+                                                                          "status": {"inStock": {"quantity": 1}}})
+        self.assertEqual(status, 200)
+        self.wait(lambda: [item["id"], "Chosen lamp (brass)"] in choices(), "the offered name follows")
+        self.assertNotIn([item["id"], "Chosen lamp"], choices())
+        status, _, _ = self.server.request("DELETE", f"/v1/items/{item['id']}")
+        self.assertEqual(status, 204)
+        self.wait(lambda: item["id"] not in [value for value, _ in choices()], "the deleted item is no longer offered")
+        self.assertEqual(choices(), rows())
+        self.assertEqual(self.driver.find_element(By.ID, "open-item").get_attribute("value"), self.keyboard["id"], "the choice is kept")
         self.assertEqual(self.console_errors(), [])

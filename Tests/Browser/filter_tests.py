@@ -56,3 +56,33 @@ class FilterChecks:
         errors = [entry for entry in self.console_errors()
                   if not (entry["source"] == "network" and "/v1/snapshot?" in entry["message"] and "status of 422" in entry["message"])]
         self.assertEqual(errors, [], json.dumps(errors))
+
+    def test_apply_while_the_server_cannot_be_reached_says_so_under_the_box(self):
+        low = self.server.create_item("Unreached cable", 2)
+        high = self.server.create_item("Unreached lamp", 50)
+        self.open_inspector(self.server.editor)
+        self.wait(lambda: {low["id"], high["id"]} <= set(self.rows()), "every item before a filter")
+        before = self.rows()
+        box = self.driver.find_element(By.ID, "filter")
+        box.send_keys("quantity <= 5")
+        self.driver.execute_cdp_cmd("Network.enable", {})
+        self.driver.execute_cdp_cmd("Network.setBlockedURLs", {"urls": ["*/v1/snapshot*"]})
+        try:
+            self.driver.find_element(By.CSS_SELECTOR, "#filter-form button[type=submit]").click()
+            error = self.driver.find_element(By.ID, "filter-error")
+            self.wait(lambda: "could not be applied" in error.text, "the error under the box")
+            self.assertIn("cannot be reached", error.text)
+            # The page keeps what it had: no filter, every item, still live.
+            self.assertFalse(self.driver.find_element(By.ID, "feed-filter").is_displayed())
+            self.assertEqual(self.rows(), before)
+            self.assertEqual(self.driver.find_element(By.ID, "connection").get_attribute("data-state"), "live")
+        finally:
+            self.driver.execute_cdp_cmd("Network.setBlockedURLs", {"urls": []})
+        # Reachable again: Apply applies it, and the error goes.
+        self.driver.find_element(By.CSS_SELECTOR, "#filter-form button[type=submit]").click()
+        self.wait(lambda: high["id"] not in self.rows() and low["id"] in self.rows(), "only the matching items")
+        self.assertEqual(self.driver.find_element(By.ID, "filter-error").text, "")
+        self.wait_live()
+        errors = [entry for entry in self.console_errors()
+                  if not (entry["source"] == "network" and "/v1/snapshot?" in entry["message"] and "ERR_BLOCKED_BY_CLIENT" in entry["message"])]
+        self.assertEqual(errors, [], json.dumps(errors))

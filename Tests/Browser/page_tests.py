@@ -1,6 +1,7 @@
-"""The inspector page itself: it opens live, follows changes in place, recovers from a 410, opens
-its Feed panel with the retained changes, and fits a 375 px window. A mixin of InspectorTests
-(inspector_test.py), which starts the server and the items these tests read."""
+"""The inspector page itself: it opens live, follows changes in place, recovers from a 410 and
+from a snapshot it could not load, opens its Feed panel with the retained changes, and fits a
+375 px window. A mixin of InspectorTests (inspector_test.py), which starts the server and the
+items these tests read."""
 
 import os
 import sys
@@ -94,6 +95,39 @@ class PageTests:
         # And it follows the feed again.
         after = self.server.create_item("After the resync")
         self.wait(lambda: self.driver.find_elements(By.CSS_SELECTOR, f'#item-rows tr[data-id="{after["id"]}"]'), "live again")
+
+    def test_a_snapshot_that_cannot_be_loaded_says_so_and_loads_by_itself_once_reachable(self):
+        self.driver.get(self.server.base + "/inspector")
+        # Count the page's snapshot requests.
+        self.driver.execute_script("""
+            const original = window.fetch;
+            window.snapshotRequests = 0;
+            window.fetch = (input, init) => {
+              if (String(input).startsWith("/v1/snapshot")) window.snapshotRequests++;
+              return original(input, init);
+            };""")
+        # The token is checked (GET /v1/users/me), then every snapshot request fails before any answer.
+        self.driver.execute_cdp_cmd("Network.enable", {})
+        self.driver.execute_cdp_cmd("Network.setBlockedURLs", {"urls": ["*/v1/snapshot*"]})
+        connection = self.driver.find_element(By.ID, "connection")
+        try:
+            self.driver.find_element(By.ID, "token").send_keys(self.server.editor)
+            self.driver.find_element(By.CSS_SELECTOR, "#token-form button[type=submit]").click()
+            self.wait(lambda: "Could not load the snapshot" in connection.text, "the page says it could not load")
+            self.assertEqual(connection.get_attribute("data-state"), "failed")
+            self.assertIn("Retrying", connection.text)
+            # It keeps trying (a retry that fails the same way says so again, and tries again).
+            self.wait(lambda: self.driver.execute_script("return window.snapshotRequests;") >= 2, "a second try")
+            self.wait(lambda: "Could not load the snapshot" in connection.text, "the second try fails the same way")
+        finally:
+            self.driver.execute_cdp_cmd("Network.setBlockedURLs", {"urls": []})
+        self.wait_live()
+        self.assertEqual(len(self.driver.find_elements(By.CSS_SELECTOR, "#item-rows tr")),
+                         len(self.server.request("GET", "/v1/snapshot")[1]["items"]))
+        # Chromium logs each blocked request; nothing else (no unhandled rejection).
+        errors = [entry for entry in self.console_errors()
+                  if not (entry["source"] == "network" and "/v1/snapshot" in entry["message"] and "ERR_BLOCKED_BY_CLIENT" in entry["message"])]
+        self.assertEqual(errors, [])
 
     def test_screenshots_desktop_and_375px(self):
         self.server.command("phone", {"openEdit": {"itemID": self.keyboard["id"]}})
@@ -189,16 +223,16 @@ class PageTests:
                                                                    "status": {"outOfStock": {"isOnBackOrder": False}}}}})
         try:
             self.open_inspector(self.server.editor)
-            self.wait(lambda: self.card("shelf") is not None and self.card("shelf").find_elements(By.ID, "shelf-quantity"), "the shelf's draft form")
+            self.wait(lambda: self.card("shelf") is not None and self.card("shelf").find_elements(By.CSS_SELECTOR, ".draft-quantity"), "the shelf's draft form")
             card = self.card("shelf")
             self.assertEqual(card.find_element(By.CSS_SELECTOR, 'tr[data-field="status"] td').text, "Out of stock")
-            self.assertFalse(card.find_element(By.ID, "shelf-quantity").is_displayed())
+            self.assertFalse(card.find_element(By.CSS_SELECTOR, ".draft-quantity").is_displayed())
             self.assertNotIn("Quantity", card.text)
-            self.assertTrue(card.find_element(By.ID, "shelf-backorder").is_displayed())
+            self.assertTrue(card.find_element(By.CSS_SELECTOR, ".draft-backorder").is_displayed())
             # Choosing "In stock" in the form brings the quantity back (and hides back order).
-            Select(card.find_element(By.ID, "shelf-stock")).select_by_value("inStock")
-            self.assertTrue(card.find_element(By.ID, "shelf-quantity").is_displayed())
-            self.assertFalse(card.find_element(By.ID, "shelf-backorder").is_displayed())
+            Select(card.find_element(By.CSS_SELECTOR, ".draft-stock")).select_by_value("inStock")
+            self.assertTrue(card.find_element(By.CSS_SELECTOR, ".draft-quantity").is_displayed())
+            self.assertFalse(card.find_element(By.CSS_SELECTOR, ".draft-backorder").is_displayed())
             self.assertEqual(self.console_errors(), [])
         finally:
             self.server.command("shelf", {"cancel": {}})

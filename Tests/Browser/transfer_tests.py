@@ -3,6 +3,7 @@ server of its own."""
 
 import json
 import os
+import urllib.parse
 import urllib.request
 
 from selenium.webdriver.common.by import By
@@ -58,6 +59,65 @@ class TransferChecks:
         self.wait(lambda: "7" in self.row(lamp["id"]).text, "the lamp's new quantity in the table")
         names = [row.text for row in self.driver.find_elements(By.CSS_SELECTOR, "#item-rows tr th")]
         self.assertIn("Desk", names)
+        self.assertEqual(self.console_errors(), [], json.dumps(self.console_errors()))
+
+    def test_a_refused_import_can_be_tried_again_and_the_same_file_chosen_again_is_checked_again(self):
+        self.open_inspector(self.server.editor)
+        path = os.path.join(self.server.directory, "refused.csv")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write("name,status,quantity\r\nRetried shelf,inStock,2\r\nFixed later,inStock,many\r\n")
+        run = self.driver.find_element(By.ID, "import-run")
+        self.driver.find_element(By.ID, "import-file").send_keys(path)
+        self.wait(lambda: self.report().startswith("Checked:"), "the dry run's report")
+        self.assertIn("1 to insert, 0 to update, 0 unchanged, 1 rejected", self.report())
+        self.assertTrue(run.is_enabled())
+
+        # Without "Import the valid rows": refused, nothing applied; Import may be tried again.
+        run.click()
+        self.wait(lambda: self.report().startswith("Nothing imported:"), "the refusal")
+        self.wait(lambda: run.is_enabled(), "Import enabled again after the refusal")
+        self.assertIn("Nothing imported: 1 row rejected.", self.report())
+        self.assertIn("Line 3, quantity:", self.report())
+        # The file box is emptied (so that the same file can be chosen again): the page names the file.
+        self.assertEqual(self.driver.find_element(By.ID, "import-file").get_attribute("value"), "")
+        self.assertEqual(self.driver.find_element(By.ID, "import-chosen").text, "refused.csv")
+        self.assertEqual(self.server.request("GET", "/v1/snapshot?filter=" + urllib.parse.quote('name = "Retried shelf"'))[1]["items"], [])
+
+        # Ticked: the valid row is imported, and Import is done with this file.
+        self.driver.find_element(By.ID, "import-skip").click()
+        self.assertTrue(run.is_enabled())
+        run.click()
+        self.wait(lambda: self.report().startswith("Imported:"), "the import's report")
+        self.assertIn("1 inserted, 0 updated, 0 unchanged, 1 rejected", self.report())
+        self.assertFalse(run.is_enabled())
+        shelf = self.server.request("GET", "/v1/snapshot?filter=" + urllib.parse.quote('name = "Retried shelf"'))[1]["items"]
+        self.assertEqual(len(shelf), 1)
+        self.wait(lambda: self.row(shelf[0]["id"]) is not None, "the imported row in the table")
+
+        # The file fixed and chosen again (same name): checked again, from its new contents.
+        with open(path, "w", encoding="utf-8") as f:
+            f.write("name,status,quantity\r\nFixed later,inStock,4\r\n")
+        self.driver.find_element(By.ID, "import-file").send_keys(path)
+        self.wait(lambda: self.report().startswith("Checked:") and "0 rejected" in self.report(), "the new dry run's report")
+        self.assertIn("1 to insert, 0 to update, 0 unchanged, 0 rejected", self.report())
+        self.assertTrue(run.is_enabled())
+        run.click()
+        self.wait(lambda: self.report().startswith("Imported:"), "the fixed file's import")
+        self.assertIn("1 inserted, 0 updated, 0 unchanged, 0 rejected", self.report())
+        self.assertEqual(len(self.server.request("GET", "/v1/snapshot?filter=" + urllib.parse.quote('name = "Fixed later"'))[1]["items"]), 1)
+        self.assertEqual(self.console_errors(), [], json.dumps(self.console_errors()))
+
+    def test_an_error_line_of_the_import_stream_shows_its_code_and_message(self):
+        self.open_inspector(self.server.editor)
+        path = os.path.join(self.server.directory, "not-ours.csv")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write("name,shoeSize\r\nBoot,44\r\n")
+        self.driver.find_element(By.ID, "import-file").send_keys(path)
+        self.wait(lambda: self.report().startswith("Import failed:"), "the error")
+        # The answer's status is 200 (its first line went out before the error): not shown.
+        self.assertRegex(self.report(), r"^Import failed: [a-zA-Z]+: .*shoeSize")
+        self.assertNotIn("200", self.report())
+        self.assertFalse(self.driver.find_element(By.ID, "import-run").is_enabled())
         self.assertEqual(self.console_errors(), [], json.dumps(self.console_errors()))
 
     def test_a_viewer_exports_but_has_no_import(self):

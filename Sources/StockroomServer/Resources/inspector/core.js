@@ -38,6 +38,7 @@ const Inspector = {};
     canWrite: false,
     items: new Map(),      // id -> Item
     rows: new Map(),       // id -> <tr>
+    options: new Map(),    // id -> <option> of the Open form's item choices (an editor's)
     devices: new Map(),    // clientID -> Navigation
     cards: new Map(),      // clientID -> card element
     presence: new Map(),   // clientID -> { online, lastSeenAt } (a device with no entry: not known yet)

@@ -7,6 +7,17 @@
 
   // ---- device cards ----------------------------------------------------------------------
 
+  // The ids a card's labels and headings refer to. Never built from the clientID: a clientID is
+  // any [A-Za-z0-9._-]{1,64}, so `device-${clientID}` or `${clientID}-name` could be one of the
+  // page's own ids (a device named "list" gave its heading the id of the devices' datalist, one
+  // named "create" gave its draft's fields the Create form's ids). Each drawing of a card takes a
+  // number of its own instead; the page's own ids (index.html) never start with "card".
+  let cardSerial = 0;
+  const cardIDs = () => {
+    const serial = ++cardSerial;
+    return (part) => `card${serial}-${part}`;
+  };
+
   function destinationParts(destination) {
     if (!destination) return { kind: "none", itemID: null, draft: null };
     const kind = Object.keys(destination)[0];
@@ -57,8 +68,8 @@
   }
 
   // An alert the server rendered, with its buttons: each sends its own command for this device.
-  function alertBox(clientID, kind, alert, details) {
-    const titleID = `alert-title-${clientID}`;
+  function alertBox(clientID, kind, alert, details, id) {
+    const titleID = id("alert-title");
     const box = el("section", { class: "alert", "data-kind": kind, "aria-labelledby": titleID });
     box.append(el("p", { class: "alert-title", id: titleID, text: alert.title ? alert.title.text : "" }));
     if (alert.message) box.append(el("p", { class: "alert-message", text: alert.message.text }));
@@ -128,8 +139,9 @@
 
   function renderCard(navigation) {
     const { kind, itemID, draft, baseVersion, alert, current } = destinationParts(navigation.destination);
-    const card = el("article", { class: "device", "data-client": navigation.clientID, "aria-labelledby": `device-${navigation.clientID}` });
-    card.append(el("h3", { id: `device-${navigation.clientID}` },
+    const id = cardIDs();
+    const card = el("article", { class: "device", "data-client": navigation.clientID, "aria-labelledby": id("title") });
+    card.append(el("h3", { id: id("title") },
       el("span", { class: "who" }, el("span", { text: navigation.clientID }), " ", presenceBadge(navigation.clientID)),
       el("span", { class: "muted", text: `v${navigation.version}` })));
     const path = navigation.path.length
@@ -152,24 +164,24 @@
     card.append(facts);
     // An alert shows with its buttons whatever the token's role: a viewer's click that would write
     // an item is refused by the server (403), and the page says so.
-    if (alert) card.append(alertBox(navigation.clientID, kind, alert, kind === "conflict" && draft ? conflictTable(draft, current, baseVersion) : null));
+    if (alert) card.append(alertBox(navigation.clientID, kind, alert, kind === "conflict" && draft ? conflictTable(draft, current, baseVersion) : null, id));
     const sheet = kind === "add" || kind === "edit" || kind === "duplicate";
     if (sheet && draft) card.append(draftTable(kind, itemID, draft));
-    if (state.canWrite && sheet && draft) card.append(cardActions(navigation.clientID, draft));
+    if (state.canWrite && sheet && draft) card.append(cardActions(navigation.clientID, draft, id));
     return card;
   }
 
-  function cardActions(clientID, draft) {
+  // The draft form reads its fields through the references below, never by id.
+  function cardActions(clientID, draft, id) {
     const box = el("div", { class: "card-actions" });
     const command = (name, body = {}) => () => send(clientID, { [name]: body });
     const form = el("form", { class: "draft-form" });
-    const id = (name) => `${clientID}-${name}`;
-    const name = el("input", { id: id("name"), value: draft.name, maxlength: "200" });
-    const stock = el("select", { id: id("stock") },
+    const name = el("input", { id: id("name"), class: "draft-name", value: draft.name, maxlength: "200" });
+    const stock = el("select", { id: id("stock"), class: "draft-stock" },
       el("option", { value: "inStock", text: "In stock" }), el("option", { value: "outOfStock", text: "Out of stock" }));
     stock.value = draft.status && draft.status.outOfStock ? "outOfStock" : "inStock";
-    const quantity = el("input", { id: id("quantity"), type: "number", min: "0", value: String(draft.status && draft.status.inStock ? draft.status.inStock.quantity : 0) });
-    const backOrder = el("input", { id: id("backorder"), type: "checkbox" });
+    const quantity = el("input", { id: id("quantity"), class: "draft-quantity", type: "number", min: "0", value: String(draft.status && draft.status.inStock ? draft.status.inStock.quantity : 0) });
+    const backOrder = el("input", { id: id("backorder"), class: "draft-backorder", type: "checkbox" });
     backOrder.checked = !!(draft.status && draft.status.outOfStock && draft.status.outOfStock.isOnBackOrder);
     // A quantity belongs to "in stock" only, back order to "out of stock" only: each shows with its status.
     const quantityField = el("div", { "data-field": "quantity" }, el("label", { for: id("quantity"), text: "Quantity" }), quantity);
@@ -206,6 +218,7 @@
   }
 
   function upsertDevice(navigation, highlight = true) {
+    const known = state.devices.has(navigation.clientID);
     state.devices.set(navigation.clientID, navigation);
     const card = renderCard(navigation);
     const old = state.cards.get(navigation.clientID);
@@ -213,7 +226,8 @@
     state.cards.set(navigation.clientID, card);
     if (highlight) flash(card);
     updateCounts();
-    refreshDeviceChoices();
+    // The choices are the clientIDs: a device already known changes none of them.
+    if (!known) refreshDeviceChoices();
   }
 
   function renderDevices() {

@@ -11,6 +11,8 @@
   // signOut is inspector.js's, which runs after this file: looked up when it is called.
   const signOut = (reason) => Inspector.signOut(reason);
 
+  const RETRY_MS = 3000;  // a failed snapshot or a stopped feed is tried again after this long
+
   // ---- feed log --------------------------------------------------------------------------
 
   // `nameOf` names a deleted item; by default, from the items the page holds.
@@ -159,11 +161,19 @@
     const generation = ++state.generation;
     stopFeed();
     setConnection("connecting", "Loading snapshot…");
-    const snapshot = await api("GET", state.filter ? `/v1/snapshot?filter=${encodeURIComponent(state.filter)}` : "/v1/snapshot");
+    let snapshot;
+    try {
+      snapshot = await api("GET", state.filter ? `/v1/snapshot?filter=${encodeURIComponent(state.filter)}` : "/v1/snapshot");
+    } catch (error) {
+      // The server cannot be reached (the request failed before any answer): say so, try again.
+      if (generation !== state.generation) return;
+      setConnection("failed", `Could not load the snapshot: the server cannot be reached (${error.message}). Retrying in ${RETRY_MS / 1000} s…`);
+      return scheduleRetry(generation);
+    }
     if (generation !== state.generation) return;
     if (snapshot.status === 401) return signOut("The server refused this token (401). It may be wrong or revoked.");
-    if (snapshot.status !== 200) {
-      setConnection("failed", `Snapshot failed: ${errorText(snapshot)}`);
+    if (snapshot.status !== 200 || !snapshot.json) {
+      setConnection("failed", `Could not load the snapshot: ${errorText(snapshot)}. Retrying in ${RETRY_MS / 1000} s…`);
       return scheduleRetry(generation);
     }
     state.items = new Map(snapshot.json.items.map((item) => [item.id, item]));
@@ -255,9 +265,10 @@
     scheduleRetry(generation);
   }
 
+  // A failed snapshot or a stopped feed: a new start() (a new snapshot) after RETRY_MS.
   function scheduleRetry(generation) {
     clearTimeout(state.retry);
-    state.retry = setTimeout(() => { if (generation === state.generation) start(); }, 3000);
+    state.retry = setTimeout(() => { if (generation === state.generation) start(); }, RETRY_MS);
   }
 
   // ---- the item filter -------------------------------------------------------------------
@@ -278,7 +289,14 @@
     const query = [`since=${encodeURIComponent(state.cursor || "")}`];
     if (text) query.push(`filter=${encodeURIComponent(text)}`);
     if (state.filter) query.push(`fromFilter=${encodeURIComponent(state.filter)}`);
-    const result = await api("GET", `/v1/snapshot?${query.join("&")}`);
+    let result;
+    try {
+      result = await api("GET", `/v1/snapshot?${query.join("&")}`);
+    } catch (error) {
+      // Nothing changed: the page keeps its filter and its feed.
+      $("filter-error").textContent = `The filter could not be applied: the server cannot be reached (${error.message}).`;
+      return;
+    }
     if (result.status === 422 || result.status === 400) {
       $("filter-error").textContent = errorText(result);
       return;

@@ -1,4 +1,6 @@
-// The items table: drawn once from the snapshot, then one row at a time as changes arrive.
+// The items table: drawn once from the snapshot, then one row at a time as changes arrive. A
+// change costs the same however many items the table holds: its row, its option among the item
+// choices, the counts; nothing that reads or rebuilds the whole table or list.
 "use strict";
 
 (() => {
@@ -37,7 +39,7 @@
     }
     body.replaceChildren(fragment);
     updateCounts();
-    refreshItemChoices();
+    renderItemChoices();
   }
 
   function upsertItem(item) {
@@ -53,7 +55,7 @@
     }
     flash(row);
     updateCounts();
-    refreshItemChoices();
+    upsertItemChoice(item);
   }
 
   function deleteItem(id) {
@@ -62,13 +64,16 @@
     if (row) row.remove();
     state.rows.delete(id);
     updateCounts();
-    refreshItemChoices();
+    deleteItemChoice(id);
   }
 
+  // Highlights a row or card that changed, fading out. With the Web Animations API: a new flash
+  // on a node that is still flashing replaces the running one (the browser drops the one it
+  // covers), and nothing reads the layout, which restarting a CSS animation needs.
+  const FLASH_KEYFRAMES = [{ backgroundColor: "var(--flash)" }, { backgroundColor: "transparent" }];
+  const FLASH_TIMING = { duration: 1200, easing: "ease-out" };
   function flash(node) {
-    node.classList.remove("flash");
-    void node.offsetWidth;
-    node.classList.add("flash");
+    node.animate(FLASH_KEYFRAMES, FLASH_TIMING);
   }
 
   function updateCounts() {
@@ -77,14 +82,39 @@
     $("no-devices").hidden = state.devices.size > 0;
   }
 
-  function refreshItemChoices() {
+  // The Open form's item choices, in the table's order: drawn with the table, then one option at
+  // a time (state.options, id -> <option>). A viewer has no Open form: none are drawn.
+  function renderItemChoices() {
+    state.options.clear();
     if (!state.canWrite) return;
     const select = $("open-item");
     const chosen = select.value;
     const options = document.createDocumentFragment();
-    for (const item of state.items.values()) options.append(el("option", { value: item.id, text: item.name }));
+    for (const item of state.items.values()) {
+      const option = el("option", { value: item.id, text: item.name });
+      state.options.set(item.id, option);
+      options.append(option);
+    }
     select.replaceChildren(options);
     if (state.items.has(chosen)) select.value = chosen;
+  }
+
+  function upsertItemChoice(item) {
+    if (!state.canWrite) return;
+    const option = state.options.get(item.id);
+    if (option) {
+      if (option.textContent !== item.name) option.textContent = item.name;
+      return;
+    }
+    const added = el("option", { value: item.id, text: item.name });
+    state.options.set(item.id, added);
+    $("open-item").append(added);
+  }
+
+  function deleteItemChoice(id) {
+    const option = state.options.get(id);
+    if (option) option.remove();
+    state.options.delete(id);
   }
 
   Object.assign(Inspector, { renderItems, upsertItem, deleteItem, flash, updateCounts });

@@ -38,29 +38,71 @@
 
   // ---- import ----------------------------------------------------------------------------
 
+  // The file chosen and checked, what its dry run found, whether a request is under way, and
+  // whether it was imported: Import is enabled while another try may do something.
+  const chosen = { file: null, check: null, busy: false, imported: false };
+
+  function updateImportButton() {
+    const { file, check, busy, imported } = chosen;
+    $("import-run").disabled = !file || !check || busy || imported || check.inserted + check.updated === 0;
+  }
+
   // The chosen file is checked at once (a dry run, the valid rows counted); Import then sends it.
+  // The file's bytes are read then, so Import sends what was checked; the file box is emptied, so
+  // that choosing the same file again (say, after fixing it) checks it again.
   async function checkFile() {
-    const file = $("import-file").files[0];
-    $("import-run").disabled = true;
+    const input = $("import-file");
+    const picked = input.files[0];
+    Object.assign(chosen, { file: null, check: null, busy: true, imported: false });
+    updateImportButton();
     $("import-report").replaceChildren();
     $("import-progress").hidden = true;
-    if (!file) return;
-    $("import-report").append(el("p", { text: `Checking ${file.name}…` }));
+    $("import-chosen").textContent = "";
+    if (!picked) return Object.assign(chosen, { busy: false });
+    $("import-report").append(el("p", { text: `Checking ${picked.name}…` }));
+    let file;
+    try {
+      file = new File([await picked.arrayBuffer()], picked.name, { type: picked.type });
+    } catch (error) {
+      chosen.busy = false;
+      $("import-report").replaceChildren(el("p", { class: "error", text: `${picked.name} could not be read: ${error.message}` }));
+      return;
+    } finally {
+      input.value = "";
+    }
+    chosen.file = file;
+    $("import-chosen").textContent = file.name;
     const result = await upload(file, "dryRun=true&onError=skip");
-    if (!result) return;
-    report(result, true);
-    $("import-run").disabled = result.inserted + result.updated === 0;
+    if (chosen.file !== file) return;   // another file was chosen meanwhile
+    chosen.busy = false;
+    if (result) {
+      chosen.check = result;
+      report(result, true);
+    }
+    updateImportButton();
   }
 
   async function runImport(event) {
     event.preventDefault();
-    const file = $("import-file").files[0];
-    if (!file) return;
-    $("import-run").disabled = true;
+    const { file } = chosen;
+    if (!file || chosen.busy) return;
+    chosen.busy = true;
+    updateImportButton();
     const onError = $("import-skip").checked ? "skip" : "abort";
     const result = await upload(file, `onError=${onError}`);
-    if (result) report(result, false);
+    if (chosen.file !== file) return;   // another file was chosen meanwhile
+    chosen.busy = false;
+    // Done when something was applied; refused (rows rejected under abort) or failed: it may be
+    // tried again, with "Import the valid rows" ticked for instance.
+    if (result) {
+      report(result, false, onError);
+      chosen.imported = !refused(result, onError);
+    }
+    updateImportButton();
   }
+
+  // An import under onError=abort that met a rejected row applied nothing.
+  const refused = (summary, onError) => onError === "abort" && summary.rejected > 0;
 
   // Sends `file` with NDJSON progress: the bar follows the bytes read, then the rows applied.
   async function upload(file, query) {
@@ -84,7 +126,12 @@
       const last = lines.length ? JSON.parse(lines[lines.length - 1]) : null;
       bar.value = bar.max;
       if (response.status !== 200 || !last || last.error) {
-        $("import-report").replaceChildren(el("p", { class: "error", text: `Import failed: ${errorText({ status: response.status, json: last })}` }));
+        // An error as the stream's last line comes after a 200 that said nothing about it: its
+        // code and message only.
+        const why = response.status === 200 && last && last.error
+          ? `${last.error.code}: ${last.error.message}`
+          : errorText({ status: response.status, json: last });
+        $("import-report").replaceChildren(el("p", { class: "error", text: `Import failed: ${why}` }));
         return null;
       }
       return last;
@@ -117,11 +164,13 @@
     return lines;
   }
 
-  function report(summary, dryRun) {
+  // `onError`: the import's (none for a dry run).
+  function report(summary, dryRun, onError) {
     const counts = `${summary.inserted} to insert, ${summary.updated} to update, ${summary.unchanged} unchanged, ${summary.rejected} rejected`;
     const text = dryRun ? `Checked: ${counts}.`
-      : summary.rejected > 0 && summary.inserted + summary.updated + summary.unchanged === 0 && !$("import-skip").checked
-        ? `Nothing imported: ${summary.rejected} rows rejected.`
+      : refused(summary, onError)
+        ? `Nothing imported: ${summary.rejected} ${summary.rejected === 1 ? "row" : "rows"} rejected.` +
+          (chosen.check && chosen.check.inserted + chosen.check.updated > 0 ? ` Tick "Import the valid rows when some are rejected" to import the others.` : "")
         : `Imported: ${summary.inserted} inserted, ${summary.updated} updated, ${summary.unchanged} unchanged, ${summary.rejected} rejected.`;
     const nodes = [el("p", { class: "import-summary", text })];
     if (summary.rejects.length) {
@@ -144,5 +193,6 @@
     $("export-items").addEventListener("click", exportItems);
     $("import-file").addEventListener("change", checkFile);
     $("import-form").addEventListener("submit", runImport);
+    $("import-skip").addEventListener("change", updateImportButton);
   });
 })();
