@@ -211,4 +211,45 @@ struct SettingsTests {
         let shippedTypes = try #require(ConfigFileTypes(json: try Data(contentsOf: URL(fileURLWithPath: shipped)), file: shipped))
         _ = try Settings(reader: ConfigReader(provider: try await FileProvider<JSONSnapshot>(filePath: FilePath(shipped))), fileTypes: shippedTypes)
     }
+
+    /// A key of the config file that no setting reads stops startup, naming it and the setting it
+    /// most likely meant; a section given a value is refused as well.
+    @Test(arguments: [
+        (#"{"http": {"prot": 8080}}"#, "unknown setting http.prot (config file PATH); did you mean http.port?"),
+        (#"{"htpp": {"port": 8080}}"#, "unknown setting htpp (config file PATH); did you mean http?"),
+        (#"{"feed": {"retention": {"maxEntires": 5}}}"#, "unknown setting feed.retention.maxEntires (config file PATH); did you mean feed.retention.maxEntries?"),
+        (#"{"db": {"synchronous": "full", "Synchronous": "normal"}}"#, "unknown setting db.Synchronous (config file PATH); did you mean db.synchronous?"),
+        (#"{"colour": "red"}"#, "unknown setting colour (config file PATH)"),
+        (#"{"http": {"port": 8080}, "extra": null}"#, "unknown setting extra (config file PATH)"),
+        (#"{"http": 8080}"#, "invalid setting http (config file PATH): 8080; expected an object of http.* settings"),
+    ])
+    func anUnknownConfigFileKeyIsRefused(json: String, message: String) async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("stockroom-settings-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("config.json").path
+        try Data(json.utf8).write(to: URL(fileURLWithPath: path))
+        let file = try await FileProvider<JSONSnapshot>(filePath: FilePath(path))
+        let types = try #require(ConfigFileTypes(json: Data(json.utf8), file: path))
+        #expect {
+            try Settings(reader: ConfigReader(provider: file), fileTypes: types)
+        } throws: { error in
+            "\(error)" == message.replacingOccurrences(of: "PATH", with: path)
+        }
+    }
+
+    @Test("every key of a config file that sets everything is known, sections and lists included")
+    func aConfigFileOfKnownKeysPasses() async throws {
+        let json = #"{"http": {"host": "0.0.0.0", "port": 9090, "corsAllowedOrigins": ["https://app.example.com"]}, "#
+            + #""db": {"url": "", "synchronous": "normal"}, "feed": {"retention": {"maxEntries": 5}}, "demo": true, "log": {"level": null}}"#
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("stockroom-settings-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("config.json").path
+        try Data(json.utf8).write(to: URL(fileURLWithPath: path))
+        let file = try await FileProvider<JSONSnapshot>(filePath: FilePath(path))
+        let settings = try Settings(reader: ConfigReader(provider: file), fileTypes: try #require(ConfigFileTypes(json: Data(json.utf8), file: path)))
+        #expect(settings.port == 9090 && settings.synchronous == .normal && settings.feed.retentionMaxEntries == 5 && settings.demo)
+        #expect(settings.corsAllowedOrigins == ["https://app.example.com"] && settings.logLevel == .info)
+    }
 }

@@ -47,4 +47,7 @@ public struct ConfigFileTypes: Sendable {
 
     /// The JSON type and text of the value at `key`, nil when the file has none.
     func value(_ key: String) -> (kind: Kind, text: String)? { values[key] }
+
+    /// Every key of the file, the objects' keys among them (`http` and `http.port`).
+    var keys: Dictionary<String, (kind: Kind, text: String)>.Keys { values.keys }
 }

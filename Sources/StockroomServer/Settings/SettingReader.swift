@@ -14,6 +14,12 @@ public struct SettingsError: Error, CustomStringConvertible {
     init(key: String, file: String, value: String, expected: String) {
         self.init("invalid setting \(key) (config file \(file)): \(value); expected \(expected)")
     }
+
+    /// A key of `file`, the config file, that is no setting; `nearest` is the setting it most
+    /// likely meant, if one is close.
+    init(unknownKey key: String, file: String, nearest: String?) {
+        self.init("unknown setting \(key) (config file \(file))" + (nearest.map { "; did you mean \($0)?" } ?? ""))
+    }
 }
 
 /// Reads settings strictly: a missing value takes the default, a present value must parse and lie in range.
@@ -21,10 +27,69 @@ struct SettingReader {
     let reader: ConfigReader
     /// The JSON types of the config file's values, when there is a file.
     let fileTypes: ConfigFileTypes?
+    /// Every key read so far: the settings there are, for `refuseUnknownFileKeys`.
+    private let keysRead = KeysRead()
+
+    /// The keys a reader and its copies have read (the sections' readers share one).
+    private final class KeysRead {
+        var keys: Set<String> = []
+    }
 
     init(_ reader: ConfigReader, fileTypes: ConfigFileTypes? = nil) {
         self.reader = reader
         self.fileTypes = fileTypes
+    }
+
+    /// Notes that `key` is a setting (every reading of a setting calls this, before it reads).
+    func note(_ key: String) {
+        keysRead.keys.insert(key)
+    }
+
+    /// Refuses a key of the config file that no setting read: a misspelt one (`"htpp"`,
+    /// `"maxEntires"`) would otherwise leave its setting at the default without a word. An
+    /// object is a setting's section when some setting's key starts with its key.
+    func refuseUnknownFileKeys() throws {
+        guard let fileTypes else { return }
+        let known = keysRead.keys
+        let sections = Set(known.flatMap { key in
+            let parts = key.split(separator: ".")
+            return parts.indices.dropLast().map { parts[...$0].joined(separator: ".") }
+        })
+        for key in fileTypes.keys.sorted() {
+            guard let (kind, text) = fileTypes.value(key) else { continue }
+            if kind == .object ? sections.contains(key) : known.contains(key) { continue }
+            if sections.contains(key) {
+                throw SettingsError(key: key, file: fileTypes.file, value: text, expected: "an object of \(key).* settings")
+            }
+            throw SettingsError(unknownKey: key, file: fileTypes.file, nearest: Self.nearest(to: key, among: kind == .object ? sections : known))
+        }
+    }
+
+    /// The candidate `key` most likely misspells: the one fewest edits away (a letter added,
+    /// removed or changed, or two neighbours swapped; case ignored), if that is at most a third of
+    /// the key's length.
+    static func nearest(to key: String, among candidates: Set<String>) -> String? {
+        let word = Array(key.lowercased())
+        var best: (distance: Int, key: String)?
+        for candidate in candidates.sorted() {
+            let distance = editDistance(word, Array(candidate.lowercased()))
+            if distance <= max(1, word.count / 3), distance < (best?.distance ?? .max) { best = (distance, candidate) }
+        }
+        return best?.key
+    }
+
+    /// The optimal string alignment distance between `a` and `b`.
+    static func editDistance(_ a: [Character], _ b: [Character]) -> Int {
+        var d = Array(repeating: Array(repeating: 0, count: b.count + 1), count: a.count + 1)
+        for i in 0...a.count { d[i][0] = i }
+        for j in 0...b.count { d[0][j] = j }
+        for i in stride(from: 1, through: a.count, by: 1) {
+            for j in stride(from: 1, through: b.count, by: 1) {
+                d[i][j] = min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+                if i > 1, j > 1, a[i - 1] == b[j - 2], a[i - 2] == b[j - 1] { d[i][j] = min(d[i][j], d[i - 2][j - 2] + 1) }
+            }
+        }
+        return d[a.count][b.count]
     }
 
     /// Refuses the config file's value for `key` when its JSON type is not among `accepted`
@@ -59,6 +124,7 @@ struct SettingReader {
     }
 
     func int(_ key: String, default value: Int, in range: ClosedRange<Int>) throws -> Int {
+        note(key)
         let expected = "an integer from \(range.lowerBound) to \(range.upperBound)"
         try checkFileType(key, accepted: [.number], expected: expected)
         guard let number = reader.int(forKey: ConfigKey(key)) else {
@@ -70,6 +136,7 @@ struct SettingReader {
     }
 
     func bool(_ key: String, default value: Bool) throws -> Bool {
+        note(key)
         try checkFileType(key, accepted: [.bool], expected: "true or false")
         if let flag = reader.bool(forKey: ConfigKey(key)) { return flag }
         if let given = given(key) { throw SettingsError(key: key, value: given, expected: "true or false") }
@@ -77,6 +144,7 @@ struct SettingReader {
     }
 
     func string(_ key: String, default value: String, expected: String, isValid: (String) -> Bool) throws -> String {
+        note(key)
         try checkFileType(key, accepted: [.string], expected: expected)
         guard let text = reader.string(forKey: ConfigKey(key)) else {
             if let given = given(key) { throw SettingsError(key: key, value: given, expected: expected) }
@@ -88,6 +156,7 @@ struct SettingReader {
 
     /// One of `choices`, by name, case-insensitively.
     func choice<Value>(_ key: String, default value: Value, among choices: [(String, Value)]) throws -> Value {
+        note(key)
         let expected = "one of " + choices.map(\.0).joined(separator: ", ")
         try checkFileType(key, accepted: [.string], expected: expected)
         guard let text = reader.string(forKey: ConfigKey(key)) else {

@@ -49,7 +49,8 @@ public struct Settings: Sendable {
 
     /// Reads and checks every setting; throws a `SettingsError` naming the bad one. A value of the
     /// wrong type is an error too, never silently replaced by the default; `fileTypes`, the JSON
-    /// types of the config file's values, tells a file's `true` from its `1`.
+    /// types of the config file's values, tells a file's `true` from its `1`; with them, a key of
+    /// the file that is no setting is an error as well.
     public init(reader: ConfigReader, fileTypes: ConfigFileTypes? = nil) throws {
         let read = SettingReader(reader, fileTypes: fileTypes)
         host = try read.string("http.host", default: "127.0.0.1", expected: "a host name or IP address") { !$0.isEmpty }
@@ -68,12 +69,14 @@ public struct Settings: Sendable {
         connections = try ConnectionSettings(read)
         revocationCheck = .milliseconds(try read.int("auth.revocationCheckMilliseconds", default: 50, in: 10...60_000))
         corsAllowedOrigins = try Self.origins(read)
+        try read.refuseUnknownFileKeys()
     }
 
     /// A list in the config file, one comma-separated string from the environment. Each origin is
     /// checked: a browser sends `scheme://host[:port]` exactly, so anything else would never match.
     static func origins(_ read: SettingReader) throws -> [String] {
         let key = "http.corsAllowedOrigins"
+        read.note(key)
         let expected = "origins like https://app.example.com or http://127.0.0.1:3000, comma separated"
         let values: [String]
         if let text = read.reader.string(forKey: ConfigKey(key)) {
@@ -97,6 +100,7 @@ public struct Settings: Sendable {
 
     static func databaseURL(_ read: SettingReader) throws -> PostgresURL? {
         let key = "db.url"
+        read.note(key)
         guard let text = read.reader.string(forKey: ConfigKey(key)) else {
             if let given = read.given(key) { throw SettingsError(key: key, value: given, expected: "a postgres:// URL") }
             return nil
