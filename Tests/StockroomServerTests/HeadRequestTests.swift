@@ -2,11 +2,12 @@ import Foundation
 import HTTPTypes
 import Testing
 
-/// `HEAD` on the routes an uptime check or a load balancer asks: the `GET`'s status and headers,
-/// its `Content-Length` included, and no body, so that the next answer on the connection is whole.
-@Suite("HEAD on the operations routes, against a live server")
+/// `HEAD` on the routes an uptime check, a load balancer or a link checker asks: the `GET`'s status
+/// and headers, its `Content-Length` included, and no body, so that the next answer on the
+/// connection is whole.
+@Suite("HEAD on the operations and inspector routes, against a live server")
 struct HeadRequestTests {
-    @Test(arguments: ["/health", "/ready", "/metrics", "/openapi.yaml"])
+    @Test(arguments: ["/health", "/ready", "/metrics", "/openapi.yaml", "/", "/inspector", "/inspector/core.js", "/inspector/inspector.css", "/inspector/icon.svg"])
     func aHeadIsTheGetWithoutItsBody(path: String) async throws {
         try await withTestApp { app in
             try await app.live { client in
@@ -16,6 +17,7 @@ struct HeadRequestTests {
                 let head = try await client.send(.head, path)
                 #expect(head.status == .ok)
                 #expect(head.headers[.contentType] == get.headers[.contentType])
+                #expect(head.headers[.contentSecurityPolicy] == get.headers[.contentSecurityPolicy])
                 #expect(head.body.readableBytes == 0)
                 if path != "/metrics" {  // the metrics' text changes from one read to the next
                     #expect(head.headers[.contentLength] == "\(get.body.readableBytes)")

@@ -4,8 +4,8 @@ import Hummingbird
 import NIOCore
 
 /// `/` and `/inspector`: the inspector page and its files (scripts, stylesheet, icon), served from the binary's resources,
-/// open without a token (the page asks for one). Every answer forbids loading anything from
-/// anywhere else.
+/// open without a token (the page asks for one), for `GET` and `HEAD`. Every answer forbids loading
+/// anything from anywhere else.
 struct InspectorController {
     /// A file the controller serves.
     struct Asset: Sendable {
@@ -49,7 +49,7 @@ struct InspectorController {
             "/inspector/devices.js", "/inspector/feed.js", "/inspector/transfer.js", "/inspector/inspector.js", "/inspector/inspector.css",
             "/inspector/icon.svg",
         ] {
-            router.get(RouterPath(path)) { _, _ in
+            router.getAndHead(RouterPath(path)) { _, _ in
                 guard let asset = try Self.assets.get()[path] else { throw CocoaError(.fileNoSuchFile) }
                 return Self.response(asset)
             }

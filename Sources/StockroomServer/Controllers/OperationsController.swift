@@ -63,7 +63,7 @@ struct OperationsController {
 extension Router<AppRequestContext> {
     /// `handler` for `GET` and for `HEAD` on `path`. Not for a stream: the answer to `HEAD` drops the
     /// body unread, so what a stream's body would release (its lease) would be kept.
-    fileprivate func getAndHead(
+    func getAndHead(
         _ path: RouterPath, use handler: @escaping @Sendable (Request, AppRequestContext) async throws -> some ResponseGenerator
     ) {
         get(path, use: handler)
