@@ -9,7 +9,7 @@ struct QueryFormTests {
         ("/v1/items?q=a%2Bb", "q", "a+b"),
         ("/v1/items?q=a%20b%26c", "q", "a b&c"),
         ("/v1/items?q=%E2%82%AC+5", "q", "€ 5"),
-        ("/v1/items?limit=5&q=x&q=y", "q", "x"),
+        ("/v1/items?limit=5&q=x&qq=y", "q", "x"),
         ("/v1/items?q", "q", ""),
         ("/v1/items?q=", "q", ""),
         ("/v1/items?&&q=x&&", "q", "x"),
@@ -25,13 +25,13 @@ struct QueryFormTests {
         ("/v1/items?q=%zz+1", "q", "%zz 1"),
         ("/v1/items?q=%c3%a9", "q", "é"),
     ])
-    func valueOf(uri: String, name: String, expected: String) {
-        #expect(URI(uri).formValue(name) == expected)
+    func valueOf(uri: String, name: String, expected: String) throws {
+        #expect(try URI(uri).formValue(name) == expected)
     }
 
     @Test(arguments: ["/v1/items", "/v1/items?", "/v1/items?qq=1", "/v1/items?Q=1", "/v1/items?limit=q"])
-    func absent(uri: String) {
-        #expect(URI(uri).formValue("q") == nil)
+    func absent(uri: String) throws {
+        #expect(try URI(uri).formValue("q") == nil)
         #expect((try? URI(uri).decodedFormValue("q")) == .some(nil))
     }
 
@@ -45,7 +45,16 @@ struct QueryFormTests {
         if let expected {
             #expect(try URI(uri).decodedFormValue("q") == expected)
         } else {
-            #expect(throws: URI.UndecodableValue.self) { try URI(uri).decodedFormValue("q") }
+            #expect(throws: URI.QueryValueError.undecodable) { try URI(uri).decodedFormValue("q") }
         }
+    }
+
+    /// A parameter given twice, under any spelling of its name, has no one value: both readings say so.
+    @Test(arguments: [
+        "/v1/items?q=x&q=y", "/v1/items?q=x&q=x", "/v1/items?q&q=1", "/v1/items?q=1&limit=2&%71=3", "/v1/items?q=a&q+=b&q=c",
+    ])
+    func repeated(uri: String) {
+        #expect(throws: URI.QueryValueError.repeated) { try URI(uri).formValue("q") }
+        #expect(throws: URI.QueryValueError.repeated) { try URI(uri).decodedFormValue("q") }
     }
 }

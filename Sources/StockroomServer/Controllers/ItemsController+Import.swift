@@ -197,12 +197,12 @@ extension ItemsController {
     /// `dryRun` and `onError` from the query: `400` for any other value.
     static func importOptions(_ request: Request) throws -> ItemImportOptions {
         var options = ItemImportOptions()
-        switch request.query("dryRun") {
+        switch try request.query("dryRun") {
         case nil, "false"?: options.dryRun = false
         case "true"?: options.dryRun = true
         default: throw APIError.invalidParameter("dryRun", "dryRun must be true or false")
         }
-        if let raw = request.query("onError") {
+        if let raw = try request.query("onError") {
             guard let onError = ItemImportOptions.OnError(rawValue: raw) else {
                 throw APIError.invalidParameter("onError", "onError must be abort or skip")
             }

@@ -34,7 +34,7 @@ struct ItemsController {
             return status
         }
         let limit = try APIError.checked("limit", rawLimit, default: 50, in: 1...500)
-        let page = try await database.listItems(after: after, limit: limit, query: request.query("q"), status: status)
+        let page = try await database.listItems(after: after, limit: limit, query: try request.query("q"), status: status)
         var json = JSONWriter(capacity: 64 + page.items.count * 256)
         ItemPageJSON(items: page.items, next: page.next).write(to: &json)
         return json.reply().response

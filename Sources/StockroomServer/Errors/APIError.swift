@@ -52,6 +52,10 @@ public struct APIError: Error, HTTPResponseError, Sendable {
     static func invalidParameter(_ name: String, _ message: String) -> APIError {
         APIError(.invalidParameter, message, field: name)
     }
+    /// A query parameter given more than once: which value was meant cannot be told.
+    static func repeatedParameter(_ name: String) -> APIError {
+        invalidParameter(name, "\(name) is given more than once; give it once")
+    }
     static func invalidJSON(_ message: String, field: String? = nil) -> APIError {
         APIError(.invalidJSON, message, field: field)
     }

@@ -23,7 +23,7 @@ extension FeedController {
 
     /// `topics=`: `400 invalidParameter` unless a comma-separated list of topic names; nil when absent.
     static func topics(_ request: Request) throws -> Set<ChangeEntity>? {
-        guard let raw = request.query("topics") else { return nil }
+        guard let raw = try request.query("topics") else { return nil }
         var topics = Set<ChangeEntity>()
         for name in raw.split(separator: ",", omittingEmptySubsequences: false) {
             guard let topic = Topic(rawValue: name.trimmingCharacters(in: .whitespaces)) else {
@@ -45,7 +45,9 @@ extension FeedController {
     static func filterText(_ request: Request, name: String) throws -> String? {
         do {
             return try request.uri.decodedFormValue(name)
-        } catch {
+        } catch .repeated {
+            throw APIError.repeatedParameter(name)
+        } catch .undecodable {
             throw APIError.invalidParameter(name, "\(name) is not percent-encoded UTF-8 (a % of the filter's own is %25)")
         }
     }

@@ -39,7 +39,7 @@ struct BearerTokenAuthenticator: RouterMiddleware {
     @inline(never)
     private func bearerSecret(_ request: Request) -> String? {
         if let secret = Self.headerSecret(request) { return secret }
-        if queryTokenPaths.contains(request.uri.path), let secret = request.uri.formValue("access_token"), !secret.isEmpty {
+        if queryTokenPaths.contains(request.uri.path), let secret = try? request.uri.formValue("access_token"), !secret.isEmpty {
             return secret
         }
         return nil

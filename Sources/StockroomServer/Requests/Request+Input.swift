@@ -87,14 +87,19 @@ extension Request {
         return JSONBody(value: value, bytes: bytes)
     }
 
-    /// A query parameter, nil when absent (form-decoded: `+` is a space; see `URI.formValue`).
-    func query(_ name: String) -> String? {
-        uri.formValue(name)
+    /// A query parameter, nil when absent (form-decoded: `+` is a space; see `URI.formValue`);
+    /// `400` when it is given more than once.
+    func query(_ name: String) throws -> String? {
+        do {
+            return try uri.formValue(name)
+        } catch {
+            throw APIError.repeatedParameter(name)
+        }
     }
 
     /// An integer query parameter, nil when absent; `400` when it does not parse.
     func intQuery(_ name: String) throws -> Int? {
-        guard let raw = query(name) else { return nil }
+        guard let raw = try query(name) else { return nil }
         guard let number = Int(raw) else { throw APIError.invalidParameter(name, "\(name) must be an integer") }
         return number
     }

@@ -1,41 +1,48 @@
 import HummingbirdCore
 
 extension URI {
-    /// The first value of the query parameter `name`, nil when absent, read as browsers, HTML
-    /// forms and most HTTP libraries write a query (`application/x-www-form-urlencoded`): a `+`
-    /// is a space, then `%XX` escapes are decoded, in names and values alike. So `q=blue+widget`
-    /// and `q=blue%20widget` are the same search, and a literal `+` is sent as `%2B`. A parameter
+    /// The value of the query parameter `name`, nil when absent, read as browsers, HTML forms and
+    /// most HTTP libraries write a query (`application/x-www-form-urlencoded`): a `+` is a space,
+    /// then `%XX` escapes are decoded, in names and values alike. So `q=blue+widget` and
+    /// `q=blue%20widget` are the same search, and a literal `+` is sent as `%2B`. A parameter
     /// without `=` has the empty value. A value whose escapes do not decode (a stray `%`, bytes
     /// that are not UTF-8) is kept as sent, its `+` still a space, and the route's own rules
-    /// judge it.
-    func formValue(_ name: String) -> String? {
-        rawFormValue(name).map(Self.formDecoded)
+    /// judge it. A parameter given twice (`limit=1&limit=2`, `topics=items&topics=navigation`)
+    /// is `.repeated`: which one was meant cannot be told.
+    func formValue(_ name: String) throws(QueryValueError) -> String? {
+        try rawFormValue(name).map(Self.formDecoded)
     }
 
     /// The value of the query parameter `name` decoded as `formValue` decodes it, for a value that
-    /// is a grammar of its own (a filter): nil when absent, and `UndecodableValue` when its escapes
+    /// is a grammar of its own (a filter): nil when absent, and `.undecodable` when its escapes
     /// do not decode, where `formValue` would hand on the text as sent and the grammar would read
     /// escapes the client never meant as text.
-    func decodedFormValue(_ name: String) throws(UndecodableValue) -> String? {
-        guard let raw = rawFormValue(name) else { return nil }
-        guard let value = Self.strictlyFormDecoded(raw) else { throw UndecodableValue() }
+    func decodedFormValue(_ name: String) throws(QueryValueError) -> String? {
+        guard let raw = try rawFormValue(name) else { return nil }
+        guard let value = Self.strictlyFormDecoded(raw) else { throw .undecodable }
         return value
     }
 
-    /// A query value whose percent escapes are malformed or decode to bytes that are not UTF-8.
-    struct UndecodableValue: Error {}
+    /// Why a query parameter has no one value to read.
+    enum QueryValueError: Error {
+        /// It is given more than once.
+        case repeated
+        /// Its percent escapes are malformed or decode to bytes that are not UTF-8.
+        case undecodable
+    }
 
-    /// The first value of `name` as sent; "" for a parameter without `=`.
-    private func rawFormValue(_ name: String) -> Substring? {
+    /// The value of `name` as sent; "" for a parameter without `=`; `.repeated` when given twice.
+    private func rawFormValue(_ name: String) throws(QueryValueError) -> Substring? {
         guard let query, !query.isEmpty else { return nil }
+        var found: Substring?
         for pair in query.split(separator: "&", omittingEmptySubsequences: true) {
             let equals = pair.firstIndex(of: "=")
             let rawName = pair[..<(equals ?? pair.endIndex)]
             guard rawName == name || Self.formDecoded(rawName) == name else { continue }
-            guard let equals else { return "" }
-            return pair[pair.index(after: equals)...]
+            guard found == nil else { throw .repeated }
+            found = equals.map { pair[pair.index(after: $0)...] } ?? ""
         }
-        return nil
+        return found
     }
 
     /// One name or value of a form-encoded query: `+` to a space, then the percent escapes; as
