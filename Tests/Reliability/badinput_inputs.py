@@ -182,6 +182,10 @@ class InputCases:
         self.violations.check(all(a.status == 200 for a in answers),
                               f"{count} pipelined requests: {[a for a in answers if a.status != 200][:3]}")
         self.expect("HTTP/1.0 without Host", self.exchange(b"GET /health HTTP/1.0\r\n\r\n"), [(200, None), (400, None)])
+        self.expect("HTTP/1.1 without Host", self.exchange(b"GET /health HTTP/1.1\r\n\r\n"), [(400, "invalidRequest")])
+        self.expect("two Host headers", self.exchange(b"GET /health HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n"),
+                    [(400, "invalidRequest")])
+        self.expect("a Host with a path", self.exchange(b"GET /health HTTP/1.1\r\nHost: a/b\r\n\r\n"), [(400, "invalidRequest")])
         self.expect("an invalid chunk size", self.exchange(request_bytes(
             "POST", "/v1/items", {"Transfer-Encoding": "chunked"}, body=b"zz\r\nabc\r\n0\r\n\r\n", token=self.editor)),
             [(400, None)])

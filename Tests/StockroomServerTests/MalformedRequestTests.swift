@@ -28,6 +28,47 @@ struct MalformedRequestTests {
         }
     }
 
+    /// RFC 9112 §3.2: an HTTP/1.1 request without `Host`, any request with two, or one whose `Host`
+    /// is not `host[:port]` is 400, saying which, and the connection closes: a proxy in front that
+    /// read the other `Host` would disagree with the server about the site asked.
+    @Test(arguments: [
+        ("GET /health HTTP/1.1\r\nConnection: close\r\n\r\n", "an HTTP/1.1 request needs a Host header"),
+        ("GET /health HTTP/1.1\r\nHost: a\r\nhost: b\r\n\r\n", "a request has one Host header, not several"),
+        ("GET /health HTTP/1.1\r\nHost: a\r\nHOST: a\r\n\r\n", "a request has one Host header, not several"),
+        ("GET /health HTTP/1.0\r\nHost: a\r\nHost: b\r\n\r\n", "a request has one Host header, not several"),
+        ("GET /health HTTP/1.1\r\nHost: a b\r\n\r\n", "Host must be host[:port]"),
+        ("GET /health HTTP/1.1\r\nHost: evil.example/x\r\n\r\n", "Host must be host[:port]"),
+        ("GET /health HTTP/1.1\r\nHost: user@evil.example\r\n\r\n", "Host must be host[:port]"),
+        ("POST /v1/items HTTP/1.1\r\nContent-Length: 2\r\n\r\n{}", "an HTTP/1.1 request needs a Host header"),
+    ])
+    func aMissingRepeatedOrMalformedHostIs400(request: String, message: String) async throws {
+        try await withTestApp { app in
+            try await app.live { client in
+                let response = try await blocking { try RawSocket(port: try #require(client.port), raw: request).failingStalledReads().readAll() }
+                #expect(response.hasPrefix("HTTP/1.1 400 Bad Request\r\n"), "\(response.prefix(200))")
+                #expect(response.contains(#""code":"invalidRequest""#) && response.contains(message), "\(response.prefix(400))")
+                #expect(response.components(separatedBy: "HTTP/1.1 400 ").count == 2 && !response.contains("200 OK"), "one answer, then the connection closed: \(response)")
+            }
+        }
+    }
+
+    /// Hosts as clients send them, and an HTTP/1.0 request without one, are served.
+    @Test(arguments: [
+        "GET /health HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nConnection: close\r\n\r\n",
+        "GET /health HTTP/1.1\r\nhost: [::1]:8080\r\nConnection: close\r\n\r\n",
+        "GET /health HTTP/1.1\r\nHOST: stock-room.example.com\r\nConnection: close\r\n\r\n",
+        "GET /health HTTP/1.1\r\nHost: \r\nConnection: close\r\n\r\n",
+        "GET /health HTTP/1.0\r\n\r\n",
+    ])
+    func aWellFormedHostIsServed(request: String) async throws {
+        try await withTestApp { app in
+            try await app.live { client in
+                let response = try await blocking { try RawSocket(port: try #require(client.port), raw: request).failingStalledReads().readAll() }
+                #expect(response.hasPrefix("HTTP/1.1 200 OK\r\n") || response.hasPrefix("HTTP/1.0 200 OK\r\n"), "\(response.prefix(200))")
+            }
+        }
+    }
+
     /// A later request on a keep-alive connection that does not parse gets the contract's answer
     /// too, not a bare 400, once the answer before it is complete.
     @Test(.timeLimit(.minutes(10)), arguments: ["garbage\r\n\r\n", "GET /health?x=a b HTTP/1.1\r\nHost: x\r\n\r\n"])

@@ -2,7 +2,8 @@ import NIOCore
 import NIOHTTP1
 
 /// Answers `400 invalidRequest` with the contract's body and closes when a request on the
-/// connection does not parse (Hummingbird's own answer is a bare 400), closes a connection that has
+/// connection does not parse (Hummingbird's own answer is a bare 400) or its `Host` is missing,
+/// repeated or malformed (`hostProblem`), closes a connection that has
 /// not sent a request yet when the server shuts down, and sends `100 Continue` to a request that
 /// asks for it (RFC 9110 §10.1.1: curl asks before a body over 1 MiB, a CSV import, and waits a
 /// second for it).
@@ -43,6 +44,8 @@ final class MalformedRequestGuard: ChannelDuplexHandler, RemovableChannelHandler
     private(set) var answeringHTTP10 = false
     /// The answer in progress ends the connection, which this guard closes once the answer is out.
     private var closeAfterAnswer = false
+    /// A request's `Host` was refused: nothing more on the connection is read.
+    private var refusedHost = false
 
     /// What a request's answer needs beyond HTTP/1.1 with keep-alive.
     enum Terms {
@@ -55,8 +58,15 @@ final class MalformedRequestGuard: ChannelDuplexHandler, RemovableChannelHandler
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !refusedHost else { return }  // the refused request's body, and anything after it
         guard case .head(var head) = unwrapInboundIn(data) else {
             context.fireChannelRead(data)
+            return
+        }
+        if let problem = Self.hostProblem(head) {
+            // Never passed on: its answer is the 400, after those of the requests before it.
+            refusedHost = true
+            refuse(context, HTTPParserError.invalidHeaderToken, message: problem)
             return
         }
         requests += 1
@@ -132,6 +142,40 @@ final class MalformedRequestGuard: ChannelDuplexHandler, RemovableChannelHandler
         context.write(wrapOutboundOut(.head(head)), promise: promise)
     }
 
+    /// What is wrong with the request's `Host` (RFC 9112 §3.2: a server answers 400 to an HTTP/1.1
+    /// request without one, to any request with more than one, and to one whose value is not
+    /// `host[:port]`), nil when nothing is. A proxy or a cache in front that read another `Host`
+    /// than this server would otherwise disagree with it about which site was asked.
+    static func hostProblem(_ head: HTTPRequestHead) -> String? {
+        var host: String?
+        for (name, value) in head.headers where isHost(name) {
+            guard host == nil else { return "a request has one Host header, not several" }
+            host = value
+        }
+        guard let host else {
+            return head.version.major == 1 && head.version.minor == 0 ? nil : "an HTTP/1.1 request needs a Host header"
+        }
+        // uri-host [ ":" port ]: a name's, an IPv4 address's or a bracketed IPv6 address's characters.
+        let valid = host.utf8.allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+                true
+            default:
+                "-._~%!$&'()*+,;=:[]".utf8.contains(byte)
+            }
+        }
+        return valid ? nil : "Host must be host[:port]"
+    }
+
+    /// Whether a header's name is `Host`, in any case, without making a lowered copy.
+    private static func isHost(_ name: String) -> Bool {
+        var utf8 = name.utf8.makeIterator()
+        for expected in "host".utf8 {
+            guard let byte = utf8.next(), byte | 0x20 == expected else { return false }
+        }
+        return utf8.next() == nil
+    }
+
     /// An HTTP/1.1 request with `Expect: 100-continue` and a body to come (a length over 0, or chunked).
     static func asksToContinue(_ head: HTTPRequestHead) -> Bool {
         // A GET or HEAD carries no body here: their heads (most of them) are not searched.
@@ -157,12 +201,22 @@ final class MalformedRequestGuard: ChannelDuplexHandler, RemovableChannelHandler
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        guard !closing, error is HTTPParserError, requests == answers else {
+        guard let error = error as? HTTPParserError else {
+            context.fireErrorCaught(error)
+            return
+        }
+        refuse(context, error, message: "the request is not valid HTTP/1.1")
+    }
+
+    /// Answers `400 invalidRequest` saying `message` and closes, once every request before has its
+    /// answer; behind one still being answered, hands `error` on, for Hummingbird's 400 after it.
+    private func refuse(_ context: ChannelHandlerContext, _ error: HTTPParserError, message: String) {
+        guard !closing, requests == answers else {
             context.fireErrorCaught(error)
             return
         }
         closing = true
-        let body = ByteBuffer(string: APIError(.invalidRequest, "the request is not valid HTTP/1.1").json())
+        let body = ByteBuffer(string: APIError(.invalidRequest, message).json())
         var headers = HTTPHeaders()
         headers.add(name: "Content-Type", value: "application/json; charset=utf-8")
         headers.add(name: "Content-Length", value: "\(body.readableBytes)")
