@@ -71,8 +71,8 @@ struct WebSocketCloseCodeTests {
                 _ = try await client.send(.post, "/v1/items", token: app.editor, json: draftJSON(name: "Lamp"))
                 let query = "access_token=\(app.viewer)"
                 // Another site's page, and a page whose origin is opaque (a sandboxed frame any site
-                // can embed, a data: or file: page: the browser sends `null`).
-                for origin in ["http://elsewhere.test", "null"] {
+                // can embed, a data: or file: page: the browser sends `null`, or some `file://`).
+                for origin in ["http://elsewhere.test", "null", "file://", "FILE://"] {
                     let foreign = try await Self.handshake(port: port, query: query, origin: origin)
                     #expect(foreign.opcode == 0x8, "\(origin)")
                     #expect(Int(foreign.payload[0]) << 8 | Int(foreign.payload[1]) == 4403, "\(origin)")

@@ -11,7 +11,8 @@ extension FeedController {
     @Sendable func webSocketRequest(_ request: Request, context: CallerContext) async throws -> Response {
         let caller = context.caller
         // A WebSocket is not subject to CORS, so a browser's Origin (http or https, or `null` from a
-        // sandboxed frame, a `data:` or a `file:` page; other clients send other schemes, or none)
+        // sandboxed frame, a `data:` or a `file:` page, or `file://`; other clients send other
+        // schemes, or none)
         // is checked here: a page of another origin gets no more from the WebSocket than it could
         // from fetch or EventSource.
         if let origin = request.headers[.origin], Self.isWebOrigin(origin), !allowedOrigins.contains(origin),
@@ -55,10 +56,11 @@ extension FeedController {
 
     /// Whether `origin` is a web page's as browsers send it: `http://` or `https://`, or `null`, the
     /// opaque origin of a sandboxed frame, a `data:` or a `file:` page (which any site can embed, so
-    /// it is never this server, and never allowed: CORS does not answer it either).
+    /// it is never this server, and never allowed: CORS does not answer it either), or `file://`,
+    /// as some browsers send a local page's.
     static func isWebOrigin(_ origin: String) -> Bool {
         let lowered = origin.lowercased()
-        return lowered.hasPrefix("http://") || lowered.hasPrefix("https://") || lowered == "null"
+        return lowered.hasPrefix("http://") || lowered.hasPrefix("https://") || lowered == "null" || lowered.hasPrefix("file:")
     }
 
     /// Whether `origin` is this server as the request addressed it (`http://` or `https://` and the `Host`).
