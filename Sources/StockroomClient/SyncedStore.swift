@@ -339,14 +339,14 @@ public final class SyncedStore {
     }
 }
 
-/// A caller waiting for a write's answer (`SyncedStore.answer(to:)`).
-struct AnswerWaiter {
+/// A caller waiting in one of the store's waits, by the token its cancellation finds it with.
+struct Waiter<Value, Failure: Error> {
     let token: Int
-    let continuation: CheckedContinuation<WriteAnswer, any Error>
+    let continuation: CheckedContinuation<Value, Failure>
 }
 
+/// A caller waiting for a write's answer (`SyncedStore.answer(to:)`).
+typealias AnswerWaiter = Waiter<WriteAnswer, any Error>
+
 /// A caller waiting for the first snapshot (`SyncedStore.waitUntilLoaded()`).
-struct LoadWaiter {
-    let token: Int
-    let continuation: CheckedContinuation<Void, Never>
-}
+typealias LoadWaiter = Waiter<Void, Never>

@@ -71,9 +71,9 @@ final class WebSocketUpgrade: Sendable {
     /// The close frame waits `closeDelay` first. A refusal (a `410` cursor, a cap) comes right
     /// after the `101`, and WSCore ends the connection's output as it sends the close frame: a
     /// client still in its HTTP upgrade when the `101`, the close frame and the end of the stream
-    /// reach it together can lose the last two. swift-nio's client upgrade, which the SDK's
-    /// WebSocket client runs on, did so on a loaded machine, and then its feed waited for an
-    /// unanswered ping (22.5 s by default) before trying again, and could lose the refusal again.
+    /// reach it together can lose the last two (swift-nio's client upgrade, which the SDK's
+    /// WebSocket client runs on, can), and would then wait for an unanswered ping before trying
+    /// again, without the refusal that says why.
     static func close(_ outbound: WebSocketOutboundWriter, with error: APIError) async throws {
         try? await Task.sleep(for: closeDelay)
         try await outbound.close(closeCode(for: error), reason: closeReason(for: error))
