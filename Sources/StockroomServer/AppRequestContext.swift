@@ -45,3 +45,11 @@ public struct CallerContext: ChildRequestContext {
 
     public var maxUploadSize: Int { 1 << 20 }
 }
+
+/// A request context that knows its connection (for `Request.continueIfAsked`).
+protocol ConnectionContext: RequestContext {
+    var channel: any Channel { get }
+}
+
+extension AppRequestContext: ConnectionContext {}
+extension CallerContext: ConnectionContext {}

@@ -2,7 +2,9 @@ import Foundation
 import Testing
 
 /// `Expect: 100-continue` (RFC 9110 §10.1.1): a client that asks waits for `100 Continue` before it
-/// sends its body (curl does for a body over 1 MiB, and waits a second when none comes).
+/// sends its body (curl does for a body over 1 MiB, and waits a second when none comes). The server
+/// sends it once the request's head has passed its checks; a request its head dooms gets the final
+/// answer instead, before any of its body is sent.
 @Suite("Expect: 100-continue, against a live server")
 struct ContinueTests {
     static let item = #"{"name":"Continued","color":null,"status":{"inStock":{"quantity":1}}}"#
@@ -75,6 +77,58 @@ struct ContinueTests {
                 #expect(old.hasPrefix("HTTP/1.0 201 Created\r\n"), "\(old)")
                 // The empty body is not an item: the final answer is the refusal.
                 #expect(empty.hasPrefix("HTTP/1.1 400 Bad Request\r\n"), "\(empty)")
+            }
+        }
+    }
+
+    /// Refused by its head alone (no valid token, a role that may not, a declared length over the
+    /// limit, a route that takes no body): the final answer comes at once, with no `100 Continue`,
+    /// and the connection closes, since the server cannot tell whether the body would follow.
+    @Test(.timeLimit(.minutes(10)))
+    func aRequestItsHeadDoomsGetsItsFinalAnswerWithout100Continue() async throws {
+        try await withTestApp { app in
+            try await app.live { client in
+                let port = try #require(client.port)
+                let csv = "POST /v1/items/import HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(app.viewer)\r\n"
+                    + "Content-Type: text/csv\r\nExpect: 100-continue\r\nContent-Length: 5000000\r\n\r\n"
+                let large = "POST /v1/items HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(app.editor)\r\n"
+                    + "Content-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: 2000000\r\n\r\n"
+                let cases = [
+                    (Self.post("not-a-token"), "HTTP/1.1 401 "), (csv, "HTTP/1.1 403 "), (large, "HTTP/1.1 413 "),
+                    (Self.post(app.editor).replacingOccurrences(of: "POST /v1/items ", with: "POST /v1/nowhere "), "HTTP/1.1 404 "),
+                ]
+                for (request, status) in cases {
+                    let answer = try await blocking {
+                        // The body is never sent: the answer and the close come without it.
+                        try RawSocket(port: port, raw: request).failingStalledReads().readToClose()
+                    }
+                    #expect(answer.hasPrefix(status), "\(answer.prefix(300))")
+                    #expect(!answer.contains("100 Continue") && answer.contains("Connection: close"), "\(answer.prefix(300))")
+                }
+                let items = try await client.send(.get, "/v1/items", token: app.editor).json["items"] as? [[String: Any]]
+                #expect(items?.isEmpty == true)
+            }
+        }
+    }
+
+    /// A client that sends its body without waiting gets no `100 Continue` after the fact, and its
+    /// connection goes on, even when the request is refused.
+    @Test(.timeLimit(.minutes(10)))
+    func aBodySentWithoutWaitingIsReadAndTheConnectionGoesOn() async throws {
+        try await withTestApp { app in
+            try await app.live { client in
+                let port = try #require(client.port)
+                let answer = try await blocking {
+                    let socket = try RawSocket(
+                        port: port,
+                        raw: Self.post(app.editor) + Self.item + Self.post("not-a-token") + Self.item
+                            + "GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+                    ).failingStalledReads()
+                    return try socket.readToClose()
+                }
+                #expect(answer.hasPrefix("HTTP/1.1 201 Created\r\n"), "\(answer.prefix(300))")
+                #expect(answer.contains("HTTP/1.1 401 Unauthorized\r\n") && answer.hasSuffix(#"{"status":"ok"}"#), "\(answer)")
+                #expect(!answer.contains("100 Continue"), "\(answer)")
             }
         }
     }

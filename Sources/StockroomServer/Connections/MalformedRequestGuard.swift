@@ -6,7 +6,10 @@ import NIOHTTP1
 /// repeated or malformed (`hostProblem`), closes a connection that has
 /// not sent a request yet when the server shuts down, and sends `100 Continue` to a request that
 /// asks for it (RFC 9110 §10.1.1: curl asks before a body over 1 MiB, a CSV import, and waits a
-/// second for it).
+/// second for it) when its handler is about to read the body (`ContinueEvent`): a request refused
+/// by its head alone (no token, a declared length over the limit, no such route) gets its final
+/// answer instead, before its client sends a body. Such an answer closes the connection unless the
+/// body came all the same, since the server cannot tell whether the client will still send it.
 ///
 /// It answers only when every request before the malformed one has its answer: it counts request
 /// heads in and response ends out. A client that pipelined a malformed request behind one still
@@ -14,8 +17,8 @@ import NIOHTTP1
 /// asking for an upgrade takes the guard out of the pipeline, which the upgrade then turns into a
 /// WebSocket's; later requests on a connection whose upgrade was refused get Hummingbird's 400.
 /// A malformed body of a request whose head parsed is the request's own error (its handler answers).
-/// A `100 Continue` goes out as the head comes, or, behind requests still being answered, after
-/// their answers: an interim answer never lands inside another request's.
+/// A `100 Continue` goes out when the handler asks, or, behind requests still being answered,
+/// after their answers: an interim answer never lands inside another request's.
 ///
 /// It also keeps HTTP/1's connection terms (RFC 9112 §9.3), which Hummingbird's request loop reads
 /// only from a `Connection` header of exactly `close`:
@@ -36,8 +39,13 @@ final class MalformedRequestGuard: ChannelDuplexHandler, RemovableChannelHandler
     private var requests = 0
     private var answers = 0
     private var closing = false
-    /// The requests (by their number in `requests`) owed a `100 Continue` once those before them are answered.
+    /// The requests (by their number in `requests`) that asked for `100 Continue` and have not had
+    /// it or their final answer.
+    private var continuesAsked: [Int] = []
+    /// The requests (by their number) owed a `100 Continue` once those before them are answered.
     private var continuesOwed: [Int] = []
+    /// Request ends passed on: a request numbered above this one has not sent its whole body.
+    private var requestEnds = 0
     /// The requests (by their number in `requests`) whose answers HTTP/1.1's keep-alive does not fit, in order.
     private var terms: [(request: Int, terms: Terms)] = []
     /// The answer in progress is HTTP/1.0's: its body goes unframed (see `ProtocolSwitchHandler.writeParkedChunks`).
@@ -59,7 +67,9 @@ final class MalformedRequestGuard: ChannelDuplexHandler, RemovableChannelHandler
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !refusedHost else { return }  // the refused request's body, and anything after it
-        guard case .head(var head) = unwrapInboundIn(data) else {
+        let part = unwrapInboundIn(data)
+        guard case .head(var head) = part else {
+            if case .end = part { requestEnds += 1 }
             context.fireChannelRead(data)
             return
         }
@@ -70,9 +80,7 @@ final class MalformedRequestGuard: ChannelDuplexHandler, RemovableChannelHandler
             return
         }
         requests += 1
-        if Self.asksToContinue(head) {
-            if answers == requests - 1 { writeContinue(context) } else { continuesOwed.append(requests) }
-        }
+        if Self.asksToContinue(head) { continuesAsked.append(requests) }
         let http10 = head.version.major == 1 && head.version.minor == 0
         let keepAlive = head.isKeepAlive
         if http10 || !keepAlive {
@@ -90,7 +98,34 @@ final class MalformedRequestGuard: ChannelDuplexHandler, RemovableChannelHandler
         }
     }
 
+    /// The handler of the request being answered is about to read its body: its `100 Continue`,
+    /// if it asked for one and its body has not come yet.
+    func triggerUserOutboundEvent(context: ChannelHandlerContext, event: Any, promise: EventLoopPromise<Void>?) {
+        guard event is ContinueEvent else {
+            context.triggerUserOutboundEvent(event, promise: promise)
+            return
+        }
+        promise?.succeed()
+        // Hummingbird answers a connection's requests one after another: the handler's is the first
+        // unanswered one.
+        let request = answers + 1
+        guard let index = continuesAsked.firstIndex(of: request) else { return }
+        continuesAsked.remove(at: index)
+        guard requestEnds < request else { return }  // the body came without waiting for it
+        if answers == request - 1 { writeContinue(context) } else { continuesOwed.append(request) }
+    }
+
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        if case .head(let head) = unwrapOutboundIn(data), head.status.code >= 200, let first = continuesAsked.first,
+            first == answers + 1
+        {
+            // A final answer to a request whose handler never asked for its body.
+            continuesAsked.removeFirst()
+            if requestEnds < first {
+                writeWithoutTheBody(context, head, promise: promise)
+                return
+            }
+        }
         switch unwrapOutboundIn(data) {
         case .end:
             answers += 1
@@ -114,6 +149,19 @@ final class MalformedRequestGuard: ChannelDuplexHandler, RemovableChannelHandler
         default:
             context.write(data, promise: promise)
         }
+    }
+
+    /// Writes the final answer's head of a request whose client may still be waiting to send its
+    /// body: the connection ends with this answer, as the server cannot tell where the next
+    /// request would start.
+    private func writeWithoutTheBody(_ context: ChannelHandlerContext, _ head: HTTPResponseHead, promise: EventLoopPromise<Void>?) {
+        if !terms.isEmpty && terms[0].request == answers + 1 {
+            terms.removeFirst()  // HTTP/1.0 never asks to continue: its terms could only be to close
+        }
+        var head = head
+        head.headers.replaceOrAdd(name: "Connection", value: "close")
+        closeAfterAnswer = true
+        context.write(wrapOutboundOut(.head(head)), promise: promise)
     }
 
     /// Writes the head of an answer whose request is in `terms`, with what its terms need.
@@ -228,3 +276,7 @@ final class MalformedRequestGuard: ChannelDuplexHandler, RemovableChannelHandler
         }
     }
 }
+
+/// Sent down a connection's pipeline by a handler about to read its request's body
+/// (`Request.continueIfAsked`): `MalformedRequestGuard` sends the `100 Continue` the request asked for.
+struct ContinueEvent: Sendable {}

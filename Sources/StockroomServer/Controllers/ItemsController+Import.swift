@@ -27,6 +27,7 @@ extension ItemsController {
             throw APIError(.payloadTooLarge, "the file is larger than the import's limit of \(limits.importMaxBytes) bytes")
         }
         let key = try request.idempotencyKey()
+        request.continueIfAsked(context)
         if Self.wants("text/csv", request) {
             return try await rejectsAsCSV(request, options: options, user: user, key: key)
         }

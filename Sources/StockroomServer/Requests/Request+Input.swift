@@ -16,13 +16,13 @@ struct JSONBody<Value: Decodable> {
 extension Request {
     /// Decodes a JSON body of at most 1 MiB: `415` for a non-JSON content type, `413` when too large,
     /// `400 invalidJSON` when it is not JSON or not of the expected shape.
-    func decodeJSON<Value: Decodable>(_ type: Value.Type, context: some RequestContext) async throws -> JSONBody<Value> {
+    func decodeJSON<Value: Decodable>(_ type: Value.Type, context: some ConnectionContext) async throws -> JSONBody<Value> {
         try Self.decoded(Value.self, from: try await jsonBytes(context: context))
     }
 
     /// `decodeJSON` for a type with a reader of its common shape (`FastJSONDecodable`): that reader
     /// first, and `JSONDecoder` for whatever it does not take.
-    func decodeJSON<Value: FastJSONDecodable>(_ type: Value.Type, context: some RequestContext) async throws -> JSONBody<Value> {
+    func decodeJSON<Value: FastJSONDecodable>(_ type: Value.Type, context: some ConnectionContext) async throws -> JSONBody<Value> {
         let bytes = try await jsonBytes(context: context)
         if let value = bytes.withUnsafeBytes({ Value(fastJSON: $0) }) { return JSONBody(value: value, bytes: bytes) }
         return try Self.decoded(Value.self, from: bytes)
@@ -30,7 +30,7 @@ extension Request {
 
     /// The bytes of a JSON body of at most 1 MiB: `415` for a non-JSON content type or a content
     /// coding, `413` when too large.
-    private func jsonBytes(context: some RequestContext) async throws -> Data {
+    private func jsonBytes(context: some ConnectionContext) async throws -> Data {
         if let contentType = headers.value(of: .contentType), !Self.namesJSON(contentType) {
             throw APIError(.unsupportedMediaType, "request bodies must be application/json")
         }
@@ -40,8 +40,17 @@ extension Request {
         if let declared = headers.value(of: .contentLength).flatMap({ Int($0) }), declared > context.maxUploadSize {
             throw APIError(.payloadTooLarge, "request body is larger than 1 MiB")
         }
+        continueIfAsked(context)
         var request = self
         return Data(buffer: try await request.collectBody(upTo: context.maxUploadSize))
+    }
+
+    /// Called once the request's head has passed every check, before its body is read: a client
+    /// that asked (`Expect: 100-continue`) is told to send it now (`MalformedRequestGuard`). A
+    /// request refused before this gets its final answer instead, and its client sends no body.
+    func continueIfAsked(_ context: some ConnectionContext) {
+        guard headers.contains(.expect) else { return }
+        context.channel.triggerUserOutboundEvent(ContinueEvent(), promise: nil)
     }
 
     /// `415` for a body in a content coding (a `Content-Encoding` other than `identity`), with
