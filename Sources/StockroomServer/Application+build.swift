@@ -25,7 +25,7 @@ public func buildApplication(
     var logger = Logger(label: "stockroom")
     logger.logLevel = settings.logLevel
     let writes = WritesInFlight()
-    let (database, services) = try await StorageOpening.open(settings, logger: logger, writesInFlight: writes)
+    let (database, services) = try await StorageOpening.open(settings, logger: logger, writesInFlight: writes, serving: true)
     if let url = settings.databaseURL {
         logger.info("database", metadata: ["url": "\(url)", "maxConnections": "\(settings.databaseMaxConnections)"])
     } else {

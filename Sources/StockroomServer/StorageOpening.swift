@@ -9,10 +9,11 @@ import StockroomStore
 public enum StorageOpening {
     /// Opens the configured storage: the PostgreSQL database when `databaseURL` is set (migrated
     /// once whatever other daemons do; its pool, listener and poll are `services`, which must run
-    /// before it is used), else the SQLite file (created and migrated if needed).
-    public static func open(_ settings: Settings, logger: Logger, writesInFlight: WritesInFlight = WritesInFlight()) async throws
-        -> (storage: any Storage, services: [any Service])
-    {
+    /// before it is used), else the SQLite file (created and migrated if needed; with `serving`, for
+    /// the server, refused while another server has it open).
+    public static func open(
+        _ settings: Settings, logger: Logger, writesInFlight: WritesInFlight = WritesInFlight(), serving: Bool = false
+    ) async throws -> (storage: any Storage, services: [any Service]) {
         if let databaseURL = settings.databaseURL {
             do {
                 let store = try await PostgresStore.open(
@@ -24,8 +25,12 @@ public enum StorageOpening {
             }
         }
         do {
+            // A server's caches (items, tokens) hold what its own writes did: another server on
+            // the file would write behind them.
+            try AppDatabase.createFolder(forDatabase: settings.databasePath)
+            let servingLock = serving ? try DatabaseFileLock(serving: settings.databasePath) : nil
             let (database, lock) = try openSQLite(settings, logger: logger, writesInFlight: writesInFlight)
-            return (database, [DatabaseLockService(lock: lock)])
+            return (database, [DatabaseLockService(lock: lock, serving: servingLock)])
         } catch {
             throw StartupError.database(path: settings.databasePath, underlying: error)
         }

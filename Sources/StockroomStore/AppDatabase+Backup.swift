@@ -46,7 +46,14 @@ extension AppDatabase {
         guard FileManager.default.fileExists(atPath: sourceURL.path) else {
             throw BackupError("\(sourceURL.path) does not exist")
         }
-        let target = URL(fileURLWithPath: path)
+        // The file itself, whatever name it was given (a symbolic link is replaced by nothing: the
+        // file it names is), so that the lock is the one every process on that file takes.
+        let target = URL(fileURLWithPath: DatabaseFileLock.canonicalPath(path))
+        if let type = try? FileManager.default.attributesOfItem(atPath: target.path)[.type] as? FileAttributeType, type != .typeRegular {
+            throw BackupError(
+                "\(target.path) is \(type == .typeDirectory ? "a folder" : "not a regular file"), not a database file; "
+                    + "--db-path (DB_PATH) names the database file itself, like ./data/stockroom.sqlite")
+        }
         try createFolder(forDatabase: target.path)
         // Read from a copy beside the target, not in place: a file in WAL mode (a backup is one)
         // opened even read-only makes `-shm` and `-wal` files beside itself, which a backup on
@@ -141,8 +148,14 @@ extension AppDatabase {
         }
     }
 
+    /// Removes the database file at `path` and its `-wal`, `-shm` and `-journal`: regular files
+    /// only, never a folder (`removeItem` would remove one with everything in it) or what a link names.
     static func removeDatabaseFiles(at path: String) {
-        for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+        for suffix in ["", "-wal", "-shm", "-journal"] {
+            var status = stat()
+            guard lstat(path + suffix, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { continue }
+            unlink(path + suffix)
+        }
     }
 }
 

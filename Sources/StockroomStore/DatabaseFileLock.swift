@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Foundation
 import Synchronization
 
 /// An advisory lock (`flock(2)`) on the file `<database>.lock` beside a SQLite database, so that a
@@ -13,6 +14,7 @@ import Synchronization
 /// child execs, so a lock can outlive its release for a moment. The lock is a file of its
 /// own because SQLite's locks on the database are POSIX record locks, which closing any other
 /// descriptor of that file would drop. The kernel lets go of it when the process ends, however it ends.
+/// A server also holds `<database>.server.lock` exclusively (`init(serving:)`): one server per file.
 public final class DatabaseFileLock: Sendable {
     public enum Mode: Sendable {
         /// Any number of holders: the processes that use the database.
@@ -42,19 +44,59 @@ public final class DatabaseFileLock: Sendable {
         public var description: String { "cannot lock \(lockPath): \(String(cString: strerror(errno)))" }
     }
 
-    /// `<databasePath>.lock`.
-    public static func path(forDatabase databasePath: String) -> String { databasePath + ".lock" }
+    /// A server holds the database's serving lock: another server on the file would not see its
+    /// writes in its caches.
+    public struct Serving: Error, CustomStringConvertible {
+        public let lockPath: String
+        public var description: String {
+            "another server has this database open (it holds \(lockPath)); one server per SQLite file: stop it first, "
+                + "or run several daemons on PostgreSQL (docs/production.md)"
+        }
+    }
+
+    /// `<databasePath>.lock`, where `databasePath` is the file itself: symbolic links resolved, so
+    /// that every name of one file has one lock.
+    public static func path(forDatabase databasePath: String) -> String { canonicalPath(databasePath) + ".lock" }
+
+    /// `databasePath` as the file's own name: absolute, its symbolic links (the file's and its
+    /// folders') resolved, as far as they exist.
+    public static func canonicalPath(_ databasePath: String) -> String {
+        let absolute = URL(fileURLWithPath: databasePath).standardizedFileURL.path
+        if let resolved = realPath(absolute) { return resolved }
+        let folder = (absolute as NSString).deletingLastPathComponent
+        guard let resolvedFolder = realPath(folder) else { return absolute }
+        return (resolvedFolder as NSString).appendingPathComponent((absolute as NSString).lastPathComponent)
+    }
+
+    private static func realPath(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
 
     public let path: String
     private let descriptor: Mutex<Int32?>
 
     /// Takes the lock of the database at `databasePath` (its folder must exist), trying every 20 ms
     /// while it is held the other way, and throwing `Held` once `patience` has passed.
-    public init(database databasePath: String, mode: Mode, patience: Duration = .seconds(2)) throws {
-        path = Self.path(forDatabase: databasePath)
+    public convenience init(database databasePath: String, mode: Mode, patience: Duration = .seconds(2)) throws {
+        let path = Self.path(forDatabase: databasePath)
+        try self.init(path: path, operation: mode == .shared ? LOCK_SH : LOCK_EX, patience: patience) { Held(lockPath: path, wanted: mode) }
+    }
+
+    /// Takes the serving lock of the database at `databasePath` (`<database>.server.lock`,
+    /// exclusive), which a server holds beside the shared one: a second server on the file throws
+    /// `Serving` once `patience` has passed (a server still exiting lets go of it meanwhile).
+    public convenience init(serving databasePath: String, patience: Duration = .seconds(2)) throws {
+        let path = Self.canonicalPath(databasePath) + ".server.lock"
+        try self.init(path: path, operation: LOCK_EX, patience: patience) { Serving(lockPath: path) }
+    }
+
+    private init(path: String, operation: Int32, patience: Duration, held: () -> any Error) throws {
+        self.path = path
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw Failed(lockPath: path, errno: errno) }
-        let operation = (mode == .shared ? LOCK_SH : LOCK_EX) | LOCK_NB
+        let operation = operation | LOCK_NB
         let clock = ContinuousClock()
         let deadline = clock.now + patience
         while flock(fd, operation) != 0 {
@@ -65,7 +107,7 @@ public final class DatabaseFileLock: Sendable {
                 continue
             }
             close(fd)
-            if error == EWOULDBLOCK { throw Held(lockPath: path, wanted: mode) }
+            if error == EWOULDBLOCK { throw held() }
             throw Failed(lockPath: path, errno: error)
         }
         descriptor = Mutex(fd)

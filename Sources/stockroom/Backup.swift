@@ -19,7 +19,7 @@ struct Backup: AsyncParsableCommand {
     @OptionGroup var storage: StorageOptions
 
     func run() async throws {
-        let database = try await storage.openDatabase()
+        let database = try await storage.openDatabase(existing: true)
         do {
             let summary = try database.backup(to: destination)
             print("Backed up to \(destination): \(summary.bytes) bytes, integrity ok, migration \(summary.migration), epoch \(summary.epoch).")

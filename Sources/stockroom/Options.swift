@@ -53,9 +53,11 @@ struct StorageOptions: ParsableArguments {
     }
 
     /// Runs `body` with the configured storage, SQLite or PostgreSQL (migrated; its services
-    /// running until `body` returns).
-    func withStorage<T>(settings: Settings? = nil, _ body: (any Storage) async throws -> T) async throws -> T {
+    /// running until `body` returns). With `existing`, a SQLite file that is not there is an error,
+    /// not a new empty database.
+    func withStorage<T>(settings: Settings? = nil, existing: Bool = false, _ body: (any Storage) async throws -> T) async throws -> T {
         let settings = if let settings { settings } else { try Startup.settings(try await reader()) }
+        if existing { try Startup.requireDatabaseFile(settings) }
         let logger = Startup.logger
         let storage: any Storage
         let services: [any Service]
@@ -74,9 +76,12 @@ struct StorageOptions: ParsableArguments {
         return value
     }
 
-    /// Opens and migrates the configured SQLite database (creating the file if missing).
-    func openDatabase() async throws -> AppDatabase {
-        try await openDatabase(settings: Startup.settings(try await reader()))
+    /// Opens and migrates the configured SQLite database (creating the file if missing, unless
+    /// `existing`: then its absence is an error).
+    func openDatabase(existing: Bool = false) async throws -> AppDatabase {
+        let settings = try Startup.settings(try await reader())
+        if existing, settings.databaseURL == nil { try Startup.requireDatabaseFile(settings) }
+        return try await openDatabase(settings: settings)
     }
 
     /// Opens and migrates the database `settings` name (creating the file if missing).
@@ -116,6 +121,17 @@ enum Startup {
         } catch let error as SettingsError {
             throw usageError(error.description)
         }
+    }
+
+    /// Stops with exit status 1 when the settings name a SQLite file that is not there, for a
+    /// command that reads what a database holds (a backup of a new empty file, or the tokens of
+    /// one, would say nothing of the database the operator meant).
+    static func requireDatabaseFile(_ settings: Settings) throws {
+        guard settings.databaseURL == nil, !FileManager.default.fileExists(atPath: settings.databasePath) else { return }
+        let absolute = URL(fileURLWithPath: settings.databasePath).standardizedFileURL.path
+        throw failure(
+            "no database at \(absolute): name the file with --db-path, DB_PATH or db.path (the default, "
+                + "\(Settings.defaultDatabasePath), is relative to the working directory)")
     }
 
     /// Prints `message` and returns exit status 64 (EX_USAGE), for a bad setting or flag.

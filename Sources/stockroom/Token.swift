@@ -41,7 +41,7 @@ struct Token: AsyncParsableCommand {
         @OptionGroup var storage: StorageOptions
 
         func run() async throws {
-            for token in try await storage.withStorage({ database in try await database.listTokens() }) {
+            for token in try await storage.withStorage(existing: true, { database in try await database.listTokens() }) {
                 let state = token.revokedAt.map { "revoked \(Timestamp.format($0))" } ?? "active"
                 print("\(token.id)\t\(token.user.rawValue.terminalSafe)\t\(token.role.rawValue)\t\(Timestamp.format(token.createdAt))\t\(state)")
             }
@@ -58,7 +58,7 @@ struct Token: AsyncParsableCommand {
 
         func run() async throws {
             let settings = try Startup.settings(try await storage.reader())
-            guard try await storage.withStorage(settings: settings, { database in try await database.revokeToken(id: TokenID(id)) }) else {
+            guard try await storage.withStorage(settings: settings, existing: true, { database in try await database.revokeToken(id: TokenID(id)) }) else {
                 throw Startup.failure("no token \(id.terminalSafe) (see `stockroom token list`)")
             }
             // A server on this file reads the token generation every `revocationCheck`: ten of

@@ -286,26 +286,44 @@ struct ProcessTests {
     func startupErrorsSayWhatFailedAndWhatToDo() async throws {
         defer { try? FileManager.default.removeItem(at: directory) }
         let first = try await StockroomProcess.serve(databasePath: databasePath, in: directory)
+        let otherPath = directory.appendingPathComponent("other.sqlite").path
         let second = try await StockroomProcess.run(
-            ["serve", "--demo", "--db-path", databasePath, "--http-port", "\(first.port)"], in: directory, environment: [:])
+            ["serve", "--demo", "--db-path", otherPath, "--http-port", "\(first.port)"], in: directory, environment: [:])
         #expect(second.status == 1)
         let line = second.error.split(separator: "\n").last.map(String.init) ?? ""
         #expect(line.contains("127.0.0.1:\(first.port)") && line.contains("already in use") && line.contains("--http-port"), "\(line)")
         #expect(!second.error.contains("errno"), "no raw library error: \(second.error)")
         #expect(!second.output.contains("sr_"), "no demo token was printed")
+        // A second server on the first one's file, under another name of it (a symbolic link), is refused.
+        let link = directory.appendingPathComponent("link.sqlite").path
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: databasePath)
+        let third = try await StockroomProcess.run(["serve", "--db-path", link, "--http-port", "0"], in: directory, environment: [:])
+        #expect(third.status == 1)
+        let refusal = third.error.split(separator: "\n").last.map(String.init) ?? ""
+        #expect(refusal.contains("another server has this database open") && refusal.contains("PostgreSQL"), "\(refusal)")
         kill(first.process.processIdentifier, SIGTERM)
         #expect(await first.waitForExit() == 0)
-        let tokens = try await StockroomProcess.run(["token", "list", "--db-path", databasePath], in: directory)
+        let tokens = try await StockroomProcess.run(["token", "list", "--db-path", otherPath], in: directory)
         #expect(!tokens.output.contains("\tdemo\t"), "no demo token was created: \(tokens.output)")
 
         let file = directory.appendingPathComponent("a-file")
         #expect(FileManager.default.createFile(atPath: file.path, contents: Data()))
         let path = file.appendingPathComponent("stockroom.sqlite").path
-        for command in [["serve"], ["migrate"], ["token", "list"]] {
+        for command in [["serve"], ["migrate"], ["token", "create", "--user", "ops", "--role", "viewer"]] {
             let result = try await StockroomProcess.run(command + ["--db-path", path], in: directory, environment: [:])
             #expect(result.status == 1)
             let line = result.error.split(separator: "\n").last.map(String.init) ?? ""
             #expect(line.hasPrefix("stockroom: cannot open the database \(path)") && line.contains("--db-path"), "\(line)")
+        }
+        // The commands that read what a database holds refuse one that is not there, and create nothing.
+        let missing = directory.appendingPathComponent("typo/stockroom.sqlite").path
+        for command in [["token", "list"], ["token", "revoke", "tok_x"], ["backup", "--to", directory.appendingPathComponent("b.sqlite").path]] {
+            let result = try await StockroomProcess.run(command + ["--db-path", missing], in: directory, environment: [:])
+            #expect(result.status == 1)
+            let line = result.error.split(separator: "\n").last.map(String.init) ?? ""
+            #expect(line == "stockroom: no database at \(missing): name the file with --db-path, DB_PATH or db.path "
+                + "(the default, ./data/stockroom.sqlite, is relative to the working directory)", "\(line)")
+            #expect(!FileManager.default.fileExists(atPath: missing) && !FileManager.default.fileExists(atPath: directory.appendingPathComponent("b.sqlite").path))
         }
     }
 
@@ -515,6 +533,17 @@ struct ProcessTests {
         let underServer = try await StockroomProcess.run(["restore", "--from", backupPath, "--db-path", databasePath], in: directory, environment: [:])
         #expect(underServer.status == 1)
         #expect(underServer.error.contains("in use") && underServer.error.contains("nothing replaced"), "\(underServer.error)")
+        // So is one that names the file by a symbolic link, and one that names its folder, which
+        // keeps everything in it.
+        let link = directory.appendingPathComponent("link.sqlite").path
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: databasePath)
+        let throughLink = try await StockroomProcess.run(["restore", "--from", backupPath, "--db-path", link], in: directory, environment: [:])
+        #expect(throughLink.status == 1 && throughLink.error.contains("in use"), "\(throughLink.error)")
+        let folder = URL(fileURLWithPath: databasePath).deletingLastPathComponent().path
+        let contents = try FileManager.default.contentsOfDirectory(atPath: folder).sorted()
+        let ofFolder = try await StockroomProcess.run(["restore", "--from", backupPath, "--db-path", folder], in: directory, environment: [:])
+        #expect(ofFolder.status == 1 && ofFolder.error.contains("is a folder, not a database file"), "\(ofFolder.error)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder).sorted() == contents)
         #expect(try await live.request(.POST, "/v1/items", token: token, json: draftJSON(name: "After the refused restore")).status == 201)
         let served = try await live.drain(since: nil, token: token).changes.compactMap(\.item?.name)
         #expect(served.contains("After the backup") && served.contains("After the refused restore"))
