@@ -18,6 +18,14 @@ extension AppDatabase {
         guard !FileManager.default.fileExists(atPath: target.path) else {
             throw BackupError("\(target.path) exists; remove it or choose another file")
         }
+        let folder = target.deletingLastPathComponent().path
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder), isFolder.boolValue else {
+            throw BackupError("the folder \(folder) does not exist; create it or choose another file")
+        }
+        guard FileManager.default.isWritableFile(atPath: folder) else {
+            throw BackupError("the folder \(folder) cannot be written by this user; choose another file")
+        }
         let partial = target.path + ".partial"
         Self.removeDatabaseFiles(at: partial)
         do {
@@ -67,7 +75,8 @@ extension AppDatabase {
                 _ = chmod(staged + suffix, 0o600)
             }
         } catch {
-            throw BackupError("\(sourceURL.path) cannot be copied beside \(target.path): \(error)")
+            let reason = (error as NSError).domain == NSCocoaErrorDomain ? (error as NSError).localizedDescription : "\(error)"
+            throw BackupError("\(sourceURL.path) cannot be copied beside \(target.path): \(reason)")
         }
         var readOnly = Configuration()
         readOnly.readonly = true

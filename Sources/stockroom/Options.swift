@@ -6,6 +6,7 @@ import ServiceLifecycle
 import StockroomServer
 import StockroomStorage
 import StockroomStore
+import StockroomWire
 import SystemPackage
 import Synchronization
 
@@ -41,15 +42,21 @@ struct StorageOptions: ParsableArguments {
                 file = try await FileProvider<JSONSnapshot>(filePath: "Config/stockroom.json", allowMissing: true)
             }
         } catch {
-            throw Startup.usageError("cannot read the config file \(config ?? "Config/stockroom.json"): \(error)")
+            throw Startup.usageError("cannot read the config file \(config ?? "Config/stockroom.json"): \(Startup.describe(error))")
         }
         let path = config ?? "Config/stockroom.json"
+        let contents = FileManager.default.contents(atPath: path)
+        // A key given twice in one object: the provider keeps one value, and the file's reader may
+        // have meant the other.
+        if let contents, let repeated = JSONDuplicateKey.find(in: contents) {
+            throw Startup.usageError("the config file \(path) gives \(repeated.field) twice; keep one")
+        }
         let reader = ConfigReader(providers: [
             InMemoryProvider(name: "flags", values: values),
             EnvironmentVariablesProvider(),
             file,
         ])
-        return SettingSources(reader: reader, fileTypes: FileManager.default.contents(atPath: path).flatMap { ConfigFileTypes(json: $0, file: path) })
+        return SettingSources(reader: reader, fileTypes: contents.flatMap { ConfigFileTypes(json: $0, file: path) })
     }
 
     /// Runs `body` with the configured storage, SQLite or PostgreSQL (migrated; its services
@@ -132,6 +139,15 @@ enum Startup {
         throw failure(
             "no database at \(absolute): name the file with --db-path, DB_PATH or db.path (the default, "
                 + "\(Settings.defaultDatabasePath), is relative to the working directory)")
+    }
+
+    /// An error as a line for an operator: Foundation's reason rather than its error's dump.
+    static func describe(_ error: any Error) -> String {
+        let error = error as NSError
+        if let detail = error.userInfo[NSDebugDescriptionErrorKey] as? String {
+            return "\(error.localizedDescription) (\(detail))"
+        }
+        return error.domain == NSCocoaErrorDomain ? error.localizedDescription : "\(error)"
     }
 
     /// Prints `message` and returns exit status 64 (EX_USAGE), for a bad setting or flag.

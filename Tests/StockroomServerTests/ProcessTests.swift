@@ -315,6 +315,21 @@ struct ProcessTests {
             let line = result.error.split(separator: "\n").last.map(String.init) ?? ""
             #expect(line.hasPrefix("stockroom: cannot open the database \(path)") && line.contains("--db-path"), "\(line)")
         }
+        // A config file that gives a key twice is refused (the reader keeps one value, its writer may
+        // have meant the other), as is one that is not JSON, in one line that says so.
+        let config = directory.appendingPathComponent("config.json")
+        for (text, message) in [
+            (#"{"db": {"path": "a.sqlite", "path": "b.sqlite"}}"#, "gives db.path twice; keep one"),
+            (#"{"http": {"port": 1"#, "Unexpected end of file"),
+        ] {
+            try Data(text.utf8).write(to: config)
+            let result = try await StockroomProcess.run(["token", "list", "--config", config.path], in: directory, environment: [:])
+            #expect(result.status == 64 && result.error.contains(message) && !result.error.contains("NSCocoaErrorDomain"), "\(result.error)")
+        }
+        // A backup into a folder that is not there says which folder.
+        let intoNowhere = try await StockroomProcess.run(
+            ["backup", "--to", directory.appendingPathComponent("nowhere/b.sqlite").path, "--db-path", otherPath], in: directory, environment: [:])
+        #expect(intoNowhere.status == 1 && intoNowhere.error.contains("the folder \(directory.appendingPathComponent("nowhere").path) does not exist"), "\(intoNowhere.error)")
         // The commands that read what a database holds refuse one that is not there, and create nothing.
         let missing = directory.appendingPathComponent("typo/stockroom.sqlite").path
         for command in [["token", "list"], ["token", "revoke", "tok_x"], ["backup", "--to", directory.appendingPathComponent("b.sqlite").path]] {

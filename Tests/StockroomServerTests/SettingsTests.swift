@@ -139,6 +139,7 @@ struct SettingsTests {
         ["http.port": "70000"], ["db.synchronous": "sometimes"], ["log.level": "loud"], ["idempotency.retentionHours": "1"],
         ["feed.heartbeatSeconds": "0"], ["db.path": ""], ["http.corsAllowedOrigins": "https://app.example.com/"],
         ["http.corsAllowedOrigins": "*"], ["http.corsAllowedOrigins": "app.example.com"],
+        ["http.host": "not a host"], ["http.host": "example.com/x"], ["http.host": "[::1]"],
     ])
     func badValuesAreRefusedNamingTheSetting(values: [String: String]) throws {
         let provider = InMemoryProvider(values: Dictionary(uniqueKeysWithValues: values.map { key, value in
@@ -251,5 +252,11 @@ struct SettingsTests {
         let settings = try Settings(reader: ConfigReader(provider: file), fileTypes: try #require(ConfigFileTypes(json: Data(json.utf8), file: path)))
         #expect(settings.port == 9090 && settings.synchronous == .normal && settings.feed.retentionMaxEntries == 5 && settings.demo)
         #expect(settings.corsAllowedOrigins == ["https://app.example.com"] && settings.logLevel == .info)
+    }
+
+    @Test(arguments: ["0.0.0.0", "127.0.0.1", "::", "::1", "fe80::1%eth0", "localhost", "stock-room.example.com", "host_name"])
+    func hostsAsTheyAreWrittenAreTaken(host: String) throws {
+        let provider = InMemoryProvider(values: ["http.host": ConfigValue(.string(host), isSecret: false)])
+        #expect(try Settings(reader: ConfigReader(provider: provider)).host == host)
     }
 }

@@ -53,7 +53,13 @@ public struct Settings: Sendable {
     /// the file that is no setting is an error as well.
     public init(reader: ConfigReader, fileTypes: ConfigFileTypes? = nil) throws {
         let read = SettingReader(reader, fileTypes: fileTypes)
-        host = try read.string("http.host", default: "127.0.0.1", expected: "a host name or IP address") { !$0.isEmpty }
+        host = try read.string("http.host", default: "127.0.0.1", expected: "a host name or IP address") { host in
+            // A name's letters, digits, dots and hyphens, an IPv4 address, or an IPv6 address (colons,
+            // and a zone after %): anything else could only fail when the server binds.
+            !host.isEmpty && host.utf8.allSatisfy { byte in
+                (byte >= 0x30 && byte <= 0x39) || (byte | 0x20 >= 0x61 && byte | 0x20 <= 0x7A) || "-._:%".utf8.contains(byte)
+            }
+        }
         port = try read.int("http.port", default: 8080, in: 0...65535)
         databasePath = try read.string("db.path", default: Self.defaultDatabasePath, expected: "a file path") { !$0.isEmpty }
         databaseURL = try Self.databaseURL(read)
