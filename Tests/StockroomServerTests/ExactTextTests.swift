@@ -102,6 +102,23 @@ struct ExactTextTests {
         }
     }
 
+    /// Two `Idempotency-Key` lines: which key a retry would send cannot be told, so neither is
+    /// taken, and nothing is written.
+    @Test("two Idempotency-Keys are 400 invalidParameter")
+    func twoIdempotencyKeys() async throws {
+        try await withTestApp { app in
+            try await app.test { client in
+                var headers = HTTPFields()
+                headers.append(HTTPField(name: HTTPField.Name("Idempotency-Key")!, value: "k1"))
+                headers.append(HTTPField(name: HTTPField.Name("Idempotency-Key")!, value: "k2"))
+                let response = try await client.send(.post, "/v1/items", token: app.editor, json: Self.itemJSON(name: "Lamp"), headers: headers)
+                #expect(response.status == .badRequest && response.errorCode == "invalidParameter" && response.errorField == "Idempotency-Key")
+                let items = try await client.send(.get, "/v1/items", token: app.editor).json["items"] as? [Any]
+                #expect(items?.isEmpty == true)
+            }
+        }
+    }
+
     /// Header values that are not UTF-8 would read as U+FFFD, so that `k\xFF` and `k\xFE` were one key
     /// and a request could be answered with another's stored response.
     @Test("an Idempotency-Key that is not UTF-8 is 400 invalidParameter, never another key")

@@ -184,7 +184,12 @@ extension Request {
     /// The `Idempotency-Key` header: nil when absent, `400` when empty, over 255 characters, not
     /// UTF-8, or holding a control character (a header may carry a tab).
     func idempotencyKey() throws -> String? {
-        guard let field = headers[fields: Self.idempotencyKeyField].first else { return nil }
+        let fields = headers[fields: Self.idempotencyKeyField]
+        guard let field = fields.first else { return nil }
+        // Two keys: which one the retry will send cannot be told.
+        guard fields.count == 1 else {
+            throw APIError.invalidParameter("Idempotency-Key", "Idempotency-Key is given more than once; give it once")
+        }
         // Bytes that are not UTF-8 read as U+FFFD (NIO decodes header lines so before they get
         // here), and `k\xFF` and `k\xFE` would be one key: a U+FFFD is refused as what it stands for.
         let key = field.withUnsafeBytesOfValue { String(validating: $0, as: UTF8.self) }
