@@ -196,15 +196,9 @@ struct SettingsTests {
         (#"{"http": {"host": true}}"#, "http.host", "true"), (#"{"feed": {"heartbeatSeconds": [5]}}"#, "feed.heartbeatSeconds", "a list"),
     ])
     func aConfigFileValueOfAnotherJSONTypeIsRefused(json: String, key: String, value: String) async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("stockroom-settings-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let path = directory.appendingPathComponent("config.json").path
-        try Data(json.utf8).write(to: URL(fileURLWithPath: path))
-        let file = try await FileProvider<JSONSnapshot>(filePath: FilePath(path))
-        let types = try #require(ConfigFileTypes(json: Data(json.utf8), file: path))
+        let (settings, path) = try await Self.readingConfigFile(json)
         #expect {
-            try Settings(reader: ConfigReader(provider: file), fileTypes: types)
+            try settings()
         } throws: { error in
             "\(error)".hasPrefix("invalid setting \(key) (config file \(path)): \(value); expected ")
         }
@@ -225,15 +219,9 @@ struct SettingsTests {
         (#"{"http": 8080}"#, "invalid setting http (config file PATH): 8080; expected an object of http.* settings"),
     ])
     func anUnknownConfigFileKeyIsRefused(json: String, message: String) async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("stockroom-settings-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let path = directory.appendingPathComponent("config.json").path
-        try Data(json.utf8).write(to: URL(fileURLWithPath: path))
-        let file = try await FileProvider<JSONSnapshot>(filePath: FilePath(path))
-        let types = try #require(ConfigFileTypes(json: Data(json.utf8), file: path))
+        let (settings, path) = try await Self.readingConfigFile(json)
         #expect {
-            try Settings(reader: ConfigReader(provider: file), fileTypes: types)
+            try settings()
         } throws: { error in
             "\(error)" == message.replacingOccurrences(of: "PATH", with: path)
         }
@@ -243,13 +231,7 @@ struct SettingsTests {
     func aConfigFileOfKnownKeysPasses() async throws {
         let json = #"{"http": {"host": "0.0.0.0", "port": 9090, "corsAllowedOrigins": ["https://app.example.com"]}, "#
             + #""db": {"url": "", "synchronous": "normal"}, "feed": {"retention": {"maxEntries": 5}}, "demo": true, "log": {"level": null}}"#
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("stockroom-settings-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let path = directory.appendingPathComponent("config.json").path
-        try Data(json.utf8).write(to: URL(fileURLWithPath: path))
-        let file = try await FileProvider<JSONSnapshot>(filePath: FilePath(path))
-        let settings = try Settings(reader: ConfigReader(provider: file), fileTypes: try #require(ConfigFileTypes(json: Data(json.utf8), file: path)))
+        let settings = try await Self.readingConfigFile(json).settings()
         #expect(settings.port == 9090 && settings.synchronous == .normal && settings.feed.retentionMaxEntries == 5 && settings.demo)
         #expect(settings.corsAllowedOrigins == ["https://app.example.com"] && settings.logLevel == .info)
     }
@@ -258,5 +240,18 @@ struct SettingsTests {
     func hostsAsTheyAreWrittenAreTaken(host: String) throws {
         let provider = InMemoryProvider(values: ["http.host": ConfigValue(.string(host), isSecret: false)])
         #expect(try Settings(reader: ConfigReader(provider: provider)).host == host)
+    }
+
+    /// `json` written as a config file (in a folder of its own, gone once read), and the reading of
+    /// the settings from it with its JSON types; `path` is the file's.
+    static func readingConfigFile(_ json: String) async throws -> (settings: () throws -> Settings, path: String) {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("stockroom-settings-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("config.json").path
+        try Data(json.utf8).write(to: URL(fileURLWithPath: path))
+        let file = try await FileProvider<JSONSnapshot>(filePath: FilePath(path))
+        let types = try #require(ConfigFileTypes(json: Data(json.utf8), file: path))
+        return ({ try Settings(reader: ConfigReader(provider: file), fileTypes: types) }, path)
     }
 }
