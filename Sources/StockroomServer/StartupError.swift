@@ -19,6 +19,8 @@ public enum StartupError: Error, CustomStringConvertible {
         case .database(let path, let underlying as DatabaseFileLock.Held):
             let absolute = URL(fileURLWithPath: path).standardizedFileURL.path
             return "cannot open the database \(absolute): \(underlying)."
+        case .database(_, let underlying as AppDatabase.NotADatabaseFile):
+            return "cannot open the database: \(underlying)."
         case .database(let path, let underlying as DatabaseFileLock.Serving):
             let absolute = URL(fileURLWithPath: path).standardizedFileURL.path
             return "cannot open the database \(absolute): \(underlying)."

@@ -27,6 +27,7 @@ public enum StorageOpening {
         do {
             // A server's caches (items, tokens) hold what its own writes did: another server on
             // the file would write behind them.
+            try AppDatabase.checkDatabasePath(settings.databasePath)
             try AppDatabase.createFolder(forDatabase: settings.databasePath)
             let servingLock = serving ? try DatabaseFileLock(serving: settings.databasePath) : nil
             let (database, lock) = try openSQLite(settings, logger: logger, writesInFlight: writesInFlight)
@@ -44,6 +45,7 @@ public enum StorageOpening {
     public static func openSQLite(_ settings: Settings, logger: Logger, writesInFlight: WritesInFlight = WritesInFlight()) throws
         -> (database: AppDatabase, lock: DatabaseFileLock)
     {
+        try AppDatabase.checkDatabasePath(settings.databasePath)
         try AppDatabase.createFolder(forDatabase: settings.databasePath)
         let lock = try DatabaseFileLock(database: settings.databasePath, mode: .shared)
         var database = try AppDatabase.open(

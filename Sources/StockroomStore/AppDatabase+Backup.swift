@@ -57,10 +57,10 @@ extension AppDatabase {
         // The file itself, whatever name it was given (a symbolic link is replaced by nothing: the
         // file it names is), so that the lock is the one every process on that file takes.
         let target = URL(fileURLWithPath: DatabaseFileLock.canonicalPath(path))
-        if let type = try? FileManager.default.attributesOfItem(atPath: target.path)[.type] as? FileAttributeType, type != .typeRegular {
-            throw BackupError(
-                "\(target.path) is \(type == .typeDirectory ? "a folder" : "not a regular file"), not a database file; "
-                    + "--db-path (DB_PATH) names the database file itself, like ./data/stockroom.sqlite")
+        do {
+            try checkDatabasePath(target.path)
+        } catch {
+            throw BackupError("\(error)")
         }
         try createFolder(forDatabase: target.path)
         // Read from a copy beside the target, not in place: a file in WAL mode (a backup is one)

@@ -170,10 +170,31 @@ public struct AppDatabase: Sendable {
             at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
     }
 
+    /// A database path that names something other than a file (a folder: `--db-path ./data`
+    /// instead of `./data/stockroom.sqlite`).
+    public struct NotADatabaseFile: Error, CustomStringConvertible {
+        public let path: String
+        public let isFolder: Bool
+        public var description: String {
+            "\(path) is \(isFolder ? "a folder" : "not a regular file"), not a database file; "
+                + "--db-path (DB_PATH) names the database file itself, like ./data/stockroom.sqlite"
+        }
+    }
+
+    /// Throws `NotADatabaseFile` when `path` exists and is not a regular file (a link to one is one):
+    /// checked before anything is created or changed beside it.
+    public static func checkDatabasePath(_ path: String) throws {
+        guard let type = try? FileManager.default.attributesOfItem(atPath: path)[.type] as? FileAttributeType else { return }
+        var status = stat()
+        guard stat(path, &status) == 0, status.st_mode & S_IFMT != S_IFREG else { return }
+        throw NotADatabaseFile(path: path, isFolder: type == .typeDirectory || status.st_mode & S_IFMT == S_IFDIR)
+    }
+
     /// Drafts and token hashes are nobody else's business: a data directory this creates is 0700,
     /// and the database file is created (or tightened to) 0600 before SQLite opens it. SQLite gives
     /// the `-wal` and `-shm` files the database file's mode; existing ones are tightened as well.
     static func prepareFiles(at url: URL) throws {
+        try checkDatabasePath(url.path)
         try createFolder(forDatabase: url.path)
         if !FileManager.default.fileExists(atPath: url.path) {
             createPrivateFile(url.path)

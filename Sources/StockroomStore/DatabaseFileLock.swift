@@ -59,13 +59,21 @@ public final class DatabaseFileLock: Sendable {
     public static func path(forDatabase databasePath: String) -> String { canonicalPath(databasePath) + ".lock" }
 
     /// `databasePath` as the file's own name: absolute, its symbolic links (the file's and its
-    /// folders') resolved, as far as they exist.
+    /// folders') resolved, as far as the path exists.
     public static func canonicalPath(_ databasePath: String) -> String {
         let absolute = URL(fileURLWithPath: databasePath).standardizedFileURL.path
-        if let resolved = realPath(absolute) { return resolved }
-        let folder = (absolute as NSString).deletingLastPathComponent
-        guard let resolvedFolder = realPath(folder) else { return absolute }
-        return (resolvedFolder as NSString).appendingPathComponent((absolute as NSString).lastPathComponent)
+        // The deepest part of the path that exists, resolved, and the rest as written (folders a
+        // command creates next).
+        var existing = absolute
+        var rest: [String] = []
+        while existing != "/" && !existing.isEmpty {
+            if let resolved = realPath(existing) {
+                return rest.reversed().reduce(resolved) { ($0 as NSString).appendingPathComponent($1) }
+            }
+            rest.append((existing as NSString).lastPathComponent)
+            existing = (existing as NSString).deletingLastPathComponent
+        }
+        return absolute
     }
 
     private static func realPath(_ path: String) -> String? {

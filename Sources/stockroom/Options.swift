@@ -134,7 +134,13 @@ enum Startup {
     /// command that reads what a database holds (a backup of a new empty file, or the tokens of
     /// one, would say nothing of the database the operator meant).
     static func requireDatabaseFile(_ settings: Settings) throws {
-        guard settings.databaseURL == nil, !FileManager.default.fileExists(atPath: settings.databasePath) else { return }
+        guard settings.databaseURL == nil else { return }
+        do {
+            try AppDatabase.checkDatabasePath(settings.databasePath)
+        } catch {
+            throw failure("cannot open the database: \(error).")
+        }
+        guard !FileManager.default.fileExists(atPath: settings.databasePath) else { return }
         let absolute = URL(fileURLWithPath: settings.databasePath).standardizedFileURL.path
         throw failure(
             "no database at \(absolute): name the file with --db-path, DB_PATH or db.path (the default, "

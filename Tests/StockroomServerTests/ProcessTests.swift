@@ -330,6 +330,15 @@ struct ProcessTests {
         let intoNowhere = try await StockroomProcess.run(
             ["backup", "--to", directory.appendingPathComponent("nowhere/b.sqlite").path, "--db-path", otherPath], in: directory, environment: [:])
         #expect(intoNowhere.status == 1 && intoNowhere.error.contains("the folder \(directory.appendingPathComponent("nowhere").path) does not exist"), "\(intoNowhere.error)")
+        // A folder named as the database is refused before anything is changed in it or beside it.
+        let folder = directory.appendingPathComponent("data")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+        for command in [["serve", "--http-port", "0"], ["token", "list"], ["token", "create", "--user", "ops", "--role", "viewer"], ["migrate"]] {
+            let result = try await StockroomProcess.run(command + ["--db-path", folder.path], in: directory, environment: [:])
+            #expect(result.status == 1 && result.error.contains("\(folder.path) is a folder, not a database file"), "\(command): \(result.error)")
+        }
+        #expect(try FileManager.default.attributesOfItem(atPath: folder.path)[.posixPermissions] as? Int == 0o755)
+        #expect(!FileManager.default.fileExists(atPath: folder.path + ".lock") && !FileManager.default.fileExists(atPath: folder.path + ".server.lock"))
         // The commands that read what a database holds refuse one that is not there, and create nothing.
         let missing = directory.appendingPathComponent("typo/stockroom.sqlite").path
         for command in [["token", "list"], ["token", "revoke", "tok_x"], ["backup", "--to", directory.appendingPathComponent("b.sqlite").path]] {

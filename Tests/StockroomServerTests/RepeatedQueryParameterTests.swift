@@ -33,4 +33,15 @@ struct RepeatedQueryParameterTests {
             }
         }
     }
+
+    /// The token as a query parameter, given twice, is refused as any repeated parameter is, not
+    /// read as no token.
+    @Test func aRepeatedAccessTokenIs400() async throws {
+        try await withTestApp { app in
+            try await app.test { client in
+                let response = try await client.send(.get, "/v1/changes/stream?access_token=\(app.viewer)&access_token=\(app.viewer)")
+                #expect(response.status == .badRequest && response.errorCode == "invalidParameter" && response.errorField == "access_token")
+            }
+        }
+    }
 }

@@ -217,6 +217,8 @@ struct SettingsTests {
         (#"{"colour": "red"}"#, "unknown setting colour (config file PATH)"),
         (#"{"http": {"port": 8080}, "extra": null}"#, "unknown setting extra (config file PATH)"),
         (#"{"http": 8080}"#, "invalid setting http (config file PATH): 8080; expected an object of http.* settings"),
+        (#"{"http": {"corsAllowedOrigins": {}}}"#,
+         "invalid setting http.corsAllowedOrigins (config file PATH): an object; expected a list of origins like https://app.example.com or http://127.0.0.1:3000"),
     ])
     func anUnknownConfigFileKeyIsRefused(json: String, message: String) async throws {
         let (settings, path) = try await Self.readingConfigFile(json)

@@ -116,9 +116,7 @@ final class MalformedRequestGuard: ChannelDuplexHandler, RemovableChannelHandler
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        if case .head(let head) = unwrapOutboundIn(data), head.status.code >= 200, let first = continuesAsked.first,
-            first == answers + 1
-        {
+        if let first = continuesAsked.first, first == answers + 1, case .head(let head) = unwrapOutboundIn(data), head.status.code >= 200 {
             // A final answer to a request whose handler never asked for its body.
             continuesAsked.removeFirst()
             if requestEnds < first {
@@ -206,10 +204,14 @@ final class MalformedRequestGuard: ChannelDuplexHandler, RemovableChannelHandler
         // uri-host [ ":" port ]: a name's, an IPv4 address's or a bracketed IPv6 address's characters.
         let valid = host.utf8.allSatisfy { byte in
             switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "%"), UInt8(ascii: "!"),
+                UInt8(ascii: "$"), UInt8(ascii: "&"), UInt8(ascii: "'"), UInt8(ascii: "("), UInt8(ascii: ")"), UInt8(ascii: "*"),
+                UInt8(ascii: "+"), UInt8(ascii: ","), UInt8(ascii: ";"), UInt8(ascii: "="), UInt8(ascii: ":"), UInt8(ascii: "["),
+                UInt8(ascii: "]"):
                 true
             default:
-                "-._~%!$&'()*+,;=:[]".utf8.contains(byte)
+                false
             }
         }
         return valid ? nil : "Host must be host[:port]"
@@ -217,11 +219,11 @@ final class MalformedRequestGuard: ChannelDuplexHandler, RemovableChannelHandler
 
     /// Whether a header's name is `Host`, in any case, without making a lowered copy.
     private static func isHost(_ name: String) -> Bool {
-        var utf8 = name.utf8.makeIterator()
-        for expected in "host".utf8 {
-            guard let byte = utf8.next(), byte | 0x20 == expected else { return false }
+        var name = name
+        return name.withUTF8 { bytes in
+            bytes.count == 4 && bytes[0] | 0x20 == UInt8(ascii: "h") && bytes[1] | 0x20 == UInt8(ascii: "o")
+                && bytes[2] | 0x20 == UInt8(ascii: "s") && bytes[3] | 0x20 == UInt8(ascii: "t")
         }
-        return utf8.next() == nil
     }
 
     /// An HTTP/1.1 request with `Expect: 100-continue` and a body to come (a length over 0, or chunked).

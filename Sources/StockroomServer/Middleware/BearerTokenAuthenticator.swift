@@ -18,7 +18,7 @@ struct BearerTokenAuthenticator: RouterMiddleware {
     /// request's async frames are this one and `next`'s (that `handle` calls `authenticate` with a
     /// frame of its own): the context's `identity` set from a verified token.
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        guard let secret = bearerSecret(request) else { return try await next(request, context) }
+        guard let secret = try bearerSecret(request) else { return try await next(request, context) }
         guard let token = try await database.authenticate(secret: secret) else { throw Self.refused() }
         return try await next(request, Self.context(context, identity: token))
     }
@@ -37,9 +37,9 @@ struct BearerTokenAuthenticator: RouterMiddleware {
 
     /// Out of line: inlined into `handle`, its temporaries would join the async frame every request allocates.
     @inline(never)
-    private func bearerSecret(_ request: Request) -> String? {
+    private func bearerSecret(_ request: Request) throws -> String? {
         if let secret = Self.headerSecret(request) { return secret }
-        if queryTokenPaths.contains(request.uri.path), let secret = try? request.uri.formValue("access_token"), !secret.isEmpty {
+        if queryTokenPaths.contains(request.uri.path), let secret = try request.query("access_token"), !secret.isEmpty {
             return secret
         }
         return nil

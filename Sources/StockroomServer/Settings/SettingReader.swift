@@ -95,7 +95,7 @@ struct SettingReader {
     /// Refuses the config file's value for `key` when its JSON type is not among `accepted`
     /// (`ConfigFileTypes` says why the provider's reading cannot tell): checked whether or not a
     /// flag or the environment overrides it, since the file is wrong either way.
-    private func checkFileType(_ key: String, accepted: Set<ConfigFileTypes.Kind>, expected: String) throws {
+    func checkFileType(_ key: String, accepted: Set<ConfigFileTypes.Kind>, expected: String) throws {
         guard let fileTypes, let (kind, text) = fileTypes.value(key), kind != .null, !accepted.contains(kind) else { return }
         throw SettingsError(key: key, file: fileTypes.file, value: text, expected: expected)
     }

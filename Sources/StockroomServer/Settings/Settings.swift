@@ -84,6 +84,7 @@ public struct Settings: Sendable {
         let key = "http.corsAllowedOrigins"
         read.note(key)
         let expected = "origins like https://app.example.com or http://127.0.0.1:3000, comma separated"
+        try read.checkFileType(key, accepted: [.array, .string], expected: "a list of " + expected.replacingOccurrences(of: ", comma separated", with: ""))
         let values: [String]
         if let text = read.reader.string(forKey: ConfigKey(key)) {
             values = text.split(separator: ",").map(String.init)
