@@ -201,24 +201,30 @@ final class MalformedRequestGuard: ChannelDuplexHandler, RemovableChannelHandler
         guard let host else {
             return head.version.major == 1 && head.version.minor == 0 ? nil : "an HTTP/1.1 request needs a Host header"
         }
-        // uri-host [ ":" port ]: a name's, an IPv4 address's or a bracketed IPv6 address's characters.
-        let valid = host.utf8.allSatisfy { byte in
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "%"), UInt8(ascii: "!"),
-                UInt8(ascii: "$"), UInt8(ascii: "&"), UInt8(ascii: "'"), UInt8(ascii: "("), UInt8(ascii: ")"), UInt8(ascii: "*"),
-                UInt8(ascii: "+"), UInt8(ascii: ","), UInt8(ascii: ";"), UInt8(ascii: "="), UInt8(ascii: ":"), UInt8(ascii: "["),
-                UInt8(ascii: "]"):
-                true
-            default:
-                false
+        // uri-host [ ":" port ]: a name's, an IPv4 address's or a bracketed IPv6 address's characters,
+        // read from the string's own bytes (its UTF-8 view a byte at a time costs ten times more).
+        var text = host
+        let valid = text.withUTF8 { bytes in
+            for byte in bytes {
+                switch byte {
+                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                    UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "%"), UInt8(ascii: "!"),
+                    UInt8(ascii: "$"), UInt8(ascii: "&"), UInt8(ascii: "'"), UInt8(ascii: "("), UInt8(ascii: ")"), UInt8(ascii: "*"),
+                    UInt8(ascii: "+"), UInt8(ascii: ","), UInt8(ascii: ";"), UInt8(ascii: "="), UInt8(ascii: ":"), UInt8(ascii: "["),
+                    UInt8(ascii: "]"):
+                    continue
+                default:
+                    return false
+                }
             }
+            return true
         }
         return valid ? nil : "Host must be host[:port]"
     }
 
     /// Whether a header's name is `Host`, in any case, without making a lowered copy.
     private static func isHost(_ name: String) -> Bool {
+        guard name.utf8.count == 4 else { return false }
         var name = name
         return name.withUTF8 { bytes in
             bytes.count == 4 && bytes[0] | 0x20 == UInt8(ascii: "h") && bytes[1] | 0x20 == UInt8(ascii: "o")
