@@ -41,6 +41,25 @@ struct ConnectionTermsTests {
         }
     }
 
+    /// A request asking to upgrade to something other than a WebSocket (h2c, as `curl --http2`
+    /// asks) is answered in HTTP/1.1, and its connection ends with that answer: the HTTP decoder
+    /// reads nothing after such a head, and a request pipelined behind it would wait forever.
+    @Test(.timeLimit(.minutes(10)))
+    func anUpgradeToAnotherProtocolIsAnsweredAndItsConnectionEnds() async throws {
+        try await withTestApp { app in
+            try await app.live { client in
+                let port = try #require(client.port)
+                let h2c = "GET /health HTTP/1.1\r\nHost: x\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\n"
+                    + "HTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\n\r\n"
+                let answer = try await blocking {
+                    try RawSocket(port: port, raw: h2c + "GET /health HTTP/1.1\r\nHost: x\r\n\r\n").failingStalledReads().readToClose()
+                }
+                #expect(answer.hasPrefix("HTTP/1.1 200 OK\r\n") && answer.contains("\r\nConnection: close\r\n"), "\(answer)")
+                #expect(answer.components(separatedBy: "HTTP/1.1 ").count == 2 && answer.hasSuffix(#"{"status":"ok"}"#), "\(answer)")
+            }
+        }
+    }
+
     /// Pipelined: a kept-alive request, one that closes, and one after it. The first two are
     /// answered, only the second says `close`, and the third is never answered.
     @Test(.timeLimit(.minutes(10)))

@@ -14,8 +14,9 @@ import NIOHTTP1
 /// It answers only when every request before the malformed one has its answer: it counts request
 /// heads in and response ends out. A client that pipelined a malformed request behind one still
 /// being answered gets Hummingbird's 400 after that answer instead, so answers never cross. A head
-/// asking for an upgrade takes the guard out of the pipeline, which the upgrade then turns into a
-/// WebSocket's; later requests on a connection whose upgrade was refused get Hummingbird's 400.
+/// asking for a WebSocket takes the guard out of the pipeline, which the upgrade then turns into a
+/// WebSocket's; later requests on a connection whose upgrade was refused get Hummingbird's 400. A
+/// head asking for another upgrade is answered in HTTP/1.1, and its connection closes after it.
 /// A malformed body of a request whose head parsed is the request's own error (its handler answers).
 /// A `100 Continue` goes out when the handler asks, or, behind requests still being answered,
 /// after their answers: an interim answer never lands inside another request's.
@@ -82,7 +83,12 @@ final class MalformedRequestGuard: ChannelDuplexHandler, RemovableChannelHandler
         requests += 1
         if Self.asksToContinue(head) { continuesAsked.append(requests) }
         let http10 = head.version.major == 1 && head.version.minor == 0
-        let keepAlive = head.isKeepAlive
+        let upgrade = head.headers.contains(name: "upgrade")
+        // An upgrade to anything but a WebSocket (h2c, which curl --http2 asks for) is answered as
+        // HTTP/1.1, as RFC 9110 §7.8 allows; but the HTTP decoder stops reading the connection
+        // after a head that asks to upgrade, so that answer is its last.
+        let otherUpgrade = upgrade && !Self.asksForWebSocket(head)
+        let keepAlive = head.isKeepAlive && !otherUpgrade
         if http10 || !keepAlive {
             terms.append((requests, !keepAlive ? (http10 ? .http10 : .close) : .http10KeepAlive))
         }
@@ -93,9 +99,14 @@ final class MalformedRequestGuard: ChannelDuplexHandler, RemovableChannelHandler
             head.headers.replaceOrAdd(name: "Connection", value: "close")
             context.fireChannelRead(wrapInboundOut(.head(head)))
         }
-        if head.headers.contains(name: "upgrade") {
+        if upgrade && !otherUpgrade {
             context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
         }
+    }
+
+    /// Whether an `Upgrade` header names `websocket` (in any case, among other protocols).
+    static func asksForWebSocket(_ head: HTTPRequestHead) -> Bool {
+        head.headers[canonicalForm: "upgrade"].contains { $0.lowercased() == "websocket" }
     }
 
     /// The handler of the request being answered is about to read its body: its `100 Continue`,
