@@ -25,12 +25,7 @@ public enum StorageOpening {
             }
         }
         do {
-            // A server's caches (items, tokens) hold what its own writes did: another server on
-            // the file would write behind them.
-            try AppDatabase.checkDatabasePath(settings.databasePath)
-            try AppDatabase.createFolder(forDatabase: settings.databasePath)
-            let servingLock = serving ? try DatabaseFileLock(serving: settings.databasePath) : nil
-            let (database, lock) = try openSQLite(settings, logger: logger, writesInFlight: writesInFlight)
+            let (database, lock, servingLock) = try openSQLite(settings, logger: logger, writesInFlight: writesInFlight, serving: serving)
             return (database, [DatabaseLockService(lock: lock, serving: servingLock)])
         } catch {
             throw StartupError.database(path: settings.databasePath, underlying: error)
@@ -41,17 +36,20 @@ public enum StorageOpening {
     /// shared first (`DatabaseFileLock`: `restore` refuses while it is held, and this throws
     /// `DatabaseFileLock.Held` while a restore runs). The caller holds the lock for as long as
     /// it uses the database. `writesInFlight` is the server's count of its write requests, which
-    /// the store reads as a hint.
-    public static func openSQLite(_ settings: Settings, logger: Logger, writesInFlight: WritesInFlight = WritesInFlight()) throws
-        -> (database: AppDatabase, lock: DatabaseFileLock)
-    {
+    /// the store reads as a hint. With `serving`, for a server, it also takes the serving lock
+    /// (`DatabaseFileLock(serving:)`): a server's caches (items, tokens) hold what its own writes
+    /// did, and another server on the file would write behind them.
+    public static func openSQLite(
+        _ settings: Settings, logger: Logger, writesInFlight: WritesInFlight = WritesInFlight(), serving: Bool = false
+    ) throws -> (database: AppDatabase, lock: DatabaseFileLock, servingLock: DatabaseFileLock?) {
         try AppDatabase.checkDatabasePath(settings.databasePath)
         try AppDatabase.createFolder(forDatabase: settings.databasePath)
+        let servingLock = serving ? try DatabaseFileLock(serving: settings.databasePath) : nil
         let lock = try DatabaseFileLock(database: settings.databasePath, mode: .shared)
         var database = try AppDatabase.open(
             path: settings.databasePath, synchronous: settings.synchronous, busyTimeout: .seconds(settings.busyTimeoutSeconds),
             writesInFlight: writesInFlight, logger: logger)
         database.limits = StoreLimits(clientsPerUser: settings.limits.clientsPerUser)
-        return (database, lock)
+        return (database, lock, servingLock)
     }
 }

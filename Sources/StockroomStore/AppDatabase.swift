@@ -184,10 +184,9 @@ public struct AppDatabase: Sendable {
     /// Throws `NotADatabaseFile` when `path` exists and is not a regular file (a link to one is one):
     /// checked before anything is created or changed beside it.
     public static func checkDatabasePath(_ path: String) throws {
-        guard let type = try? FileManager.default.attributesOfItem(atPath: path)[.type] as? FileAttributeType else { return }
         var status = stat()
         guard stat(path, &status) == 0, status.st_mode & S_IFMT != S_IFREG else { return }
-        throw NotADatabaseFile(path: path, isFolder: type == .typeDirectory || status.st_mode & S_IFMT == S_IFDIR)
+        throw NotADatabaseFile(path: path, isFolder: status.st_mode & S_IFMT == S_IFDIR)
     }
 
     /// Drafts and token hashes are nobody else's business: a data directory this creates is 0700,

@@ -87,7 +87,7 @@ struct StorageOptions: ParsableArguments {
     /// `existing`: then its absence is an error).
     func openDatabase(existing: Bool = false) async throws -> AppDatabase {
         let settings = try Startup.settings(try await reader())
-        if existing, settings.databaseURL == nil { try Startup.requireDatabaseFile(settings) }
+        if existing { try Startup.requireDatabaseFile(settings) }
         return try await openDatabase(settings: settings)
     }
 
@@ -100,7 +100,7 @@ struct StorageOptions: ParsableArguments {
         }
         let logger = Startup.logger
         do {
-            let (database, lock) = try StorageOpening.openSQLite(settings, logger: logger)
+            let (database, lock, _) = try StorageOpening.openSQLite(settings, logger: logger)
             Startup.heldLocks.withLock { $0.append(lock) }
             return database
         } catch {
@@ -134,13 +134,8 @@ enum Startup {
     /// command that reads what a database holds (a backup of a new empty file, or the tokens of
     /// one, would say nothing of the database the operator meant).
     static func requireDatabaseFile(_ settings: Settings) throws {
-        guard settings.databaseURL == nil else { return }
-        do {
-            try AppDatabase.checkDatabasePath(settings.databasePath)
-        } catch {
-            throw failure("cannot open the database: \(error).")
-        }
-        guard !FileManager.default.fileExists(atPath: settings.databasePath) else { return }
+        // A folder passes here: opening it is refused with the reason (`AppDatabase.checkDatabasePath`).
+        guard settings.databaseURL == nil, !FileManager.default.fileExists(atPath: settings.databasePath) else { return }
         let absolute = URL(fileURLWithPath: settings.databasePath).standardizedFileURL.path
         throw failure(
             "no database at \(absolute): name the file with --db-path, DB_PATH or db.path (the default, "
