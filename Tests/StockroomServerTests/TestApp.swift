@@ -57,10 +57,19 @@ struct TestApp {
     }
 
     /// Runs `body` against a live server on loopback.
+    ///
+    /// Hummingbird's live test client opens its one connection before `body` runs, and a test may
+    /// do other work (raw sockets, a second server) before or between its requests: the header and
+    /// idle timeouts are raised so that the server does not close that connection while a loaded
+    /// machine runs that work. A test of a timeout sets its own.
     func live<Value: Sendable>(
         settings extra: [AbsoluteConfigKey: ConfigValue] = [:],
         _ body: @escaping @Sendable (any TestClientProtocol) async throws -> Value
     ) async throws -> Value {
+        var extra = extra
+        for key: AbsoluteConfigKey in ["http.headerTimeoutSeconds", "http.idleTimeoutSeconds"] where extra[key] == nil {
+            extra[key] = .init(.int(3600), isSecret: false)
+        }
         let app = try await buildApplication(reader: reader(extra: extra))
         return try await app.test(.live, body)
     }
