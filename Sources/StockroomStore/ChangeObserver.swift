@@ -225,6 +225,15 @@ final class ChangeObserver: TransactionObserver, Sendable {
     private static let lastEntriesSQL = ChangeRecord.selectSQL + " ORDER BY \(ChangeRecord.Columns.seq.name) DESC LIMIT ?"
 
     func databaseDidRollback(_ db: Database) {
+        transactionEndedWithoutCommit()
+    }
+
+    /// Forgets what the transaction appended and prepared. GRDB tells `databaseDidRollback` of an
+    /// explicit ROLLBACK, but not of a transaction SQLite rolled back by itself when a statement or
+    /// the COMMIT failed (a full disk, an I/O error: GRDB takes it for a failed implicit
+    /// transaction): the group committer calls this for every transaction of its that did not
+    /// commit, so that nothing of it is published with the next commit.
+    func transactionEndedWithoutCommit() {
         touched.withLock { $0 = Touched() }
         forgetAppended()
         known.withLock { $0 = nil }

@@ -240,7 +240,7 @@ final class GroupCommitter: Sendable {
             return
         }
         do {
-            try Self.inImmediateTransaction(db) {
+            try Self.inImmediateTransaction(db, endedWithoutCommit: observer.transactionEndedWithoutCommit) {
                 for write in batch {
                     do {
                         try Self.inSavepoint(db) { try write.run(db) }
@@ -268,7 +268,7 @@ final class GroupCommitter: Sendable {
     private func applyAlone(_ write: any QueuedWrite, _ db: Database, begun: Bool = false) {
         var failedAlone = false
         do {
-            try Self.inImmediateTransaction(db, begun: begun) {
+            try Self.inImmediateTransaction(db, begun: begun, endedWithoutCommit: observer.transactionEndedWithoutCommit) {
                 do {
                     try write.run(db)
                     observer.prepareCommit(db)
@@ -293,10 +293,11 @@ final class GroupCommitter: Sendable {
     /// `db.inTransaction(.immediate)` with its `BEGIN` and `COMMIT` prepared once: GRDB's parses and
     /// prepares both statements anew on every call.
     /// As GRDB's: a failure in `body` or of the `COMMIT` rolls back (when SQLite has not already) and
-    /// the first error is thrown; `.rollback` rolls back.
+    /// the first error is thrown; `.rollback` rolls back. `endedWithoutCommit` runs after a
+    /// transaction begun here ends without a commit, whatever ended it.
     /// With `begun`, the caller has run the `BEGIN` already.
     static func inImmediateTransaction(
-        _ db: Database, begun: Bool = false, _ body: () throws -> Database.TransactionCompletion
+        _ db: Database, begun: Bool = false, endedWithoutCommit: () -> Void = {}, _ body: () throws -> Database.TransactionCompletion
     ) throws {
         if !begun { try beginImmediate(db) }
         var firstError: (any Error)?
@@ -315,6 +316,7 @@ final class GroupCommitter: Sendable {
             } catch {
                 firstError = firstError ?? error
             }
+            endedWithoutCommit()
         }
         if let firstError { throw firstError }
     }

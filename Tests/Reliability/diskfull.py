@@ -23,6 +23,7 @@ import os
 import subprocess
 import sys
 import time
+import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import (Client, Server, Violations, check_feed_matches_state, default_binary, draft, log, make_workdir, without_presence,
@@ -194,6 +195,24 @@ def main():
         lost = [item_id for item_id, value in acknowledged.items() if served.get(item_id) != value]
         violations.check(not lost, f"{len(lost)} acknowledged items lost or changed after kill -9 on a full disk: {lost[:3]}")
 
+        # A write refused in this process, and the commits after it: the /ready probe's and a
+        # presence tick's append nothing to the log, and must not publish what the refused write
+        # appended (the feed, read below from this process, would serve it at the seq of the next
+        # acknowledged write). Writes that still fit are kept; the first refusal ends the loop.
+        refused_here = None
+        for index in range(40):
+            before_refusal = client.request("GET", "/v1/changes?since=now").json()["cursor"]
+            response = client.request("POST", "/v1/items", draft(f"After the restart {index} " + "\U0001F4E6" * 180))
+            violations.check(response.status in (201, 503), f"a write on the full disk after the restart answered {response!r}")
+            if response.status == 201:
+                acknowledged[response.json()["id"]] = response.json()
+                grow(spare)
+                continue
+            refused_here = response
+            refusals += 1
+            break
+        violations.check(refused_here is not None, "no write was refused after the restart on the full disk: nothing was tested")
+
         # Space returns.
         for name in (ballast, spare):
             if os.path.exists(name):
@@ -202,6 +221,12 @@ def main():
         violations.check(ready.status == 200, f"/ready did not return to 200 once space returned: {ready!r}")
         response = client.request("POST", "/v1/items", draft("After the disk was full"))
         violations.check(response.status == 201, f"a write after space returned answered {response!r}")
+        if response.status == 201:
+            latest = client.request("GET", "/v1/changes?since=" + urllib.parse.quote(before_refusal)).json()["changes"]
+            violations.check([(c["id"], c["value"]) for c in latest if c["entity"] == "item"] == [(response.json()["id"], response.json())],
+                             "the feed after a refused write and the write after it: "
+                             f"{[(c['seq'], c['entity'], (c['value'] or {}).get('name', '')[:30]) for c in latest]}, "
+                             f"expected the write after it alone ({response.json()['name']!r})")
         for device in edits:
             save = client.request("POST", f"/v1/clients/{device}/commands", {"command": {"save": {}}})
             violations.check(save.status in (200, 409), f"{device}'s kept draft's save answered {save!r}")
