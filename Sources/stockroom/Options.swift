@@ -14,6 +14,8 @@ import Synchronization
 struct SettingSources {
     let reader: ConfigReader
     let fileTypes: ConfigFileTypes?
+    /// The reader's providers, each alone, for errors that say where a value came from.
+    let origins: [SettingOrigin]
 }
 
 /// Options every subcommand shares: where the database and the config file are.
@@ -51,12 +53,12 @@ struct StorageOptions: ParsableArguments {
         if let contents, let repeated = JSONDuplicateKey.find(in: contents) {
             throw Startup.usageError("the config file \(path) gives \(repeated.field) twice; keep one")
         }
-        let reader = ConfigReader(providers: [
-            InMemoryProvider(name: "flags", values: values),
-            EnvironmentVariablesProvider(),
-            file,
-        ])
-        return SettingSources(reader: reader, fileTypes: contents.flatMap { ConfigFileTypes(json: $0, file: path) })
+        let flagValues = InMemoryProvider(name: "flags", values: values)
+        let environment = EnvironmentVariablesProvider()
+        return SettingSources(
+            reader: ConfigReader(providers: [flagValues, environment, file]),
+            fileTypes: contents.flatMap { ConfigFileTypes(json: $0, file: path) },
+            origins: [.flags(flagValues), .environment(environment), .file(file, path: path)])
     }
 
     /// Runs `body` with the configured storage, SQLite or PostgreSQL (migrated; its services
@@ -124,7 +126,7 @@ enum Startup {
     /// Reads the settings, or stops with exit status 64 (EX_USAGE) naming the bad setting.
     static func settings(_ sources: SettingSources) throws -> Settings {
         do {
-            return try Settings(reader: sources.reader, fileTypes: sources.fileTypes)
+            return try Settings(reader: sources.reader, fileTypes: sources.fileTypes, origins: sources.origins)
         } catch let error as SettingsError {
             throw usageError(error.description)
         }

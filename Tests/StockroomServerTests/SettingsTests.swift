@@ -170,6 +170,34 @@ struct SettingsTests {
         }
     }
 
+    /// The reader takes a flag over the environment over the config file; a refused value is named
+    /// by the one it took, so that nobody looks for an environment variable that is not set.
+    @Test("a refused value names where it came from: the flag, the environment variable or the config file", arguments: [
+        (["http.port": 99999], [:], [:], "invalid setting http.port (flag --http-port): 99999"),
+        (["http.port": 99999], ["HTTP_PORT": "8080"], [:], "invalid setting http.port (flag --http-port): 99999"),
+        ([:], ["HTTP_PORT": "99999"], ["http.port": 8080], "invalid setting http.port (environment variable HTTP_PORT): 99999"),
+        ([:], [:], ["http.port": 99999], "invalid setting http.port (config file settings.json): 99999"),
+        ([:], [:], ["log.level": "verbose"], #"invalid setting log.level (config file settings.json): "verbose""#),
+        ([:], ["DB_BUSY_TIMEOUT_SECONDS": "soon"], [:], #"invalid setting db.busyTimeoutSeconds (environment variable DB_BUSY_TIMEOUT_SECONDS): "soon""#),
+    ] as [([String: Int], [String: String], [String: any Sendable], String)])
+    func aRefusedValueNamesItsOrigin(flags: [String: Int], environment: [String: String], file: [String: any Sendable], message: String) throws {
+        func values(_ values: [String: any Sendable]) -> [AbsoluteConfigKey: ConfigValue] {
+            Dictionary(uniqueKeysWithValues: values.map { key, value in
+                (AbsoluteConfigKey(stringLiteral: key), ConfigValue((value as? Int).map { .int($0) } ?? .string("\(value)"), isSecret: false))
+            })
+        }
+        let flagValues = InMemoryProvider(name: "flags", values: values(flags))
+        let variables = EnvironmentVariablesProvider(environmentVariables: environment)
+        let fileValues = InMemoryProvider(name: "file", values: values(file))
+        #expect {
+            try Settings(
+                reader: ConfigReader(providers: [flagValues, variables, fileValues]),
+                origins: [.flags(flagValues), .environment(variables), .file(fileValues, path: "settings.json")])
+        } throws: { error in
+            "\(error)".hasPrefix(message)
+        }
+    }
+
     @Test("a config file value of the wrong type is refused too")
     func wrongTypesInTheConfigFile() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("stockroom-settings-\(UUID().uuidString)")

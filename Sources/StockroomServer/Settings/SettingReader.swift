@@ -2,12 +2,13 @@ import Configuration
 
 /// A setting with a value that cannot be used.
 public struct SettingsError: Error, CustomStringConvertible {
-    /// What is wrong: the setting, its environment variable, the value and what is expected.
+    /// What is wrong: the setting, where its value came from, the value and what is expected.
     public var description: String
     init(_ description: String) { self.description = description }
 
-    init(key: String, value: String, expected: String) {
-        self.init("invalid setting \(key) (environment variable \(SettingReader.environmentName(key))): \(value); expected \(expected)")
+    /// A value of `key` from `origin` ("flag --http-port", "environment variable HTTP_PORT").
+    init(key: String, origin: String, value: String, expected: String) {
+        self.init("invalid setting \(key) (\(origin)): \(value); expected \(expected)")
     }
 
     /// A value of `file`, the config file, of the wrong JSON type.
@@ -22,11 +23,42 @@ public struct SettingsError: Error, CustomStringConvertible {
     }
 }
 
+/// One provider of the settings' `ConfigReader`, read alone, so that an error can say where a value
+/// it refuses came from.
+public struct SettingOrigin: Sendable {
+    let reader: ConfigReader
+    /// How the provider names a setting's key, as an error message says it.
+    let name: @Sendable (_ key: String) -> String
+
+    public init(_ provider: some ConfigProvider, name: @escaping @Sendable (_ key: String) -> String) {
+        reader = ConfigReader(provider: provider)
+        self.name = name
+    }
+
+    /// The command's flags: `http.port` is `--http-port`.
+    public static func flags(_ provider: some ConfigProvider) -> SettingOrigin {
+        SettingOrigin(provider) { key in "flag " + SettingReader.flagName(key) }
+    }
+
+    /// The process's environment: `http.port` is `HTTP_PORT`.
+    public static func environment(_ provider: some ConfigProvider) -> SettingOrigin {
+        SettingOrigin(provider) { key in "environment variable " + SettingReader.environmentName(key) }
+    }
+
+    /// The config file at `path`.
+    public static func file(_ provider: some ConfigProvider, path: String) -> SettingOrigin {
+        SettingOrigin(provider) { _ in "config file \(path)" }
+    }
+}
+
 /// Reads settings strictly: a missing value takes the default, a present value must parse and lie in range.
 struct SettingReader {
     let reader: ConfigReader
     /// The JSON types of the config file's values, when there is a file.
     let fileTypes: ConfigFileTypes?
+    /// The reader's providers in its order, each alone; empty: a refused value is named by its
+    /// environment variable.
+    let origins: [SettingOrigin]
     /// Every key read so far: the settings there are, for `refuseUnknownFileKeys`.
     private let keysRead = KeysRead()
 
@@ -35,9 +67,18 @@ struct SettingReader {
         var keys: Set<String> = []
     }
 
-    init(_ reader: ConfigReader, fileTypes: ConfigFileTypes? = nil) {
+    init(_ reader: ConfigReader, fileTypes: ConfigFileTypes? = nil, origins: [SettingOrigin] = []) {
         self.reader = reader
         self.fileTypes = fileTypes
+        self.origins = origins
+    }
+
+    /// The error for the value `key` has, named by where it came from: the first of `origins` that
+    /// has a value for it (the one the reader took).
+    func invalid(_ key: String, value: String, expected: String) -> SettingsError {
+        let origin = origins.first { Self.given(key, in: $0.reader) != nil }
+        return SettingsError(
+            key: key, origin: origin?.name(key) ?? "environment variable \(Self.environmentName(key))", value: value, expected: expected)
     }
 
     /// Notes that `key` is a setting (every reading of a setting calls this, before it reads).
@@ -112,8 +153,19 @@ struct SettingReader {
         }.joined(separator: "_")
     }
 
+    /// The command-line flag of `key`: `http.port` -> `--http-port`, `db.busyTimeoutSeconds` ->
+    /// `--db-busy-timeout-seconds`.
+    static func flagName(_ key: String) -> String {
+        "--" + environmentName(key).lowercased().replacingOccurrences(of: "_", with: "-")
+    }
+
     /// The value as given, for an error message; nil when no provider has one.
     func given(_ key: String) -> String? {
+        Self.given(key, in: reader)
+    }
+
+    /// The value `reader` has for `key`, as an error message shows it; nil when it has none.
+    static func given(_ key: String, in reader: ConfigReader) -> String? {
         let key = ConfigKey(key)
         if let string = reader.string(forKey: key) { return "\"\(string)\"" }
         if let int = reader.int(forKey: key) { return "\(int)" }
@@ -128,10 +180,10 @@ struct SettingReader {
         let expected = "an integer from \(range.lowerBound) to \(range.upperBound)"
         try checkFileType(key, accepted: [.number], expected: expected)
         guard let number = reader.int(forKey: ConfigKey(key)) else {
-            if let given = given(key) { throw SettingsError(key: key, value: given, expected: expected) }
+            if let given = given(key) { throw invalid(key, value: given, expected: expected) }
             return value
         }
-        guard range.contains(number) else { throw SettingsError(key: key, value: "\(number)", expected: expected) }
+        guard range.contains(number) else { throw invalid(key, value: "\(number)", expected: expected) }
         return number
     }
 
@@ -139,7 +191,7 @@ struct SettingReader {
         note(key)
         try checkFileType(key, accepted: [.bool], expected: "true or false")
         if let flag = reader.bool(forKey: ConfigKey(key)) { return flag }
-        if let given = given(key) { throw SettingsError(key: key, value: given, expected: "true or false") }
+        if let given = given(key) { throw invalid(key, value: given, expected: "true or false") }
         return value
     }
 
@@ -147,10 +199,10 @@ struct SettingReader {
         note(key)
         try checkFileType(key, accepted: [.string], expected: expected)
         guard let text = reader.string(forKey: ConfigKey(key)) else {
-            if let given = given(key) { throw SettingsError(key: key, value: given, expected: expected) }
+            if let given = given(key) { throw invalid(key, value: given, expected: expected) }
             return value
         }
-        guard isValid(text) else { throw SettingsError(key: key, value: "\"\(text)\"", expected: expected) }
+        guard isValid(text) else { throw invalid(key, value: "\"\(text)\"", expected: expected) }
         return text
     }
 
@@ -160,11 +212,11 @@ struct SettingReader {
         let expected = "one of " + choices.map(\.0).joined(separator: ", ")
         try checkFileType(key, accepted: [.string], expected: expected)
         guard let text = reader.string(forKey: ConfigKey(key)) else {
-            if let given = given(key) { throw SettingsError(key: key, value: given, expected: expected) }
+            if let given = given(key) { throw invalid(key, value: given, expected: expected) }
             return value
         }
         guard let match = choices.first(where: { $0.0 == text.lowercased() }) else {
-            throw SettingsError(key: key, value: "\"\(text)\"", expected: expected)
+            throw invalid(key, value: "\"\(text)\"", expected: expected)
         }
         return match.1
     }

@@ -50,9 +50,11 @@ public struct Settings: Sendable {
     /// Reads and checks every setting; throws a `SettingsError` naming the bad one. A value of the
     /// wrong type is an error too, never silently replaced by the default; `fileTypes`, the JSON
     /// types of the config file's values, tells a file's `true` from its `1`; with them, a key of
-    /// the file that is no setting is an error as well.
-    public init(reader: ConfigReader, fileTypes: ConfigFileTypes? = nil) throws {
-        let read = SettingReader(reader, fileTypes: fileTypes)
+    /// the file that is no setting is an error as well. `origins`, the reader's providers each
+    /// alone and in its order, let an error name where the refused value came from (a flag, an
+    /// environment variable, the config file); without them it names the environment variable.
+    public init(reader: ConfigReader, fileTypes: ConfigFileTypes? = nil, origins: [SettingOrigin] = []) throws {
+        let read = SettingReader(reader, fileTypes: fileTypes, origins: origins)
         host = try read.string("http.host", default: "127.0.0.1", expected: "a host name or IP address") { host in
             // A name's letters, digits, dots and hyphens, an IPv4 address, or an IPv6 address (colons,
             // and a zone after %): anything else could only fail when the server binds.
@@ -91,7 +93,7 @@ public struct Settings: Sendable {
         } else if let list = read.reader.stringArray(forKey: ConfigKey(key)) {
             values = list
         } else if let given = read.given(key) {
-            throw SettingsError(key: key, value: given, expected: expected)
+            throw read.invalid(key, value: given, expected: expected)
         } else {
             values = []
         }
@@ -99,7 +101,7 @@ public struct Settings: Sendable {
             guard let url = URLComponents(string: origin), let scheme = url.scheme, ["http", "https"].contains(scheme),
                 let host = url.host, !host.isEmpty, url.path.isEmpty, url.query == nil, url.fragment == nil, url.user == nil
             else {
-                throw SettingsError(key: key, value: "\"\(origin)\"", expected: expected)
+                throw read.invalid(key, value: "\"\(origin)\"", expected: expected)
             }
             return origin
         }
@@ -109,14 +111,14 @@ public struct Settings: Sendable {
         let key = "db.url"
         read.note(key)
         guard let text = read.reader.string(forKey: ConfigKey(key)) else {
-            if let given = read.given(key) { throw SettingsError(key: key, value: given, expected: "a postgres:// URL") }
+            if let given = read.given(key) { throw read.invalid(key, value: given, expected: "a postgres:// URL") }
             return nil
         }
         guard !text.isEmpty else { return nil }
         do {
             return try PostgresURL(text)
         } catch {
-            throw SettingsError(key: key, value: PostgresURL.redacted(text), expected: "a postgres:// URL (\(error))")
+            throw read.invalid(key, value: PostgresURL.redacted(text), expected: "a postgres:// URL (\(error))")
         }
     }
 
