@@ -143,4 +143,7 @@ extension PostgresStore {
 
     /// Nothing to compact: PostgreSQL checkpoints by itself.
     public func checkpoint() throws -> Bool { false }
+
+    /// Nothing to change: a write waits for PostgreSQL within its statement and pool timeouts.
+    public func shutdownBegins() {}
 }

@@ -134,4 +134,7 @@ public protocol Storage: Sendable {
     /// backend has nothing to do (PostgreSQL checkpoints by itself).
     @discardableResult
     func checkpoint() throws -> Bool
+    /// Shutdown has begun: from now on a write does not wait for a lock another process holds
+    /// (SQLite: the busy timeout is 0), so that what is queued ends within shutdown's bound.
+    func shutdownBegins()
 }

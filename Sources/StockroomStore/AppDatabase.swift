@@ -5,6 +5,12 @@ import StockroomStorage
 import StockroomWire
 import StockroomMigrations
 
+#if canImport(GRDBSQLite)
+    import GRDBSQLite
+#elseif canImport(SQLite3)
+    import SQLite3
+#endif
+
 /// Stockroom's database: one writer (SQLite in WAL mode), readers in parallel, and
 /// intent-named write transactions that keep every invariant.
 public struct AppDatabase: Sendable {
@@ -311,11 +317,21 @@ public struct AppDatabase: Sendable {
         await writeProbe() == nil
     }
 
-    /// Copies the WAL into the main file and truncates it; run on shutdown.
+    /// Writes from now on do not wait for a lock another process holds (see `GroupCommitter`).
+    public func shutdownBegins() {
+        committer.stopWaitingForLocks()
+    }
+
+    /// Copies the WAL into the main file and truncates it; run on shutdown. Without waiting for a
+    /// lock another process holds (a busy timeout of 0): shutdown is not held up by it, and a WAL
+    /// left behind is copied by the next open's checkpoints.
     @discardableResult
     public func checkpoint() throws -> Bool {
         try committer.excludingCheckpoints {
             try writer.writeWithoutTransaction { db in
+                let connection = db.sqliteConnection
+                sqlite3_busy_timeout(connection, 0)
+                defer { sqlite3_busy_timeout(connection, committer.busyTimeoutMilliseconds) }
                 _ = try db.checkpoint(.truncate)
             }
         }

@@ -54,8 +54,23 @@ final class GroupCommitter: Sendable {
     private let checkpointer: Checkpointer?
     /// The server's count of its write requests in flight: a write runs inline only when it is alone.
     private let writes: WritesInFlight
-    /// The writer connection's busy timeout, restored after an inline write's `BEGIN`, which does not wait.
-    private let busyTimeoutMilliseconds: Int32
+    /// The busy timeout it was given, in milliseconds.
+    private let configuredBusyTimeout: Int32
+    /// False once shutdown has begun (`stopWaitingForLocks`).
+    private let waitsForLocks = Atomic<Bool>(true)
+
+    /// The writer connection's busy timeout, restored after an inline write's `BEGIN`, which does
+    /// not wait: the one it was given, or 0 once shutdown has begun.
+    var busyTimeoutMilliseconds: Int32 {
+        waitsForLocks.load(ordering: .relaxed) ? configuredBusyTimeout : 0
+    }
+
+    /// From now on no write waits for a lock another process holds: it fails at once, as when the
+    /// busy timeout passes (a write already waiting waits on). At shutdown, so that the writes
+    /// queued then end within its bound.
+    func stopWaitingForLocks() {
+        waitsForLocks.store(false, ordering: .relaxed)
+    }
 
     /// With `inline` (for synchronous=NORMAL, whose COMMIT does not wait for a disk flush), a write
     /// that finds nothing queued and nothing running is applied on its caller's thread, an event loop,
@@ -88,7 +103,7 @@ final class GroupCommitter: Sendable {
         self.observer = observer
         wal = inline ? WALLength(on: writer) : nil
         checkpointer = wal.flatMap { Checkpointer(beside: writer, wal: $0) }
-        busyTimeoutMilliseconds = Int32(clamping: busyTimeout.components.seconds * 1000 + busyTimeout.components.attoseconds / 1_000_000_000_000_000)
+        configuredBusyTimeout = Int32(clamping: busyTimeout.components.seconds * 1000 + busyTimeout.components.attoseconds / 1_000_000_000_000_000)
     }
 
     /// Batches and writes so far.
@@ -192,6 +207,7 @@ final class GroupCommitter: Sendable {
     /// the checkpoint that came due).
     private func drain(_ db: Database) {
         while true {
+            if !waitsForLocks.load(ordering: .relaxed) { sqlite3_busy_timeout(db.sqliteConnection, 0) }
             if checkpointOnWriterDue(), let wal {
                 checkpoint(db, wal)
             }

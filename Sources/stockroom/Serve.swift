@@ -47,10 +47,12 @@ struct Serve: AsyncParsableCommand {
         let reader = try await storage.reader(flags: flags)
         let settings = try Startup.settings(reader)
         let listening = Mutex(false)
+        let storage = Mutex<(any Storage)?>(nil)
         let app: any ApplicationProtocol
         do {
             app = try await buildApplication(settings: settings) { database, _ in
                 listening.withLock { $0 = true }
+                storage.withLock { $0 = database }
                 // Only now that the server listens: a start that fails makes no token.
                 if settings.demo { await Self.printDemoToken(database, settings: settings) }
             }
@@ -60,12 +62,15 @@ struct Serve: AsyncParsableCommand {
         var logger = Logger(label: "stockroom")
         logger.logLevel = settings.logLevel
         logger.info("global executor", metadata: ["executor": "\(Entry.globalExecutor)", "event_loops": "\(Entry.eventLoopCount)"])
-        var group = ServiceGroupConfiguration(services: [.init(service: app)], logger: logger)
+        // The group shuts its services down last first: the notice goes before the application's
+        // requests in flight are waited for.
+        var group = ServiceGroupConfiguration(
+            services: [.init(service: app), .init(service: ShutdownNotice { storage.withLock { $0 }?.shutdownBegins() })], logger: logger)
         group.gracefulShutdownSignals = [.sigterm, .sigint]
         // Streams and long-polls end at once on SIGTERM, so this bound only cuts off what a client
         // holds open (a request body that never completes): the process is gone within 5 s.
         group.maximumGracefulShutdownDuration = Self.gracefulShutdownBound
-        group.maximumCancellationDuration = .seconds(1)
+        group.maximumCancellationDuration = Self.cancellationBound(busyTimeoutSeconds: settings.busyTimeoutSeconds)
         do {
             try await ServiceGroup(configuration: group).run()
         } catch where !listening.withLock({ $0 }) {
@@ -80,6 +85,14 @@ struct Serve: AsyncParsableCommand {
 
     /// How long graceful shutdown may take before what is left is cancelled.
     static let gracefulShutdownBound: Duration = .seconds(3)
+
+    /// How long the services may take to end once cancelled, past which ServiceLifecycle stops the
+    /// process with a fatal error. A write waiting for a lock another process holds cannot be
+    /// cancelled: it ends at the busy timeout (`db.busyTimeoutSeconds`) with 503. The writes queued
+    /// after the signal do not wait for the lock (`ShutdownNotice`).
+    static func cancellationBound(busyTimeoutSeconds: Int) -> Duration {
+        .seconds(1 + busyTimeoutSeconds)
+    }
 
     /// Creates the demo editor token the first time and prints it; later starts say where it went
     /// and how to make another.
@@ -114,5 +127,17 @@ struct Serve: AsyncParsableCommand {
         if path == Settings.defaultDatabasePath { return "" }
         let plain = path.unicodeScalars.allSatisfy { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "._/+,:@%=-".unicodeScalars.contains($0)) }
         return " --db-path " + (plain ? path : "'" + path.replacingOccurrences(of: "'", with: #"'\''"#) + "'")
+    }
+}
+
+/// Runs `begins` as soon as graceful shutdown begins (its service is the group's last, so the
+/// first the shutdown reaches).
+struct ShutdownNotice: Service {
+    let begins: @Sendable () -> Void
+
+    func run() async throws {
+        // Returns at the graceful shutdown, or throws at a cancellation: either way shutdown has begun.
+        try? await gracefulShutdown()
+        begins()
     }
 }

@@ -203,6 +203,41 @@ struct ProcessTests {
         #expect(wal == 0, "the WAL was checkpointed and truncated on shutdown")
     }
 
+    /// SIGTERM while another process holds the database's write lock, with writes waiting for it:
+    /// the server exits 0 (it used to outlast ServiceLifecycle's cancellation bound and stop with a
+    /// fatal error, exit 132), nothing of the waiting writes is applied, and what was acknowledged
+    /// before stays.
+    @Test(.timeLimit(.minutes(10)))
+    func sigtermWhileAnotherProcessHoldsTheWriteLockExitsCleanly() async throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let token = try #require(
+            try await StockroomProcess.run(["token", "create", "--user", "erin", "--role", "editor", "--db-path", databasePath], in: directory)
+                .output.split(separator: "\n").last.map(String.init))
+        let server = try await StockroomProcess.serve(databasePath: databasePath, in: directory)
+        defer { kill(server.process.processIdentifier, SIGKILL) }
+        let live = LiveServer(port: server.port)
+        let before = try await live.request(.POST, "/v1/items", token: token, json: draftJSON(name: "Before the lock"))
+        #expect(before.status == 201)
+
+        var configuration = Configuration()
+        configuration.allowsUnsafeTransactions = true
+        let other = try DatabaseQueue(path: databasePath, configuration: configuration)
+        try other.inDatabase { db in try db.execute(sql: "BEGIN IMMEDIATE") }
+        let waiting = (0..<3).map { index in
+            Task { try? await live.request(.POST, "/v1/items", token: token, json: draftJSON(name: "Waiting \(index)")) }
+        }
+        // Time for the writes to reach the server and wait for the lock (the presence leases given
+        // up at shutdown wait for it too, so the shutdown meets the lock either way).
+        try await Task.sleep(for: .milliseconds(500))
+        kill(server.process.processIdentifier, SIGTERM)
+        #expect(await server.waitForExit() == 0)
+        for task in waiting { _ = await task.value }
+        try other.inDatabase { db in try db.execute(sql: "ROLLBACK") }
+
+        let names = try await other.read { db in try String.fetchAll(db, sql: "SELECT name FROM items") }
+        #expect(names == ["Before the lock"])
+    }
+
     /// The real binary's request log: one line per request in swift-log's form, written by the
     /// log's own thread (`RequestLine`), with the request id, method, path without the query,
     /// status and duration; and `/metrics` shows its counters and gauges from 0, before their first
