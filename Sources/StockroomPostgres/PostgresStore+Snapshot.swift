@@ -100,25 +100,52 @@ extension PostgresStore {
         try await leased { connection in
             try await Self.transaction(on: connection, begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: self.logger) {
                 connection in
-                let (head, trimmed) = try await self.watermarks(connection)
-                guard since >= trimmed, since <= head else {
-                    throw StoreError.resyncRequired("the cursor is older than the retained log; start from a snapshot")
-                }
-                var changed: Set<String> = []
-                for try await id in try await connection.query(
-                    "SELECT DISTINCT entity_id FROM changes WHERE seq > \(since) AND entity = 'item'", logger: self.logger
-                ).decode(String.self) {
-                    changed.insert(id)
-                }
+                let (head, changed) = try await self.refilterStart(connection, since: since)
+                var rules = RefilterRules(changed: changed, from: old, to: new)
                 var items: [Item] = []
+                var removed: [ItemID] = []
                 for try await row in try await connection.query(
                     "SELECT \(unescaped: ItemRow.columns) FROM items WHERE deleted_at IS NULL ORDER BY seq", logger: self.logger)
                 {
-                    items.append(try ItemRow(row).item)
+                    let item = try ItemRow(row).item
+                    switch rules.verdict(item) {
+                    case .send: items.append(item)
+                    case .remove: removed.append(item.id)
+                    case .keep: break
+                    }
                 }
-                return Refilter.build(liveItems: items, changed: changed, from: old, to: new, cursor: FeedCursor(epoch: self.epoch, seq: head))
+                return Refilter(items: items, removed: removed + rules.changedNotSent(), cursor: FeedCursor(epoch: self.epoch, seq: head))
             }
         }
+    }
+
+    public func streamRefilter(from old: ItemFilter?, to new: ItemFilter?, since: Int64, depth: Int, stallTimeout: Duration) -> ChunkPipe {
+        streamRead(depth: depth, stallTimeout: stallTimeout) { connection, pipe in
+            let (head, changed) = try await self.refilterStart(connection, since: since)
+            var writer = RefilterStreamWriter(changed: changed, from: old, to: new)
+            for try await row in try await connection.query(
+                "SELECT \(unescaped: ItemRow.columns) FROM items WHERE deleted_at IS NULL ORDER BY seq", logger: self.logger)
+            {
+                if let chunk = writer.add(try ItemRow(row).item) { try await pipe.send(chunk) }
+            }
+            try await pipe.send(writer.finish(cursor: FeedCursor(epoch: self.epoch, seq: head)))
+        }
+    }
+
+    /// The log's head and the ids of the items changed after `since`, in the refilter's
+    /// transaction; a cursor the log no longer reaches is a resync.
+    private func refilterStart(_ connection: PostgresConnection, since: Int64) async throws -> (head: Int64, changed: Set<String>) {
+        let (head, trimmed) = try await watermarks(connection)
+        guard since >= trimmed, since <= head else {
+            throw StoreError.resyncRequired("the cursor is older than the retained log; start from a snapshot")
+        }
+        var changed: Set<String> = []
+        for try await id in try await connection.query(
+            "SELECT DISTINCT entity_id FROM changes WHERE seq > \(since) AND entity = 'item'", logger: logger
+        ).decode(String.self) {
+            changed.insert(id)
+        }
+        return (head, changed)
     }
 
     // MARK: Operations

@@ -31,24 +31,99 @@ public struct Refilter: Hashable, Sendable {
     package static func build(liveItems: some Sequence<Item>, changed: Set<String>, from old: ItemFilter?, to new: ItemFilter?, cursor: FeedCursor)
         -> Refilter
     {
+        var rules = RefilterRules(changed: changed, from: old, to: new)
         var items: [Item] = []
         var removed: [ItemID] = []
-        var sent: Set<String> = []
         for item in liveItems {
-            let id = item.id.description
-            let isChanged = changed.contains(id)
-            let matchesOld = old?.matches(item) ?? true
-            let matchesNew = new?.matches(item) ?? true
-            if matchesNew {
-                sent.insert(id)
-                if isChanged || !matchesOld { items.append(item) }
-            } else if !isChanged, matchesOld {
-                removed.append(item.id)
+            switch rules.verdict(item) {
+            case .send: items.append(item)
+            case .remove: removed.append(item.id)
+            case .keep: break
             }
         }
-        for id in changed.sorted() where !sent.contains(id) {
-            if let itemID = ItemID(id) { removed.append(itemID) }
+        return Refilter(items: items, removed: removed + rules.changedNotSent(), cursor: cursor)
+    }
+}
+
+/// `Refilter.build`'s rules applied to one live item at a time, in creation order, so that no
+/// backend holds every live item to answer: what to send, what to remove, and at the end the
+/// changed ids no live item matching NEW took.
+package struct RefilterRules {
+    package enum Verdict { case send, remove, keep }
+
+    let changed: Set<String>
+    let old: ItemFilter?
+    let new: ItemFilter?
+    /// The changed ids a live item matching NEW took.
+    private var sentChanged: Set<String> = []
+
+    package init(changed: Set<String>, from old: ItemFilter?, to new: ItemFilter?) {
+        self.changed = changed
+        self.old = old
+        self.new = new
+    }
+
+    package mutating func verdict(_ item: Item) -> Verdict {
+        let matchesOld = old?.matches(item) ?? true
+        let matchesNew = new?.matches(item) ?? true
+        let isChanged = !changed.isEmpty && changed.contains(item.id.description)
+        if matchesNew {
+            if isChanged { sentChanged.insert(item.id.description) }
+            return isChanged || !matchesOld ? .send : .keep
         }
-        return Refilter(items: items, removed: removed, cursor: cursor)
+        return !isChanged && matchesOld ? .remove : .keep
+    }
+
+    /// Every changed id that is not now a live item matching NEW (the client may hold it), sorted.
+    package func changedNotSent() -> [ItemID] {
+        changed.sorted().compactMap { id in sentChanged.contains(id) ? nil : ItemID(id) }
+    }
+}
+
+/// A refilter's answer, `{"items": [Item], "removed": [id], "cursor"}` (the bytes
+/// `Refilter`'s JSON has), written as the live items are read: the items go out in chunks of about
+/// `ItemStreamEncoding.chunkBytes`, the removed ids (a few bytes each) wait for the end.
+package struct RefilterStreamWriter {
+    private var rules: RefilterRules
+    private var chunk = JSONWriter(capacity: ItemStreamEncoding.chunkBytes + 4096)
+    private var removed = JSONWriter(capacity: 1024)
+    private var firstItem = true
+
+    package init(changed: Set<String>, from old: ItemFilter?, to new: ItemFilter?) {
+        rules = RefilterRules(changed: changed, from: old, to: new)
+        chunk.raw(#"{"items":["#)
+    }
+
+    /// Takes one live item; returns a chunk to send once enough has gathered.
+    package mutating func add(_ item: Item) -> [UInt8]? {
+        switch rules.verdict(item) {
+        case .send:
+            if firstItem { firstItem = false } else { chunk.raw(",") }
+            item.write(to: &chunk)
+            guard chunk.bytes.count >= ItemStreamEncoding.chunkBytes else { return nil }
+            defer { chunk.removeAll() }
+            return chunk.bytes
+        case .remove:
+            append(removed: item.id)
+        case .keep:
+            break
+        }
+        return nil
+    }
+
+    /// The rest of the answer, once every live item was added.
+    package mutating func finish(cursor: FeedCursor) -> [UInt8] {
+        for id in rules.changedNotSent() { append(removed: id) }
+        chunk.raw(#"],"removed":["#)
+        chunk.raw(json: removed.bytes)
+        chunk.raw(#"],"cursor":"#)
+        chunk.string(cursor.encoded)
+        chunk.raw("}")
+        return chunk.bytes
+    }
+
+    private mutating func append(removed id: ItemID) {
+        if !removed.bytes.isEmpty { removed.raw(",") }
+        removed.itemID(id)
     }
 }

@@ -106,6 +106,9 @@ public protocol Storage: Sendable {
     /// follow those matching `new` instead, read in one consistent read (`Refilter`);
     /// `resyncRequired` when `since` was trimmed meanwhile.
     func refilter(from old: ItemFilter?, to new: ItemFilter?, since: Int64) async throws -> Refilter
+    /// `refilter`'s answer as its JSON, in chunks read in one transaction as `streamSnapshot`'s
+    /// are (a resync is the pipe's error before any chunk).
+    func streamRefilter(from old: ItemFilter?, to new: ItemFilter?, since: Int64, depth: Int, stallTimeout: Duration) -> ChunkPipe
 
     // MARK: Tokens
 

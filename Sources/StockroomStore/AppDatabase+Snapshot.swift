@@ -95,19 +95,48 @@ extension AppDatabase {
     public func refilter(from old: ItemFilter?, to new: ItemFilter?, since: Int64) async throws -> Refilter {
         let epoch = self.epoch
         return try await read { db in
-            let head = try ChangeLog.head(db)
-            guard since >= (try Self.trimmedThrough(db)), since <= head else {
-                throw StoreError.resyncRequired("the cursor is older than the retained log; start from a snapshot")
-            }
-            let changed = Set(
-                try String.fetchAll(
-                    db, sql: "SELECT DISTINCT entity_id FROM changes WHERE seq > ? AND entity = 'item'", arguments: [since]))
+            let (head, changed) = try Self.refilterStart(db, since: since)
+            var rules = RefilterRules(changed: changed, from: old, to: new)
             var items: [Item] = []
+            var removed: [ItemID] = []
             let statement = try db.makeStatement(sql: Self.liveItemsSQL)
             let rows = try Row.fetchCursor(statement)
-            while try rows.next() != nil { items.append(try ItemRecord(current: statement.sqliteStatement).item) }
-            return Refilter.build(liveItems: items, changed: changed, from: old, to: new, cursor: FeedCursor(epoch: epoch, seq: head))
+            while try rows.next() != nil {
+                let item = try ItemRecord(current: statement.sqliteStatement).item
+                switch rules.verdict(item) {
+                case .send: items.append(item)
+                case .remove: removed.append(item.id)
+                case .keep: break
+                }
+            }
+            return Refilter(items: items, removed: removed + rules.changedNotSent(), cursor: FeedCursor(epoch: epoch, seq: head))
         }
+    }
+
+    public func streamRefilter(from old: ItemFilter?, to new: ItemFilter?, since: Int64, depth: Int, stallTimeout: Duration) -> ChunkPipe {
+        let epoch = self.epoch
+        return streamRead(depth: depth, stallTimeout: stallTimeout) { db, pipe in
+            let (head, changed) = try Self.refilterStart(db, since: since)
+            var writer = RefilterStreamWriter(changed: changed, from: old, to: new)
+            let statement = try db.makeStatement(sql: Self.liveItemsSQL)
+            let rows = try Row.fetchCursor(statement)
+            while try rows.next() != nil {
+                if let chunk = writer.add(try ItemRecord(current: statement.sqliteStatement).item) { try pipe.send(chunk) }
+            }
+            try pipe.send(writer.finish(cursor: FeedCursor(epoch: epoch, seq: head)))
+        }
+    }
+
+    /// The log's head and the ids of the items changed after `since`, in the refilter's read; a
+    /// cursor the log no longer reaches is a resync.
+    private static func refilterStart(_ db: Database, since: Int64) throws -> (head: Int64, changed: Set<String>) {
+        let head = try ChangeLog.head(db)
+        guard since >= (try trimmedThrough(db)), since <= head else {
+            throw StoreError.resyncRequired("the cursor is older than the retained log; start from a snapshot")
+        }
+        let changed = Set(
+            try String.fetchAll(db, sql: "SELECT DISTINCT entity_id FROM changes WHERE seq > ? AND entity = 'item'", arguments: [since]))
+        return (head, changed)
     }
 
     static func writeSnapshot(_ db: Database, user: UserID, items filter: ItemFilter?, epoch: String, to pipe: ChunkPipe) throws {

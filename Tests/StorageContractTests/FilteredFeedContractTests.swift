@@ -92,6 +92,8 @@ struct FilteredFeedContractTests {
                     // Switch from this filter (held as of its snapshot) to the next one.
                     let next = filters[(index + 1) % filters.count]
                     let refilter = try await storage.refilter(from: filter, to: next, since: held[index].cursor.seq)
+                    let streamed = try await Self.streamedRefilter(storage, from: filter, to: next, since: held[index].cursor.seq)
+                    #expect(streamed == refilter, "the streamed answer is the same, seed \(seed), \(filter.text) to \(next.text)")
                     var switched = held[index].items
                     for item in refilter.items {
                         #expect(switched[item.id] != item, "an item held as it is is not sent again: \(item.id)")
@@ -103,6 +105,50 @@ struct FilteredFeedContractTests {
                     #expect(switched == freshNext.items, "seed \(seed), \(filter.text) to \(next.text)")
                 }
             }
+        }
+    }
+
+    /// The route's answer: `streamRefilter`'s chunks, collected and decoded.
+    static func streamedRefilter(_ storage: any Storage, from old: ItemFilter?, to new: ItemFilter?, since: Int64) async throws -> Refilter {
+        struct Answer: Decodable {
+            let items: [Item]
+            let removed: [ItemID]
+            let cursor: String
+        }
+        let pipe = storage.streamRefilter(from: old, to: new, since: since, depth: 4, stallTimeout: .seconds(60))
+        var bytes: [UInt8] = []
+        while let chunk = try await pipe.next() { bytes += chunk }
+        let answer = try JSONCoding.decoder().decode(Answer.self, from: Data(bytes))
+        return Refilter(items: answer.items, removed: answer.removed, cursor: try #require(FeedCursor(encoded: answer.cursor)))
+    }
+
+    /// An answer of many chunks (items of a few hundred bytes, past `ItemStreamEncoding.chunkBytes`
+    /// several times over) is the one `refilter` gives, items and removed ids alike; a trimmed cursor
+    /// is the stream's error before any chunk.
+    @Test(arguments: StorageBackend.all)
+    func aStreamedRefilterOfManyChunksIsTheRefilter(backend: StorageBackend) async throws {
+        try await withStorage(backend) { storage in
+            var ids: [ItemID] = []
+            for index in 0..<600 {
+                ids.append(try await storage.createItem(id: nil, draft: Self.draft("Cable \(index) " + String(repeating: "é", count: 150), quantity: index % 10), origin: Self.erin).value.id)
+            }
+            let since = try await storage.resolve(.now)
+            for id in ids.prefix(40) { _ = try await storage.updateItem(id, draft: Self.draft("Moved", quantity: 7), precondition: nil, origin: Self.erin) }
+            for id in ids.suffix(30) { try await storage.deleteItem(id, precondition: nil, origin: Self.erin) }
+            var (mostItems, mostRemoved) = (0, 0)
+            for (old, new) in [(nil, "quantity < 5"), ("quantity < 5", "quantity >= 5"), ("quantity >= 5", nil), ("quantity = 7", "quantity = 3")] as [(String?, String?)] {
+                let from = try old.map { try ItemFilter(parsing: $0) }
+                let to = try new.map { try ItemFilter(parsing: $0) }
+                let refilter = try await storage.refilter(from: from, to: to, since: since)
+                #expect(try await Self.streamedRefilter(storage, from: from, to: to, since: since) == refilter, "\(old ?? "all") to \(new ?? "all")")
+                mostItems = max(mostItems, refilter.items.count)
+                mostRemoved = max(mostRemoved, refilter.removed.count)
+            }
+            // Some answer's items (about 330 bytes each) fill several chunks, and some remove many.
+            #expect(mostItems >= 250 && mostRemoved >= 250, "\(mostItems) items, \(mostRemoved) removed at most")
+            try await storage.trimChanges(maxAge: .seconds(3600), maxEntries: 2)
+            let pipe = storage.streamRefilter(from: nil, to: nil, since: since, depth: 4, stallTimeout: .seconds(60))
+            await #expect(throws: StoreError.self) { _ = try await pipe.next() }
         }
     }
 

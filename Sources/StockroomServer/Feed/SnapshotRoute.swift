@@ -7,7 +7,7 @@ import StockroomWire
 
 /// `GET /v1/snapshot`: every item (matching `filter=`, when given) and the caller's devices at one
 /// cursor, streamed as it is read; with `fromFilter=` or `since=`, the delta that changes a
-/// client's filter in place (`refilter`).
+/// client's filter in place (`{"items": [Item], "removed": [id], "cursor"}`), streamed too.
 extension FeedController {
     @Sendable func snapshot(_ request: Request, context: CallerContext) async throws -> Response {
         let caller = context.caller
@@ -21,7 +21,11 @@ extension FeedController {
         if since == nil, fromFilter != nil {
             throw APIError.validationFailed("since", "fromFilter needs since: the cursor the client holds its items at")
         }
-        if let since { return try await refilter(from: fromFilter, to: filter, since: since) }
+        if let since {
+            let pipe = database.streamRefilter(
+                from: fromFilter, to: filter, since: try await database.resolve(since), depth: 4, stallTimeout: settings.writeTimeout)
+            return try await streamed(pipe, headers: [.contentType: Reply.jsonContentType, .cacheControl: "no-store"], context: context)
+        }
         let pipe = database.streamSnapshot(user: caller.user, items: filter, depth: 4, stallTimeout: settings.writeTimeout)
         return try await streamed(pipe, headers: [.contentType: Reply.jsonContentType, .cacheControl: "no-store"], context: context)
     }
@@ -73,17 +77,6 @@ extension FeedController {
                 try await Self.withDeadline(writeTimeout) { try await box.finish() }
             }
         )
-    }
-
-    /// `{"items": [Item], "removed": [id], "cursor"}`: what a client at `since` under `old` (absent:
-    /// every item) needs to follow `new` (absent: every item) from `cursor`.
-    func refilter(from old: ItemFilter?, to new: ItemFilter?, since start: FeedStart) async throws -> Response {
-        let since = try await database.resolve(start)
-        let delta = try await database.refilter(from: old, to: new, since: since)
-        var json = JSONWriter(capacity: 256 + delta.items.count * 200 + delta.removed.count * 40)
-        Self.write(delta, to: &json)
-        return Reply(status: .ok, headers: [.contentType: Reply.jsonContentType, .cacheControl: "no-store"], body: ByteBuffer(bytes: json.bytes))
-            .response
     }
 
     /// Snapshots being streamed now (each holds a read transaction).
