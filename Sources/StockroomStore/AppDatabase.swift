@@ -23,6 +23,9 @@ public struct AppDatabase: Sendable {
     }
 
     let writer: any DatabaseWriter
+    /// The database file's device and inode when it was opened (nil in memory): a file removed or
+    /// replaced under the server is not the one it writes.
+    let fileIdentity: FileIdentity?
     /// The read-only connections of `readNow`, apart from `writer`'s readers. `readNow` blocks its
     /// thread (an event loop) until a connection is free; were those the readers that async reads
     /// hold across a suspension, all event loops could wait for readers whose holders need an
@@ -93,6 +96,7 @@ public struct AppDatabase: Sendable {
             return (hub, observer)
         }
         self.hub = hub
+        fileIdentity = FileIdentity(path: writer.path)
         self.committer = GroupCommitter(
             writer: writer, hub: hub, observer: observer, inline: inlineWrites, busyTimeout: busyTimeout, writes: writesInFlight)
     }
@@ -279,6 +283,11 @@ public struct AppDatabase: Sendable {
     /// writer's queue that changes 32 KiB (SQLite writes nothing for an update that changes nothing,
     /// so such a probe passes on a full disk): a full disk, a read-only file or a held lock shows.
     public func writeProbe() async -> String? {
+        // Writes to a file removed (its folder deleted) or replaced under the server would succeed
+        // and be lost, or unseen by every other process: not ready.
+        if let fileIdentity, FileIdentity(path: writer.path) != fileIdentity {
+            return "the database file \(writer.path) was removed or replaced while the server ran; restart the server"
+        }
         do {
             try await write { db in
                 // A database capped by `max_page_count` is full before the disk is: an in-place update
@@ -389,3 +398,17 @@ func createPrivateFile(_ path: String) {
 }
 
 extension AppDatabase: Storage {}
+
+/// A file's device and inode number.
+struct FileIdentity: Equatable, Sendable {
+    let device: UInt64
+    let inode: UInt64
+
+    /// Nil when nothing is at `path` (or it is no file name: an in-memory database).
+    init?(path: String) {
+        var status = stat()
+        guard !path.isEmpty, stat(path, &status) == 0 else { return nil }
+        device = UInt64(status.st_dev)
+        inode = UInt64(status.st_ino)
+    }
+}

@@ -378,6 +378,25 @@ struct MigrationTests {
             #expect(await database.isWritable())
         }
     }
+
+    /// A file removed under the server (its folder deleted) or replaced (another file renamed
+    /// over it) takes writes that no restart and no other process sees: the probe behind `/ready`
+    /// says so, and is ready again for neither.
+    @Test("the write probe is not ready once the file was removed or replaced")
+    func theWriteProbeNoticesARemovedOrReplacedFile() async throws {
+        try await withTemporaryFolder { folder in
+            let path = folder.appendingPathComponent("data/stockroom.sqlite").path
+            let database = try AppDatabase.open(path: path)
+            #expect(await database.writeProbe() == nil)
+            try FileManager.default.moveItem(atPath: path, toPath: path + ".moved")
+            #expect(await database.writeProbe()?.contains("was removed or replaced") == true)
+            // A new file at the path is not the one the server writes either.
+            _ = try AppDatabase.open(path: path)
+            #expect(await database.writeProbe()?.contains("was removed or replaced") == true)
+            try FileManager.default.removeItem(atPath: folder.appendingPathComponent("data").path)
+            #expect(await database.writeProbe()?.contains("was removed or replaced") == true)
+        }
+    }
 }
 
 /// Log entries at the given seqs, as a file of an older version holds them.
