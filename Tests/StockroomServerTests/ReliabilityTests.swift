@@ -1,5 +1,6 @@
 import Configuration
 import Foundation
+import GRDB
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
@@ -49,6 +50,35 @@ struct ReliabilityTests {
                 #expect(try await database.trimChanges(maxAge: .seconds(3600), maxEntries: 1) > 0)
                 _ = try await Self.ready(client, until: .ok)
                 #expect(try await client.send(.post, "/v1/items", token: app.editor, json: draftJSON(name: "After")).status == .created)
+            }
+        }
+    }
+
+    /// While another process holds the write lock, `/ready` answers 503 with that reason before a
+    /// health check's timeout, not after the probe's busy timeout (10 s here), and callers that
+    /// come meanwhile share the one probe; once the lock is free it is 200 again.
+    @Test(.timeLimit(.minutes(10)))
+    func readyAnswersWithinItsPatienceWhileAnotherProcessHoldsTheLock() async throws {
+        try await withTestApp { app in
+            try await app.test(settings: ["db.busyTimeoutSeconds": .init(.int(10), isSecret: false)]) { client in
+                #expect(try await client.send(.get, "/ready").status == .ok)
+                var configuration = GRDB.Configuration()
+                configuration.allowsUnsafeTransactions = true
+                let other = try DatabaseQueue(path: app.databasePath, configuration: configuration)
+                try other.inDatabase { db in try db.execute(sql: "BEGIN IMMEDIATE") }
+                // Past the cached answer's second.
+                try await Task.sleep(for: .milliseconds(1100))
+                let answers = try await withThrowingTaskGroup(of: TestResponse.self) { group in
+                    for _ in 0..<3 { group.addTask { try await client.send(.get, "/ready") } }
+                    return try await group.reduce(into: []) { $0.append($1) }
+                }
+                try other.inDatabase { db in try db.execute(sql: "ROLLBACK") }
+                for answer in answers {
+                    #expect(answer.status == .serviceUnavailable && answer.headers[.retryAfter] != nil)
+                    let message = ((try answer.json["error"] as? [String: Any])?["message"] as? String) ?? ""
+                    #expect(message.contains("write lock"), "\(message)")
+                }
+                _ = try await Self.ready(client, until: .ok)
             }
         }
     }
