@@ -1,9 +1,7 @@
 import Hummingbird
 import HTTPTypes
 import NIOCore
-import StockroomCore
 import StockroomStorage
-import StockroomWire
 
 /// `GET /v1/snapshot`: every item (matching `filter=`, when given) and the caller's devices at one
 /// cursor, streamed as it is read; with `fromFilter=` or `since=`, the delta that changes a
