@@ -101,20 +101,13 @@ extension PostgresStore {
             try await Self.transaction(on: connection, begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: self.logger) {
                 connection in
                 let (head, changed) = try await self.refilterStart(connection, since: since)
-                var rules = RefilterRules(changed: changed, from: old, to: new)
-                var items: [Item] = []
-                var removed: [ItemID] = []
+                var builder = RefilterBuilder(changed: changed, from: old, to: new)
                 for try await row in try await connection.query(
                     "SELECT \(unescaped: ItemRow.columns) FROM items WHERE deleted_at IS NULL ORDER BY seq", logger: self.logger)
                 {
-                    let item = try ItemRow(row).item
-                    switch rules.verdict(item) {
-                    case .send: items.append(item)
-                    case .remove: removed.append(item.id)
-                    case .keep: break
-                    }
+                    builder.add(try ItemRow(row).item)
                 }
-                return Refilter(items: items, removed: removed + rules.changedNotSent(), cursor: FeedCursor(epoch: self.epoch, seq: head))
+                return builder.finish(cursor: FeedCursor(epoch: self.epoch, seq: head))
             }
         }
     }

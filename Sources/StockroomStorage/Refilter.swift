@@ -20,34 +20,41 @@ public struct Refilter: Hashable, Sendable {
         self.removed = removed
         self.cursor = cursor
     }
+}
 
-    /// The rules, once for every backend, over what one consistent read gave: every live item in
-    /// creation order and the ids of the items with a change after C.
-    ///
-    /// A client at C holds exactly the items that matched OLD at C. An item unchanged since C is as
-    /// it was then: held iff it matches OLD now. So the live items matching NEW are sent unless held
-    /// and unchanged; the unchanged ones matching OLD and not NEW are removed; and every changed id
-    /// that is not now a live item matching NEW is removed (the client may hold it).
-    package static func build(liveItems: some Sequence<Item>, changed: Set<String>, from old: ItemFilter?, to new: ItemFilter?, cursor: FeedCursor)
-        -> Refilter
-    {
-        var rules = RefilterRules(changed: changed, from: old, to: new)
-        var items: [Item] = []
-        var removed: [ItemID] = []
-        for item in liveItems {
-            switch rules.verdict(item) {
-            case .send: items.append(item)
-            case .remove: removed.append(item.id)
-            case .keep: break
-            }
+/// A `Refilter` gathered one live item at a time, in creation order (`RefilterRules`): a backend
+/// reading its rows through a cursor holds the answer's items, not every live item.
+package struct RefilterBuilder {
+    private var rules: RefilterRules
+    private var items: [Item] = []
+    private var removed: [ItemID] = []
+
+    package init(changed: Set<String>, from old: ItemFilter?, to new: ItemFilter?) {
+        rules = RefilterRules(changed: changed, from: old, to: new)
+    }
+
+    package mutating func add(_ item: Item) {
+        switch rules.verdict(item) {
+        case .send: items.append(item)
+        case .remove: removed.append(item.id)
+        case .keep: break
         }
-        return Refilter(items: items, removed: removed + rules.changedNotSent(), cursor: cursor)
+    }
+
+    /// The answer, once every live item was added.
+    package func finish(cursor: FeedCursor) -> Refilter {
+        Refilter(items: items, removed: removed + rules.changedNotSent(), cursor: cursor)
     }
 }
 
-/// `Refilter.build`'s rules applied to one live item at a time, in creation order, so that no
-/// backend holds every live item to answer: what to send, what to remove, and at the end the
-/// changed ids no live item matching NEW took.
+/// The rules, once for every backend, over what one consistent read gives: every live item in
+/// creation order, taken one at a time so that no backend holds them all, and the ids of the items
+/// with a change after C.
+///
+/// A client at C holds exactly the items that matched OLD at C. An item unchanged since C is as
+/// it was then: held iff it matches OLD now. So the live items matching NEW are sent unless held
+/// and unchanged; the unchanged ones matching OLD and not NEW are removed; and every changed id
+/// that is not now a live item matching NEW is removed (the client may hold it).
 package struct RefilterRules {
     package enum Verdict { case send, remove, keep }
 

@@ -96,20 +96,11 @@ extension AppDatabase {
         let epoch = self.epoch
         return try await read { db in
             let (head, changed) = try Self.refilterStart(db, since: since)
-            var rules = RefilterRules(changed: changed, from: old, to: new)
-            var items: [Item] = []
-            var removed: [ItemID] = []
+            var builder = RefilterBuilder(changed: changed, from: old, to: new)
             let statement = try db.makeStatement(sql: Self.liveItemsSQL)
             let rows = try Row.fetchCursor(statement)
-            while try rows.next() != nil {
-                let item = try ItemRecord(current: statement.sqliteStatement).item
-                switch rules.verdict(item) {
-                case .send: items.append(item)
-                case .remove: removed.append(item.id)
-                case .keep: break
-                }
-            }
-            return Refilter(items: items, removed: removed + rules.changedNotSent(), cursor: FeedCursor(epoch: epoch, seq: head))
+            while try rows.next() != nil { builder.add(try ItemRecord(current: statement.sqliteStatement).item) }
+            return builder.finish(cursor: FeedCursor(epoch: epoch, seq: head))
         }
     }
 

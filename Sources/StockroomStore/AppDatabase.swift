@@ -5,12 +5,6 @@ import StockroomStorage
 import StockroomWire
 import StockroomMigrations
 
-#if canImport(GRDBSQLite)
-    import GRDBSQLite
-#elseif canImport(SQLite3)
-    import SQLite3
-#endif
-
 /// Stockroom's database: one writer (SQLite in WAL mode), readers in parallel, and
 /// intent-named write transactions that keep every invariant.
 public struct AppDatabase: Sendable {
@@ -338,10 +332,7 @@ public struct AppDatabase: Sendable {
     public func checkpoint() throws -> Bool {
         try committer.excludingCheckpoints {
             try writer.writeWithoutTransaction { db in
-                let connection = db.sqliteConnection
-                sqlite3_busy_timeout(connection, 0)
-                defer { sqlite3_busy_timeout(connection, committer.busyTimeoutMilliseconds) }
-                _ = try db.checkpoint(.truncate)
+                _ = try committer.withoutWaitingForLocks(db) { try db.checkpoint(.truncate) }
             }
         }
         return true

@@ -61,7 +61,7 @@ final class GroupCommitter: Sendable {
 
     /// The writer connection's busy timeout, restored after an inline write's `BEGIN`, which does
     /// not wait: the one it was given, or 0 once shutdown has begun.
-    var busyTimeoutMilliseconds: Int32 {
+    private var busyTimeoutMilliseconds: Int32 {
         waitsForLocks.load(ordering: .relaxed) ? configuredBusyTimeout : 0
     }
 
@@ -192,15 +192,23 @@ final class GroupCommitter: Sendable {
     /// `BEGIN IMMEDIATE` with a busy timeout of 0: false when the write lock is taken (or BEGIN
     /// fails otherwise; the write then meets that failure on the writer's queue).
     private func beginWithoutWaiting(_ db: Database) -> Bool {
+        withoutWaitingForLocks(db) {
+            do {
+                try Self.beginImmediate(db)
+                return true
+            } catch {
+                return false
+            }
+        }
+    }
+
+    /// Runs `body` on the writer connection with a busy timeout of 0 (a lock another process holds
+    /// fails it at once), then restores the writer's busy timeout.
+    func withoutWaitingForLocks<T>(_ db: Database, _ body: () throws -> T) rethrows -> T {
         let connection = db.sqliteConnection
         sqlite3_busy_timeout(connection, 0)
         defer { sqlite3_busy_timeout(connection, busyTimeoutMilliseconds) }
-        do {
-            try Self.beginImmediate(db)
-            return true
-        } catch {
-            return false
-        }
+        return try body()
     }
 
     /// Applies batches on the writer connection until nothing is queued (and, with `inline`, runs

@@ -22,19 +22,21 @@ final class Readiness: Sendable {
     /// Why the server is not ready, or nil when it is.
     func reason() async -> String? {
         if Task.isShuttingDownGracefully { return "the server is shutting down" }
-        let found: (cached: String??, running: Task<String?, Never>?) = state.withLock { state in
-            if let last = state.last, ContinuousClock.now - last.at < maxAge { return (.some(last.reason), nil) }
-            if let running = state.running { return (.none, running) }
+        let running: Task<String?, Never>
+        switch state.withLock({ state -> Probe in
+            if let last = state.last, ContinuousClock.now - last.at < maxAge { return .cached(last.reason) }
+            if let running = state.running { return .running(running) }
             let running = Task { [database] in
                 let reason = await database.writeProbe()
                 self.state.withLock { $0 = ((ContinuousClock.now, reason), nil) }
                 return reason
             }
             state.running = running
-            return (.none, running)
+            return .running(running)
+        }) {
+        case .cached(let reason): return reason
+        case .running(let task): running = task
         }
-        if let cached = found.cached { return cached }
-        guard let running = found.running else { return nil }
         let patience = self.patience
         let late = "a write has waited over \(patience.components.seconds) s for the database (another process may hold its write lock)"
         // Awaiting a task's value cannot be cancelled: whichever of the probe and the clock ends
@@ -51,6 +53,12 @@ final class Readiness: Sendable {
             }
         }
     }
+}
+
+/// A probe's answer within its `maxAge`, or the probe running now.
+private enum Probe {
+    case cached(String?)
+    case running(Task<String?, Never>)
 }
 
 /// Resumes a continuation with the first answer given, once.
