@@ -24,7 +24,7 @@ struct CORSTests {
 
     static let answerHeaders = [
         "access-control-allow-origin": allowed,
-        "access-control-expose-headers": "ETag, Idempotency-Replayed, Retry-After, Location",
+        "access-control-expose-headers": "ETag, Idempotency-Replayed, Retry-After, Location, Stockroom-Cursor, Stockroom-Import, Stockroom-Head",
         "vary": "Origin",
     ]
 
@@ -40,7 +40,7 @@ struct CORSTests {
                     // Hummingbird writes header names in lower case; they are case-insensitive.
                     "access-control-allow-headers": "authorization, content-type, if-match, idempotency-key, last-event-id",
                     "access-control-allow-methods": "GET, POST, PUT, DELETE",
-                    "access-control-expose-headers": "ETag, Idempotency-Replayed, Retry-After, Location",
+                    "access-control-expose-headers": "ETag, Idempotency-Replayed, Retry-After, Location, Stockroom-Cursor, Stockroom-Import, Stockroom-Head",
                     // Kept by the browser for two hours (Chromium's cap), not re-asked before each request.
                     "access-control-max-age": "7200",
                     "vary": "Origin",
@@ -63,6 +63,12 @@ struct CORSTests {
                 let missing = try await client.send(.get, "/v1/nothing-here", token: app.editor, headers: origin)
                 #expect(missing.status == .notFound && missing.errorCode == "notFound")
                 #expect(Self.corsHeaders(missing) == Self.answerHeaders)
+                // An export's cursor is an answer header a page must read to follow the feed from it.
+                let export = try await client.send(.get, "/v1/items/export", token: app.viewer, headers: origin)
+                #expect(export.status == .ok && export.headers[HTTPField.Name("Stockroom-Cursor")!] != nil)
+                #expect(Self.corsHeaders(export) == Self.answerHeaders)
+                let exposed = try #require(export.headers[.accessControlExposeHeaders]).split(separator: ", ").map(String.init)
+                #expect(exposed.contains("Stockroom-Cursor"))
                 let second = try await client.send(.get, "/health", headers: [.origin: Self.second])
                 #expect(second.headers[.accessControlAllowOrigin] == Self.second)
             }

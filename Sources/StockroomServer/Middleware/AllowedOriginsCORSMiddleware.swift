@@ -33,7 +33,11 @@ struct AllowedOriginsCORSMiddleware: RouterMiddleware {
     static let allowedHeaders: [HTTPField.Name] = [
         .authorization, .contentType, .ifMatch, HTTPField.Name("Idempotency-Key")!, FeedController.lastEventID,
     ]
-    static let exposedHeaders = ["ETag", "Idempotency-Replayed", "Retry-After", "Location"]
+    /// The contract's four, and the answer headers of Stockroom's own that a page reads: an
+    /// export's cursor, an import's counts and cursor, and a stream's head.
+    static let exposedHeaders = [
+        "ETag", "Idempotency-Replayed", "Retry-After", "Location", "Stockroom-Cursor", "Stockroom-Import", "Stockroom-Head",
+    ]
 
     init(origins: [String]) {
         self.origins = Set(origins)
