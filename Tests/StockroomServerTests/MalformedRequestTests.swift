@@ -117,6 +117,44 @@ struct MalformedRequestTests {
         }
     }
 
+    /// A head over the HTTP decoder's limits (a URL or a header of megabytes, or more than 1,000
+    /// headers) is 431 with the contract's body. The client is still sending when the server has
+    /// read enough to refuse it: it gets the answer, not a reset, as the server reads on until the
+    /// client is done.
+    @Test(.timeLimit(.minutes(10)), arguments: ["a URL of 8 MiB", "a header of 8 MiB", "1,001 headers"])
+    func aHeadOverTheLimitsIs431EvenToAClientStillSendingIt(sent head: String) async throws {
+        let big = String(repeating: "a", count: 8 << 20)
+        let request =
+            switch head {
+            case "a URL of 8 MiB": "GET /health?x=\(big) HTTP/1.1\r\nHost: x\r\n\r\n"
+            case "a header of 8 MiB": "GET /health HTTP/1.1\r\nHost: x\r\nX-Big: \(big)\r\n\r\n"
+            default: "GET /health HTTP/1.1\r\nHost: x\r\n\((0...1000).map { "X-\($0): a\r\n" }.joined())\r\n"
+            }
+        try await withTestApp { app in
+            try await app.live { client in
+                let port = try #require(client.port)
+                let (sent, response) = try await blocking {
+                    let socket = try RawSocket(port: port, raw: "")
+                    let sent = request.utf8CString.withUnsafeBufferPointer { bytes in
+                        var offset = 0
+                        let count = bytes.count - 1
+                        while offset < count {
+                            let written = send(socket.descriptor, bytes.baseAddress! + offset, count - offset, Int32(MSG_NOSIGNAL))
+                            if written <= 0 { break }
+                            offset += written
+                        }
+                        return offset == count
+                    }
+                    return (sent, try socket.readAll())
+                }
+                #expect(sent, "the whole head was sent, not cut off by a reset")
+                #expect(response.hasPrefix("HTTP/1.1 431 Request Header Fields Too Large\r\n"), "\(response.prefix(200))")
+                #expect(response.contains(#""code":"requestHeaderFieldsTooLarge""#) && response.contains("at most 80 KiB"), "\(response.prefix(400))")
+                #expect(response.contains("Connection: close\r\n"))
+            }
+        }
+    }
+
     /// A Content-Length over the 1 MiB limit is answered 413 at once, before any of the body comes,
     /// instead of waiting for a body that may never come (and then only closing the connection).
     @Test(.timeLimit(.minutes(10)))

@@ -1,3 +1,5 @@
+import Hummingbird
+import HummingbirdCore
 import NIOCore
 import NIOHTTP1
 
@@ -55,6 +57,8 @@ final class MalformedRequestGuard: ChannelDuplexHandler, RemovableChannelHandler
     private var closeAfterAnswer = false
     /// A request's `Host` was refused: nothing more on the connection is read.
     private var refusedHost = false
+    /// The connection was refused and its answer written: what comes in is dropped until it closes.
+    private var lingering = false
 
     /// What a request's answer needs beyond HTTP/1.1 with keep-alive.
     enum Terms {
@@ -67,7 +71,7 @@ final class MalformedRequestGuard: ChannelDuplexHandler, RemovableChannelHandler
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard !refusedHost else { return }  // the refused request's body, and anything after it
+        guard !refusedHost, !lingering else { return }  // the refused request's body, and anything after it
         let part = unwrapInboundIn(data)
         guard case .head(var head) = part else {
             if case .end = part { requestEnds += 1 }
@@ -268,31 +272,69 @@ final class MalformedRequestGuard: ChannelDuplexHandler, RemovableChannelHandler
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if lingering, error is ByteToMessageDecoderError {
+            return  // what the client still sends after its refusal: read and dropped (see `refuse`)
+        }
         guard let error = error as? HTTPParserError else {
             context.fireErrorCaught(error)
             return
         }
-        refuse(context, error, message: "the request is not valid HTTP/1.1")
+        if error == .headerOverflow {
+            // The decoder's limits (Hummingbird's defaults) count the request line and the headers.
+            let limits = HTTP1Channel.Configuration.DecoderConfiguration()
+            let message =
+                "the request line and headers are too large: at most \(limits.maxHeaderListSize / 1024) KiB together and \(limits.maxHeaderFieldCount) headers"
+            refuse(context, error, answer: APIError(http: HTTPError(.requestHeaderFieldsTooLarge, message: message)))
+        } else {
+            refuse(context, error, message: "the request is not valid HTTP/1.1")
+        }
     }
 
-    /// Answers `400 invalidRequest` saying `message` and closes, once every request before has its
-    /// answer; behind one still being answered, hands `error` on, for Hummingbird's 400 after it.
-    private func refuse(_ context: ChannelHandlerContext, _ error: HTTPParserError, message: String) {
+    /// Answers `400 invalidRequest` saying `message` (or `answer`) and closes, once every request
+    /// before has its answer; behind one still being answered, hands `error` on, for Hummingbird's
+    /// 400 after it.
+    ///
+    /// The close lingers, as a web server's does: the answer is followed by the end of the output,
+    /// and what the client still sends is read and dropped until it closes its side, or for
+    /// `lingerLimit` at most. Closed at once, with the client's bytes unread, the connection would
+    /// be reset, and a client still sending (a head of megabytes) would get the reset instead of
+    /// the answer.
+    private func refuse(_ context: ChannelHandlerContext, _ error: HTTPParserError, message: String = "", answer: APIError? = nil) {
         guard !closing, requests == answers else {
             context.fireErrorCaught(error)
             return
         }
         closing = true
-        let body = ByteBuffer(string: APIError(.invalidRequest, message).json())
+        let answer = answer ?? APIError(.invalidRequest, message)
+        let body = ByteBuffer(string: answer.json())
         var headers = HTTPHeaders()
         headers.add(name: "Content-Type", value: "application/json; charset=utf-8")
         headers.add(name: "Content-Length", value: "\(body.readableBytes)")
         headers.add(name: "Connection", value: "close")
-        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .badRequest, headers: headers))), promise: nil)
+        let status = HTTPResponseStatus(statusCode: Int(answer.status.code), reasonPhrase: answer.status.reasonPhrase)
+        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers))), promise: nil)
         context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
-        context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { _ in
-            context.close(promise: nil)
+        context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { [self] result in
+            guard case .success = result else {
+                context.close(promise: nil)
+                return
+            }
+            lingering = true
+            context.close(mode: .output, promise: nil)
+            context.eventLoop.assumeIsolated().scheduleTask(in: Self.lingerLimit) { context.close(promise: nil) }
+            context.read()
         }
+    }
+
+    /// How long a refused connection goes on reading what its client still sends.
+    static let lingerLimit = TimeAmount.seconds(2)
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        if lingering {
+            context.read()  // on to the client's end, whatever reads the rest of the pipeline asks for
+            return
+        }
+        context.fireChannelReadComplete()
     }
 }
 
