@@ -22,8 +22,8 @@ struct PresenceService: Service {
 
     func run() async throws {
         let clock = ContinuousClock()
-        let state = Mutex<(renewed: ContinuousClock.Instant, swept: ContinuousClock.Instant?, waiting: Bool)>(
-            (clock.now, nil, true))
+        let state = Mutex<(renewed: ContinuousClock.Instant, swept: ContinuousClock.Instant?, waiting: Bool, failures: FailureStretch)>(
+            (clock.now, nil, true, FailureStretch("recording presence")))
         await repeatUntilShutdown(every: Self.tick) {
             let now = clock.now
             let (renewDue, sweepDue, waiting) = state.withLock {
@@ -36,11 +36,14 @@ struct PresenceService: Service {
                     state.withLock {
                         if renewDue { $0.renewed = now }
                         $0.waiting = stillWaiting
+                        $0.failures.succeeded(logger: logger)
                     }
                 } catch {
                     tracker.putBack(news)
-                    logger.warning("recording presence failed; retrying next round", metadata: ["error": "\(error)"])
-                    state.withLock { $0.waiting = true }
+                    state.withLock {
+                        $0.waiting = true
+                        $0.failures.failed(error, logger: logger, now: now)
+                    }
                 }
             }
             if sweepDue, retentionDays > 0 {

@@ -12,14 +12,13 @@ struct TokenRevocationWatcher: Service {
 
     func run() async throws {
         // Only ever touched by the one loop below, one round after another.
-        nonisolated(unsafe) var failing = false
+        nonisolated(unsafe) var failures = FailureStretch("reading the token generation")
         await repeatUntilShutdown(every: interval) {
             do {
                 try await database.observeTokenRevocations()
-                failing = false
+                failures.succeeded(logger: logger)
             } catch {
-                if !failing { logger.warning("reading the token generation failed; retrying", metadata: ["error": "\(error)"]) }
-                failing = true
+                failures.failed(error, logger: logger)
             }
         }
     }
