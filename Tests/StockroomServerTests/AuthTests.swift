@@ -232,6 +232,11 @@ struct MethodTests {
                 let batch = try await client.send(.get, "/v1/items/batch", token: app.editor)
                 #expect(batch.status == .methodNotAllowed)
                 #expect(batch.headers[.allow] == "POST")
+                // Counted under the route's path, as its other answers are, not as an unknown path's.
+                let metrics = String(buffer: try await client.send(.get, "/metrics").body)
+                #expect(metrics.contains(#"hb_requests{http_route="/v1/items/{id}",http_request_method="PATCH",http_response_status_code="405"}"#))
+                #expect(metrics.contains(#"hb_requests{http_route="/v1/items/batch",http_request_method="GET",http_response_status_code="405"}"#))
+                #expect(!metrics.contains(#"http_route="NotFound",http_request_method="PATCH""#))
             }
         }
     }

@@ -27,12 +27,11 @@ struct ErrorMiddleware: RouterMiddleware {
     @inline(never)
     private func response(for error: any Error, request: Request, context: Context) -> Response {
         var apiError = APIError(error)
-        if let http = error as? HTTPError, http.status == .notFound {
-            let allowed = routes.methods(forPath: request.uri.path)
-            if !allowed.isEmpty {
-                apiError = APIError(.methodNotAllowed, "\(request.method.rawValue) is not allowed here")
-                apiError.headers[.allow] = allowed.map(\.rawValue).joined(separator: ", ")
-            }
+        if let http = error as? HTTPError, http.status == .notFound, let route = routes.route(forPath: request.uri.path) {
+            apiError = APIError(.methodNotAllowed, "\(request.method.rawValue) is not allowed here")
+            apiError.headers[.allow] = route.methods.map(\.rawValue).joined(separator: ", ")
+            // The metrics count it under its route, not as an unknown path.
+            context.coreContext.endpointPath.value = route.path
         }
         if apiError.status == .internalServerError {
             context.logger.error("unhandled error", metadata: ["error": "\(String(reflecting: error))"])

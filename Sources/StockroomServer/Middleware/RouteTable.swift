@@ -10,10 +10,11 @@ final class RouteTable: Sendable {
         entries.withLock { $0 = routes.map { (Self.components($0.path), $0.method) } }
     }
 
-    /// The methods a route of `path` answers to, in a stable order. As the router does, a literal
+    /// The route of `path` (`/v1/items/{id}`, as the router writes it) and the methods it answers
+    /// to, in a stable order; nil when no route has that path. As the router does, a literal
     /// segment wins over a parameter: `/v1/items/batch` is that route's alone (POST), not also
     /// `/v1/items/{id}`'s, whose methods the router never reaches for it.
-    func methods(forPath path: String) -> [HTTPRequest.Method] {
+    func route(forPath path: String) -> (path: String, methods: [HTTPRequest.Method])? {
         let requested = Self.components(path)
         let matching = entries.withLock { entries in
             entries.filter { entry in
@@ -23,9 +24,10 @@ final class RouteTable: Sendable {
         }
         // Literal positions as a string of 1s and 0s: the greatest is the most specific pattern.
         func specificity(_ components: [Substring]) -> String { String(components.map { $0.hasPrefix("{") ? "0" : "1" }) }
-        guard let best = matching.map({ specificity($0.components) }).max() else { return [] }
-        let methods = matching.filter { specificity($0.components) == best }.map(\.method)
-        return Array(Set(methods.map(\.rawValue))).sorted().compactMap { HTTPRequest.Method($0) }
+        guard let best = matching.map({ specificity($0.components) }).max() else { return nil }
+        let routes = matching.filter { specificity($0.components) == best }
+        let methods = Array(Set(routes.map(\.method.rawValue))).sorted().compactMap { HTTPRequest.Method($0) }
+        return ("/" + routes[0].components.joined(separator: "/"), methods)
     }
 
     private static func components(_ path: String) -> [Substring] {
