@@ -38,6 +38,9 @@ struct MetricsGaugeTests {
                 while try await reader.next() != nil {}
                 let after = try await Self.gauge(server, "http_server_active_requests")
                 #expect(after - before < 25, "before \(before), after \(after)")
+                // Counted all the same, as accepted upgrades.
+                let metrics = String(decoding: try await server.request(.GET, "/metrics", token: nil).body, as: UTF8.self)
+                #expect(metrics.contains(#"hb_requests{http_route="/v1/changes/ws",http_request_method="GET",http_response_status_code="101"}"#))
             }
         }
     }

@@ -54,6 +54,10 @@ struct WebSocketCloseCodeTests {
                 #expect(error["code"] == code)
                 #expect(error["field"] == field)
                 #expect(reason.utf8.count <= 123)
+                // Counted with the answers, under the status the close code carries.
+                let metrics = String(decoding: try await LiveServer(port: port).request(.GET, "/metrics", token: nil).body, as: UTF8.self)
+                #expect(metrics.contains(
+                    #"hb_requests{http_route="/v1/changes/ws",http_request_method="GET",http_response_status_code="\#(closeCode - 4000)"}"#))
                 // The same request without upgrade headers: a bad token is still 401; past it, the
                 // request's own shape comes first, whatever its parameters say.
                 let plain = try await LiveServer(port: port).request(.GET, "/v1/changes/ws?\(query)", token: nil)

@@ -9,9 +9,11 @@ import Synchronization
 ///   Hummingbird's middleware wraps every body in a closure that records after the body is written,
 ///   which turns the one-buffer answer into a streamed one (head, body and end written separately).
 ///   Only streamed bodies (SSE, snapshots) are wrapped, so the gauge still counts an open stream.
-/// - WebSocket upgrades are not counted: an upgraded connection's response never writes a body, so
-///   the gauge would stay raised for each WebSocket for good. They are in
-///   `stockroom_feed_subscribers{transport="ws"}`.
+/// - A WebSocket upgrade is counted once it is decided, under `101` when accepted and under the
+///   refusal's status otherwise (its close code is 4000 plus that status), so that refusals reach
+///   the same error series as other answers. It does not raise the active-request gauge: an upgraded
+///   connection's response never writes a body, so the gauge would stay raised for each WebSocket for
+///   good. Open WebSockets are in `stockroom_feed_subscribers{transport="ws"}`.
 /// - `hb_request_errors` counts every answer of status 400 or more, and only those. Hummingbird's
 ///   counts the errors that reach it thrown, but here `ErrorMiddleware`, inside this one, has made
 ///   every error an answer by then.
@@ -21,8 +23,11 @@ struct RequestMetricsMiddleware: RouterMiddleware {
     private let cache = Cache()
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        if request.headers.contains(.upgrade) {
-            return try await next(request, context)
+        if let upgrade = context.webSocketUpgrade {
+            let start = ContinuousClock.now
+            let response = try await next(request, context)
+            decided(upgrade, request: request, context: context, start: start, answered: response.status)
+            return response
         }
         let start = ContinuousClock.now
         let active = cache.activeRequests(request.method)
@@ -46,6 +51,22 @@ struct RequestMetricsMiddleware: RouterMiddleware {
         metrics.requests.increment()
         metrics.errors?.increment()
         active.decrement()
+    }
+
+    /// A WebSocket upgrade request, decided: recorded under `101` when accepted with a valid
+    /// handshake, else under the status it is refused with.
+    @inline(never)
+    private func decided(
+        _ upgrade: WebSocketUpgrade, request: Request, context: Context, start: ContinuousClock.Instant, answered: HTTPResponse.Status
+    ) {
+        let status: HTTPResponse.Status =
+            switch upgrade.decision {
+            case .accept?:
+                WebSocketUpgrade.acceptValue(request.head) == nil ? WebSocketUpgrade.handshakeError(request.head).status : .switchingProtocols
+            case .refuse(let error)?: error.status
+            case nil: answered
+            }
+        cache.endpoint(.init(route: context.endpointPath ?? "NotFound", method: request.method, status: status)).record(since: start)
     }
 
     /// An answered request: recorded now when its body's length is known, else once its body is
