@@ -194,16 +194,23 @@ public struct AppDatabase: Sendable {
     }
 
     /// Drafts and token hashes are nobody else's business: a data directory this creates is 0700,
-    /// and the database file is created (or tightened to) 0600 before SQLite opens it. SQLite gives
-    /// the `-wal` and `-shm` files the database file's mode; existing ones are tightened as well.
+    /// and the database file is created 0600 before SQLite opens it. An existing one is tightened:
+    /// its group and others lose every permission and the owner's stay as they are, so that a file
+    /// an operator made read-only (0400) stays so, and the start fails saying it cannot write it.
+    /// The `-wal` and `-shm` files get the database file's mode, as SQLite gives new ones.
     static func prepareFiles(at url: URL) throws {
         try checkDatabasePath(url.path)
         try createFolder(forDatabase: url.path)
         if !FileManager.default.fileExists(atPath: url.path) {
             createPrivateFile(url.path)
         }
-        for file in [url.path, url.path + "-wal", url.path + "-shm"] where FileManager.default.fileExists(atPath: file) {
-            _ = chmod(file, 0o600)
+        var database = stat()
+        guard stat(url.path, &database) == 0 else { return }
+        let mode = database.st_mode & 0o700
+        for file in [url.path, url.path + "-wal", url.path + "-shm"] {
+            var status = stat()
+            guard stat(file, &status) == 0, status.st_mode & 0o777 != mode else { continue }
+            _ = chmod(file, mode)
         }
     }
 

@@ -31,4 +31,25 @@ struct FilePermissionTests {
             #expect(try Self.mode(path) == 0o600)
         }
     }
+
+    /// Only tightened: a file the operator made read-only stays so (as any other user than root,
+    /// the start then fails saying SQLite cannot write it), and the `-wal` and `-shm` files follow
+    /// the database file's mode, as SQLite gives new ones.
+    @Test func theOwnersPermissionsAreLeftAsTheyAre() async throws {
+        try await withTemporaryFolder { folder in
+            let path = folder.appendingPathComponent("stockroom.sqlite").path
+            let url = URL(fileURLWithPath: path)
+            try AppDatabase.prepareFiles(at: url)
+            try FileManager.default.setAttributes([.posixPermissions: 0o444], ofItemAtPath: path)
+            try AppDatabase.prepareFiles(at: url)
+            #expect(try Self.mode(path) == 0o400)
+            #expect(FileManager.default.createFile(atPath: path + "-wal", contents: nil, attributes: [.posixPermissions: 0o644]))
+            #expect(FileManager.default.createFile(atPath: path + "-shm", contents: nil, attributes: [.posixPermissions: 0o400]))
+            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
+            try AppDatabase.prepareFiles(at: url)
+            for file in [path, path + "-wal", path + "-shm"] {
+                #expect(try Self.mode(file) == 0o600, "\(file)")
+            }
+        }
+    }
 }
