@@ -160,7 +160,9 @@ extension PostgresStore {
     ) async throws -> Replayable<ItemImportResult> {
         do {
             return try await perform(idempotency, alone: true, position: { result, head in result.positioned(at: head) }) { write in
-                try await WriteRules.importItems(write, next: spool.next, rejectedBefore: rejectedBefore, options: options, origin: origin)
+                try await WriteRules.importItems(
+                    write, next: { try self.shutdown.checkImport(); return try spool.next() }, rejectedBefore: rejectedBefore, options: options,
+                    origin: origin)
             }
         } catch let rolledBack as ItemImportRolledBack {
             return .fresh(rolledBack.result.positioned(at: try await resolve(.now)))

@@ -164,6 +164,9 @@ extension PostgresStore {
     /// Nothing to compact: PostgreSQL checkpoints by itself.
     public func checkpoint() throws -> Bool { false }
 
-    /// Nothing to change: a write waits for PostgreSQL within its statement and pool timeouts.
-    public func shutdownBegins() {}
+    /// A write waits for PostgreSQL within its statement and pool timeouts; an import gives up
+    /// after `ShutdownClock.importGrace`.
+    public func shutdownBegins(at instant: ContinuousClock.Instant) {
+        shutdown.begin(at: instant)
+    }
 }

@@ -33,6 +33,8 @@ public final class PostgresStore: Storage, Service {
     let calls = PostgresCalls()
     /// This daemon's group commit: every write goes through it.
     let committer = PostgresCommitter()
+    /// When shutdown began, for the imports that could outlast it.
+    let shutdown = ShutdownClock()
     /// The epoch the database has taken since this store opened it (a restore), if any: from then
     /// on every call answers `unavailable` until the daemon is restarted.
     let replacedEpoch = Mutex<String?>(nil)

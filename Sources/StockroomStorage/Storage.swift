@@ -137,7 +137,15 @@ public protocol Storage: Sendable {
     /// backend has nothing to do (PostgreSQL checkpoints by itself).
     @discardableResult
     func checkpoint() throws -> Bool
-    /// Shutdown has begun: from now on a write does not wait for a lock another process holds
-    /// (SQLite: the busy timeout is 0), so that what is queued ends within shutdown's bound.
-    func shutdownBegins()
+    /// Shutdown began at `instant`: from now on a write does not wait for a lock another process
+    /// holds (SQLite: the busy timeout is 0), so that what is queued ends within shutdown's bound,
+    /// and an import still running `ShutdownClock.importGrace` later gives up (`503`).
+    func shutdownBegins(at instant: ContinuousClock.Instant)
+}
+
+extension Storage {
+    /// Shutdown begins now (see `shutdownBegins(at:)`).
+    public func shutdownBegins() {
+        shutdownBegins(at: .now)
+    }
 }

@@ -25,7 +25,9 @@ extension AppDatabase {
         do {
             return try await perform(idempotency, position: { result, head in result.positioned(at: head) }) { rows in
                 try await rows.withBulkCache {
-                    try await WriteRules.importItems(rows, next: spool.next, rejectedBefore: rejectedBefore, options: options, origin: origin)
+                    try await WriteRules.importItems(
+                        rows, next: { try self.shutdown.checkImport(); return try spool.next() }, rejectedBefore: rejectedBefore, options: options,
+                        origin: origin)
                 }
             }
         } catch let rolledBack as ItemImportRolledBack {

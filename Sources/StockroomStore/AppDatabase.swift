@@ -34,6 +34,8 @@ public struct AppDatabase: Sendable {
     /// The writer's observer of commits, which every append on the writer hands its entry to.
     var observer: ChangeObserver { committer.observer }
     let inFlight = InFlightKeys()
+    /// When shutdown began, for the imports that could outlast it.
+    let shutdown = ShutdownClock()
     let logger: Logger
     /// The database epoch: created with the database, named in every feed cursor.
     public let epoch: String
@@ -327,9 +329,11 @@ public struct AppDatabase: Sendable {
         await writeProbe() == nil
     }
 
-    /// Writes from now on do not wait for a lock another process holds (see `GroupCommitter`).
-    public func shutdownBegins() {
+    /// Writes from now on do not wait for a lock another process holds (see `GroupCommitter`), and
+    /// an import gives up after `ShutdownClock.importGrace`.
+    public func shutdownBegins(at instant: ContinuousClock.Instant) {
         committer.stopWaitingForLocks()
+        shutdown.begin(at: instant)
     }
 
     /// Copies the WAL into the main file and truncates it; run on shutdown. Without waiting for a

@@ -112,6 +112,33 @@ struct ImportContractTests {
         }
     }
 
+    /// An import still running `ShutdownClock.importGrace` after shutdown began gives up: nothing
+    /// applied, no entry, `unavailable` (503) saying to send it again. Within the grace it applies.
+    @Test(arguments: StorageBackend.all)
+    func anImportGivesUpOnceShutdownHasRunItsGrace(backend: StorageBackend) async throws {
+        let rows = (0..<50).map { Self.row($0 + 2, Draft(name: "Item \($0)", color: nil, status: .inStock(quantity: $0))) }
+        try await withStorage(backend) { storage in
+            storage.shutdownBegins(at: .now)
+            let result = try await storage.importItems(
+                try Self.spool(rows), rejectedBefore: 0, options: ItemImportOptions(), origin: Sample.erin, idempotency: nil
+            ).value
+            #expect(result.applied && result.inserted == 50)
+        }
+        try await withStorage(backend) { storage in
+            let head = try await storage.resolve(.now)
+            storage.shutdownBegins(at: .now - ShutdownClock.importGrace)
+            await #expect {
+                try await storage.importItems(
+                    try Self.spool(rows), rejectedBefore: 0, options: ItemImportOptions(), origin: Sample.erin, idempotency: nil)
+            } throws: { error in
+                guard case .unavailable(let message) = error as? StoreError else { return false }
+                return message.contains("shutting down") && message.contains("send it again")
+            }
+            #expect(try await storage.resolve(.now) == head)
+            #expect(try await storage.listItems(after: nil, limit: 10, query: nil, status: nil).items.isEmpty)
+        }
+    }
+
     /// More rows than the hub keeps in memory and than PostgreSQL's store gathers before it
     /// numbers them: every row is one entry, contiguous, readable from before the import.
     @Test(arguments: StorageBackend.all)
