@@ -18,4 +18,9 @@ public struct Color: Hashable, Sendable {
         self.green = green
         self.blue = blue
     }
+
+    /// Equal when every field is the same, the name code point by code point (see `Draft`'s `==`).
+    public static func == (lhs: Color, rhs: Color) -> Bool {
+        lhs.name.utf8.elementsEqual(rhs.name.utf8) && lhs.red == rhs.red && lhs.green == rhs.green && lhs.blue == rhs.blue
+    }
 }

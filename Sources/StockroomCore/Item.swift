@@ -30,4 +30,10 @@ public struct Item: Hashable, Sendable {
 
     /// The item's editable fields, as an edit draft starts out.
     public var draft: Draft { Draft(name: name, color: color, status: status) }
+
+    /// Equal when every field is the same, the name code point by code point (see `Draft`'s `==`).
+    public static func == (lhs: Item, rhs: Item) -> Bool {
+        lhs.id == rhs.id && lhs.name.utf8.elementsEqual(rhs.name.utf8) && lhs.color == rhs.color && lhs.status == rhs.status
+            && lhs.version == rhs.version && lhs.createdAt == rhs.createdAt && lhs.updatedAt == rhs.updatedAt
+    }
 }

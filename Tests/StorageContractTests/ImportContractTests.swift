@@ -112,6 +112,27 @@ struct ImportContractTests {
         }
     }
 
+    /// A row whose text differs from the item's only in its Unicode spelling (`é` against `e` and
+    /// U+0301, as another tool may write it) is an update, stored as sent, not `unchanged`: text
+    /// is stored, compared and filtered code point by code point.
+    @Test(arguments: StorageBackend.all)
+    func aRowSpelledOtherwiseInUnicodeIsAnUpdate(backend: StorageBackend) async throws {
+        try await withStorage(backend) { storage in
+            let composed = Draft(name: "caf\u{E9}", color: Color(name: "\u{212B}", red: 0, green: 0, blue: 0), status: .inStock(quantity: 1))
+            let decomposed = Draft(name: "cafe\u{301}", color: Color(name: "\u{C5}", red: 0, green: 0, blue: 0), status: .inStock(quantity: 1))
+            let item = try await storage.createItem(id: nil, draft: composed, origin: Sample.erin, idempotency: nil).value
+            let result = try await storage.importItems(
+                try Self.spool([Self.row(2, decomposed, id: item.id)]), rejectedBefore: 0, options: ItemImportOptions(), origin: Sample.erin,
+                idempotency: nil
+            ).value
+            #expect((result.updated, result.unchanged) == (1, 0))
+            let stored = try #require(try await storage.item(item.id))
+            #expect(stored.version == 2)
+            #expect(Array(stored.name.unicodeScalars) == Array(decomposed.name.unicodeScalars))
+            #expect(Array(try #require(stored.color).name.unicodeScalars) == ["\u{C5}"])
+        }
+    }
+
     /// An import still running `ShutdownClock.importGrace` after shutdown began gives up: nothing
     /// applied, no entry, `unavailable` (503) saying to send it again. Within the grace it applies.
     @Test(arguments: StorageBackend.all)
