@@ -80,29 +80,35 @@ struct FilterParser {
                 guard values.count < ItemFilter.maxValuesInList else {
                     throw error(expected: "at most \(ItemFilter.maxValuesInList) values in one 'in'")
                 }
-                values.append(try value(for: field, op: .equal))
+                values.append(try value(for: field, op: .equal, at: index))
             } while symbol(",")
             guard symbol(")") else { throw error(expected: "',' or ')'") }
             return .oneOf(field, values)
         }
+        let opStart = index
         guard let op = comparisonOperator() else { throw error(expected: "an operator (=, !=, <, <=, >, >=, ^=) or 'in'") }
-        return .comparison(field, op, try value(for: field, op: op))
+        return .comparison(field, op, try value(for: field, op: op, at: opStart))
     }
 
-    /// A value, checked against `field` and `op`.
-    mutating func value(for field: ItemFilter.Field, op: ItemFilter.Operator) throws(ItemFilterError) -> ItemFilter.Value {
+    /// A value, checked against `field` and `op` (which starts at `opStart`): a value that does not
+    /// fit is named at its own position, an operator the field does not take at the operator's.
+    mutating func value(for field: ItemFilter.Field, op: ItemFilter.Operator, at opStart: Int) throws(ItemFilterError) -> ItemFilter.Value {
         let start = index
         let value = try literal()
         let fits: Bool
+        let equality = op == .equal || op == .notEqual
         switch (field, value) {
         case (.name, .string), (.id, .string), (.color, .string): fits = true
-        case (.color, .null): fits = op == .equal || op == .notEqual
-        case (.status, .string(let status)): fits = (status == "inStock" || status == "outOfStock") && op != .startsWith
+        case (.color, .null): fits = equality
+        case (.status, .string(let status)): fits = (status == "inStock" || status == "outOfStock") && equality
         case (.quantity, .integer): fits = op != .startsWith
-        case (.onBackOrder, .bool): fits = op == .equal || op == .notEqual
+        case (.onBackOrder, .bool): fits = equality
         default: fits = false
         }
-        guard fits else { throw error(expected: Self.expectedValue(field, op), at: start) }
+        guard fits else {
+            let operatorMisfit = (field == .status || field == .onBackOrder) && !equality || field == .quantity && op == .startsWith
+            throw error(expected: Self.expectedValue(field, op), at: operatorMisfit ? opStart : start)
+        }
         if field == .id, case .string(let id) = value { return .string(id.lowercased()) }
         return value
     }
@@ -111,7 +117,7 @@ struct FilterParser {
         switch field {
         case .name, .id: "a string"
         case .color: op == .equal || op == .notEqual ? "a string or null" : "a string"
-        case .status: op == .startsWith ? "'=', '!=' or 'in' with status" : "\"inStock\" or \"outOfStock\""
+        case .status: op == .equal || op == .notEqual ? "\"inStock\" or \"outOfStock\"" : "'=', '!=' or 'in' with status"
         case .quantity: op == .startsWith ? "a string field for '^='" : "an integer"
         case .onBackOrder: op == .equal || op == .notEqual ? "true or false" : "'=', '!=' or 'in' with onBackOrder"
         }
