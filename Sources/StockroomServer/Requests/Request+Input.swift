@@ -204,12 +204,14 @@ extension Request {
     static let idempotencyKeyField = HTTPField.Name("Idempotency-Key")!
 
     /// Identifies a request for idempotency: method, path and the body compared as JSON
-    /// (`CanonicalJSON`: whitespace, member order, escapes and number spellings aside), a body that
-    /// is not JSON as its bytes. `2:` and the SHA-256 in hex.
+    /// (`CanonicalJSON`: whitespace, member order, escapes and number spellings aside, and a leading
+    /// byte order mark, which the JSON decoder reads past), a body that is not JSON as its bytes.
+    /// `2:` and the SHA-256 in hex.
     func fingerprint(body: Data) -> String {
         var hasher = SHA256()
         hasher.update(data: Data("\(method.rawValue) \(uri.path)\n".utf8))
-        if let form = CanonicalJSON.form(of: body) {
+        let json = body.starts(with: [0xEF, 0xBB, 0xBF]) ? body.dropFirst(3) : body
+        if let form = CanonicalJSON.form(of: json) {
             hasher.update(data: Data("c".utf8))
             hasher.update(data: form)
         } else {
