@@ -23,6 +23,8 @@ class OriginTests:
             headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json', 'Idempotency-Key': crypto.randomUUID() },
             body: JSON.stringify({ name: 'From another origin', color: null, status: { inStock: { quantity: 1 } } }) })
             .then((r) => ({ status: r.status, location: r.headers.get('Location') })));
+        result.export = await settle(fetch(`${base}/v1/items/export`, { headers: { Authorization: `Bearer ${token}` } })
+            .then(async (r) => ({ status: r.status, cursor: r.headers.get('Stockroom-Cursor'), csv: (await r.text()).slice(0, 5) })));
         result.eventSource = await new Promise((resolve) => {
             const source = new EventSource(`${base}/v1/changes/stream?since=now&access_token=${token}`);
             const timer = setTimeout(() => { source.close(); resolve({ timedOut: true }); }, 10000);
@@ -54,6 +56,9 @@ class OriginTests:
         self.assertRegex(result["fetch"]["etag"], r'^"\d+"$', "ETag is exposed")
         self.assertEqual(result["write"]["status"], 201, "the preflight for Authorization, Content-Type and Idempotency-Key passed")
         self.assertTrue(result["write"]["location"].startswith("/v1/items/"), "Location is exposed")
+        self.assertEqual(result["export"]["status"], 200)
+        self.assertTrue((result["export"]["cursor"] or "").startswith("c1."), f"Stockroom-Cursor is exposed: {result['export']}")
+        self.assertEqual(result["export"]["csv"], "name,", result["export"])
         self.assertEqual(result["eventSource"], {"change": "item"})
         self.assertEqual(result["badToken"]["code"], 4401)
         self.assertEqual(json.loads(result["badToken"]["reason"])["error"]["code"], "unauthorized")
