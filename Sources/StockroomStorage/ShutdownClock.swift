@@ -9,20 +9,25 @@ import Synchronization
 public final class ShutdownClock: Sendable {
     public static let importGrace: Duration = .seconds(2)
 
+    private let begun = Atomic<Bool>(false)
     private let began = Mutex<ContinuousClock.Instant?>(nil)
 
     public init() {}
+
+    /// Whether shutdown has begun (one atomic load).
+    public var hasBegun: Bool { begun.load(ordering: .relaxed) }
 
     /// Shutdown began at `instant` (the first call counts).
     public func begin(at instant: ContinuousClock.Instant) {
         began.withLock { began in
             if began == nil { began = instant }
         }
+        begun.store(true, ordering: .relaxed)
     }
 
-    /// Throws `unavailable` once an import must give up. Before shutdown: one lock, no clock read.
+    /// Throws `unavailable` once an import must give up. Before shutdown: one atomic load.
     public func checkImport() throws {
-        guard let began = began.withLock({ $0 }), ContinuousClock.now - began >= Self.importGrace else { return }
+        guard hasBegun, let began = began.withLock({ $0 }), ContinuousClock.now - began >= Self.importGrace else { return }
         throw StoreError.unavailable("the server is shutting down: nothing of this import was applied; send it again")
     }
 }

@@ -34,7 +34,8 @@ public struct AppDatabase: Sendable {
     /// The writer's observer of commits, which every append on the writer hands its entry to.
     var observer: ChangeObserver { committer.observer }
     let inFlight = InFlightKeys()
-    /// When shutdown began, for the imports that could outlast it.
+    /// When shutdown began: from then on writes do not wait for another process's lock
+    /// (`GroupCommitter`), and an import gives up after `ShutdownClock.importGrace`.
     let shutdown = ShutdownClock()
     let logger: Logger
     /// The database epoch: created with the database, named in every feed cursor.
@@ -94,7 +95,8 @@ public struct AppDatabase: Sendable {
         self.hub = hub
         fileIdentity = FileIdentity(path: writer.path)
         self.committer = GroupCommitter(
-            writer: writer, hub: hub, observer: observer, inline: inlineWrites, busyTimeout: busyTimeout, writes: writesInFlight)
+            writer: writer, hub: hub, observer: observer, inline: inlineWrites, busyTimeout: busyTimeout, writes: writesInFlight,
+            shutdown: shutdown)
     }
 
     /// Opens (creating it and its folder if missing) and migrates the database file at `path`.
@@ -332,7 +334,6 @@ public struct AppDatabase: Sendable {
     /// Writes from now on do not wait for a lock another process holds (see `GroupCommitter`), and
     /// an import gives up after `ShutdownClock.importGrace`.
     public func shutdownBegins(at instant: ContinuousClock.Instant) {
-        committer.stopWaitingForLocks()
         shutdown.begin(at: instant)
     }
 

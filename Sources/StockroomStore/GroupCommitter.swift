@@ -56,20 +56,15 @@ final class GroupCommitter: Sendable {
     private let writes: WritesInFlight
     /// The busy timeout it was given, in milliseconds.
     private let configuredBusyTimeout: Int32
-    /// False once shutdown has begun (`stopWaitingForLocks`).
-    private let waitsForLocks = Atomic<Bool>(true)
+    /// The store's shutdown: once it has begun no write waits for a lock another process holds: it
+    /// fails at once, as when the busy timeout passes (a write already waiting waits on), so that
+    /// the writes queued then end within shutdown's bound.
+    private let shutdown: ShutdownClock
 
     /// The writer connection's busy timeout, restored after an inline write's `BEGIN`, which does
     /// not wait: the one it was given, or 0 once shutdown has begun.
     private var busyTimeoutMilliseconds: Int32 {
-        waitsForLocks.load(ordering: .relaxed) ? configuredBusyTimeout : 0
-    }
-
-    /// From now on no write waits for a lock another process holds: it fails at once, as when the
-    /// busy timeout passes (a write already waiting waits on). At shutdown, so that the writes
-    /// queued then end within its bound.
-    func stopWaitingForLocks() {
-        waitsForLocks.store(false, ordering: .relaxed)
+        shutdown.hasBegun ? 0 : configuredBusyTimeout
     }
 
     /// With `inline` (for synchronous=NORMAL, whose COMMIT does not wait for a disk flush), a write
@@ -95,9 +90,10 @@ final class GroupCommitter: Sendable {
     /// shares its commit).
     init(
         writer: any DatabaseWriter, hub: ChangeHub, observer: ChangeObserver, inline: Bool = false,
-        busyTimeout: Duration = .seconds(5), writes: WritesInFlight = WritesInFlight()
+        busyTimeout: Duration = .seconds(5), writes: WritesInFlight = WritesInFlight(), shutdown: ShutdownClock = ShutdownClock()
     ) {
         self.writer = writer
+        self.shutdown = shutdown
         self.writes = writes
         self.hub = hub
         self.observer = observer
@@ -215,7 +211,7 @@ final class GroupCommitter: Sendable {
     /// the checkpoint that came due).
     private func drain(_ db: Database) {
         while true {
-            if !waitsForLocks.load(ordering: .relaxed) { sqlite3_busy_timeout(db.sqliteConnection, 0) }
+            if shutdown.hasBegun { sqlite3_busy_timeout(db.sqliteConnection, 0) }
             if checkpointOnWriterDue(), let wal {
                 checkpoint(db, wal)
             }

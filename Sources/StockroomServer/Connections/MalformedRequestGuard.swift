@@ -81,7 +81,7 @@ final class MalformedRequestGuard: ChannelDuplexHandler, RemovableChannelHandler
         if let problem = Self.hostProblem(head) {
             // Never passed on: its answer is the 400, after those of the requests before it.
             refusedHost = true
-            refuse(context, HTTPParserError.invalidHeaderToken, message: problem)
+            refuse(context, HTTPParserError.invalidHeaderToken, answer: APIError(.invalidRequest, problem))
             return
         }
         requests += 1
@@ -286,26 +286,24 @@ final class MalformedRequestGuard: ChannelDuplexHandler, RemovableChannelHandler
                 "the request line and headers are too large: at most \(limits.maxHeaderListSize / 1024) KiB together and \(limits.maxHeaderFieldCount) headers"
             refuse(context, error, answer: APIError(http: HTTPError(.requestHeaderFieldsTooLarge, message: message)))
         } else {
-            refuse(context, error, message: "the request is not valid HTTP/1.1")
+            refuse(context, error, answer: APIError(.invalidRequest, "the request is not valid HTTP/1.1"))
         }
     }
 
-    /// Answers `400 invalidRequest` saying `message` (or `answer`) and closes, once every request
-    /// before has its answer; behind one still being answered, hands `error` on, for Hummingbird's
-    /// 400 after it.
+    /// Answers `answer` (`400 invalidRequest`, or `431`) and closes, once every request before has
+    /// its answer; behind one still being answered, hands `error` on, for Hummingbird's 400 after it.
     ///
     /// The close lingers, as a web server's does: the answer is followed by the end of the output,
     /// and what the client still sends is read and dropped until it closes its side, or for
     /// `lingerLimit` at most. Closed at once, with the client's bytes unread, the connection would
     /// be reset, and a client still sending (a head of megabytes) would get the reset instead of
     /// the answer.
-    private func refuse(_ context: ChannelHandlerContext, _ error: HTTPParserError, message: String = "", answer: APIError? = nil) {
+    private func refuse(_ context: ChannelHandlerContext, _ error: HTTPParserError, answer: APIError) {
         guard !closing, requests == answers else {
             context.fireErrorCaught(error)
             return
         }
         closing = true
-        let answer = answer ?? APIError(.invalidRequest, message)
         let body = ByteBuffer(string: answer.json())
         var headers = HTTPHeaders()
         headers.add(name: "Content-Type", value: "application/json; charset=utf-8")

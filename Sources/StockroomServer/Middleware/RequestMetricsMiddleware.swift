@@ -53,16 +53,15 @@ struct RequestMetricsMiddleware: RouterMiddleware {
         active.decrement()
     }
 
-    /// A WebSocket upgrade request, decided: recorded under `101` when accepted with a valid
-    /// handshake, else under the status it is refused with.
+    /// A WebSocket upgrade request, decided: recorded under `101` when accepted (the WebSocket route
+    /// accepts only a valid handshake), else under the status it is refused with.
     @inline(never)
     private func decided(
         _ upgrade: WebSocketUpgrade, request: Request, context: Context, start: ContinuousClock.Instant, answered: HTTPResponse.Status
     ) {
         let status: HTTPResponse.Status =
             switch upgrade.decision {
-            case .accept?:
-                WebSocketUpgrade.acceptValue(request.head) == nil ? WebSocketUpgrade.handshakeError(request.head).status : .switchingProtocols
+            case .accept?: .switchingProtocols
             case .refuse(let error)?: error.status
             case nil: answered
             }

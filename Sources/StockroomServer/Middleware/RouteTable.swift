@@ -3,11 +3,11 @@ import Synchronization
 
 /// The router's routes, recorded once they are all added, to tell a wrong method from a wrong path.
 final class RouteTable: Sendable {
-    private let entries = Mutex<[(components: [Substring], method: HTTPRequest.Method)]>([])
+    private let entries = Mutex<[(path: String, components: [Substring], method: HTTPRequest.Method)]>([])
 
     /// Records the router's routes (`/v1/items/{id}` style paths).
     func record(_ routes: [(path: String, method: HTTPRequest.Method)]) {
-        entries.withLock { $0 = routes.map { (Self.components($0.path), $0.method) } }
+        entries.withLock { $0 = routes.map { ($0.path, Self.components($0.path), $0.method) } }
     }
 
     /// The route of `path` (`/v1/items/{id}`, as the router writes it) and the methods it answers
@@ -27,7 +27,7 @@ final class RouteTable: Sendable {
         guard let best = matching.map({ specificity($0.components) }).max() else { return nil }
         let routes = matching.filter { specificity($0.components) == best }
         let methods = Array(Set(routes.map(\.method.rawValue))).sorted().compactMap { HTTPRequest.Method($0) }
-        return ("/" + routes[0].components.joined(separator: "/"), methods)
+        return (routes[0].path, methods)
     }
 
     private static func components(_ path: String) -> [Substring] {
