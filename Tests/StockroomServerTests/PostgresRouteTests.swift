@@ -3,6 +3,9 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import HummingbirdWSClient
+import Logging
+import NIOWebSocket
 import StockroomCore
 import StockroomPostgres
 import StockroomServer
@@ -194,6 +197,55 @@ struct PostgresRouteTests {
             _ = try await client.createItem("After", token: erin)
             let batch: FeedBatch = try await client.send(.get, "/v1/changes", token: erin).decode()
             #expect(batch.changes.map(\.seq) == [1, 2], "the write refused while it was down is not in the log")
+        }
+    }
+
+    /// PostgreSQL stopped under open streams: at its next round (an idle one asks the database
+    /// whether its token holds) an SSE stream ends with the contract's `unavailable` error event and
+    /// its last chunk, and a WebSocket closes with 4503; neither connection is just dropped.
+    @Test(.timeLimit(.minutes(10)))
+    func openStreamsEndWithUnavailableWhenPostgreSQLStops() async throws {
+        let postgres = try await TestPostgres.start()
+        defer { postgres.stop() }
+        try await postgres.createDatabase("stockroom")
+        let url = postgres.url(database: "stockroom")
+        let store = try await PostgresStore.open(url: PostgresURL(url), deadline: TestPostgres.storeDeadline)
+        let running = Task { try await store.run() }
+        let erin = try await store.createToken(user: "erin", role: .editor).secret
+        running.cancel()
+        _ = await running.result
+        let app = try await buildApplication(reader: Self.reader(url: url, extra: ["feed.heartbeatSeconds": .init(.int(1), isSecret: false)]))
+        try await app.test(.live) { client in
+            _ = try await ReliabilityTests.ready(client, until: .ok)
+            let server = LiveServer(port: try #require(client.port))
+            let sse = try await SSEReader(server: server, token: erin, query: "since=now")
+            #expect(sse.status == 200)
+            let received = ReceivedMessages()
+            let socket = Task {
+                try await WebSocketClient.connect(
+                    url: "ws://127.0.0.1:\(server.port)/v1/changes/ws?since=now&access_token=\(erin)", logger: Logger(label: "test")
+                ) { inbound, _, _ in
+                    received.append("upgraded")
+                    for try await message in inbound.messages(maxSize: 1 << 20) {
+                        if case .text(let text) = message { received.append(text) }
+                    }
+                }
+            }
+            // `since=now` was resolved before the upgrade's answer.
+            try await eventually("the WebSocket is open", interval: .milliseconds(50)) { received.count == 1 }
+            let item = try await client.createItem("Before", token: erin)
+            #expect(try await sse.changes(1).map(\.change.id) == [item.id.description])
+            try await eventually("the WebSocket has the item", interval: .milliseconds(50)) { received.count == 2 }
+
+            try await postgres.pause()
+            var events: [SSEReader.Event] = []
+            while let event = try await sse.next() { events.append(event) }
+            #expect(events.last?.event == "error", "\(events.map(\.event))")
+            #expect(events.last?.data.contains(#""code":"unavailable""#) == true, "\(events.last?.data ?? "")")
+            let frame = try await socket.value
+            #expect(frame?.closeCode == WebSocketErrorCode(codeNumber: 4503))
+            #expect(frame?.reason?.contains("unavailable") == true)
+            try await postgres.resume()
         }
     }
 }

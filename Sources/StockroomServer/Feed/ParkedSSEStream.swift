@@ -126,6 +126,12 @@ final class ParkedSSEStream: Sendable {
             }
             // Closed: by graceful shutdown (`ChangeHub.closeAll`), the client's close, or the sweep.
             if registration.wasCutOff { response.close() } else { response.end() }
+        } catch let error as StoreError {
+            // The database failed under the stream (PostgreSQL out of reach, a read past its
+            // bound): the stream ends with the error a request would get, and the client resumes
+            // from its last `id:`.
+            logger.warning("SSE stream ended: the database failed", metadata: ["reason": "\(error)"])
+            do { try await end(with: APIError(store: error)) } catch { response.close() }
         } catch {
             logger.debug("SSE subscriber ended", metadata: ["reason": "\(error)"])
             response.close()

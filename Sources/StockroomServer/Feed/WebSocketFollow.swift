@@ -76,6 +76,12 @@ extension FeedController {
                             try await WebSocketUpgrade.close(outbound, with: Self.revoked)
                         }
                     }
+                } catch let error as StoreError {
+                    // The database failed under the stream (PostgreSQL out of reach, a read past its
+                    // bound): closed with the error a request would get (4503), and the client
+                    // resumes from its last change's cursor.
+                    logger.warning("WebSocket stream ended: the database failed", metadata: ["reason": "\(error)"])
+                    try? await WebSocketUpgrade.close(outbound, with: APIError(store: error))
                 } catch {
                     logger.debug("WebSocket subscriber ended", metadata: ["reason": "\(error)"])
                 }
