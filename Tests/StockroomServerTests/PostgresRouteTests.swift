@@ -29,6 +29,24 @@ struct PostgresRouteTests {
         return (url, erin, otto)
     }
 
+    /// A PostgreSQL server of the test's own (which it may stop), its database, and an editor token for erin.
+    static func ownServer() async throws -> (postgres: TestPostgres, url: String, erin: String) {
+        let postgres = try await TestPostgres.start()
+        do {
+            try await postgres.createDatabase("stockroom")
+            let url = postgres.url(database: "stockroom")
+            let store = try await PostgresStore.open(url: PostgresURL(url), deadline: TestPostgres.storeDeadline)
+            let running = Task { try await store.run() }
+            let erin = try await store.createToken(user: "erin", role: .editor).secret
+            running.cancel()
+            _ = await running.result
+            return (postgres, url, erin)
+        } catch {
+            postgres.stop()
+            throw error
+        }
+    }
+
     static func reader(url: String, extra: [AbsoluteConfigKey: ConfigValue] = [:]) -> ConfigReader {
         var values: [AbsoluteConfigKey: ConfigValue] = [
             "db.url": .init(.string(url), isSecret: true),
@@ -166,15 +184,8 @@ struct PostgresRouteTests {
     /// (never a 500), and afterwards the server is back by itself, its feed continuing.
     @Test(.timeLimit(.minutes(10)))
     func whilePostgreSQLIsDownTheServerAnswers503AndRecoversWithoutARestart() async throws {
-        let postgres = try await TestPostgres.start()
+        let (postgres, url, erin) = try await Self.ownServer()
         defer { postgres.stop() }
-        try await postgres.createDatabase("stockroom")
-        let url = postgres.url(database: "stockroom")
-        let store = try await PostgresStore.open(url: PostgresURL(url), deadline: TestPostgres.storeDeadline)
-        let running = Task { try await store.run() }
-        let erin = try await store.createToken(user: "erin", role: .editor).secret
-        running.cancel()
-        _ = await running.result
         let app = try await buildApplication(reader: Self.reader(url: url))
         try await app.test(.live) { client in
             // The first probe also opens a connection, and answers 503 past its two seconds (a loaded machine).
@@ -205,15 +216,8 @@ struct PostgresRouteTests {
     /// its last chunk, and a WebSocket closes with 4503; neither connection is just dropped.
     @Test(.timeLimit(.minutes(10)))
     func openStreamsEndWithUnavailableWhenPostgreSQLStops() async throws {
-        let postgres = try await TestPostgres.start()
+        let (postgres, url, erin) = try await Self.ownServer()
         defer { postgres.stop() }
-        try await postgres.createDatabase("stockroom")
-        let url = postgres.url(database: "stockroom")
-        let store = try await PostgresStore.open(url: PostgresURL(url), deadline: TestPostgres.storeDeadline)
-        let running = Task { try await store.run() }
-        let erin = try await store.createToken(user: "erin", role: .editor).secret
-        running.cancel()
-        _ = await running.result
         let app = try await buildApplication(reader: Self.reader(url: url, extra: ["feed.heartbeatSeconds": .init(.int(1), isSecret: false)]))
         try await app.test(.live) { client in
             _ = try await ReliabilityTests.ready(client, until: .ok)
