@@ -459,20 +459,22 @@ enum Statements {
             FROM log_head h
             LEFT JOIN LATERAL (
                 SELECT * FROM changes
-                WHERE seq > $1 AND ($2 OR (entity = 'item' AND $3) OR (entity = 'navigation' AND $4 AND owner = $5)
+                WHERE seq > $1 AND seq <= $8 AND ($2 OR (entity = 'item' AND $3) OR (entity = 'navigation' AND $4 AND owner = $5)
                                     OR (entity = 'presence' AND $7 AND owner = $5))
                 ORDER BY seq LIMIT $6
             ) c ON true
             WHERE h.id = 1
             ORDER BY c.seq
             """
-        static let bindingDataTypes: [PostgresDataType] = [.int8, .bool, .bool, .bool, .text, .int8, .bool]
+        static let bindingDataTypes: [PostgresDataType] = [.int8, .bool, .bool, .bool, .text, .int8, .bool, .int8]
         typealias Row = PostgresRow
         var after: Int64
         var filter: FeedFilter?
         var limit: Int64
+        /// The last seq the read looks at (`FeedPageBuilder.readThrough`).
+        var through: Int64
         func makeBindings() -> PostgresBindings {
-            var bindings = PostgresBindings(capacity: 7)
+            var bindings = PostgresBindings(capacity: 8)
             bindings.append(after)
             bindings.append(filter == nil)
             bindings.append(filter?.follows(.item) ?? false)
@@ -480,6 +482,7 @@ enum Statements {
             bindings.append(filter?.user.rawValue ?? "")
             bindings.append(limit)
             bindings.append(filter?.follows(.presence) ?? false)
+            bindings.append(through)
             return bindings
         }
         func decodeRow(_ row: PostgresRow) throws -> PostgresRow { row }

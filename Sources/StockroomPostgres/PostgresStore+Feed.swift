@@ -37,7 +37,7 @@ extension PostgresStore {
     /// With no filter, every entry (the hub's catch-up reads), and no byte budget.
     func readLoggedChanges(after seq: Int64, filter: FeedFilter?, limit: Int) async throws -> FeedPage {
         var page = FeedPageBuilder(after: seq, filter: filter, limit: limit, budget: filter != nil)
-        let statement = Statements.ReadChanges(after: seq, filter: filter, limit: Int64(page.rowsToRead))
+        let statement = Statements.ReadChanges(after: seq, filter: filter, limit: Int64(page.rowsToRead), through: page.readThrough)
         let rows = try await read { connection in try await connection.rows(statement, logger: self.logger) }
         guard let first = rows.first else { throw PostgresStoreError.schema("the database has no log_head row") }
         let (head, trimmedText) = try first.decode((Int64, String).self, context: .default)

@@ -32,13 +32,27 @@ package struct FeedPageBuilder {
     /// filter may hide all of them, and the page then ends there, `hasMore`, its cursor past them.
     package static let filteredScan = 2_000
 
-    /// Nil: every entry (a hub's catch-up read).
+    /// How many seqs past its start one page's log read walks, at most. A read's WHERE skips the
+    /// entries of topics and owners the subscriber does not follow, but walking past them costs as
+    /// much as reading them: unbounded, one page for a navigation-only follower, or for a user with
+    /// few entries on a busy log, walked the log to its head. Past the window the page ends
+    /// `hasMore`, its cursor at the window's end.
+    package static let scanWindow: Int64 = 20_000
+
+    /// The last seq a page after `seq` of `rowsToRead` rows may look at (`scanWindow`).
+    package static func windowEnd(after seq: Int64, rowsToRead: Int) -> Int64 {
+        seq + max(scanWindow, Int64(rowsToRead))
+    }
+
+    /// Nil: every entry (a hub's catch-up read, which has no window).
     let filter: FeedFilter?
     let limit: Int
     let budget: Bool
     private(set) var changes: [ChangeEntry] = []
     private var bytes = 0
     private var through: Int64
+    /// Where the page starts: after this seq.
+    private let start: Int64
     private(set) var isFull = false
     /// How many entries of the followed topics were taken or passed over.
     private var looked = 0
@@ -49,7 +63,11 @@ package struct FeedPageBuilder {
         self.limit = limit
         self.budget = budget
         through = seq
+        start = seq
     }
+
+    /// The last seq this page looks at: a log read for it reads no further.
+    package var readThrough: Int64 { filter == nil ? .max : Self.windowEnd(after: start, rowsToRead: rowsToRead) }
 
     /// How many rows a log read asks for: one more than the page holds (to learn whether more
     /// follow), or `filteredScan` under an item filter.
@@ -69,7 +87,7 @@ package struct FeedPageBuilder {
     /// entry was not taken.
     @discardableResult
     package mutating func offer(_ entry: ChangeEntry) -> Bool {
-        guard !isFull, !isExhausted else { return false }
+        guard !isFull, !isExhausted, entry.seq <= readThrough else { return false }
         // An entry of a topic the subscriber does not follow (which a log read does not even
         // read) leaves the cursor where it is; one its item filter hides moves it past.
         if let filter, !filter.sees(entity: entry.entity, owner: entry.owner) { return true }
@@ -90,10 +108,13 @@ package struct FeedPageBuilder {
         return true
     }
 
-    /// The page: complete up to `head` unless it filled up or looked at all it may; then
-    /// `hasMore`, its cursor past the last entry looked at.
+    /// The page: complete up to `head` unless it filled up or looked at all it may (then
+    /// `hasMore`, its cursor past the last entry looked at) or the head lies past its window (then
+    /// `hasMore`, its cursor at the window's end: every entry up to there was offered).
     package func page(epoch: String, head: Int64) -> FeedPage {
-        let hasMore = isFull || isExhausted
-        return FeedPage(changes: changes, cursor: FeedCursor(epoch: epoch, seq: hasMore ? through : max(head, through)), hasMore: hasMore)
+        if isFull || isExhausted { return FeedPage(changes: changes, cursor: FeedCursor(epoch: epoch, seq: through), hasMore: true) }
+        let windowEnd = readThrough
+        if windowEnd < head { return FeedPage(changes: changes, cursor: FeedCursor(epoch: epoch, seq: windowEnd), hasMore: true) }
+        return FeedPage(changes: changes, cursor: FeedCursor(epoch: epoch, seq: max(head, through)), hasMore: false)
     }
 }

@@ -55,7 +55,9 @@ extension AppDatabase {
         // page is read in place through SQLite's C API, its columns by position in this order.
         let columns = "SELECT seq, entity, op, entity_id, value, origin_client_id, origin_idempotency_key, at FROM changes"
         // The items clause and the owner's entities (navigation, presence), each only when followed.
-        var arguments: StatementArguments = [seq]
+        // The window (`FeedPageBuilder.scanWindow`): the read walks no further past `seq`.
+        let windowEnd = FeedPageBuilder.windowEnd(after: seq, rowsToRead: limit + 1)
+        var arguments: StatementArguments = [seq, windowEnd]
         var visible: [String] = []
         if filter.follows(.item) { visible.append("entity = 'item'") }
         let owned = [ChangeEntity.navigation, .presence].filter(filter.follows)
@@ -68,7 +70,7 @@ extension AppDatabase {
             return EncodedFeedPage(changesJSON: [], count: 0, cursor: FeedCursor(epoch: epoch, seq: head), hasMore: false)
         }
         let statement = try db.cachedStatement(
-            sql: columns + " WHERE seq > ? AND " + (visible.count == 1 ? visible[0] : "(" + visible.joined(separator: " OR ") + ")")
+            sql: columns + " WHERE seq > ? AND seq <= ? AND " + (visible.count == 1 ? visible[0] : "(" + visible.joined(separator: " OR ") + ")")
                 + " ORDER BY seq LIMIT ?")
         arguments += [limit + 1]
         let rows = try Row.fetchCursor(statement, arguments: arguments)
@@ -98,7 +100,16 @@ extension AppDatabase {
             count += 1
             lastSeq = entrySeq
         }
-        let position = hasMore ? lastSeq : max(head, seq)
+        let position: Int64
+        if hasMore {
+            position = lastSeq
+        } else if windowEnd < head {
+            // Every entry up to the window's end was read: the rest waits past it.
+            hasMore = true
+            position = windowEnd
+        } else {
+            position = max(head, seq)
+        }
         return EncodedFeedPage(changesJSON: json.bytes, count: count, cursor: FeedCursor(epoch: epoch, seq: position), hasMore: hasMore)
     }
 

@@ -37,7 +37,7 @@ extension AppDatabase {
             guard !visible.isEmpty else { return FeedPage(changes: [], cursor: FeedCursor(epoch: self.epoch, seq: head), hasMore: false) }
             var page = FeedPageBuilder(after: seq, filter: filter, limit: limit)
             let records = try ChangeRecord
-                .filter(ChangeRecord.Columns.seq > seq && visible.joined(operator: .or))
+                .filter(ChangeRecord.Columns.seq > seq && ChangeRecord.Columns.seq <= page.readThrough && visible.joined(operator: .or))
                 .order(ChangeRecord.Columns.seq)
                 .limit(page.rowsToRead)
                 .fetchAll(db)
