@@ -51,5 +51,12 @@ final class RawSocket {
         }
     }
 
+    /// Makes the close a reset (`SO_LINGER` of 0): once this socket is released, the peer's next
+    /// read fails with `ECONNRESET`.
+    func resetOnClose() {
+        var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+    }
+
     deinit { close(descriptor) }
 }

@@ -1,7 +1,9 @@
 import Configuration
 import Foundation
+import NIOCore
 import NIOHTTP1
 import StockroomServer
+import TestSupport
 import Testing
 
 @Suite("Malformed HTTP, against a live server")
@@ -114,6 +116,35 @@ struct MalformedRequestTests {
         for error: HTTPParserError in [.invalidEOFState, .invalidChunkSize, .invalidContentLength] {
             let mapped = APIError(error)
             #expect(mapped.status == .badRequest && mapped.code == .invalidRequest, "\(error)")
+        }
+    }
+
+    /// A client whose connection resets while the server reads its body (a phone that lost its
+    /// network) is the client's 400, counted so: it was an `unhandled error` logged and counted 500.
+    @Test func aConnectionResetMidBodyIsTheClientsError() async throws {
+        #expect(APIError(IOError(errnoCode: ECONNRESET, reason: "read(descriptor:pointer:size:)")).code == .invalidRequest)
+        try await withTestApp { app in
+            try await app.live { client in
+                let server = LiveServer(port: try #require(client.port))
+                let series = #"{http_route="/v1/items",http_request_method="POST",http_response_status_code="#
+                let (before400, before500) = (
+                    try await MetricsGaugeTests.gauge(server, "hb_requests\(series)\"400\"}"),
+                    try await MetricsGaugeTests.gauge(server, "hb_requests\(series)\"500\"}")
+                )
+                for _ in 0..<3 {
+                    let head = "POST /v1/items HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(app.editor)\r\n"
+                        + "Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"name\": \"half"
+                    let socket = try RawSocket(port: server.port, path: "", raw: head)
+                    try await Task.sleep(for: .milliseconds(200))
+                    socket.resetOnClose()
+                    withExtendedLifetime(socket) {}
+                }
+                try await eventually("the three resets are counted", interval: .milliseconds(100)) {
+                    try await MetricsGaugeTests.gauge(server, "hb_requests\(series)\"400\"}") >= before400 + 3
+                }
+                #expect(try await MetricsGaugeTests.gauge(server, "hb_requests\(series)\"500\"}") == before500)
+                #expect(try await app.database.listItems(after: nil, limit: 10, query: nil, status: nil).items.isEmpty, "nothing applied")
+            }
         }
     }
 

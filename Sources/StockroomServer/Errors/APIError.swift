@@ -94,6 +94,10 @@ public struct APIError: Error, HTTPResponseError, Sendable {
             // A body that does not parse (a bad chunk size) or ends early (the client went, or was
             // closed for stalling): the client's doing, answered like a head that does not parse.
             self.init(.invalidRequest, "the request is not valid HTTP/1.1")
+        case let error as IOError where Self.clientDropped.contains(error.errnoCode):
+            // The client's connection reset while its body was read (a phone that lost its network):
+            // the client's doing, as a body that ends early is; no one reads the answer.
+            self.init(.invalidRequest, "the connection was reset before the request's body was read")
         case is CancellationError:
             // Only shutdown cancels a request: what a client still held open when time ran out.
             self.init(.unavailable, "the server is shutting down")
@@ -101,6 +105,9 @@ public struct APIError: Error, HTTPResponseError, Sendable {
             self.init(.internal, "internal error")
         }
     }
+
+    /// The errors of a socket its client dropped: reset, or closed under a write.
+    static let clientDropped: Set<Int32> = [ECONNRESET, EPIPE, ECONNABORTED]
 
     init(store error: StoreError) {
         switch error {
