@@ -1,7 +1,6 @@
 import Foundation
 import StockroomCore
 import StockroomStorage
-import TestSupport
 import Testing
 
 /// A feed page walks at most `FeedPageBuilder.scanWindow` entries of the log past its cursor, on
