@@ -3,7 +3,8 @@
   BIN=<stockroom> python3 Benchmarks/growth/feed_window.py [--items 300000] [--passes 3] [--reps 7]
 Starts its own server on a free 127.0.0.1 port with a fresh database; user g imports --items items
 through POST /v1/items/import, then updates them all --passes - 1 times the same way (a log of items x passes
-entries); user n writes 100 navigation changes at the head. Then, --reps sequential keep-alive
+entries); user n sends 100 selectTab commands at the head
+(99 navigation changes: the first selects the tab a new device already has). Then, --reps sequential keep-alive
 requests each (median), as n:
   - GET /v1/changes?since=<seq 1>&limit=100&topics=navigation, and the same from the log's middle;
   - the same with both topics (the page fills with items at once);
@@ -58,7 +59,7 @@ try:
         assert st == 200, (st, body[:200])
     st, body = call("GET", "/v1/changes?since=now", N)
     cursor = json.loads(body)["cursor"]; epoch, head = cursor.split(".")[1], int(cursor.split(".")[2])
-    print(f"log: {head:,} entries; navigation: the last 100")
+    print(f"log: {head:,} entries, n's navigation changes at its end")
     for name, query in [("topics=navigation from seq 1", "since=c1.{e}.1&limit=100&topics=navigation"),
                         ("topics=navigation from the middle", "since=c1.{e}.%d&limit=100&topics=navigation" % (head // 2)),
                         ("both topics from seq 1", "since=c1.{e}.1&limit=100")]:
