@@ -51,8 +51,12 @@ package struct FeedPageBuilder {
     private(set) var changes: [ChangeEntry] = []
     private var bytes = 0
     private var through: Int64
-    /// Where the page starts: after this seq.
-    private let start: Int64
+    /// The last seq this page looks at: a log read for it reads no further (the window; none for
+    /// a hub's catch-up read).
+    package let readThrough: Int64
+    /// How many rows a log read asks for: one more than the page holds (to learn whether more
+    /// follow), or `filteredScan` under an item filter.
+    package let rowsToRead: Int
     private(set) var isFull = false
     /// How many entries of the followed topics were taken or passed over.
     private var looked = 0
@@ -63,15 +67,10 @@ package struct FeedPageBuilder {
         self.limit = limit
         self.budget = budget
         through = seq
-        start = seq
+        let rows = filter?.items == nil ? limit + 1 : max(limit + 1, Self.filteredScan)
+        rowsToRead = rows
+        readThrough = filter == nil ? .max : Self.windowEnd(after: seq, rowsToRead: rows)
     }
-
-    /// The last seq this page looks at: a log read for it reads no further.
-    package var readThrough: Int64 { filter == nil ? .max : Self.windowEnd(after: start, rowsToRead: rowsToRead) }
-
-    /// How many rows a log read asks for: one more than the page holds (to learn whether more
-    /// follow), or `filteredScan` under an item filter.
-    package var rowsToRead: Int { filter?.items == nil ? limit + 1 : max(limit + 1, Self.filteredScan) }
 
     /// Whether the page has looked at `rowsToRead` entries: it ends there, `hasMore`, wherever
     /// they came from (memory or a log read of that many rows).
@@ -113,8 +112,7 @@ package struct FeedPageBuilder {
     /// `hasMore`, its cursor at the window's end: every entry up to there was offered).
     package func page(epoch: String, head: Int64) -> FeedPage {
         if isFull || isExhausted { return FeedPage(changes: changes, cursor: FeedCursor(epoch: epoch, seq: through), hasMore: true) }
-        let windowEnd = readThrough
-        if windowEnd < head { return FeedPage(changes: changes, cursor: FeedCursor(epoch: epoch, seq: windowEnd), hasMore: true) }
+        if readThrough < head { return FeedPage(changes: changes, cursor: FeedCursor(epoch: epoch, seq: readThrough), hasMore: true) }
         return FeedPage(changes: changes, cursor: FeedCursor(epoch: epoch, seq: max(head, through)), hasMore: false)
     }
 }
