@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Bad input and connection defects against Stockroom (Python 3.9+, standard library only).
 
-Starts the real `stockroom` binary with small caps and timeouts (idle and header timeouts 2 s, 24
+Starts the real `stockroom` binary with small caps and timeouts (idle, header and body timeouts 2 s, 24
 connections, 3 feed subscribers, 2 per token, heartbeat 1 s), and sends it, over raw loopback
 sockets:
 
@@ -18,7 +18,8 @@ sockets:
   fuzzing       valid requests with random bytes flipped, inserted, repeated or cut (5,000; 300 in
                 the short form), each half-closed after sending: no 5xx
   connections   slow headers (slowloris, 20 connections, on a first and on a later request) and
-                idle keep-alive connections are closed while /health keeps answering; past the
+                idle keep-alive connections are closed while /health keeps answering; a body
+                trickled a byte at a time is 408 requestTimeout and writes nothing; past the
                 connection cap: 503 with Retry-After; past the subscriber caps: 503 with Retry-After,
                 and a freed place is taken again
 
@@ -46,6 +47,7 @@ from badinput_wire import NAME, Raw
 SETTINGS = {
     "HTTP_IDLE_TIMEOUT_SECONDS": "2",
     "HTTP_HEADER_TIMEOUT_SECONDS": "2",
+    "HTTP_BODY_TIMEOUT_SECONDS": "2",
     "HTTP_MAX_CONNECTIONS": "24",
     "FEED_MAX_SUBSCRIBERS": "3",
     "FEED_MAX_SUBSCRIBERS_PER_TOKEN": "2",

@@ -140,6 +140,36 @@ class ConnectionCases:
                                   f"{label}: first answer {first!r}; still open after {CLOSE_WITHIN} s (idle timeout 2 s)")
             self.healthy(label)
 
+        # A body trickled a byte at a time: every byte restarts the idle timer, but the body's clock
+        # (2 s here, and a second for every 500 bytes) runs out: 408 requestTimeout, nothing written.
+        body = json.dumps(draft("Trickled")).encode()
+        raw = Raw(self.server.port, timeout=CLOSE_WITHIN)
+        raw.send(request_bytes("POST", "/v1/items", token=self.editor, body=body)[:-len(body)])
+        start = time.monotonic()
+        for byte in body[:-1]:
+            raw.sock.settimeout(0.3)
+            try:
+                data = raw.sock.recv(1 << 16)
+                raw.buffer += data
+                raw.eof = not data
+                break  # the answer came: nothing more is sent
+            except socket.timeout:
+                pass
+            except OSError:
+                break
+            if time.monotonic() - start > CLOSE_WITHIN or not raw.send(bytes([byte])):
+                break
+        raw.sock.settimeout(CLOSE_WITHIN)
+        answer = raw.answer()
+        raw.close()
+        self.cases += 1
+        self.violations.check(answer.status == 408 and answer.code() == "requestTimeout" and answer.closed,
+                              f"a body trickled a byte every 0.3 s: {answer!r} after {time.monotonic() - start:.1f} s, "
+                              "expected 408 requestTimeout with Connection: close (body timeout 2 s)")
+        listed = Client(self.server.port, self.editor).request("GET", "/v1/items?q=Trickled").json()
+        self.violations.check(not listed.get("items"), f"the trickled body wrote an item: {listed}")
+        self.healthy("a trickled body")
+
         # Past the connection cap: 503 with Retry-After, and the server serves again once they go.
         held = []
         refused = None

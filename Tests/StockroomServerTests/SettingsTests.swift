@@ -25,6 +25,7 @@ struct SettingsTests {
             "\(settings.feed.maxSubscribers)", "\(settings.feed.maxSubscribersPerToken)", "\(settings.limits.clientsPerUser)",
             "\(settings.limits.writesPerSecond)", "\(settings.limits.writeBurst)", "\(settings.limits.deviceRetentionDays)",
             settings.metricsAccess.rawValue, "\(settings.connections.idleTimeout)", "\(settings.connections.headerTimeout)",
+            "\(settings.connections.bodyTimeout)", "\(settings.connections.bodyMinBytesPerSecond)",
             "\(settings.connections.maxConnectionsSetting)", settings.databaseURL.map { "\($0)" } ?? "none", "\(settings.databaseMaxConnections)",
             "\(settings.revocationCheck)", "\(settings.limits.importMaxBytes)", "\(settings.limits.importMaxRows)",
         ]
@@ -76,7 +77,7 @@ struct SettingsTests {
     /// there fails here (the keys are read from the sources, as `read.int("…"` and the like).
     @Test func theDigestsCoverEveryKey() throws {
         let keys = try Self.keysRead()
-        #expect(keys.count == 29, "keys read: \(keys.sorted())")
+        #expect(keys.count == 31, "keys read: \(keys.sorted())")
         // Each key, set to a value other than its default, changes a digest.
         let defaults = try Settings(reader: ConfigReader(provider: InMemoryProvider(values: [:])))
         let others: [String: ConfigValue] = [
@@ -92,6 +93,7 @@ struct SettingsTests {
             "limits.deviceRetentionDays": .init(.int(9), isSecret: false), "http.idleTimeoutSeconds": .init(.int(9), isSecret: false),
             "limits.importMaxBytes": .init(.int(9999), isSecret: false), "limits.importMaxRows": .init(.int(9), isSecret: false),
             "http.headerTimeoutSeconds": .init(.int(9), isSecret: false), "http.maxConnections": .init(.int(99), isSecret: false),
+            "http.bodyTimeoutSeconds": .init(.int(9), isSecret: false), "http.bodyMinBytesPerSecond": .init(.int(9), isSecret: false),
             "db.maxConnections": .init(.int(9), isSecret: false), "metrics.access": .init(.string("admin"), isSecret: false),
             "auth.revocationCheckMilliseconds": .init(.int(99), isSecret: false),
             "http.corsAllowedOrigins": .init(.string("https://app.example.com"), isSecret: false),

@@ -9,6 +9,9 @@ import NIOHTTP1
 struct GuardedChildChannel<Inner: ServerChildChannel>: ServerChildChannel {
     let inner: Inner
     let headerTimeout: Duration
+    /// A request's body has this long to arrive, plus a second for every `bodyMinBytesPerSecond` bytes it sent.
+    let bodyTimeout: Duration
+    let bodyMinBytesPerSecond: Int
     let counter: ConnectionCounter
     /// Told when a client closes its side of the connection.
     let onInputClosed: @Sendable (any Channel) -> Void
@@ -20,7 +23,7 @@ struct GuardedChildChannel<Inner: ServerChildChannel>: ServerChildChannel {
             try pipeline.addHandler(InputClosedWatch(onInputClosed: onInputClosed), position: .first)
             if !admitted { try pipeline.addHandler(OverCapacityResponder(), position: .first) }
             let decoder = try pipeline.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)
-            try pipeline.addHandler(MalformedRequestGuard(), position: .after(decoder))
+            try pipeline.addHandler(MalformedRequestGuard(bodyTimeout: bodyTimeout, bodyMinBytesPerSecond: bodyMinBytesPerSecond), position: .after(decoder))
             try pipeline.addHandler(FirstRequestTimeout(timeout: headerTimeout), position: .after(decoder))
             return value
         }

@@ -21,7 +21,8 @@ extension HTTPServerBuilder {
                 inner: WebSocketUpgradingHTTPChannel(
                     responder: responder, webSocketResponder: webSocketResponder, webSocketPaths: webSocketPaths,
                     configuration: configuration, logger: logger),
-                headerTimeout: connections.headerTimeout, counter: counter, onInputClosed: streams.inputClosed)
+                headerTimeout: connections.headerTimeout, bodyTimeout: connections.bodyTimeout,
+                bodyMinBytesPerSecond: connections.bodyMinBytesPerSecond, counter: counter, onInputClosed: streams.inputClosed)
         }
     }
 }

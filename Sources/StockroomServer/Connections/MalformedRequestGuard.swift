@@ -23,6 +23,10 @@ import NIOHTTP1
 /// A `100 Continue` goes out when the handler asks, or, behind requests still being answered,
 /// after their answers: an interim answer never lands inside another request's.
 ///
+/// It keeps each request's ``BodyClock``: a body that comes too slowly ends the request's stream
+/// with ``BodyClock/TooSlow``, which its handler answers `408 requestTimeout`, and the connection
+/// closes after that answer.
+///
 /// It also keeps HTTP/1's connection terms (RFC 9112 §9.3), which Hummingbird's request loop reads
 /// only from a `Connection` header of exactly `close`:
 /// - a request whose connection ends with it (`Connection` with a `close` token in any case, or
@@ -57,8 +61,14 @@ final class MalformedRequestGuard: ChannelDuplexHandler, RemovableChannelHandler
     private var closeAfterAnswer = false
     /// A request's `Host` was refused: nothing more on the connection is read.
     private var refusedHost = false
+    /// The time the body of the last request whose head came in may still take.
+    private var clock: BodyClock
     /// The connection was refused and its answer written: what comes in is dropped until it closes.
     private var lingering = false
+
+    init(bodyTimeout: Duration, bodyMinBytesPerSecond: Int) {
+        clock = BodyClock(grace: bodyTimeout, minBytesPerSecond: bodyMinBytesPerSecond)
+    }
 
     /// What a request's answer needs beyond HTTP/1.1 with keep-alive.
     enum Terms {
@@ -74,7 +84,13 @@ final class MalformedRequestGuard: ChannelDuplexHandler, RemovableChannelHandler
         guard !refusedHost, !lingering else { return }  // the refused request's body, and anything after it
         let part = unwrapInboundIn(data)
         guard case .head(var head) = part else {
-            if case .end = part { requestEnds += 1 }
+            switch part {
+            case .body(let bytes): clock.body(bytes.readableBytes)
+            case .end:
+                requestEnds += 1
+                clock.stop()
+            case .head: break
+            }
             context.fireChannelRead(data)
             return
         }
@@ -85,7 +101,9 @@ final class MalformedRequestGuard: ChannelDuplexHandler, RemovableChannelHandler
             return
         }
         requests += 1
-        if Self.asksToContinue(head) { continuesAsked.append(requests) }
+        let asksToContinue = Self.asksToContinue(head)
+        if asksToContinue { continuesAsked.append(requests) }
+        clock.head(waitsToContinue: asksToContinue)
         let http10 = head.version.major == 1 && head.version.minor == 0
         let upgrade = head.headers.contains(name: "upgrade")
         // An upgrade to anything but a WebSocket (h2c, which curl --http2 asks for) is answered as
@@ -124,6 +142,10 @@ final class MalformedRequestGuard: ChannelDuplexHandler, RemovableChannelHandler
         // Hummingbird answers a connection's requests one after another: the handler's is the first
         // unanswered one.
         let request = answers + 1
+        if request == requests {
+            clock.continued()
+            armClock(context)
+        }
         guard let index = continuesAsked.firstIndex(of: request) else { return }
         continuesAsked.remove(at: index)
         guard requestEnds < request else { return }  // the body came without waiting for it
@@ -304,6 +326,7 @@ final class MalformedRequestGuard: ChannelDuplexHandler, RemovableChannelHandler
             return
         }
         closing = true
+        clock.stop()
         let body = ByteBuffer(string: answer.json())
         var headers = HTTPHeaders()
         headers.add(name: "Content-Type", value: "application/json; charset=utf-8")
@@ -326,6 +349,45 @@ final class MalformedRequestGuard: ChannelDuplexHandler, RemovableChannelHandler
 
     /// How long a refused connection goes on reading what its client still sends.
     static let lingerLimit = TimeAmount.seconds(2)
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        clock.stop()
+    }
+
+    func read(context: ChannelHandlerContext) {
+        if clock.receiving {
+            clock.readAsked()
+            armClock(context)
+        }
+        context.read()
+    }
+
+    /// Schedules the body clock's check, if it runs without one.
+    private func armClock(_ context: ChannelHandlerContext) {
+        guard clock.wantsCheck else { return }
+        let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        clock.arm(on: context.eventLoop) {
+            let (handler, context) = bound.value
+            handler.clockDue(context)
+        }
+    }
+
+    /// The body clock's check: a body over its allowance ends its request's stream with
+    /// ``BodyClock/TooSlow``, and the request's answer, if it has none yet, closes the connection.
+    private func clockDue(_ context: ChannelHandlerContext) {
+        guard clock.expired() else {
+            armClock(context)
+            return
+        }
+        if answers < requests {
+            if let last = terms.last, last.request == requests {
+                if last.terms == .http10KeepAlive { terms[terms.count - 1].terms = .http10 }
+            } else {
+                terms.append((requests, .close))
+            }
+        }
+        context.fireErrorCaught(BodyClock.TooSlow(grace: clock.grace, minBytesPerSecond: clock.minBytesPerSecond))
+    }
 
     func channelReadComplete(context: ChannelHandlerContext) {
         if lingering {

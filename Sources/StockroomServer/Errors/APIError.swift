@@ -94,6 +94,8 @@ public struct APIError: Error, HTTPResponseError, Sendable {
             // A body that does not parse (a bad chunk size) or ends early (the client went, or was
             // closed for stalling): the client's doing, answered like a head that does not parse.
             self.init(.invalidRequest, "the request is not valid HTTP/1.1")
+        case let error as BodyClock.TooSlow:
+            self.init(http: HTTPError(.requestTimeout, message: error.message))
         case let error as IOError where Self.clientDropped.contains(error.errnoCode):
             // The client's connection reset while its body was read (a phone that lost its network):
             // the client's doing, as a body that ends early is; no one reads the answer.

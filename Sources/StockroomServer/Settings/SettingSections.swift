@@ -73,6 +73,12 @@ public struct ConnectionSettings: Sendable {
     /// A new connection must have sent its first request's headers within this
     /// (`http.headerTimeoutSeconds`, default 10).
     public var headerTimeout: Duration
+    /// A request's body must arrive within this (`http.bodyTimeoutSeconds`, default 20), plus one
+    /// second for every `bodyMinBytesPerSecond` bytes of it received, counting only the time the
+    /// server waits for it; a slower body is answered `408 requestTimeout` and its connection closed.
+    public var bodyTimeout: Duration
+    /// The rate that extends a body's time (`http.bodyMinBytesPerSecond`, default 500).
+    public var bodyMinBytesPerSecond: Int
     /// At most this many open connections; more are answered `503` with `Retry-After` and closed
     /// (`http.maxConnections`; 0, the default, means the open-file limit minus 128).
     public var maxConnectionsSetting: Int
@@ -82,6 +88,8 @@ public struct ConnectionSettings: Sendable {
     init(_ read: SettingReader) throws {
         idleTimeout = .seconds(try read.int("http.idleTimeoutSeconds", default: 60, in: 1...3600))
         headerTimeout = .seconds(try read.int("http.headerTimeoutSeconds", default: 10, in: 1...3600))
+        bodyTimeout = .seconds(try read.int("http.bodyTimeoutSeconds", default: 20, in: 1...3600))
+        bodyMinBytesPerSecond = try read.int("http.bodyMinBytesPerSecond", default: 500, in: 1...(1 << 30))
         maxConnectionsSetting = try read.int("http.maxConnections", default: 0, in: 0...1_000_000)
         maxConnections = maxConnectionsSetting
     }
