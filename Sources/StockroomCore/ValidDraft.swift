@@ -51,13 +51,20 @@ public struct ValidDraft: Hashable, Sendable {
 }
 
 extension String {
-    /// The string without leading and trailing whitespace and newlines.
+    /// The string without leading and trailing whitespace and newlines: the characters made of
+    /// whitespace alone. A space that carries a combining mark (`" \u{301}"`, one character whose
+    /// first scalar is whitespace) stays, mark and all: trimming never drops what is not whitespace.
     func trimmingWhitespace() -> String {
         var slice = Substring(self)
-        while let first = slice.first, first.isWhitespace { slice.removeFirst() }
-        while let last = slice.last, last.isWhitespace { slice.removeLast() }
+        while let first = slice.first, first.isWhitespaceOnly { slice.removeFirst() }
+        while let last = slice.last, last.isWhitespaceOnly { slice.removeLast() }
         return String(slice)
     }
+}
+
+extension Character {
+    /// Whether every scalar of the character is whitespace (`isWhitespace` asks of the first alone).
+    var isWhitespaceOnly: Bool { unicodeScalars.allSatisfy(\.properties.isWhitespace) }
 }
 
 extension Draft {

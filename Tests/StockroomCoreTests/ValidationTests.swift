@@ -47,6 +47,12 @@ struct ValidationTests {
         ("Bluetooth  Keyboard", "Bluetooth  Keyboard"),
         (" Blue tooth ", "Blue tooth"),
         ("K", "K"),
+        // A space carrying a mark is one character that is not whitespace alone: it stays whole.
+        (" \u{301}abc", " \u{301}abc"),
+        ("abc \u{301}", "abc \u{301}"),
+        ("abc\u{00A0}\u{301} ", "abc\u{00A0}\u{301}"),
+        (" \u{200D}abc", " \u{200D}abc"),
+        ("abc \u{FE0F}", "abc \u{FE0F}"),
     ])
     func nameTrimmed(_ input: String, _ stored: String) throws {
         let valid = try ValidDraft(draft(name: input))
