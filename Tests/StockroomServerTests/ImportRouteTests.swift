@@ -265,6 +265,27 @@ struct ImportRouteTests {
         }
     }
 
+    /// A rejects file, fixed and imported again, gives the values the first upload meant: a cell
+    /// sent formula-guarded (`'=x`, the name `=x`) comes back as sent, not guarded twice.
+    @Test func aFixedRejectsFileImportsTheValuesFirstSent() async throws {
+        try await withTestApp { app in
+            try await app.live { client in
+                let port = try #require(client.port)
+                let csv = "name,quantity\n'=sum,abc\n''=two,abc\n=plain,abc\n"
+                let answer = try await Self.post(port, Array(csv.utf8), query: "?onError=skip", token: app.editor, accept: "text/csv")
+                #expect(answer.status == 200, "\(answer.text)")
+                let rows = try await ExportRouteTests.pythonRows(answer.body)
+                #expect(rows.map { $0["name"] } == ["'=sum", "''=two", "'=plain"], "each name guarded once")
+                // Fixed: the quantity a spreadsheet user would type, the names left as they came.
+                let fixed = "name,quantity\n" + rows.map { "\($0["name"] ?? ""),1\n" }.joined()
+                let again = try await Self.post(port, Array(fixed.utf8), token: app.editor)
+                #expect(again.status == 200, "\(again.text)")
+                let names = try await Self.items(LiveServer(port: port), token: app.editor).map(\.name)
+                #expect(names.sorted() == ["'=two", "=plain", "=sum"])
+            }
+        }
+    }
+
     @Test func aRetriedUploadWithItsKeyIsAppliedOnce() async throws {
         try await withTestApp { app in
             try await app.live { client in

@@ -281,7 +281,10 @@ struct ImportReading {
             rejected += 1
             if rejects.count < ItemImportResult.listedRejects { rejects.append(reject) }
             try rejectedRows?.append(
-                line: reject.line, ItemCSV.record(["\(reject.line)", reject.column ?? "", reject.code, reject.message] + record.fields))
+                line: reject.line,
+                // The cells as the import read them, guarded again as `record` writes every cell: a
+                // cell sent guarded (`'=x`) comes back as sent, not guarded twice.
+                ItemCSV.record(["\(reject.line)", reject.column ?? "", reject.code, reject.message] + record.fields.map(ItemCSV.unguarded)))
         }
     }
 }
@@ -326,8 +329,8 @@ final class ImportProgress: Sendable {
 }
 
 /// The rows an import rejected as it read them, each kept whole as a CSV record (`line, column,
-/// code, message`, then its cells as sent) in a temporary file, for the CSV answer: memory holds
-/// a buffer, not the rows.
+/// code, message`, then its cells as the import read them, guarded again) in a temporary file,
+/// for the CSV answer: memory holds a buffer, not the rows.
 final class RejectedRows: @unchecked Sendable {
     // @unchecked: written by the request's task, then read by its response's, one after the other.
     private let file: TemporaryFile

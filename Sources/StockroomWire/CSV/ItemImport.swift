@@ -58,10 +58,11 @@ public struct ItemImportHeader: Sendable {
     }
 
     private func read(_ record: CSVReader.Record) throws(ItemImportReject) -> ItemImportRow {
+        // Every cell as the export wrote it: one `'` before a formula's first character removed.
         func cell(_ column: String) -> String? {
             guard let position = positions[column] else { return nil }
             let value = record.fields[position]
-            return value.isEmpty ? nil : value
+            return value.isEmpty ? nil : ItemCSV.unguarded(value)
         }
         func reject(_ column: String?, _ message: String) -> ItemImportReject {
             ItemImportReject(line: record.line, column: column, code: "validationFailed", message: message)
@@ -77,7 +78,7 @@ public struct ItemImportHeader: Sendable {
             return value
         }
 
-        let name = ItemCSV.unguarded(cell("name") ?? "")
+        let name = cell("name") ?? ""
         let status: Status
         switch cell("status")?.trimmingSpaces() {
         case nil, "inStock"?:
@@ -97,7 +98,7 @@ public struct ItemImportHeader: Sendable {
             throw reject("status", "status must be inStock or outOfStock, not \"\(String(other.prefix(50)))\"")
         }
         let color: Color?
-        let colorName = cell("colorName").map(ItemCSV.unguarded)
+        let colorName = cell("colorName")
         let components = (try number("colorRed"), try number("colorGreen"), try number("colorBlue"))
         switch (colorName, components) {
         case (nil, (nil, nil, nil)):
