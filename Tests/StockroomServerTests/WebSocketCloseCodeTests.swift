@@ -243,6 +243,44 @@ struct WebSocketCloseCodeTests {
         }
     }
 
+    /// A client still sending a message far over the limit gets its 1009 close frame, not a reset:
+    /// the server ends its output after the close frame and reads what still comes until the
+    /// client closes. Closed with those bytes unread, the connection would be reset, and the client
+    /// would get the reset, its send failing, instead of the close frame.
+    @Test(.timeLimit(.minutes(10)))
+    func aClientStillSendingAMessageOverTheLimitReadsItsCloseFrame() async throws {
+        try await withTestApp { app in
+            try await app.live { client in
+                let port = try #require(client.port)
+                let viewer = app.viewer
+                let closeCode = try await blocking {
+                    let socket = try RawSocket(port: port, raw: "GET /v1/changes/ws?since=now&access_token=\(viewer) HTTP/1.1\r\nHost: x\r\n\(Self.handshake)\r\n")
+                        .failingStalledReads()
+                    _ = try socket.readHead()
+                    // A frame of 64 MiB, far more than the socket buffers hold, so the client is still
+                    // sending when the server closes (which it does on the frame's head: its payload's
+                    // bytes are never read, so they need no masking).
+                    let length = 64 << 20
+                    let head: [UInt8] = [0x81, 0x80 | 127] + (0..<8).reversed().map { UInt8((length >> ($0 * 8)) & 0xff) } + [1, 2, 3, 4]
+                    let chunk = [UInt8](repeating: 0x20, count: 1 << 20)
+                    for piece in [head] + Array(repeating: chunk, count: length / chunk.count) {
+                        var sent = 0
+                        while sent < piece.count {
+                            let count = piece[sent...].withUnsafeBytes { send(socket.descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                            guard count > 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+                            sent += count
+                        }
+                    }
+                    while true {
+                        let frame = try socket.readFrame()
+                        if frame.opcode == 0x8 { return frame.payload.count >= 2 ? Int(frame.payload[0]) << 8 | Int(frame.payload[1]) : nil }
+                    }
+                }
+                #expect(closeCode == 1009)
+            }
+        }
+    }
+
     /// Frames a client sends in the same write as its upgrade request (RFC 6455 has it wait for the
     /// `101`; some do not) are read at once, not when its next bytes come: a ping is answered and a
     /// close closes.

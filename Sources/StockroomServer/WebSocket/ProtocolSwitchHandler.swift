@@ -111,7 +111,8 @@ final class ProtocolSwitchHandler: ChannelDuplexHandler, RemovableChannelHandler
         let sync = channel.pipeline.syncOperations
         try sync.addHandlers(
             [
-                WebSocketFrameEncoder(), ByteToMessageHandler(WebSocketFrameDecoder(maxFrameSize: maxFrameSize)), WebSocketProtocolErrorHandler(),
+                LingeringClose(), WebSocketFrameEncoder(), ByteToMessageHandler(WebSocketFrameDecoder(maxFrameSize: maxFrameSize)),
+                WebSocketProtocolErrorHandler(),
                 ClientFrameRules(),
             ],
             position: .before(self))
