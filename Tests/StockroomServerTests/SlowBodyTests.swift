@@ -1,6 +1,9 @@
 import Configuration
 import Foundation
+import NIOCore
 import Testing
+
+@testable import StockroomServer
 
 /// A request's body must keep coming: it has `http.bodyTimeoutSeconds`, plus a second for every
 /// `http.bodyMinBytesPerSecond` bytes it has sent. A body trickled a byte at a time, which the idle
@@ -33,6 +36,21 @@ struct SlowBodyTests {
             try socket.write(piece)
         }
         return try socket.readToClose()
+    }
+
+    /// The allowance of a body of any length fits a `TimeAmount`: an import may be 64 GiB, and its
+    /// bytes times a billion nanoseconds overflow 64 bits at 9.2 GB.
+    @Test func theAllowanceOfAHugeBodyDoesNotOverflow() {
+        var clock = BodyClock(grace: .seconds(20), minBytesPerSecond: 1)
+        clock.head(waitsToContinue: false)
+        clock.body(64 << 30)
+        #expect(clock.allowance == TimeAmount.seconds(20 + (1 << 30)), "capped at 2^30 s")
+        var rate = BodyClock(grace: .seconds(20), minBytesPerSecond: 500)
+        rate.head(waitsToContinue: false)
+        rate.body(64 << 30)
+        #expect(rate.allowance == TimeAmount.seconds(20 + (64 << 30) / 500) + TimeAmount.nanoseconds(Int64((64 << 30) % 500) * 2_000_000))
+        let expired = rate.expired()
+        #expect(!expired, "not over its allowance")
     }
 
     @Test(.timeLimit(.minutes(10)))

@@ -96,8 +96,16 @@ struct BodyClock {
 
     /// The body's allowance less the time already waited for it.
     private func left(now: NIODeadline) -> TimeAmount {
-        let allowance = grace + .nanoseconds(Int64(received) * 1_000_000_000 / Int64(minBytesPerSecond))
-        return allowance - waited - (readAskedAt.map { now - $0 } ?? .zero)
+        allowance - waited - (readAskedAt.map { now - $0 } ?? .zero)
+    }
+
+    /// `grace`, and a second for every `minBytesPerSecond` bytes received: whole seconds and the
+    /// rest apart, and the seconds capped at 2^30 (34 years), so that no body of any length (an
+    /// import may be 64 GiB) overflows a `TimeAmount`'s 64-bit nanoseconds.
+    var allowance: TimeAmount {
+        let seconds = min(received / minBytesPerSecond, 1 << 30)
+        let rest = Int64(received % minBytesPerSecond) * 1_000_000_000 / Int64(minBytesPerSecond)
+        return grace + .seconds(Int64(seconds)) + .nanoseconds(rest)
     }
 
     /// The error a request's body stream ends with when its body came too slowly: `408 requestTimeout`.
