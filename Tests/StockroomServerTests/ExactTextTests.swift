@@ -30,6 +30,34 @@ struct ExactTextTests {
     }
 
     /// JSON string contents (as a client sends them) holding a control character.
+    /// A body is UTF-8 JSON (`charset=utf-8`): one in UTF-16 or UTF-32, with or without a byte order
+    /// mark, is `400 invalidJSON` and writes nothing (`JSONDecoder` would read it).
+    @Test("a JSON body in UTF-16 or UTF-32 is 400 invalidJSON and changes nothing", arguments: [
+        "UTF-16 with BOM", "UTF-16LE", "UTF-16BE", "UTF-32LE",
+    ])
+    func aBodyThatIsNotUTF8IsRefused(encoding: String) async throws {
+        let text = Self.itemJSON(name: "Sixteen")
+        let bytes: [UInt8] =
+            switch encoding {
+            case "UTF-16 with BOM": [0xFF, 0xFE] + Array(text.data(using: .utf16LittleEndian)!)
+            case "UTF-16LE": Array(text.data(using: .utf16LittleEndian)!)
+            case "UTF-16BE": Array(text.data(using: .utf16BigEndian)!)
+            default: Array(text.data(using: .utf32LittleEndian)!)
+            }
+        try await withTestApp { app in
+            try await app.test { client in
+                let answer = try await client.execute(
+                    uri: "/v1/items", method: .post,
+                    headers: [.authorization: "Bearer \(app.editor)", .contentType: "application/json; charset=utf-8"],
+                    body: ByteBuffer(bytes: bytes))
+                #expect(answer.status == .badRequest, "\(encoding)")
+                #expect(answer.errorCode == "invalidJSON")
+                let items = try await client.send(.get, "/v1/items", token: app.editor).json["items"] as? [[String: Any]]
+                #expect(try #require(items).isEmpty, "nothing was written")
+            }
+        }
+    }
+
     @Test("a control character in a name, colour name or user is 422 on its field and changes nothing", arguments: [
         #"\u0000/"#, #"alice\u0000x"#, #"a\u0001b"#, #"bell\u0007"#, #"mid\ttab"#, #"mid\nline"#, #"unit\u001fsep"#, #"del\u007f"#,
         "del\u{7F}raw",

@@ -86,6 +86,9 @@ extension Request {
     /// `bytes` through `JSONDecoder`: `400 invalidJSON` when not JSON, when not of `Value`'s shape,
     /// or when an object in it names a member twice (`JSONDuplicateKey`).
     private static func decoded<Value: Decodable>(_ type: Value.Type, from bytes: Data) throws -> JSONBody<Value> {
+        // `JSONDecoder` also reads UTF-16 and UTF-32 (it tells them by a byte order mark or by
+        // zero bytes); a body is UTF-8 JSON (`charset=utf-8`), as every other reader here takes it.
+        if Self.isUTF16Or32(bytes) { throw APIError.invalidJSON("the body must be UTF-8 JSON, not UTF-16 or UTF-32") }
         let value: Value
         do {
             value = try JSONCoding.decoder().decode(Value.self, from: bytes)
@@ -94,6 +97,14 @@ extension Request {
         }
         if let repeated = JSONDuplicateKey.find(in: bytes) { throw APIError.repeatedKey(repeated) }
         return JSONBody(value: value, bytes: bytes)
+    }
+
+    /// Whether `bytes` begin as UTF-16 or UTF-32 text does: a byte order mark `FE FF` or `FF FE`, or a
+    /// zero byte among the first two, which UTF-8 JSON never has (its text holds no raw NUL).
+    static func isUTF16Or32(_ bytes: Data) -> Bool {
+        guard bytes.count >= 2 else { return false }
+        let first = bytes[bytes.startIndex], second = bytes[bytes.startIndex + 1]
+        return first == 0 || second == 0 || (first == 0xFE && second == 0xFF) || (first == 0xFF && second == 0xFE)
     }
 
     /// A query parameter, nil when absent (form-decoded: `+` is a space; see `URI.formValue`);
