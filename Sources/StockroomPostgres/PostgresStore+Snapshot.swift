@@ -9,10 +9,12 @@ extension PostgresStore {
     static let snapshotChunkBytes = 64 * 1024
 
     /// Streams the snapshot's JSON from one REPEATABLE READ transaction: the cursor is the head
-    /// that transaction sees, and the items and navigations are exactly those of that moment. Rows
-    /// arrive from PostgreSQL as the pipe takes chunks (postgres-nio's row stream has back-pressure),
-    /// so a slow client holds one pooled connection and a few chunks; past `stallTimeout` without
-    /// a chunk taken, the transaction ends (a long snapshot would hold back vacuum).
+    /// that transaction sees, and the items and navigations are exactly those of that moment. Items
+    /// are read a page at a time as the pipe takes chunks (`forEachLiveItem`), so a slow client
+    /// holds one pooled connection, a page and a few chunks; past `stallTimeout` without a chunk
+    /// taken, or once the transaction has been idle for PostgreSQL's
+    /// `idle_in_transaction_session_timeout` (twice the deadline), the read ends (a long snapshot
+    /// would hold back vacuum).
     public func streamSnapshot(user: UserID, items filter: ItemFilter?, depth: Int, stallTimeout: Duration) -> ChunkPipe {
         streamRead(depth: depth, stallTimeout: stallTimeout) { connection, pipe in
             try await self.writeSnapshot(connection, user: user, items: filter, to: pipe)
@@ -42,6 +44,39 @@ extension PostgresStore {
         return pipe
     }
 
+    /// How many items a streamed read takes from PostgreSQL in one query.
+    static let streamedPageRows = 1000
+
+    /// Every live item in `seq` order, for a streamed read: read in pages of `streamedPageRows`
+    /// (keyset on `seq`, in the caller's REPEATABLE READ transaction, so the pages are one
+    /// snapshot), each page's rows all received before `body` sees its first item. So `body` may
+    /// wait on a slow client (a pipe's `send`) with no query's rows outstanding on the connection.
+    /// postgres-nio (1.33.2) has a precondition in `RowStreamStateMachine.channelReadComplete` that
+    /// a connection closing under a row stream waiting for its consumer can trip, and PostgreSQL
+    /// closes the connection of a transaction idle past `idle_in_transaction_session_timeout` or on
+    /// a restart; closed between pages, the connection fails the next query instead, and the read
+    /// ends with that error. Each query is short, so `statement_timeout` bounds the page, not the
+    /// whole read.
+    func forEachLiveItem(_ connection: PostgresConnection, _ body: (Item) async throws -> Void) async throws {
+        var after: Int64 = 0
+        var page: [ItemRow] = []
+        page.reserveCapacity(Self.streamedPageRows)
+        while true {
+            page.removeAll(keepingCapacity: true)
+            for try await row in try await connection.query(
+                """
+                SELECT \(unescaped: ItemRow.columns) FROM items WHERE deleted_at IS NULL AND seq > \(after)
+                ORDER BY seq LIMIT \(Self.streamedPageRows)
+                """, logger: logger)
+            {
+                page.append(try ItemRow(row))
+            }
+            for row in page { try await body(row.item) }
+            guard page.count == Self.streamedPageRows, let last = page.last else { return }
+            after = last.seq
+        }
+    }
+
     private func writeSnapshot(_ connection: PostgresConnection, user: UserID, items filter: ItemFilter?, to pipe: ChunkPipe) async throws {
         guard let head = try await connection.query("SELECT seq FROM log_head WHERE id = 1", logger: logger).collect().first?
             .decode(Int64.self)
@@ -51,11 +86,8 @@ extension PostgresStore {
         try await pipe.send(json.bytes)
         json.removeAll()
         var first = true
-        let items = try await connection.query(
-            "SELECT \(unescaped: ItemRow.columns) FROM items WHERE deleted_at IS NULL ORDER BY seq", logger: logger)
-        for try await row in items {
-            let item = try ItemRow(row).item
-            if let filter, !filter.matches(item) { continue }
+        try await forEachLiveItem(connection) { item in
+            if let filter, !filter.matches(item) { return }
             if first { first = false } else { SnapshotJSON.writeSeparator(to: &json) }
             item.write(to: &json)
             if json.bytes.count >= Self.snapshotChunkBytes {
@@ -81,11 +113,8 @@ extension PostgresStore {
             let (head, _) = try await self.watermarks(connection)
             try await pipe.send(encoding.header(FeedCursor(epoch: self.epoch, seq: head)))
             var chunk = JSONWriter(capacity: ItemStreamEncoding.chunkBytes + 4096)
-            for try await row in try await connection.query(
-                "SELECT \(unescaped: ItemRow.columns) FROM items WHERE deleted_at IS NULL ORDER BY seq", logger: self.logger)
-            {
-                let item = try ItemRow(row).item
-                if let filter, !filter.matches(item) { continue }
+            try await self.forEachLiveItem(connection) { item in
+                if let filter, !filter.matches(item) { return }
                 encoding.item(item, &chunk)
                 if chunk.bytes.count >= ItemStreamEncoding.chunkBytes {
                     try await pipe.send(chunk.bytes)
@@ -116,10 +145,8 @@ extension PostgresStore {
         streamRead(depth: depth, stallTimeout: stallTimeout) { connection, pipe in
             let (head, changed) = try await self.refilterStart(connection, since: since)
             var writer = RefilterStreamWriter(changed: changed, from: old, to: new)
-            for try await row in try await connection.query(
-                "SELECT \(unescaped: ItemRow.columns) FROM items WHERE deleted_at IS NULL ORDER BY seq", logger: self.logger)
-            {
-                if let chunk = writer.add(try ItemRow(row).item) { try await pipe.send(chunk) }
+            try await self.forEachLiveItem(connection) { item in
+                if let chunk = writer.add(item) { try await pipe.send(chunk) }
             }
             try await pipe.send(writer.finish(cursor: FeedCursor(epoch: self.epoch, seq: head)))
         }
