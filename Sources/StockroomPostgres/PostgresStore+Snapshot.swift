@@ -44,6 +44,10 @@ extension PostgresStore {
         return pipe
     }
 
+    /// Half the daemon's connections: each streamed read holds one for as long as its client
+    /// reads, and the other half stays for every other request.
+    public var maximumStreamedReads: Int { max(1, pools.pools.reduce(0) { $0 + $1.limit } / 2) }
+
     /// How many items a streamed read takes from PostgreSQL in one query.
     static let streamedPageRows = 1000
 

@@ -109,6 +109,10 @@ public protocol Storage: Sendable {
     /// `refilter`'s answer as its JSON, in chunks read in one transaction as `streamSnapshot`'s
     /// are (a resync is the pipe's error before any chunk).
     func streamRefilter(from old: ItemFilter?, to new: ItemFilter?, since: Int64, depth: Int, stallTimeout: Duration) -> ChunkPipe
+    /// How many streamed reads (`streamSnapshot`, `streamItems`, `streamRefilter`) may be open at
+    /// once without holding up other requests: each holds a read of the store for as long as its
+    /// consumer takes to read it.
+    var maximumStreamedReads: Int { get }
 
     // MARK: Tokens
 

@@ -34,6 +34,10 @@ extension AppDatabase {
         }
     }
 
+    /// The snapshot readers, each held by a streamed read until its consumer has read it (more
+    /// wait for one); requests read on readers of their own.
+    public var maximumStreamedReads: Int { Self.maximumSnapshotReaders }
+
     /// Runs `body` in one read transaction on the snapshot reader, its chunks handed to the pipe
     /// returned; the pipe ends when `body` returns, or with its error (a database's mapped).
     func streamRead(depth: Int, stallTimeout: Duration, _ body: @escaping @Sendable (Database, ChunkPipe) throws -> Void) -> ChunkPipe {

@@ -22,7 +22,8 @@ struct SettingsTests {
     /// PostgreSQL URL and pool, and the revocation check. With `digest`, every key `Settings` reads.
     static func limitsDigest(_ settings: Settings) -> [String] {
         [
-            "\(settings.feed.maxSubscribers)", "\(settings.feed.maxSubscribersPerToken)", "\(settings.limits.clientsPerUser)",
+            "\(settings.feed.maxSubscribers)", "\(settings.feed.maxSubscribersPerToken)", "\(settings.feed.maxSnapshots)",
+            "\(settings.feed.maxSnapshotsPerToken)", "\(settings.limits.clientsPerUser)",
             "\(settings.limits.writesPerSecond)", "\(settings.limits.writeBurst)", "\(settings.limits.deviceRetentionDays)",
             settings.metricsAccess.rawValue, "\(settings.connections.idleTimeout)", "\(settings.connections.headerTimeout)",
             "\(settings.connections.bodyTimeout)", "\(settings.connections.bodyMinBytesPerSecond)",
@@ -77,7 +78,7 @@ struct SettingsTests {
     /// there fails here (the keys are read from the sources, as `read.int("…"` and the like).
     @Test func theDigestsCoverEveryKey() throws {
         let keys = try Self.keysRead()
-        #expect(keys.count == 31, "keys read: \(keys.sorted())")
+        #expect(keys.count == 33, "keys read: \(keys.sorted())")
         // Each key, set to a value other than its default, changes a digest.
         let defaults = try Settings(reader: ConfigReader(provider: InMemoryProvider(values: [:])))
         let others: [String: ConfigValue] = [
@@ -89,6 +90,7 @@ struct SettingsTests {
             "feed.retention.maxAgeHours": .init(.int(9), isSecret: false), "feed.retention.maxEntries": .init(.int(9), isSecret: false),
             "feed.retention.intervalSeconds": .init(.int(9), isSecret: false), "feed.maxSubscribers": .init(.int(9), isSecret: false),
             "feed.maxSubscribersPerToken": .init(.int(9), isSecret: false), "limits.clientsPerUser": .init(.int(9), isSecret: false),
+            "feed.maxSnapshots": .init(.int(9), isSecret: false), "feed.maxSnapshotsPerToken": .init(.int(9), isSecret: false),
             "limits.writesPerSecond": .init(.int(9), isSecret: false), "limits.writeBurst": .init(.int(9), isSecret: false),
             "limits.deviceRetentionDays": .init(.int(9), isSecret: false), "http.idleTimeoutSeconds": .init(.int(9), isSecret: false),
             "limits.importMaxBytes": .init(.int(9999), isSecret: false), "limits.importMaxRows": .init(.int(9), isSecret: false),

@@ -1,9 +1,11 @@
+import Configuration
 import Dispatch
 import Foundation
 import GRDB
 import StockroomCore
 import StockroomWire
 import StockroomStorage
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -22,18 +24,8 @@ struct SnapshotStreamRouteTests {
     /// with a cursor from which the feed replays exactly those writes.
     @Test func aSlowReaderHoldsNoWriterAndGetsOneConsistentRead() async throws {
         try await withTestApp { app in
-            let name = String(repeating: "n", count: 190)
-            var seeded: [Item] = []
-            for batch in 0..<20 {
-                let items = (0..<1000).map { index in
-                    BatchItem(id: nil, draft: Draft(name: "\(batch)-\(index) \(name)", color: nil, status: .inStock(quantity: index)))
-                }
-                guard case .fresh(let outcomes) = try await app.database.createItems(items, origin: Origin(user: "erin"))
-                else { return }
-                for case .created(let item) in outcomes { seeded.append(item) }
-            }
-            #expect(seeded.count == 20_000)
-            let items = seeded
+            let items = try await Self.seedLargeInventory(app)
+            #expect(items.count == 20_000)
             try await app.live { client in
                 let server = LiveServer(port: try #require(client.port))
                 let head = try await server.drain(since: "now", token: app.editor).cursor
@@ -93,6 +85,73 @@ struct SnapshotStreamRouteTests {
     }
 }
 
+extension SnapshotStreamRouteTests {
+    /// 20,000 items with long names: about 8 MB of snapshot, far more than the socket buffers
+    /// between the server and a client whose receive buffer is 4 KiB.
+    static func seedLargeInventory(_ app: TestApp) async throws -> [Item] {
+        let name = String(repeating: "n", count: 190)
+        var seeded: [Item] = []
+        for batch in 0..<20 {
+            let items = (0..<1000).map { index in
+                BatchItem(id: nil, draft: Draft(name: "\(batch)-\(index) \(name)", color: nil, status: .inStock(quantity: index)))
+            }
+            guard case .fresh(let outcomes) = try await app.database.createItems(items, origin: Origin(user: "erin")) else { continue }
+            for case .created(let item) in outcomes { seeded.append(item) }
+        }
+        return seeded
+    }
+
+    /// A snapshot whose client reads its head and then nothing: it holds its read until the write timeout.
+    static func stalledSnapshot(_ server: LiveServer, token: String) async throws -> (socket: LoopbackSocket, head: String) {
+        let socket = try LoopbackSocket(port: server.port, receiveBuffer: 4096)
+        try await socket.send("GET /v1/snapshot HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n\r\n")
+        let head = String(decoding: try await socket.read(upTo: 4096), as: UTF8.self)
+        return (socket, head.components(separatedBy: "\r\n").first ?? "")
+    }
+
+    /// Given about 8 MB of items and caps of 2 snapshots per token and 3 in all, when clients that
+    /// stop reading hold two of one token's snapshots, then that token's next snapshot and export
+    /// are `503` with `Retry-After` while another token's snapshot is served; past 3 in all every
+    /// token's is `503`; and once a stalled client goes, its token's place is free again.
+    @Test(.timeLimit(.minutes(10)))
+    func stalledDownloadsHoldOnlyTheirTokensShare() async throws {
+        try await withTestApp { app in
+            _ = try await Self.seedLargeInventory(app)
+            let settings: [AbsoluteConfigKey: ConfigValue] = [
+                "feed.maxSnapshotsPerToken": .init(.int(2), isSecret: false),
+                "feed.maxSnapshots": .init(.int(3), isSecret: false),
+            ]
+            try await app.live(settings: settings) { client in
+                let server = LiveServer(port: try #require(client.port))
+                let first = try await Self.stalledSnapshot(server, token: app.editor)
+                let second = try await Self.stalledSnapshot(server, token: app.editor)
+                #expect(first.head == "HTTP/1.1 200 OK" && second.head == "HTTP/1.1 200 OK")
+
+                let third = try await server.requestWithHeaders(.GET, "/v1/snapshot", token: app.editor)
+                #expect(third.status == 503)
+                #expect(third.headers["retry-after"] == "5")
+                let error = try JSONSerialization.jsonObject(with: third.body) as? [String: [String: Any]]
+                #expect(error?["error"]?["code"] as? String == "unavailable")
+                #expect(try await server.request(.GET, "/v1/items/export", token: app.editor).status == 503)
+
+                let viewer = try await Self.stalledSnapshot(server, token: app.viewer)
+                #expect(viewer.head == "HTTP/1.1 200 OK", "another token has its own share")
+                #expect(try await server.request(.GET, "/v1/snapshot", token: app.otherEditor).status == 503, "the total cap")
+
+                let metrics = String(decoding: try await server.request(.GET, "/metrics", token: nil).body, as: UTF8.self)
+                #expect(metrics.contains(#"stockroom_limit_refusals_total{limit="snapshotsPerToken"} 2"#))
+                #expect(metrics.contains(#"stockroom_limit_refusals_total{limit="snapshots"} 1"#))
+
+                first.socket.hangUp()
+                try await eventually("the editor's place is free once its stalled client has gone", interval: .milliseconds(50)) {
+                    try await server.request(.GET, "/v1/items/export?filter=quantity%20%3D%203", token: app.editor).status == 200
+                }
+                _ = (second, viewer)
+            }
+        }
+    }
+}
+
 /// A blocking loopback TCP client with a fixed, small receive buffer (so the kernel buffers little
 /// for it), run on a serial queue of its own rather than on the test's executor.
 final class LoopbackSocket: @unchecked Sendable {
@@ -128,6 +187,11 @@ final class LoopbackSocket: @unchecked Sendable {
 
     deinit {
         close(descriptor)
+    }
+
+    /// Ends the connection both ways now (unread bytes and all), as a client that goes away does.
+    func hangUp() {
+        queue.sync { _ = shutdown(descriptor, Int32(SHUT_RDWR)) }
     }
 
     func send(_ text: String) async throws {

@@ -11,6 +11,7 @@ extension FeedController {
 
     @Sendable func export(_ request: Request, context: CallerContext) async throws -> Response {
         let filter = try Self.itemFilter(request, name: "filter")
+        let lease = try snapshotLimits.acquire(token: context.caller.id)
         let cursor = Mutex<FeedCursor?>(nil)
         let encoding = ItemStreamEncoding(
             header: { read in
@@ -24,7 +25,7 @@ extension FeedController {
             .contentDisposition: #"attachment; filename="items.csv""#,
         ]
         // The header row comes once the read holds, its cursor known by then.
-        return try await streamed(pipe, headers: headers, context: context) { _ in
+        return try await streamed(pipe, lease: lease, headers: headers, context: context) { _ in
             cursor.withLock { $0 }.map { [Self.cursorHeader: $0.encoded] } ?? [:]
         }
     }

@@ -9,6 +9,8 @@ struct FeedController {
     let database: any Storage
     let settings: FeedSettings
     let limits: SubscriberLimits
+    /// Snapshots and exports streaming, each holding a read of the store.
+    let snapshotLimits: SubscriberLimits
     /// Cross-origin pages allowed to open the WebSocket (`http.corsAllowedOrigins`); a page of this server's own origin always may.
     let allowedOrigins: Set<String>
     /// The open streams, whose heartbeats and write timeouts one sweep keeps.
@@ -26,6 +28,8 @@ struct FeedController {
         self.presence = presence
         self.settings = settings
         self.limits = SubscriberLimits(maxTotal: settings.maxSubscribers, maxPerToken: settings.maxSubscribersPerToken)
+        self.snapshotLimits = SubscriberLimits(
+            .snapshots, maxTotal: min(settings.maxSnapshots, database.maximumStreamedReads), maxPerToken: settings.maxSnapshotsPerToken)
         self.streams = streams
         self.frames = SSEFrames(epoch: database.epoch)
         self.allowedOrigins = allowedOrigins
@@ -55,7 +59,7 @@ struct FeedController {
     /// Makes the feed's metrics now, each series of each transport, so that `/metrics` shows
     /// them at 0 from the start rather than from their first event (the server calls it at startup).
     static func registerMetrics() {
-        _ = (subscribers, sentCounters, FeedStreams.stalledDisconnects, SubscriberLimits.refusals, snapshotStreams)
+        _ = (subscribers, sentCounters, FeedStreams.stalledDisconnects, SubscriberLimits.Kind.subscribers, SubscriberLimits.Kind.snapshots, snapshotStreams)
     }
 
     static func sent(_ count: Int, transport: FeedTransport) {

@@ -19,21 +19,25 @@ extension FeedController {
         if since == nil, fromFilter != nil {
             throw APIError.validationFailed("since", "fromFilter needs since: the cursor the client holds its items at")
         }
+        let lease = try snapshotLimits.acquire(token: caller.id)
         if let since {
             let pipe = database.streamRefilter(
                 from: fromFilter, to: filter, since: try await database.resolve(since), depth: 4, stallTimeout: settings.writeTimeout)
-            return try await streamed(pipe, headers: [.contentType: Reply.jsonContentType, .cacheControl: "no-store"], context: context)
+            return try await streamed(
+                pipe, lease: lease, headers: [.contentType: Reply.jsonContentType, .cacheControl: "no-store"], context: context)
         }
         let pipe = database.streamSnapshot(user: caller.user, items: filter, depth: 4, stallTimeout: settings.writeTimeout)
-        return try await streamed(pipe, headers: [.contentType: Reply.jsonContentType, .cacheControl: "no-store"], context: context)
+        return try await streamed(pipe, lease: lease, headers: [.contentType: Reply.jsonContentType, .cacheControl: "no-store"], context: context)
     }
 
     /// A response whose body is `pipe`'s chunks, written as they come: the first chunk is awaited
     /// before answering (it comes once the read transaction holds: a storage failure is still a
-    /// status); a client that stops reading is cut off after the write timeout.
-    func streamed(_ pipe: ChunkPipe, headers: HTTPFields, context: CallerContext, first received: (([UInt8]) -> HTTPFields)? = nil)
-        async throws -> Response
-    {
+    /// status); a client that stops reading is cut off after the write timeout. `lease`, the
+    /// read's place under `snapshotLimits`, is given back when the body ends (or is never run).
+    func streamed(
+        _ pipe: ChunkPipe, lease: SubscriberLimits.Lease, headers: HTTPFields, context: CallerContext,
+        first received: (([UInt8]) -> HTTPFields)? = nil
+    ) async throws -> Response {
         // Whoever drops the response without running its body (a connection closed first) still ends the read.
         let owner = PipeOwner(pipe)
         // The first chunk comes once the read transaction holds: a storage failure is still a status.
@@ -57,6 +61,7 @@ extension FeedController {
                 defer {
                     Self.snapshotStreams.add(-1)
                     owner.pipe.cancel()
+                    lease.release()
                 }
                 let box = BodyWriterBox(writer)
                 do {

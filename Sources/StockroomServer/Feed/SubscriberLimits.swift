@@ -2,19 +2,38 @@ import Metrics
 import StockroomCore
 import Synchronization
 
-/// Counts feed subscribers in total and per token; past a cap a new one is refused with `503`.
+/// Counts streams of one kind (feed subscribers; snapshots and exports) in total and per token;
+/// past a cap a new one is refused with `503`.
 final class SubscriberLimits: Sendable {
+    /// What is counted: the caps' names in messages and in `stockroom_limit_refusals_total`.
+    struct Kind: Sendable {
+        /// How a refusal names what there are too many of ("feed subscribers").
+        let noun: String
+        let refusals: (total: Counter, perToken: Counter)
+
+        /// Feed subscribers: streams, WebSockets, long-polls (`feed.maxSubscribers*`).
+        static let subscribers = Kind(
+            noun: "feed subscribers",
+            refusals: (
+                Counter(label: "stockroom_limit_refusals_total", dimensions: [("limit", "subscribers")]),
+                Counter(label: "stockroom_limit_refusals_total", dimensions: [("limit", "subscribersPerToken")])
+            ))
+        /// Snapshots and exports being streamed, each holding a read of the store (`feed.maxSnapshots*`).
+        static let snapshots = Kind(
+            noun: "snapshots and exports streaming",
+            refusals: (
+                Counter(label: "stockroom_limit_refusals_total", dimensions: [("limit", "snapshots")]),
+                Counter(label: "stockroom_limit_refusals_total", dimensions: [("limit", "snapshotsPerToken")])
+            ))
+    }
+
+    private let kind: Kind
     private let maxTotal: Int
     private let maxPerToken: Int
     private let counts = Mutex<(total: Int, perToken: [TokenID: Int])>((0, [:]))
 
-    /// `stockroom_limit_refusals_total` of each cap, made once (at startup: `FeedController.registerMetrics`).
-    static let refusals = (
-        total: Counter(label: "stockroom_limit_refusals_total", dimensions: [("limit", "subscribers")]),
-        perToken: Counter(label: "stockroom_limit_refusals_total", dimensions: [("limit", "subscribersPerToken")])
-    )
-
-    init(maxTotal: Int, maxPerToken: Int) {
+    init(_ kind: Kind = .subscribers, maxTotal: Int, maxPerToken: Int) {
+        self.kind = kind
         self.maxTotal = maxTotal
         self.maxPerToken = maxPerToken
     }
@@ -22,9 +41,9 @@ final class SubscriberLimits: Sendable {
     /// A place for one subscriber of `token`, held until the lease is released or dropped.
     func acquire(token: TokenID) throws -> Lease {
         let refusal: (counter: Counter, message: String)? = counts.withLock { counts in
-            if counts.total >= maxTotal { return (Self.refusals.total, "too many feed subscribers (\(maxTotal)); retry later") }
+            if counts.total >= maxTotal { return (kind.refusals.total, "too many \(kind.noun) (\(maxTotal)); retry later") }
             if counts.perToken[token, default: 0] >= maxPerToken {
-                return (Self.refusals.perToken, "too many feed subscribers for this token (\(maxPerToken)); retry later")
+                return (kind.refusals.perToken, "too many \(kind.noun) for this token (\(maxPerToken)); retry later")
             }
             counts.total += 1
             counts.perToken[token, default: 0] += 1

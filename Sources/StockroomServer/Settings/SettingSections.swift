@@ -15,6 +15,13 @@ public struct FeedSettings: Sendable {
     public var maxSubscribers: Int
     /// At most this many per token (`feed.maxSubscribersPerToken`, default 256).
     public var maxSubscribersPerToken: Int
+    /// At most this many snapshots and exports streaming at once (`feed.maxSnapshots`, default 16;
+    /// never more than the store's `maximumStreamedReads`: 16 on SQLite, half of `db.maxConnections`
+    /// on PostgreSQL), each holding a read for as long as its client takes to read it.
+    public var maxSnapshots: Int
+    /// At most this many per token (`feed.maxSnapshotsPerToken`, default 4), so that one token's
+    /// stalled downloads cannot hold every read.
+    public var maxSnapshotsPerToken: Int
 
     init(_ read: SettingReader) throws {
         heartbeat = .seconds(try read.int("feed.heartbeatSeconds", default: 15, in: 1...3600))
@@ -24,6 +31,8 @@ public struct FeedSettings: Sendable {
         trimInterval = .seconds(try read.int("feed.retention.intervalSeconds", default: 60, in: 1...86_400))
         maxSubscribers = try read.int("feed.maxSubscribers", default: 10_000, in: 1...1_000_000)
         maxSubscribersPerToken = try read.int("feed.maxSubscribersPerToken", default: 256, in: 1...1_000_000)
+        maxSnapshots = try read.int("feed.maxSnapshots", default: 16, in: 1...10_000)
+        maxSnapshotsPerToken = try read.int("feed.maxSnapshotsPerToken", default: 4, in: 1...10_000)
     }
 }
 
