@@ -34,6 +34,9 @@ public enum StartupError: Error, CustomStringConvertible {
                 + "Check that PostgreSQL runs, accepts this user and has this database, or fix --db-url or DB_URL."
         case .start(let underlying):
             return "could not start: \(Self.reason(underlying))"
+        case .listen(let host, let port, _ as SocketAddressError.UnknownHost), .listen(let host, let port, _ as SocketAddressError):
+            return "cannot listen on \(host):\(port): \(host) is neither an IP address nor a host name that resolves. "
+                + "Choose an address of this machine (or 0.0.0.0) with --http-host or HTTP_HOST."
         case .listen(let host, let port, let underlying):
             let errno = (underlying as? IOError)?.errnoCode
             switch errno {

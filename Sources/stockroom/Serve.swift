@@ -76,7 +76,7 @@ struct Serve: AsyncParsableCommand {
         } catch where !listening.withLock({ $0 }) {
             // Only a socket's error is the address's; anything else that stopped the start (the
             // demo items' write, a storage failure) is said as itself.
-            guard error is IOError || error is ChannelError else {
+            guard error is IOError || error is ChannelError || error is SocketAddressError || error is SocketAddressError.UnknownHost else {
                 throw Startup.failure(StartupError.start(underlying: error).description)
             }
             throw Startup.failure(StartupError.listen(host: settings.host, port: settings.port, underlying: error).description)

@@ -329,6 +329,13 @@ struct ProcessTests {
         #expect(line.contains("127.0.0.1:\(first.port)") && line.contains("already in use") && line.contains("--http-port"), "\(line)")
         #expect(!second.error.contains("errno"), "no raw library error: \(second.error)")
         #expect(!second.output.contains("sr_"), "no demo token was printed")
+        // A host that is neither an address nor a name that resolves is said so, with what to do.
+        let unknownHost = try await StockroomProcess.run(
+            ["serve", "--db-path", otherPath, "--http-port", "0"], in: directory, environment: ["HTTP_HOST": "-5x"])
+        #expect(unknownHost.status == 1)
+        let hostLine = unknownHost.error.split(separator: "\n").last.map(String.init) ?? ""
+        #expect(hostLine.contains("cannot listen on -5x") && hostLine.contains("--http-host or HTTP_HOST"), "\(hostLine)")
+        #expect(!hostLine.contains("SocketAddressError"), "no raw library error: \(hostLine)")
         // A second server on the first one's file, under another name of it (a symbolic link), is refused.
         let link = directory.appendingPathComponent("link.sqlite").path
         try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: databasePath)
