@@ -192,6 +192,8 @@ public final class PostgresStore: Storage, Service {
 
     /// The identifiers of the migrations applied to the database, in order.
     public func appliedMigrations() async throws -> [String] {
-        try await pools.withConnection { connection in try await PostgresMigrator.applied(connection, logger: self.logger) }
+        // After `run` has started the pools: a connection leased before is postgres-nio's warning.
+        await started.wait()
+        return try await pools.withConnection { connection in try await PostgresMigrator.applied(connection, logger: self.logger) }
     }
 }

@@ -57,6 +57,20 @@ struct PostgresRouteTests {
         return ConfigReader(provider: InMemoryProvider(values: values))
     }
 
+    /// `stockroom migrate` on PostgreSQL prints the current migration and nothing else: no
+    /// postgres-nio warning about a pool leased before it runs.
+    @Test(.timeLimit(.minutes(10)))
+    func migrateSaysTheMigrationAndNothingElse() async throws {
+        let (url, _, _) = try await Self.database()
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("stockroom-migrate-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let result = try await StockroomProcess.run(["migrate"], in: directory, environment: ["DB_URL": url])
+        #expect(result.status == 0)
+        #expect(result.output.hasPrefix("Database is at migration "), "\(result.output)")
+        #expect(!result.error.contains("PostgresClient"), "\(result.error)")
+    }
+
     @Test(.timeLimit(.minutes(10)))
     func itemsCommandsAndTheFeedWorkAsOnSQLite() async throws {
         let (url, erin, otto) = try await Self.database()
