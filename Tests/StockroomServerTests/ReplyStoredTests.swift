@@ -24,6 +24,7 @@ struct ReplyStoredTests {
         #expect(replayed.headers[.location] == "/v1/items/a\\b")
         #expect(replayed.headers[.contentType] == Reply.jsonContentType)
         #expect(replayed.headers[Reply.replayedHeader] == "true")
+        #expect(replayed.headers.map(\.name.rawName) == headers.map(\.name.rawName) + ["Idempotency-Replayed"], "spelled as the first answer")
         #expect(String(buffer: replayed.body) == #"{"id":"x"}"#)
     }
 

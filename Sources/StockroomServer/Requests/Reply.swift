@@ -65,11 +65,18 @@ struct Reply: Sendable {
         else { throw StoredReplyCorrupt() }
         var headers = HTTPFields()
         for (name, value) in kept.sorted(by: { $0.key < $1.key }) {
-            if let name = HTTPField.Name(name) { headers[name] = value }
+            if let name = Self.spelled[name] ?? HTTPField.Name(name) { headers[name] = value }
         }
         headers[Self.replayedHeader] = "true"
         self.init(status: HTTPResponse.Status(code: code), headers: headers, body: ByteBuffer(bytes: bytes[(second + 1)...]))
     }
+
+    /// The names a stored reply's headers have (canonical: lowercase) mapped to the spelling the
+    /// first answer gave them, so that a replay spells them alike.
+    private static let spelled: [String: HTTPField.Name] = Dictionary(
+        uniqueKeysWithValues: [HTTPField.Name.contentType, .eTag, .location, .retryAfter, .cacheControl, .contentDisposition].map {
+            ($0.canonicalName, $0)
+        })
 
     /// A stored answer that is not of `stored`'s form (answered as an internal error).
     struct StoredReplyCorrupt: Error {}
