@@ -192,8 +192,6 @@ public final class PostgresStore: Storage, Service {
 
     /// The identifiers of the migrations applied to the database, in order.
     public func appliedMigrations() async throws -> [String] {
-        // After `run` has started the pools: a connection leased before is postgres-nio's warning.
-        await started.wait()
-        return try await pools.withConnection { connection in try await PostgresMigrator.applied(connection, logger: self.logger) }
+        try await leased { connection in try await PostgresMigrator.applied(connection, logger: self.logger) }
     }
 }
